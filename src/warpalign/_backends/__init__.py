@@ -1,0 +1,106 @@
+"""Backend registry: "auto" | "cpu" | "cuda".
+
+A backend scores one encoded query against a set of encoded targets (the database, or a
+chunk of it) and returns one :class:`ScoreBatch`. Everything above it (validation,
+top-k, traceback, output) is shared. ``WARPALIGN_BACKEND`` forces a backend for "auto".
+
+Backend protocol (duck-typed)::
+
+    name: str
+    def prepare(self, targets: TargetSet) -> object
+        # make the targets resident (the CUDA backend uploads once); returns a handle
+    def scan(self, query: np.ndarray, handle, scoring: Scoring, *,
+             algorithm: str, ends: bool) -> ScoreBatch
+        # query: uint8 codes; scores (and ends if asked) of the query against every target,
+        # in the order of the TargetSet
+
+Conventions (DESIGN.md): rows are query positions, columns target positions; a gap of
+length k costs gap_open + (k-1)*gap_extend; local scores are >= 0; ends are 0-based
+exclusive (the 1-based row/column of the best cell); ties go to the smallest target end,
+then the smallest query end; local score 0 reports ends (0, 0).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..errors import BackendUnavailable
+
+BackendName = Literal["auto", "cpu", "cuda"]
+BACKENDS = ("auto", "cpu", "cuda")
+ALGORITHMS = ("local", "global", "semiglobal")
+
+
+@dataclass(frozen=True)
+class TargetSet:
+    """Encoded targets: concatenated uint8 codes and int64 offsets (len n+1)."""
+
+    codes: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def residues(self) -> int:
+        return int(self.offsets[-1] - self.offsets[0])
+
+    @classmethod
+    def from_list(cls, seqs: list[np.ndarray]) -> TargetSet:
+        offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+        np.cumsum([len(s) for s in seqs], out=offsets[1:])
+        codes = np.concatenate(seqs).astype(np.uint8) if seqs else np.zeros(0, np.uint8)
+        return cls(codes, offsets)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return self.codes[self.offsets[i]:self.offsets[i + 1]]
+
+
+@dataclass
+class ScoreBatch:
+    """Scores of one query against a TargetSet (ends only when asked for)."""
+
+    scores: np.ndarray                    # int32 [n]
+    query_ends: np.ndarray | None = None  # int32 [n]
+    target_ends: np.ndarray | None = None # int32 [n]
+    saturated: int = 0                    # targets rescored wider after a narrow kernel overflowed
+
+
+def check_choice(kind: str, value: object, allowed: tuple[str, ...]) -> str:
+    """Resolve an option string or raise ValueError naming the allowed values."""
+    if value not in allowed:
+        raise ValueError(f"invalid {kind}: {value!r}; expected one of {', '.join(map(repr, allowed))}")
+    return value  # type: ignore[return-value]
+
+
+_cache: dict[str, object] = {}
+
+
+def get_backend(name: str = "auto"):
+    """Return the backend object for ``name`` ("auto" picks CUDA when a device answers)."""
+    check_choice("backend", name, BACKENDS)
+    if name == "auto":
+        forced = os.environ.get("WARPALIGN_BACKEND")
+        if forced:
+            check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:])
+            return get_backend(forced)
+        try:
+            return get_backend("cuda")
+        except BackendUnavailable:
+            return get_backend("cpu")
+    if name not in _cache:
+        if name == "cpu":
+            from .cpu import CpuBackend
+            _cache[name] = CpuBackend()
+        else:
+            from .cuda import CudaBackend  # raises BackendUnavailable with the reason
+            _cache[name] = CudaBackend()
+    return _cache[name]

@@ -1,0 +1,148 @@
+"""Alphabets: how letters become the small integer codes every kernel works on.
+
+A sequence is encoded once into ``uint8`` codes (index of the symbol in
+``Alphabet.symbols``). Lower case folds to upper case for the letter alphabets;
+a symbol outside the alphabet raises :class:`~warpalign.errors.AlphabetError`
+naming the record, the 0-based position and the character. Nothing is ever
+substituted silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import AlphabetError
+
+#: The 20 amino acids, the ambiguity codes B Z X, the stop ``*`` and the rare U O.
+#: The first 24 follow Biopython's BLOSUM/PAM order, so named matrices map 1:1.
+PROTEIN_SYMBOLS = "ARNDCQEGHILKMFPSTWYVBZX*UO"
+#: A C G T first (they are the only symbols that can match under match/mismatch
+#: scoring), then N and the other IUPAC ambiguity codes.
+DNA_SYMBOLS = "ACGTNRYSWKMBDHV"
+
+_INVALID = -1
+
+
+@dataclass(frozen=True, eq=False)
+class Alphabet:
+    """A mapping between symbols and ``uint8`` codes.
+
+    Args:
+        name: "protein", "dna", "bytes" or the name of a custom alphabet.
+        symbols: the symbol of each code, in code order (ignored for "bytes").
+        fold_case: whether lower case letters are accepted as their upper case.
+
+    Example:
+        >>> from warpalign.alphabet import PROTEIN
+        >>> PROTEIN.encode("ARn").tolist()
+        [0, 1, 2]
+        >>> PROTEIN.decode(PROTEIN.encode("MKV"))
+        'MKV'
+    """
+
+    name: str
+    symbols: str
+    fold_case: bool = True
+    _table: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        table = np.full(256, _INVALID, dtype=np.int16)
+        if self.name == "bytes":
+            table[:] = np.arange(256)
+        else:
+            if len(set(self.symbols)) != len(self.symbols) or len(self.symbols) > 255:
+                raise ValueError(f"invalid alphabet symbols: {self.symbols!r}")
+            for code, sym in enumerate(self.symbols):
+                table[ord(sym)] = code
+                if self.fold_case:
+                    table[ord(sym.lower())] = code
+        object.__setattr__(self, "_table", table)
+
+    @property
+    def size(self) -> int:
+        """Number of codes (256 for bytes)."""
+        return 256 if self.name == "bytes" else len(self.symbols)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Alphabet) and (self.name, self.symbols) == (other.name, other.symbols)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.symbols))
+
+    def encode(self, seq: Any, record: str | None = None) -> np.ndarray:
+        """Encode a sequence (str, bytes, uint8 array of characters, or SeqRecord) to codes.
+
+        Raises:
+            AlphabetError: naming ``record``, the position and the character of the
+                first symbol outside the alphabet.
+        """
+        raw = as_bytes_array(seq)
+        if record is None:
+            record = getattr(seq, "id", None)
+        if self.name == "bytes":
+            return raw.copy() if raw.base is None else np.array(raw, dtype=np.uint8)
+        codes = self._table[raw]
+        bad = np.flatnonzero(codes < 0)
+        if bad.size:
+            pos = int(bad[0])
+            char = chr(raw[pos])
+            where = f"record {record!r}, " if record is not None else ""
+            raise AlphabetError(
+                f"{where}position {pos}: character {char!r} is not in the {self.name} alphabet "
+                f"(expected one of {self.symbols!r}, either case)",
+                record=record, position=pos, character=char)
+        return codes.astype(np.uint8)
+
+    def decode(self, codes: np.ndarray) -> str:
+        """Turn codes back into a string of symbols."""
+        codes = np.asarray(codes, dtype=np.uint8)
+        if self.name == "bytes":
+            return codes.tobytes().decode("latin-1")
+        lut = np.frombuffer(self.symbols.encode("ascii"), dtype=np.uint8)
+        return lut[codes].tobytes().decode("ascii")
+
+
+def as_bytes_array(seq: Any) -> np.ndarray:
+    """View a str / bytes / uint8 array / Biopython Seq or SeqRecord as a uint8 array of characters."""
+    if isinstance(seq, np.ndarray):
+        if seq.dtype != np.uint8:
+            raise TypeError(f"sequence arrays must have dtype uint8, got {seq.dtype}")
+        return seq.ravel()
+    if isinstance(seq, (bytes, bytearray, memoryview)):
+        return np.frombuffer(bytes(seq), dtype=np.uint8)
+    if isinstance(seq, str):
+        try:
+            return np.frombuffer(seq.encode("ascii"), dtype=np.uint8)
+        except UnicodeEncodeError as exc:
+            ch = seq[exc.start]
+            raise AlphabetError(f"position {exc.start}: character {ch!r} is not ASCII",
+                                position=exc.start, character=ch) from None
+    inner = getattr(seq, "seq", None)  # SeqRecord
+    if inner is not None:
+        return as_bytes_array(bytes(inner))
+    if hasattr(seq, "__bytes__"):  # Bio.Seq.Seq
+        return np.frombuffer(bytes(seq), dtype=np.uint8)
+    raise TypeError(f"expected a sequence as str, bytes, uint8 array or SeqRecord, got {type(seq).__name__}")
+
+
+PROTEIN = Alphabet("protein", PROTEIN_SYMBOLS)
+DNA = Alphabet("dna", DNA_SYMBOLS)
+BYTES = Alphabet("bytes", "", fold_case=False)
+
+ALPHABETS = {"protein": PROTEIN, "dna": DNA, "bytes": BYTES}
+
+
+def get_alphabet(alphabet: str | Alphabet) -> Alphabet:
+    """Resolve an alphabet name ("protein", "dna", "bytes") or pass an Alphabet through."""
+    if isinstance(alphabet, Alphabet):
+        return alphabet
+    try:
+        return ALPHABETS[alphabet]
+    except (KeyError, TypeError):
+        raise ValueError(f"invalid alphabet: {alphabet!r}; expected one of {sorted(ALPHABETS)}") from None

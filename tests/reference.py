@@ -1,0 +1,37 @@
+"""The oracle: a textbook Gotoh dynamic program, O(mn) time and space, pure Python.
+
+Rows are query positions, columns target positions. A gap of length k costs
+gap_open + (k-1)*gap_extend. Returns (score, query_end, target_end) where the ends are
+0-based exclusive and, among cells of the best score, the smallest target end wins,
+then the smallest query end (DESIGN.md's tie rule).
+"""
+
+NEG = float("-inf")
+
+
+def dp(q, t, S, go, ge, algorithm="local"):
+    """q, t: sequences of codes; S: matrix S[a][b]; returns (score, query_end, target_end)."""
+    m, n = len(q), len(t)
+    local, semi = algorithm == "local", algorithm == "semiglobal"
+    H = [[0] * (n + 1) for _ in range(m + 1)]
+    E = [[NEG] * (n + 1) for _ in range(m + 1)]   # gap in the query (moves along the target)
+    F = [[NEG] * (n + 1) for _ in range(m + 1)]   # gap in the target (moves along the query)
+    for i in range(1, m + 1):
+        H[i][0] = 0 if local else -(go + (i - 1) * ge)
+    for j in range(1, n + 1):
+        H[0][j] = 0 if (local or semi) else -(go + (j - 1) * ge)
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            E[i][j] = max(E[i][j - 1] - ge, H[i][j - 1] - go)
+            F[i][j] = max(F[i - 1][j] - ge, H[i - 1][j] - go)
+            H[i][j] = max(H[i - 1][j - 1] + S[q[i - 1]][t[j - 1]], E[i][j], F[i][j])
+            if local:
+                H[i][j] = max(H[i][j], 0)
+    if local:
+        cells = [(H[i][j], -j, -i) for j in range(n + 1) for i in range(m + 1)]
+    elif semi:
+        cells = [(H[m][j], -j, -m) for j in range(n + 1)]
+    else:
+        cells = [(H[m][n], -n, -m)]
+    best, nj, ni = max(cells)
+    return best, -ni, -nj
