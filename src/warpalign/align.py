@@ -1,0 +1,75 @@
+"""``align``: one pair of sequences, any length."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+from ._backends import ALGORITHMS, TargetSet, check_choice, get_backend
+from ._backends.cpu.pairwise import score_end_py
+from .results import Alignment
+from .scoring import Scoring
+
+Mode = Literal["score", "end", "full"]
+MODES = ("score", "end", "full")
+
+
+def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
+          algorithm: Literal["local", "global", "semiglobal"] = "local",
+          backend: str = "auto") -> Alignment:
+    """Align query ``a`` with target ``b``.
+
+    Args:
+        a: the query (str, bytes, uint8 array of characters or SeqRecord).
+        b: the target.
+        scoring: the scoring scheme; its alphabet validates both sequences.
+        mode: "score" (score only), "end" (score and end coordinates) or "full" (both
+            coordinates, CIGAR and aligned strings; linear space for long pairs).
+        algorithm: "local" (Smith-Waterman), "global" (Needleman-Wunsch) or "semiglobal"
+            (end gaps free on the target, as for a read inside a reference).
+        backend: "auto", "cpu" or "cuda" for the score/end pass; the path is traced on
+            the CPU in linear space.
+
+    Returns:
+        An :class:`Alignment`. With ``mode="score"`` only ``score`` is set; with
+        ``mode="end"`` also ``query_end`` and ``target_end``.
+
+    Example:
+        >>> s = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
+        >>> aln = align("ATGCTCATAGA", "ATGCCTCACTGA", s)   # paper 004, Fig. 3
+        >>> aln.score, aln.cigar
+        (31, '4M1D4M1D3M')
+    """
+    q = scoring.encode(a, record=_name(a, "query"))
+    t = scoring.encode(b, record=_name(b, "target"))
+    return align_encoded(q, t, scoring, mode=mode, algorithm=algorithm, backend=backend)
+
+
+def align_encoded(q: np.ndarray, t: np.ndarray, scoring: Scoring, *, mode: Mode = "full",
+                  algorithm: str = "local", backend: str = "auto") -> Alignment:
+    """:func:`align` on sequences already encoded in ``scoring.alphabet``'s codes."""
+    check_choice("mode", mode, MODES)
+    check_choice("algorithm", algorithm, ALGORITHMS)
+    if mode == "full":
+        from .traceback import align_codes
+        return align_codes(q, t, scoring, algorithm)
+    engine = get_backend(backend)
+    if engine.name == "cpu":
+        score, qe, te = score_end_py(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                                     algorithm)
+    else:
+        handle = engine.prepare(TargetSet.from_list([t]))
+        batch = engine.scan(q, handle, scoring, algorithm=algorithm, ends=mode == "end")
+        score = int(batch.scores[0])
+        qe = int(batch.query_ends[0]) if batch.query_ends is not None else None
+        te = int(batch.target_ends[0]) if batch.target_ends is not None else None
+    if mode == "score":
+        return Alignment(score=score, algorithm=algorithm)
+    return Alignment(score=score, query_end=qe, target_end=te, algorithm=algorithm)
+
+
+def _name(seq: Any, default: str) -> str:
+    name = getattr(seq, "id", None)
+    return name if isinstance(name, str) else default
+

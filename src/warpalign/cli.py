@@ -1,0 +1,214 @@
+"""Command line: ``warpalign makedb | search | align``.
+
+Only parses arguments and calls the public API. Errors go to stderr with a non-zero
+exit status and no traceback; ``| head`` ends quietly; a progress bar shows on a
+terminal and never when stderr is piped; output files are written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import TextIO
+
+from . import __version__
+from .errors import WarpalignError
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return args.run(args)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_PIPE
+    except KeyboardInterrupt:
+        print("warpalign: interrupted", file=sys.stderr)
+        return 130
+    except (WarpalignError, ValueError, OSError, MemoryError) as exc:
+        print(f"warpalign {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    # Python flushes stdout at exit; point it at /dev/null so that flush cannot fail again.
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="warpalign", description="Exact sequence alignment at GPU speed.")
+    p.add_argument("--version", action="version", version=f"warpalign {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    mk = sub.add_parser("makedb", help="encode a FASTA/FASTQ file (plain or gzip) into a database")
+    mk.add_argument("input", help="FASTA/FASTQ file, plain or gzip")
+    mk.add_argument("output", help="database directory to create")
+    mk.add_argument("--alphabet", default="protein", choices=("protein", "dna"))
+    mk.add_argument("--force", action="store_true", help="replace an existing database")
+    _progress_flags(mk)
+    mk.set_defaults(run=_makedb)
+
+    se = sub.add_parser("search", help="search queries against a database, top hits per query")
+    se.add_argument("queries", help="FASTA/FASTQ file of queries")
+    se.add_argument("database", help="database directory (warpalign makedb) or FASTA file")
+    _scoring_flags(se)
+    se.add_argument("-k", "--top-k", type=int, default=10, help="hits per query (default 10)")
+    se.add_argument("--mode", default="full", choices=("score", "end", "full"),
+                    help="what to compute per reported hit (default full)")
+    se.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
+    se.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    se.add_argument("--format", default="tsv", choices=("tsv", "json"),
+                    help="tsv: qseqid sseqid score pident length qstart qend sstart send "
+                         "(1-based); json: one object per query per line")
+    se.add_argument("--header", action="store_true", help="write a header line in TSV")
+    se.add_argument("-o", "--output", help="output file (default stdout)")
+    _progress_flags(se)
+    se.set_defaults(run=_search)
+
+    al = sub.add_parser("align", help="align every sequence of A with every sequence of B")
+    al.add_argument("a", help="query: a FASTA/FASTQ file or a literal sequence")
+    al.add_argument("b", help="target: a FASTA/FASTQ file or a literal sequence")
+    _scoring_flags(al)
+    al.add_argument("--mode", default="full", choices=("score", "end", "full"))
+    al.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
+    al.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    al.add_argument("--format", default="text", choices=("text", "tsv", "json"))
+    al.add_argument("-o", "--output", help="output file (default stdout)")
+    al.set_defaults(run=_align)
+    return p
+
+
+def _scoring_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scoring (penalties positive; a gap of length k costs "
+                             "open + (k-1)*extend)")
+    g.add_argument("--matrix", help="named matrix (e.g. BLOSUM62, PAM250, NUC.4.4) or an "
+                                    "NCBI-format file; default BLOSUM62 unless --match is given")
+    g.add_argument("--match", type=int, help="match score (with --mismatch, instead of --matrix)")
+    g.add_argument("--mismatch", type=int, help="mismatch score, e.g. -1")
+    g.add_argument("--gap-open", type=int, help="default: the matrix's usual value (BLOSUM62: 11)")
+    g.add_argument("--gap-extend", type=int, help="default: the matrix's usual value (BLOSUM62: 1)")
+    g.add_argument("--alphabet", choices=("protein", "dna", "bytes"),
+                   help="alphabet for --match/--mismatch scoring (default dna)")
+
+
+def _progress_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="force a progress bar on stderr")
+    p.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="never show a progress bar")
+
+
+def _show_progress(args) -> bool:
+    return sys.stderr.isatty() if args.progress is None else args.progress
+
+
+def _scoring(args):
+    from .scoring import Scoring
+    if args.match is not None or args.mismatch is not None:
+        if args.matrix:
+            raise ValueError("give either --matrix or --match/--mismatch, not both")
+        if args.match is None or args.mismatch is None:
+            raise ValueError("--match and --mismatch go together")
+        if args.gap_open is None or args.gap_extend is None:
+            raise ValueError("--match/--mismatch scoring needs --gap-open and --gap-extend")
+        return Scoring(match=args.match, mismatch=args.mismatch, gap_open=args.gap_open,
+                       gap_extend=args.gap_extend, alphabet=args.alphabet or "dna")
+    return Scoring(args.matrix or "BLOSUM62", gap_open=args.gap_open, gap_extend=args.gap_extend,
+                   alphabet=args.alphabet)
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    """stdout, or a file that appears only once everything was written."""
+    if path is None:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".warpalign-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _makedb(args) -> int:
+    from .database import Database
+    db = Database.build(args.input, args.output, alphabet=args.alphabet,
+                        progress=_show_progress(args), overwrite=args.force)
+    print(f"warpalign makedb: {len(db)} sequences, {db.residues} residues -> {args.output}",
+          file=sys.stderr)
+    return 0
+
+
+def _open_database(path: str, alphabet):
+    from .database import Database
+    if os.path.isdir(path):
+        return Database.open(path)
+    return Database.from_sequences(path, alphabet=alphabet)
+
+
+def _search(args) -> int:
+    from .formats import write_search_json, write_search_tsv
+    from .search import search
+    scoring = _scoring(args)
+    db = _open_database(args.database, scoring.alphabet)
+    results = search(args.queries, db, scoring, top_k=args.top_k, mode=args.mode,
+                     algorithm=args.algorithm, backend=args.backend,
+                     progress=_show_progress(args))
+    with _output(args.output) as out:
+        if args.format == "tsv":
+            write_search_tsv(results, out, header=args.header)
+        else:
+            write_search_json(results, out)
+    return 0
+
+
+def _sequences(arg: str, alphabet, default_name: str):
+    from .io import load_sequences
+    if os.path.exists(arg):
+        return load_sequences(arg, alphabet, default_name=default_name)
+    return load_sequences([arg], alphabet, default_name=default_name)
+
+
+def _align(args) -> int:
+    import json
+
+    from .align import align_encoded
+    from .formats import ALIGN_COLUMNS, alignment_fields, alignment_to_json, format_alignment
+    scoring = _scoring(args)
+    qnames, qs = _sequences(args.a, scoring.alphabet, "a")
+    tnames, ts = _sequences(args.b, scoring.alphabet, "b")
+    with _output(args.output) as out:
+        if args.format == "tsv":
+            out.write("#" + "\t".join(ALIGN_COLUMNS) + "\n")
+        for qn, q in zip(qnames, qs):
+            for tn, t in zip(tnames, ts):
+                aln = align_encoded(q, t, scoring, mode=args.mode, algorithm=args.algorithm,
+                                    backend=args.backend)
+                if args.format == "text":
+                    out.write(format_alignment(qn, tn, aln))
+                elif args.format == "tsv":
+                    row = alignment_fields(qn, tn, aln.score, aln)
+                    out.write("\t".join(row[c] for c in ALIGN_COLUMNS) + "\n")
+                else:
+                    out.write(json.dumps({"query": qn, "target": tn, **alignment_to_json(aln)}) + "\n")
+    return 0

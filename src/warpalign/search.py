@@ -1,0 +1,134 @@
+"""``search``: every query against every database sequence, top-k hits per query."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import numpy as np
+
+from ._backends import ALGORITHMS, check_choice, get_backend
+from .database import Database
+from .errors import ScoringError
+from .io import load_sequences
+from .results import Hits
+from .scoring import Scoring
+
+MODES = ("score", "end", "full")
+
+# One resident copy of a database per backend (the CUDA backend uploads it once).
+_handles: dict[str, weakref.WeakKeyDictionary] = {}
+
+
+def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
+           mode: Literal["score", "end", "full"] = "score",
+           algorithm: Literal["local", "global", "semiglobal"] = "local",
+           backend: str = "auto", progress: bool = False) -> list[Hits]:
+    """Search each query against every sequence of ``database``.
+
+    Args:
+        queries: a FASTA/FASTQ path, one sequence, or an iterable of sequences
+            (str, bytes, uint8 arrays of characters, SeqRecords, a ``Bio.SeqIO`` stream).
+        database: a :class:`Database`, the path of one built by ``Database.build``, or
+            sequences as for ``queries`` (encoded in memory).
+        scoring: the scoring scheme; its alphabet must be the database's.
+        top_k: hits kept per query (at least 1).
+        mode: "score", "end" (also end coordinates) or "full" (also start coordinates and
+            the alignment, traced only for the reported hits).
+        algorithm: "local", "global" or "semiglobal".
+        backend: "auto", "cpu" or "cuda".
+        progress: show a progress bar over the queries on stderr.
+
+    Returns:
+        One :class:`Hits` per query, in query order; hits sorted by score (descending),
+        ties by database order.
+
+    Example:
+        >>> s = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+        >>> res = search(["HEAGAWGHEE"], ["PAWHEAE", "HEAGAWGHEE", "WWW"], s, top_k=2)
+        >>> res[0].targets.tolist(), res[0].scores.tolist()
+        [[1, 0], [60, 15]]
+    """
+    check_choice("mode", mode, MODES)
+    check_choice("algorithm", algorithm, ALGORITHMS)
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise ValueError(f"invalid top_k: {top_k!r}; expected an integer >= 1")
+    db = _as_database(database, scoring)
+    if db.alphabet != scoring.alphabet:
+        raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
+                           f"database's ({db.alphabet.name})")
+    names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
+    engine = get_backend(backend)
+    handle = _handle(engine, db)
+    order = np.asarray(db.order, dtype=np.int64)
+    residues = db.residues
+    results = []
+    for qname, q in _progress(zip(names, codes), len(codes), progress):
+        batch = engine.scan(q, handle, scoring, algorithm=algorithm, ends=mode != "score")
+        results.append(_top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm,
+                                 cells=len(q) * residues))
+    return results
+
+
+def _as_database(database: Any, scoring: Scoring) -> Database:
+    if isinstance(database, Database):
+        return database
+    if isinstance(database, (str, bytes)) or hasattr(database, "__fspath__"):
+        import os
+        path = os.fsdecode(database)
+        if os.path.isdir(path):
+            return Database.open(path)
+    return Database.from_sequences(database, alphabet=scoring.alphabet)
+
+
+def _handle(engine, db: Database):
+    cache = _handles.setdefault(engine.name, weakref.WeakKeyDictionary())
+    handle = cache.get(db)
+    if handle is None:
+        handle = engine.prepare(db.targets)
+        cache[db] = handle
+    return handle
+
+
+def _top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm, cells) -> Hits:
+    scores = batch.scores
+    n = len(scores)
+    k = min(top_k, n)
+    if k < n:
+        # Everything scoring at least the k-th best, so ties at the cut stay decidable.
+        kth = np.partition(scores, n - k)[n - k]
+        cand = np.flatnonzero(scores >= kth)
+    else:
+        cand = np.arange(n)
+    original = order[cand]
+    pick = np.lexsort((original, -scores[cand].astype(np.int64)))[:k]
+    sel = cand[pick]
+    targets = order[sel]
+    names = [db.name(int(i)) for i in targets]
+    qends = tends = None
+    if batch.query_ends is not None:
+        qends = np.ascontiguousarray(batch.query_ends[sel], dtype=np.int32)
+        tends = np.ascontiguousarray(batch.target_ends[sel], dtype=np.int32)
+    alignments = None
+    if mode == "full":
+        from .traceback import align_codes
+        alignments = []
+        for idx, hit_score, qe, te in zip(targets, scores[sel], qends, tends):
+            aln = align_codes(q, db.sequence(int(idx)), scoring, algorithm)
+            if (aln.score, aln.query_end, aln.target_end) != (int(hit_score), int(qe), int(te)):
+                raise RuntimeError(  # a disagreement between engines is a bug, never a result
+                    f"internal inconsistency for query {qname!r} vs {db.name(int(idx))!r}: "
+                    f"scan gave {(int(hit_score), int(qe), int(te))}, traceback "
+                    f"{(aln.score, aln.query_end, aln.target_end)}")
+            alignments.append(aln)
+    return Hits(qname, len(q), np.ascontiguousarray(scores[sel], dtype=np.int32),
+                targets.astype(np.int64), names, mode, qends, tends, alignments,
+                batch.saturated, cells)
+
+
+def _progress(items: Iterable, total: int, enabled: bool):
+    if not enabled:
+        return items
+    from tqdm.auto import tqdm
+    return tqdm(items, total=total, unit="query", desc="search", leave=False)

@@ -1,0 +1,32 @@
+"""Shared fixtures: the backends every test body runs over, and the shared data folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from warpalign._backends import get_backend
+from warpalign.errors import BackendUnavailable
+
+SHARED_DATA = Path(os.environ.get("WARPALIGN_SHARED_DATA",
+                                  Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+def shared_data(relative: str) -> Path:
+    """A file of ../shared/data, or skip when this checkout has none beside it."""
+    path = SHARED_DATA / relative
+    if not path.exists():
+        pytest.skip(f"shared data not present: {path}")
+    return path
+
+
+@pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def backend(request) -> str:
+    """Every backend; CUDA tests are skipped where no device answers."""
+    try:
+        get_backend(request.param)
+    except BackendUnavailable as exc:
+        pytest.skip(f"{request.param} backend unavailable: {exc}")
+    return request.param

@@ -1,0 +1,134 @@
+"""The command line: outputs, exit codes, error messages, pipes and progress bars."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from warpalign.cli import main
+
+QUERIES = ">q1 first\nMKVLAWHEAGAWGHEE\n>q2\nPAWHEAE\n"
+TARGETS = ">t1\nHEAGAWGHEE\n>t2 second\nMKVLAW\n>t3\nWWWWPAWHEAEWWW\n>t4\nGGGG\n"
+
+
+@pytest.fixture
+def files(tmp_path):
+    q = tmp_path / "q.fasta"
+    q.write_text(QUERIES)
+    t = tmp_path / "t.fasta.gz"
+    with gzip.open(t, "wt") as fh:
+        fh.write(TARGETS)
+    return tmp_path, q, t
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_makedb_then_search_tsv(files, capsys):
+    tmp, q, t = files
+    code, _, err = run_cli(capsys, "makedb", t, tmp / "db.wa", "--no-progress")
+    assert code == 0 and "4 sequences" in err
+    code, out, err = run_cli(capsys, "search", q, tmp / "db.wa", "-k", "2", "--no-progress")
+    assert code == 0, err
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert [r[:2] for r in rows] == [["q1", "t1"], ["q1", "t2"], ["q2", "t3"], ["q2", "t1"]]
+    # q1 = MKVLAW + HEAGAWGHEE; t1 = HEAGAWGHEE aligns to q1[6:16] -> 1-based 7..16
+    q1t1 = rows[0]
+    assert q1t1[5:9] == ["7", "16", "1", "10"]
+    assert q1t1[3] == "100.00" and q1t1[4] == "10"
+    assert rows[2][5:9] == ["1", "7", "5", "11"]
+
+
+def test_search_json_and_fasta_database(files, capsys):
+    tmp, q, t = files
+    code, out, err = run_cli(capsys, "search", q, t, "--format", "json", "-k", "1",
+                             "--matrix", "BLOSUM50", "--gap-open", "10", "--gap-extend", "2")
+    assert code == 0, err
+    objs = [json.loads(line) for line in out.splitlines()]
+    assert [o["query"] for o in objs] == ["q1", "q2"]
+    hit = objs[0]["hits"][0]
+    assert hit["name"] == "t1" and hit["query_start"] == 6 and hit["query_end"] == 16
+    assert hit["cigar"] == "10M"
+
+
+def test_output_file_written_whole(files, capsys):
+    tmp, q, t = files
+    out_path = tmp / "hits.tsv"
+    code, out, _ = run_cli(capsys, "search", q, t, "-o", out_path)
+    assert code == 0 and out == ""
+    assert out_path.read_text().count("\n") == 8
+
+
+def test_failed_search_leaves_no_output_file(files, capsys):
+    tmp, q, t = files
+    bad = tmp / "bad.fasta"
+    bad.write_text(">q1\nMKV\n>q2\nMK1V\n")
+    out_path = tmp / "hits.tsv"
+    code, _, err = run_cli(capsys, "search", bad, t, "-o", out_path)
+    assert code == 1
+    assert "q2" in err and "'1'" in err and "position 2" in err
+    assert not out_path.exists()
+    assert not [p for p in os.listdir(tmp) if p.startswith(".warpalign-")]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["search", "{q}", "{tmp}/missing.fasta"], "missing.fasta"),
+    (["search", "{q}", "{t}", "--matrix", "BLOSUM63"], "unknown matrix: 'BLOSUM63'"),
+    (["search", "{q}", "{t}", "--gap-open", "-3", "--gap-extend", "1"], "non-negative"),
+    (["search", "{q}", "{t}", "-k", "0"], "top_k"),
+    (["search", "{tmp}/empty.fasta", "{t}"], "no sequences"),
+    (["makedb", "{tmp}/notfasta.txt", "{tmp}/x.wa"], "notfasta.txt"),
+    (["makedb", "{tmp}/trunc.fasta.gz", "{tmp}/x.wa"], "trunc.fasta.gz"),
+])
+def test_errors_are_one_line_with_nonzero_exit(files, capsys, argv, needle):
+    tmp, q, t = files
+    (tmp / "empty.fasta").write_text("")
+    (tmp / "notfasta.txt").write_text("this is not a sequence file\n")
+    (tmp / "trunc.fasta.gz").write_bytes(gzip.compress(TARGETS.encode() * 50)[:60])
+    args = [a.format(q=q, t=t, tmp=tmp) for a in argv]
+    code, out, err = run_cli(capsys, *args)
+    assert code != 0
+    assert needle in err
+    assert "Traceback" not in err
+    assert not (tmp / "x.wa").exists()
+
+
+def test_align_text_and_tsv(capsys):
+    code, out, _ = run_cli(capsys, "align", "ATGCTCATAGA", "ATGCCTCACTGA", "--match", "5",
+                           "--mismatch", "-3", "--gap-open", "8", "--gap-extend", "1")
+    assert code == 0
+    assert "score 31" in out  # paper 004, Fig. 3
+    code, out, _ = run_cli(capsys, "align", "TACTG", "GAACTGA", "--match", "2", "--mismatch",
+                           "-1", "--gap-open", "1", "--gap-extend", "1", "--format", "tsv")
+    assert code == 0
+    assert out.splitlines()[1].split("\t")[2] == "8"  # paper 000, Table II
+
+
+def _cli(*argv, **kw):
+    return subprocess.run([sys.executable, "-m", "warpalign", *map(str, argv)],
+                          capture_output=True, text=True, **kw)
+
+
+def test_head_exits_quietly_and_no_progress_when_piped(tmp_path):
+    q = tmp_path / "q.fasta"
+    q.write_text("".join(f">q{i}\nMKVLAWHEAGAWGHEE\n" for i in range(3000)))
+    t = tmp_path / "t.fasta"
+    t.write_text(TARGETS)
+    cmd = (f"{sys.executable} -m warpalign search {q} {t} -k 4 | head -n 2")
+    proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert len(proc.stdout.splitlines()) == 2
+    assert proc.stderr == ""  # no bar (stderr is a pipe), no BrokenPipe traceback
+
+
+def test_usage_error_exit_code():
+    proc = _cli("search")
+    assert proc.returncode == 2 and "usage" in proc.stderr

@@ -1,0 +1,122 @@
+"""search(): one test body over every backend and mode, against a brute-force oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from warpalign import Scoring, ScoringError
+from warpalign._backends.cpu.pairwise import score_end_py
+from warpalign.database import Database
+from warpalign.search import search
+
+BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+AMINO = "ACDEFGHIKLMNPQRSTVWY"
+
+
+def random_proteins(rng, n, lo=0, hi=120):
+    return ["".join(rng.choice(list(AMINO), size=rng.integers(lo, hi + 1))) for _ in range(n)]
+
+
+def brute_force(query, targets, scoring, algorithm="local"):
+    q = scoring.encode(query)
+    rows = [score_end_py(q, scoring.encode(t), scoring.matrix, scoring.gap_open,
+                         scoring.gap_extend, algorithm) + (i,) for i, t in enumerate(targets)]
+    return sorted(rows, key=lambda r: (-r[0], r[3]))
+
+
+@pytest.mark.parametrize("mode", ["score", "end", "full"])
+@pytest.mark.parametrize("algorithm", ["local", "global", "semiglobal"])
+def test_search_matches_brute_force(backend, mode, algorithm):
+    rng = np.random.default_rng(7)
+    targets = random_proteins(rng, 150)
+    # near-copies and exact duplicates make ties that must break by database order
+    targets[10] = targets[20] = targets[3]
+    queries = random_proteins(rng, 3, 5, 80) + [targets[3][5:60]]
+    db = Database.from_sequences(targets, alphabet=BLOSUM62.alphabet)
+    res = search(queries, db, BLOSUM62, top_k=12, mode=mode, algorithm=algorithm, backend=backend)
+    assert len(res) == len(queries)
+    for query, hits in zip(queries, res):
+        want = brute_force(query, targets, BLOSUM62, algorithm)[:12]
+        assert hits.scores.tolist() == [r[0] for r in want]
+        assert hits.targets.tolist() == [r[3] for r in want]
+        assert hits.names == [db.name(r[3]) for r in want]
+        if mode == "score":
+            assert hits.query_ends is None
+        else:
+            assert hits.query_ends.tolist() == [r[1] for r in want]
+            assert hits.target_ends.tolist() == [r[2] for r in want]
+        if mode == "full":
+            for hit in hits:
+                aln = hit.alignment
+                assert aln.score == hit.score
+                assert (aln.query_end, aln.target_end) == (hit.query_end, hit.target_end)
+                assert aln.query_aligned.replace("-", "") == query[aln.query_start:aln.query_end]
+                assert aln.target_aligned.replace("-", "") == \
+                    targets[hit.target][aln.target_start:aln.target_end]
+
+
+def test_ties_break_by_database_order(backend):
+    targets = ["MKVLAW", "WWWW", "MKVLAW", "MKVLAW"]
+    res = search(["MKVLAW"], targets, BLOSUM62, top_k=3, backend=backend)[0]
+    assert res.targets.tolist() == [0, 2, 3]
+    assert len(set(res.scores.tolist())) == 1
+
+
+def test_top_k_larger_than_database(backend):
+    res = search(["MKV"], ["MKV", "AAA"], BLOSUM62, top_k=50, backend=backend)[0]
+    assert len(res) == 2
+    assert list(res)[0].name == res.names[0]
+
+
+def test_empty_query_and_empty_target(backend):
+    res = search(["", "MKV"], ["", "MKV"], BLOSUM62, top_k=2, mode="end", backend=backend)
+    assert res[0].scores.tolist() == [0, 0]
+    assert res[0].query_ends.tolist() == [0, 0]
+    assert res[1].scores.tolist()[0] == int(BLOSUM62.matrix[BLOSUM62.encode("MKV")][:, BLOSUM62.encode("MKV")].trace())
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_top_k_must_be_positive_integer(bad):
+    with pytest.raises(ValueError, match="top_k"):
+        search(["MKV"], ["MKV"], BLOSUM62, top_k=bad)
+
+
+def test_invalid_options_name_allowed_values():
+    with pytest.raises(ValueError, match=r"invalid mode: 'fast'.*'score'"):
+        search(["MKV"], ["MKV"], BLOSUM62, mode="fast")
+    with pytest.raises(ValueError, match=r"invalid backend: 'tpu'"):
+        search(["MKV"], ["MKV"], BLOSUM62, backend="tpu")
+    with pytest.raises(ValueError, match=r"invalid algorithm"):
+        search(["MKV"], ["MKV"], BLOSUM62, algorithm="fuzzy")
+
+
+def test_scoring_alphabet_must_match_database():
+    dna = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    db = Database.from_sequences(["MKV"], alphabet=BLOSUM62.alphabet)
+    with pytest.raises(ScoringError, match="alphabet"):
+        search(["ACGT"], db, dna)
+
+
+def test_asking_for_uncomputed_fields_raises():
+    hits = search(["MKVLAW"], ["MKVLAW"], BLOSUM62, mode="score")[0]
+    assert hits[0].query_end is None and hits[0].alignment is None
+    from warpalign.errors import NotComputed
+    with pytest.raises(NotComputed):
+        hits._need_ends()
+
+
+def test_merge_combines_batches_exactly():
+    rng = np.random.default_rng(3)
+    targets = random_proteins(rng, 60, 10, 60)
+    query = targets[0][:40]
+    db_all = Database.from_sequences(targets, alphabet=BLOSUM62.alphabet)
+    whole = search([query], db_all, BLOSUM62, top_k=8, mode="end")[0]
+    a = search([query], targets[:30], BLOSUM62, top_k=8, mode="end")[0]
+    b = search([query], targets[30:], BLOSUM62, top_k=8, mode="end")[0]
+    b = type(b)(b.query_name, b.query_length, b.scores, b.targets + 30, b.names, b.mode,
+                b.query_ends, b.target_ends)
+    merged = a.merge(b, top_k=8)
+    assert merged.scores.tolist() == whole.scores.tolist()
+    assert merged.targets.tolist() == whole.targets.tolist()
+    assert merged.target_ends.tolist() == whole.target_ends.tolist()
