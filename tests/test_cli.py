@@ -39,7 +39,7 @@ def test_makedb_then_search_tsv(files, capsys):
     code, out, err = run_cli(capsys, "search", q, tmp / "db.wa", "-k", "2", "--no-progress")
     assert code == 0, err
     rows = [line.split("\t") for line in out.splitlines()]
-    assert [r[:2] for r in rows] == [["q1", "t1"], ["q1", "t2"], ["q2", "t3"], ["q2", "t1"]]
+    assert [r[:2] for r in rows] == [["q1", "t1"], ["q1", "t3"], ["q2", "t3"], ["q2", "t1"]]
     # q1 = MKVLAW + HEAGAWGHEE; t1 = HEAGAWGHEE aligns to q1[6:16] -> 1-based 7..16
     q1t1 = rows[0]
     assert q1t1[5:9] == ["7", "16", "1", "10"]

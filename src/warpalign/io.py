@@ -1,0 +1,457 @@
+"""Reading sequences: FASTA and FASTQ, plain or gzip-compressed.
+
+Parsing is Biopython's (``Bio.SeqIO.FastaIO.SimpleFastaParser`` and
+``Bio.SeqIO.QualityIO.FastqGeneralIterator``). Biopython is already a dependency
+(named substitution matrices come from it), its two string-level parsers are the fast
+path of ``Bio.SeqIO`` (no ``SeqRecord`` per entry), they handle the format's corner
+cases (wrapped lines, CR/LF, ``@`` at the start of a FASTQ quality line) that a
+hand-written parser tends to get wrong, and parsing costs far less than the
+alignment that follows. What we add around them: gzip detected by its magic bytes
+(never by the file name), the first non-blank line checked so a file that is not
+FASTA/FASTQ is named with its line, and every failure turned into a
+:class:`~warpalign.errors.InputError` or :class:`~warpalign.errors.AlphabetError`.
+
+Conventions:
+
+* A record's ``name`` is the first word of its header line and ``description`` the
+  rest. A record whose header is blank gets the generated name ``seq<i>``, ``i`` its
+  0-based index in the input (the same names unnamed in-memory sequences get; the
+  prefix is the ``default_name`` argument).
+  Names need not be unique.
+* Empty records (a header with no sequence lines) are kept as length-0 sequences.
+* A file with no record at all is an :class:`InputError` ("no sequences").
+* Letters fold to upper case (the :class:`~warpalign.alphabet.Alphabet` does it);
+  a symbol outside the alphabet is an :class:`AlphabetError` naming the record, the
+  0-based position in that sequence and the character.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import itertools
+import os
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+from Bio.Seq import MutableSeq, Seq
+from Bio.SeqIO.FastaIO import SimpleFastaParser
+from Bio.SeqIO.QualityIO import FastqGeneralIterator
+from Bio.SeqRecord import SeqRecord
+
+from .alphabet import Alphabet, get_alphabet
+from .errors import AlphabetError, InputError
+
+__all__ = ["Record", "load_sequences", "read_sequences"]
+
+Format = Literal["fasta", "fastq"]
+FORMATS = {"fasta": ">", "fastq": "@"}
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+class Record(NamedTuple):
+    """One sequence read from a file.
+
+    ``sequence`` is the text of the sequence, or its ``uint8`` codes when
+    :func:`read_sequences` was given an alphabet. ``quality`` is the FASTQ quality
+    string (``None`` for FASTA).
+    """
+
+    name: str
+    description: str
+    sequence: Any
+    quality: str | None = None
+
+
+def unnamed(index: int, default_name: str = "seq") -> str:
+    """The name given to the ``index``-th (0-based) sequence when it has none."""
+    return f"{default_name}{index}"
+
+
+def _split_title(title: str, index: int, default_name: str = "seq") -> tuple[str, str]:
+    parts = title.split(None, 1)
+    if not parts:
+        return unnamed(index, default_name), ""
+    return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+class _CountingLines:
+    """A text handle that yields ``first`` then the rest of ``handle``, counting lines.
+
+    FastqGeneralIterator needs ``read(0)`` and ``readline()``; the count lets FASTQ
+    errors name their line.
+    """
+
+    def __init__(self, first: str, handle: io.TextIOBase, lineno: int):
+        self._first: str | None = first
+        self._handle = handle
+        self.lineno = lineno - 1  # number of the line handed out last
+
+    def read(self, size: int = -1) -> str:
+        if size == 0:
+            return ""
+        raise io.UnsupportedOperation("read")
+
+    def readline(self) -> str:
+        if self._first is not None:
+            line, self._first = self._first, None
+        else:
+            line = self._handle.readline()
+        if line:
+            self.lineno += 1
+        return line
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.readline, "")
+
+
+def _label(source: Any) -> str:
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else "<stream>"
+
+
+class _Opened:
+    """A path or handle opened as text, gzip detected by its magic bytes.
+
+    ``close()`` closes what was opened here and leaves a caller's handle open.
+    """
+
+    def __init__(self, source: Any, label: str):
+        self.label = label
+        self.text: Any = None
+        self._file: Any = None      # the file we opened (paths only)
+        self._binary: Any = None    # the binary stream given or opened
+        self._buffered: Any = None  # our BufferedReader around a handle without peek()
+        self._gzip: Any = None      # our GzipFile
+        self._wrapper: Any = None   # our TextIOWrapper
+        if isinstance(source, (str, os.PathLike)):
+            path = Path(source)
+            if not path.exists():
+                raise InputError(f"{label}: no such file")
+            if path.is_dir():
+                raise InputError(f"{label}: is a directory, expected a FASTA or FASTQ file")
+            try:
+                self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+            except OSError as exc:
+                raise InputError(f"{label}: cannot open ({exc.strerror})") from None
+            self._binary = self._file
+        elif hasattr(source, "read"):
+            if isinstance(source.read(0), str):
+                self.text = source
+            else:
+                self._binary = source
+        else:
+            raise TypeError(f"expected a path or an open file, got {type(source).__name__}")
+
+    def open(self) -> Any:
+        """Detect gzip, refuse binary data, return the text stream (may raise gzip errors)."""
+        if self.text is not None:
+            return self.text
+        binary = self._binary
+        if not hasattr(binary, "peek"):
+            binary = self._buffered = io.BufferedReader(binary)
+        if binary.peek(2)[:2] == _GZIP_MAGIC:
+            binary = self._gzip = gzip.GzipFile(fileobj=binary, mode="rb")
+        if b"\x00" in binary.peek(4096)[:4096]:
+            raise InputError(f"{self.label}: line 1: binary data, expected a FASTA or FASTQ file")
+        self.text = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape")
+        self._wrapper = self.text
+        return self.text
+
+    def close(self) -> None:
+        # Detach our wrappers rather than closing them: closing (or collecting) one would
+        # close the caller's handle beneath it. GzipFile never closes a fileobj it was given.
+        if self._wrapper is not None:
+            self._wrapper.detach()
+        if self._gzip is not None:
+            self._gzip.close()
+        if self._buffered is not None:
+            self._buffered.detach()
+        if self._file is not None:
+            self._file.close()
+
+
+def _first_line(text: Any, label: str, fmt: str | None) -> tuple[str, int, str] | None:
+    """Skip blank lines; return (first line, its 1-based number, format) or None if empty."""
+    lineno = 0
+    for line in text:
+        lineno += 1
+        if lineno == 1:
+            line = line.lstrip("\ufeff")  # a UTF-8 byte order mark
+        if line.strip():
+            break
+    else:
+        return None
+    if any("\udc80" <= ch <= "\udcff" for ch in line[:200]):
+        raise InputError(f"{label}: line {lineno}: binary data, expected a FASTA or FASTQ file")
+    line = line.lstrip()
+    if fmt is None:
+        fmt = next((name for name, marker in FORMATS.items() if line[0] == marker), None)
+        if fmt is None:
+            raise InputError(f"{label}: line {lineno}: expected a FASTA ('>') or FASTQ ('@') "
+                             f"record, found {line.strip()[:40]!r}")
+    elif line[0] != FORMATS[fmt]:
+        raise InputError(f"{label}: line {lineno}: expected a {fmt.upper()} record starting "
+                         f"with {FORMATS[fmt]!r}, found {line.strip()[:40]!r}")
+    return line, lineno, fmt
+
+
+def _iter_raw(source: Any, fmt: str | None) -> Iterator[tuple[str, str, str | None]]:
+    """Yield (title, sequence, quality) of each record, with every failure an InputError."""
+    if fmt is not None and fmt not in FORMATS:
+        raise ValueError(f"invalid format: {fmt!r}; expected one of {', '.join(map(repr, FORMATS))}")
+    label = _label(source)
+    opened = _Opened(source, label)
+    count = 0
+    lines: _CountingLines | None = None
+    try:
+        text = opened.open()
+        head = _first_line(text, label, fmt)
+        if head is None:
+            raise InputError(f"{label}: no sequences (the file is empty)")
+        first, lineno, fmt = head
+        if fmt == "fasta":
+            for title, seq in SimpleFastaParser(itertools.chain([first], text)):
+                count += 1
+                yield title, seq, None
+        else:
+            lines = _CountingLines(first, text, lineno)
+            for title, seq, qual in FastqGeneralIterator(lines):
+                count += 1
+                yield title, seq, qual
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise InputError(f"{label}: truncated or corrupt gzip data after {count} records "
+                         f"({exc})") from None
+    except ValueError as exc:  # FastqGeneralIterator's complaints
+        if isinstance(exc, (InputError, AlphabetError)):
+            raise
+        where = f"line {lines.lineno}: " if lines is not None else ""
+        raise InputError(f"{label}: {where}invalid {str(fmt).upper()} record {count + 1} "
+                         f"({exc})") from None
+    finally:
+        opened.close()
+
+
+def read_sequences(path_or_handle: str | os.PathLike | io.IOBase,
+                   alphabet: str | Alphabet | None = None, *,
+                   format: Format | None = None, default_name: str = "seq") -> Iterator[Record]:
+    """Iterate over the records of a FASTA or FASTQ file (plain or gzip).
+
+    Args:
+        path_or_handle: a path, or a file opened in binary mode (gzip is detected) or in
+            text mode.
+        alphabet: when given ("protein", "dna", "bytes" or an Alphabet), each record's
+            ``sequence`` is its ``uint8`` codes; otherwise the sequence text.
+        format: "fasta" or "fastq"; by default the first non-blank character decides
+            (``>`` or ``@``).
+        default_name: records with a blank header are named ``<default_name><i>``.
+
+    Raises:
+        InputError: missing file, empty file, truncated gzip, not FASTA/FASTQ.
+        AlphabetError: a symbol outside ``alphabet`` (record, 0-based position, character).
+
+    Example:
+        >>> import io
+        >>> [tuple(r)[:3] for r in read_sequences(io.StringIO(">a first\\nMKV\\n>b\\nWW\\n"))]
+        [('a', 'first', 'MKV'), ('b', '', 'WW')]
+    """
+    alpha = get_alphabet(alphabet) if alphabet is not None else None
+    label = _label(path_or_handle)
+    for index, (title, seq, qual) in enumerate(_iter_raw(path_or_handle, format)):
+        name, description = _split_title(title, index, default_name)
+        if alpha is not None:
+            seq = encode_record(alpha, seq, name, label)
+        yield Record(name, description, seq, qual)
+
+
+def encode_record(alphabet: Alphabet, seq: Any, name: str, source: str | None = None) -> np.ndarray:
+    """``alphabet.encode(seq, record=name)``, its error naming the source and record."""
+    try:
+        return alphabet.encode(_raw_bytes(seq, alphabet), record=name)
+    except AlphabetError as exc:
+        raise _alphabet_error(alphabet, exc, name, source) from None
+    except TypeError as exc:
+        raise InputError(f"{source + ': ' if source else ''}record {name!r}: {exc}") from None
+
+
+def _alphabet_error(alphabet: Alphabet, exc: AlphabetError, name: str,
+                    source: str | None) -> AlphabetError:
+    where = f"{source}: " if source else ""
+    expected = ("ASCII" if alphabet.name == "bytes"
+                else f"one of {alphabet.symbols!r}, either case")
+    return AlphabetError(
+        f"{where}record {name!r}, position {exc.position} (0-based): character "
+        f"{exc.character!r} is not in the {alphabet.name} alphabet (expected {expected})",
+        record=name, position=exc.position, character=exc.character)
+
+
+def _raw_bytes(seq: Any, alphabet: Alphabet) -> Any:
+    """Sequence text as given; str stays str (the Alphabet reports non-ASCII characters)
+    except for the bytes alphabet, where it becomes its UTF-8 bytes (file bytes kept)."""
+    if isinstance(seq, str) and alphabet.name == "bytes":
+        return seq.encode("utf-8", "surrogateescape")
+    return seq
+
+
+# --- collecting many sequences -------------------------------------------------------
+
+def _is_single(item: Any) -> bool:
+    return isinstance(item, (str, bytes, bytearray, memoryview, np.ndarray, Record, Seq,
+                             MutableSeq, SeqRecord))
+
+
+def _item_name(item: Any, index: int, default_name: str) -> str:
+    if isinstance(item, Record):
+        return item.name
+    if isinstance(item, SeqRecord) and item.id and item.id != "<unknown id>":
+        return item.id
+    return unnamed(index, default_name)
+
+
+def _item_text(item: Any) -> Any:
+    if isinstance(item, Record):
+        return item.sequence
+    if isinstance(item, SeqRecord):
+        return bytes(item.seq)
+    if isinstance(item, (Seq, MutableSeq)):
+        return bytes(item)
+    return item
+
+
+def _looks_like_path(text: str, alphabet: Alphabet) -> bool:
+    return os.path.isfile(text) or (alphabet.name != "bytes" and any(c in text for c in "/\\."))
+
+
+def collect(source: Any, alphabet: Alphabet, *, format: Format | None = None,
+            str_is_path: bool = False, progress: Any = None,
+            default_name: str = "seq") -> tuple[list[str], list[Any], str | None]:
+    """Gather (names, raw sequences, source label) from any accepted source.
+
+    Raw sequences are str/bytes/uint8 arrays as given (not yet encoded).
+    ``progress`` wraps the record iterator (e.g. a tqdm factory) when given.
+    """
+    if isinstance(source, os.PathLike) or isinstance(source, str) and (
+            str_is_path or _looks_like_path(source, alphabet)):
+        label = os.fspath(source)
+        records: Iterable = _iter_raw(source, format)
+    elif hasattr(source, "read") and not _is_single(source):
+        label = _label(source)
+        records = _iter_raw(source, format)
+    else:
+        label = None
+        records = None
+    if records is not None:
+        if progress is not None:
+            records = progress(records)
+        names, seqs = [], []
+        for index, (title, seq, _) in enumerate(records):
+            parts = title.split(None, 1)
+            names.append(parts[0] if parts else unnamed(index, default_name))
+            seqs.append(seq)
+        return names, seqs, label
+    if _is_single(source):
+        items: Iterable = [source]
+    elif isinstance(source, Mapping):
+        names = [str(k) for k in source]
+        return names, [_item_text(v) for v in source.values()], None
+    elif isinstance(source, Iterable):
+        items = source
+    else:
+        raise TypeError("expected a path, a sequence (str, bytes, uint8 array, SeqRecord) or "
+                        f"an iterable of sequences, got {type(source).__name__}")
+    if progress is not None:
+        items = progress(items)
+    names, seqs = [], []
+    for index, item in enumerate(items):
+        names.append(_item_name(item, index, default_name))
+        seqs.append(_item_text(item))
+    return names, seqs, label
+
+
+def encode_many(names: list[str], seqs: list[Any], alphabet: Alphabet, source: str | None = None,
+                *, sort: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Encode many sequences with one table lookup; returns (codes, lengths, order).
+
+    ``lengths`` are in the given order. With ``sort``, ``order`` sorts them by length
+    (stable: ties keep the given order) and ``codes`` is the concatenation in that order;
+    otherwise ``order`` is None and ``codes`` follows the given order. Only when a symbol
+    is bad are records encoded one by one, to name the first bad record.
+    """
+    raws: list[bytes] = []
+    for name, seq in zip(names, seqs):
+        if isinstance(seq, str):
+            try:
+                raws.append(seq.encode("ascii"))
+            except UnicodeEncodeError:
+                if alphabet.name != "bytes":
+                    encode_record(alphabet, seq, name, source)  # raises, naming the record
+                raws.append(seq.encode("utf-8", "surrogateescape"))
+        elif isinstance(seq, (bytes, bytearray, memoryview)):
+            raws.append(bytes(seq))
+        elif isinstance(seq, np.ndarray):
+            if seq.dtype != np.uint8:
+                raise InputError(f"{source + ': ' if source else ''}record {name!r}: sequence "
+                                 f"arrays must have dtype uint8, got {seq.dtype}")
+            raws.append(seq.tobytes())
+        else:
+            raise InputError(f"{source + ': ' if source else ''}record {name!r}: expected a "
+                             "sequence as str, bytes, uint8 array, Seq or SeqRecord, got "
+                             f"{type(seq).__name__}")
+    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
+    order = np.argsort(lengths, kind="stable").astype(np.int64) if sort else None
+    sequence = raws if order is None else [raws[i] for i in order.tolist()]
+    joined = np.frombuffer(b"".join(sequence), dtype=np.uint8)
+    try:
+        codes = alphabet.encode(joined, record=None)
+    except AlphabetError:
+        for name, raw in zip(names, raws):
+            encode_record(alphabet, raw, name, source)
+        raise  # unreachable: some record must be bad
+    return codes, lengths, order
+
+
+def load_sequences(source: Any, alphabet: str | Alphabet = "protein", *,
+                   format: Format | None = None,
+                   default_name: str = "seq") -> tuple[list[str], list[np.ndarray]]:
+    """Encode sequences from a file or from Python objects.
+
+    Args:
+        source: a path (str or PathLike) to a FASTA/FASTQ file (plain or gzip); an open
+            file; one sequence (str, bytes, uint8 array of characters, Bio ``Seq`` or
+            ``SeqRecord``); a list or any iterable of those (a ``Bio.SeqIO.parse``
+            iterator included); or a mapping name -> sequence. A ``str`` names a file
+            when such a file exists or it contains ``/``, ``\\`` or ``.`` (never true of
+            a protein or DNA sequence; for "bytes" only an existing file counts);
+            otherwise it is one sequence. Records from :func:`read_sequences` are
+            accepted when read without an alphabet.
+        alphabet: "protein", "dna", "bytes" or an Alphabet.
+        format: "fasta" or "fastq" for files; by default detected.
+        default_name: sequences without a name are named ``<default_name><i>``, ``i``
+            their 0-based index in the input.
+
+    Returns:
+        (names, codes): names in input order (``SeqRecord.id``, the first word of a
+        header, or ``seq<i>`` when there is none) and one ``uint8`` code array per
+        sequence (views into one contiguous buffer).
+
+    Raises:
+        InputError: unreadable, empty, truncated or non-FASTA/FASTQ file.
+        AlphabetError: a symbol outside the alphabet (record, 0-based position, character).
+
+    Example:
+        >>> names, codes = load_sequences(["MKV", "wy"], "protein")
+        >>> names, [c.tolist() for c in codes]
+        (['seq0', 'seq1'], [[12, 11, 19], [17, 18]])
+    """
+    alpha = get_alphabet(alphabet)
+    names, seqs, label = collect(source, alpha, format=format, default_name=default_name)
+    codes, lengths, _ = encode_many(names, seqs, alpha, label)
+    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    return names, [codes[a:b] for a, b in itertools.pairwise(bounds.tolist())]
+
