@@ -1,13 +1,23 @@
-"""warpalign: exact sequence alignment at GPU speed."""
+"""warpalign: exact sequence alignment at GPU speed.
 
+Example:
+    >>> from warpalign import Scoring, align
+    >>> s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    >>> align("TACTG", "GAACTGA", s).score     # paper 000, Table II
+    8
+"""
+
+from .align import align
 from .alphabet import Alphabet
+from .database import Database
 from .errors import (AlphabetError, BackendUnavailable, DatabaseError, DeviceOutOfMemory,
                      InputError, NotComputed, ScoringError)
 from .results import Alignment, Hit, Hits
 from .scoring import Scoring
+from .search import search
 
 __version__ = "0.1.0"
 
-__all__ = ["Alphabet", "Alignment", "AlphabetError", "BackendUnavailable", "DatabaseError",
-           "DeviceOutOfMemory", "Hit", "Hits", "InputError", "NotComputed", "Scoring",
-           "ScoringError", "__version__"]
+__all__ = ["Alignment", "Alphabet", "AlphabetError", "BackendUnavailable", "Database",
+           "DatabaseError", "DeviceOutOfMemory", "Hit", "Hits", "InputError", "NotComputed",
+           "Scoring", "ScoringError", "__version__", "align", "search"]

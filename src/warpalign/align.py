@@ -39,7 +39,7 @@ def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
         >>> s = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
         >>> aln = align("ATGCTCATAGA", "ATGCCTCACTGA", s)   # paper 004, Fig. 3
         >>> aln.score, aln.cigar
-        (31, '4M1D4M1D3M')
+        (31, '3M1D8M')
     """
     q = scoring.encode(a, record=_name(a, "query"))
     t = scoring.encode(b, record=_name(b, "target"))

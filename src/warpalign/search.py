@@ -48,7 +48,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
         >>> s = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
         >>> res = search(["HEAGAWGHEE"], ["PAWHEAE", "HEAGAWGHEE", "WWW"], s, top_k=2)
         >>> res[0].targets.tolist(), res[0].scores.tolist()
-        [[1, 0], [60, 15]]
+        ([1, 0], [62, 17])
     """
     check_choice("mode", mode, MODES)
     check_choice("algorithm", algorithm, ALGORITHMS)
