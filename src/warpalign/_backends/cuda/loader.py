@@ -1,0 +1,43 @@
+"""One loader for the CUDA kernels: NVRTC through ``cupy.RawModule``, memoized per device.
+
+The source gets ``#line 1 "<file>"`` so compiler messages name the file; templates are
+instantiated by name (``name_expressions``); CuPy picks the device's architecture
+(``-arch=sm_90`` on H100/H200) and keeps compiled modules in its disk cache.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from ...errors import BackendUnavailable
+
+_DIR = Path(__file__).resolve().parent
+_OPTIONS = ("-std=c++17",)
+_lock = threading.Lock()
+_modules: dict[tuple, object] = {}
+
+
+def source(filename: str) -> str:
+    text = (_DIR / filename).read_text()
+    return f'#line 1 "{filename}"\n{text}'
+
+
+def get_module(filename: str, names: tuple[str, ...]):
+    """The compiled module of ``filename`` with ``names`` instantiated, for the current device."""
+    import cupy
+
+    key = (cupy.cuda.runtime.getDevice(), filename, names)
+    with _lock:
+        mod = _modules.get(key)
+        if mod is None:
+            try:
+                mod = cupy.RawModule(code=source(filename), options=_OPTIONS,
+                                     name_expressions=list(names))
+                for n in names:        # compile now, so failures surface here
+                    mod.get_function(n)
+            except Exception as exc:   # CompileException, NVRTC and driver errors
+                raise BackendUnavailable(
+                    f"CUDA kernel compile failed for {filename}: {exc}") from exc
+            _modules[key] = mod
+    return mod
