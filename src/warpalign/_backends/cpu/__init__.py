@@ -1,0 +1,212 @@
+"""CPU backend: Numba database scan, exact, on every core.
+
+``prepare`` sorts the targets by length and lays them out column by column in batches of
+``batch.LANES`` lanes (query independent, done once per target set). ``scan`` runs one
+query over all batches on a thread pool (the kernels release the GIL):
+
+* local alignment with small scores -> the int16 kernel; lanes that may have overflowed
+  are rescored with the exact 32-bit scalar kernel and counted in ``ScoreBatch.saturated``;
+* everything else (global, semiglobal, large scores or penalties) -> the int32 kernel.
+
+Scores and ends are identical to :func:`pairwise.score_end` for every target.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import ALGORITHMS, ScoreBatch, TargetSet, check_choice
+from . import batch as _k
+from .pairwise import ALGORITHM_CODES
+
+#: Largest substitution score / gap penalties the int16 kernel takes (beyond: int32).
+_MAX16_SCORE = 4096
+_MAX16_GAPS = 32768
+
+
+@dataclass(frozen=True)
+class CpuTargets:
+    """A TargetSet laid out for the batch kernels (the handle ``prepare`` returns).
+
+    ``cols[batch_start[b]:batch_start[b+1], l]`` are the codes of target
+    ``lane_target[b, l]`` (-1: empty lane), padded with ``PAD_CODE`` to a multiple of
+    ``BLOCK`` columns; ``lane_len[b, l]`` its length. Batches hold targets of similar length.
+    """
+
+    targets: TargetSet
+    cols: np.ndarray          # uint16 [total columns, LANES]
+    batch_start: np.ndarray   # int64 [batches + 1]
+    lane_len: np.ndarray      # int32 [batches, LANES]
+    lane_target: np.ndarray   # int64 [batches, LANES]
+    chunks: tuple             # int64 arrays of batch ids, balanced by columns, one per task
+
+    @property
+    def n_batches(self) -> int:
+        return self.lane_len.shape[0]
+
+
+def _default_threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class CpuBackend:
+    """Numba backend. ``threads``: worker threads (default: the CPUs this process may use).
+
+    Example:
+        >>> import numpy as np
+        >>> from warpalign import Scoring
+        >>> from warpalign._backends import TargetSet
+        >>> s = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+        >>> be = CpuBackend(threads=1)
+        >>> h = be.prepare(TargetSet.from_list([s.encode("HEAGAWGHEE"), s.encode("PAW")]))
+        >>> r = be.scan(s.encode("PAWHEAE"), h, s, algorithm="local", ends=True)
+        >>> r.scores.tolist(), r.query_ends.tolist(), r.target_ends.tolist()
+        ([17, 22], [6, 3], [3, 3])
+    """
+
+    name = "cpu"
+
+    def __init__(self, threads: int | None = None):
+        self.threads = int(threads) if threads else _default_threads()
+        if self.threads < 1:
+            raise ValueError(f"invalid threads: {threads!r}; expected an integer >= 1")
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="warpalign-cpu")
+            return self._pool
+
+    def _run(self, tasks) -> None:
+        """Run callables, on the pool when there is more than one thread and one task."""
+        if self.threads == 1 or len(tasks) <= 1:
+            for task in tasks:
+                task()
+            return
+        for future in [self._executor().submit(task) for task in tasks]:
+            future.result()
+
+    # ------------------------------------------------------------------ prepare
+    def prepare(self, targets: TargetSet) -> CpuTargets:
+        """Sort ``targets`` by length into batches of LANES and lay them out by column."""
+        lengths = targets.lengths.astype(np.int64)
+        n = len(lengths)
+        order = np.argsort(lengths, kind="stable").astype(np.int64)
+        n_batches = -(-n // _k.LANES)
+        padded = np.zeros(n_batches * _k.LANES, np.int64)
+        padded[:n] = lengths[order]
+        widest = padded.reshape(n_batches, _k.LANES).max(axis=1) if n_batches else padded[:0]
+        ncols = -(-widest // _k.BLOCK) * _k.BLOCK
+        batch_start = np.zeros(n_batches + 1, np.int64)
+        np.cumsum(ncols, out=batch_start[1:])
+        cols = np.full((int(batch_start[-1]), _k.LANES), _k.PAD_CODE, np.uint16)
+        lane_len = np.zeros((n_batches, _k.LANES), np.int32)
+        offsets = np.ascontiguousarray(targets.offsets, dtype=np.int64)
+        codes = np.ascontiguousarray(targets.codes, dtype=np.uint8)
+        if n:
+            _k.fill_columns(codes, offsets, order, batch_start, cols, lane_len)
+        lane_target = np.full(n_batches * _k.LANES, -1, np.int64)
+        lane_target[:n] = order
+        lane_target = lane_target.reshape(n_batches, _k.LANES)
+        return CpuTargets(targets, cols, batch_start, lane_len, lane_target,
+                          self._chunks(ncols))
+
+    def _chunks(self, ncols: np.ndarray) -> tuple:
+        """Split batch ids into contiguous runs of about equal work (columns), several per
+        thread so that threads finishing early take more."""
+        n_batches = len(ncols)
+        if n_batches == 0:
+            return ()
+        parts = min(n_batches, 1 if self.threads == 1 else 8 * self.threads)
+        work = np.cumsum(ncols + 1)
+        cuts = np.searchsorted(work, work[-1] * np.arange(1, parts) / parts)
+        ids = np.arange(n_batches, dtype=np.int64)
+        return tuple(c for c in np.split(ids, np.unique(cuts)) if len(c))
+
+    # --------------------------------------------------------------------- scan
+    def scan(self, query: np.ndarray, handle: CpuTargets, scoring, *,
+             algorithm: str = "local", ends: bool = False) -> ScoreBatch:
+        """Scores (and ends) of ``query`` (uint8 codes) against every target of ``handle``,
+        in the TargetSet's order."""
+        check_choice("algorithm", algorithm, ALGORITHMS)
+        if not isinstance(handle, CpuTargets):
+            raise TypeError(f"expected a handle from CpuBackend.prepare, got {type(handle).__name__}")
+        q = np.ascontiguousarray(query, dtype=np.uint8)
+        matrix = np.ascontiguousarray(scoring.matrix, dtype=np.int32)
+        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+        m = len(q)
+        n = len(handle.targets)
+        shape = (handle.n_batches, _k.LANES)
+        out_score = np.zeros(shape, np.int32)
+        out_qend = np.zeros(shape, np.int32)
+        out_tend = np.zeros(shape, np.int32)
+        residues, qc = np.unique(q, return_inverse=True)
+        qc = qc.astype(np.uint8).reshape(-1)
+        hi = int(matrix.max(initial=0))
+        narrow = (algorithm == "local" and hi <= _MAX16_SCORE
+                  and int(matrix.min(initial=0)) >= -32768 and go + ge <= _MAX16_GAPS
+                  and (not ends or m <= 32767))
+        flags = None
+        if narrow:
+            Qx = np.full((len(residues), _k.MAX_CODES + 1), _k.PAD16, np.int16)
+            Qx[:, :matrix.shape[1]] = matrix[residues]
+            limit = 32767 - max(hi, 0)
+            flags = np.zeros(shape, np.uint8)
+
+            def task(ids):
+                HE = np.empty((m + 1, 2 * _k.LANES), np.int16)
+                _k.local16_scan(qc, handle.cols, handle.batch_start, handle.lane_len, ids, Qx,
+                                go, ge, limit, bool(ends), HE, out_score, out_qend, out_tend,
+                                flags)
+        else:
+            Qx = np.full((len(residues), _k.MAX_CODES + 1), _k.PAD32, np.int32)
+            Qx[:, :matrix.shape[1]] = matrix[residues]
+            code = ALGORITHM_CODES[algorithm]
+
+            def task(ids):
+                HE = np.empty((m + 1, 2 * _k.LANES), np.int32)
+                _k.general32_scan(qc, handle.cols, handle.batch_start, handle.lane_len, ids,
+                                  Qx, go, ge, code, HE, out_score, out_qend, out_tend)
+
+        self._run([lambda ids=ids: task(ids) for ids in handle.chunks])
+
+        valid = handle.lane_target >= 0
+        where = handle.lane_target[valid]
+        scores = np.empty(n, np.int32)
+        qends = np.empty(n, np.int32)
+        tends = np.empty(n, np.int32)
+        scores[where] = out_score[valid]
+        qends[where] = out_qend[valid]
+        tends[where] = out_tend[valid]
+        saturated = 0
+        if flags is not None:
+            redo = handle.lane_target[valid & (flags != 0)]
+            saturated = len(redo)
+            if saturated:
+                self._rescore(q, handle.targets, redo, matrix, go, ge, scores, qends, tends)
+        if not ends:
+            return ScoreBatch(scores, saturated=saturated)
+        return ScoreBatch(scores, qends, tends, saturated=saturated)
+
+    def _rescore(self, q, targets: TargetSet, idx, matrix, go, ge, scores, qends, tends) -> None:
+        """Exact 32-bit rescoring of the targets ``idx`` (local), in place."""
+        codes = np.ascontiguousarray(targets.codes, dtype=np.uint8)
+        offsets = np.ascontiguousarray(targets.offsets, dtype=np.int64)
+        idx = np.sort(np.asarray(idx, dtype=np.int64))
+        parts = np.array_split(idx, min(len(idx), self.threads))
+        code = ALGORITHM_CODES["local"]
+        self._run([lambda p=p: _k.rescore_targets(q, codes, offsets, p, matrix, go, ge, code,
+                                                  scores, qends, tends) for p in parts])
+
+
+__all__ = ["CpuBackend", "CpuTargets"]
