@@ -12,6 +12,7 @@ from .alphabet import Alphabet
 from .database import Database
 from .errors import (AlphabetError, BackendUnavailable, DatabaseError, DeviceOutOfMemory,
                      InputError, NotComputed, ScoringError)
+from .pairs import PairScores, score_pairs
 from .results import Alignment, Hit, Hits
 from .scoring import Scoring
 from .search import search
@@ -20,4 +21,4 @@ __version__ = "0.1.0"
 
 __all__ = ["Alignment", "Alphabet", "AlphabetError", "BackendUnavailable", "Database",
            "DatabaseError", "DeviceOutOfMemory", "Hit", "Hits", "InputError", "NotComputed",
-           "Scoring", "ScoringError", "__version__", "align", "search"]
+           "PairScores", "Scoring", "ScoringError", "__version__", "align", "score_pairs", "search"]

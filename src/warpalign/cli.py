@@ -89,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     al.add_argument("--format", default="text", choices=("text", "tsv", "json"))
     al.add_argument("-o", "--output", help="output file (default stdout)")
     al.set_defaults(run=_align)
+
+    from .pairs_cli import add_pairs_command
+    add_pairs_command(sub)
     return p
 
 

@@ -1,0 +1,361 @@
+"""score_pairs (issue 4): every method equals the exact scalar kernel and the reference DP.
+
+Oracles: ``pairwise.score_end`` (exact 32-bit Gotoh), ``tests/reference.py`` (naive DP),
+parasail's ``sw_scan_16``/``sw_scan_32`` (not striped: wrong when open == extend).
+Inputs: random pairs, identical pairs (maximum scores), real DNA cut from phiX174,
+the word/group boundary lengths 0, 1, 31, 32, 33, 63, 64, 65 on either side, unequal
+lengths inside a group and pair counts that are not a multiple of 64.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import shared_data
+from reference import dp
+from warpalign import Scoring
+from warpalign._backends.cpu import bitsliced, wordwise
+from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
+from warpalign.errors import AlphabetError, BackendUnavailable, NotComputed
+from warpalign.pairs import PairScores, score_pairs
+from warpalign.pairs_cli import add_pairs_command
+
+PAPER = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)   # paper 000, Table II
+LINEAR = Scoring(match=1, mismatch=-3, gap_open=2, gap_extend=2)
+METHODS = ["bitsliced", "wordwise"]
+EDGES = [0, 1, 31, 32, 33, 63, 64, 65]
+
+
+def exact(xs, ys, scoring, algorithm="local"):
+    code = ALGORITHM_CODES[algorithm]
+    enc = scoring.alphabet.encode
+    return [int(score_end(enc(x), enc(y), scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                          code)[0]) for x, y in zip(xs, ys)]
+
+
+def random_dna(rng, n, alphabet="ACGT"):
+    return "".join(rng.choice(list(alphabet), n))
+
+
+def mutate(rng, seq, rate=0.1):
+    out = []
+    for c in seq:
+        r = rng.random()
+        if r < rate / 3:
+            continue                                  # deletion
+        out.append(rng.choice(list("ACGT")) if r < 2 * rate / 3 else c)
+        if r > 1 - rate / 3:
+            out.append(rng.choice(list("ACGT")))      # insertion
+    return "".join(out)
+
+
+def phix() -> str:
+    lines = shared_data("dna/phix_genome.fa").read_text().splitlines()
+    return "".join(l.strip() for l in lines if not l.startswith(">")).upper()
+
+
+# --------------------------------------------------------------------------- exactness
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("scoring", [PAPER, LINEAR], ids=["paper", "1/-3/2"])
+def test_random_pairs(method, scoring):
+    rng = np.random.default_rng(4)
+    n = 150                                           # not a multiple of 64 or 32
+    xs = [random_dna(rng, int(rng.integers(0, 80))) for _ in range(n)]
+    ys = [random_dna(rng, int(rng.integers(0, 120))) for _ in range(n)]
+    ys[10:40] = [mutate(rng, x) for x in xs[10:40]]   # related pairs score high
+    res = score_pairs(xs, ys, scoring, method=method, backend="cpu")
+    assert res.method == method and res.backend == "cpu"
+    assert res.scores.dtype == np.int32 and res.scores.shape == (n,)
+    assert res.scores.tolist() == exact(xs, ys, scoring)
+    assert res.saturated == 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_edge_lengths_either_side(method):
+    rng = np.random.default_rng(5)
+    pairs = list(itertools.product(EDGES, EDGES))     # 64 pairs, unequal lengths in a group
+    pairs += [(1, 1), (65, 0), (0, 65)]               # 67: one partial group
+    xs = [random_dna(rng, a) for a, _ in pairs]
+    ys = [random_dna(rng, b) for _, b in pairs]
+    ys[5] = xs[5][:20] + ys[5][20:]                   # a shared prefix in one mixed pair
+    res = score_pairs(xs, ys, PAPER, method=method, backend="cpu")
+    assert res.scores.tolist() == exact(xs, ys, PAPER)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_identical_pairs_reach_the_maximum(method):
+    rng = np.random.default_rng(6)
+    lengths = EDGES + [127, 128, 129, 300]
+    xs = [random_dna(rng, n) for n in lengths]
+    res = score_pairs(xs, xs, PAPER, method=method, backend="cpu")
+    assert res.scores.tolist() == [2 * n for n in lengths]
+    homopolymers = ["A" * n for n in lengths]          # every cell of the diagonal band high
+    res = score_pairs(homopolymers, homopolymers, PAPER, method=method, backend="cpu")
+    assert res.scores.tolist() == [2 * n for n in lengths]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_real_dna_pairs_from_phix(method):
+    genome = phix()
+    rng = np.random.default_rng(7)
+    xs, ys = [], []
+    for _ in range(70):
+        start = int(rng.integers(0, len(genome) - 400))
+        m = int(rng.integers(20, 130))
+        xs.append(genome[start:start + m])
+        shift = int(rng.integers(-40, 40))
+        lo = max(0, start + shift)
+        ys.append(genome[lo:lo + int(rng.integers(50, 400))])
+    res = score_pairs(xs, ys, PAPER, method=method, backend="cpu", threshold=40)
+    expected = exact(xs, ys, PAPER)
+    assert res.scores.tolist() == expected
+    assert res.indices.tolist() == [i for i, s in enumerate(expected) if s >= 40]
+
+
+def test_methods_agree_with_the_reference_dp_on_lambda():
+    path = shared_data("dna/lambda_virus.fa.gz")
+    with gzip.open(path, "rt") as fh:
+        genome = "".join(l.strip() for l in fh if not l.startswith(">")).upper()
+    rng = np.random.default_rng(8)
+    xs, ys = [], []
+    for _ in range(20):
+        a = int(rng.integers(0, len(genome) - 100))
+        xs.append(genome[a:a + 30])
+        ys.append(mutate(rng, genome[a - 5 if a >= 5 else a:a + 40], 0.15))
+    enc = PAPER.alphabet.encode
+    expected = [dp(enc(x), enc(y), PAPER.matrix, 1, 1)[0] for x, y in zip(xs, ys)]
+    for method in ("auto", *METHODS):
+        assert score_pairs(xs, ys, PAPER, method=method).scores.tolist() == expected
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.text("ACGT", max_size=70), st.text("ACGT", max_size=70)),
+                min_size=1, max_size=70))
+def test_bitsliced_equals_reference_dp(pairs):
+    xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+    enc = PAPER.alphabet.encode
+    got = score_pairs(xs, ys, PAPER, method="bitsliced", backend="cpu").scores.tolist()
+    assert got == [dp(enc(x), enc(y), PAPER.matrix, 1, 1)[0] for x, y in zip(xs, ys)]
+
+
+# --------------------------------------------------------------------------- word-wise: any scoring
+
+
+@pytest.mark.parametrize("algorithm", ["local", "global", "semiglobal"])
+@pytest.mark.parametrize("scoring", [
+    Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1),
+    Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1),           # paper 004, affine
+    Scoring(match=2, mismatch=1, gap_open=3, gap_extend=1),            # mismatch > 0: table path
+], ids=["blosum62", "dna-affine", "positive-mismatch"])
+def test_wordwise_any_scoring_and_algorithm(scoring, algorithm):
+    rng = np.random.default_rng(9)
+    letters = scoring.alphabet.symbols[:20] if scoring.alphabet.name == "protein" else "ACGTN"
+    n = 45
+    xs = [random_dna(rng, int(rng.integers(0, 70)), letters) for _ in range(n)]
+    ys = [random_dna(rng, int(rng.integers(0, 90)), letters) for _ in range(n)]
+    ys[:10] = [x[3:] + "AC" for x in xs[:10]]
+    res = score_pairs(xs, ys, scoring, method="wordwise", algorithm=algorithm, backend="cpu")
+    assert res.scores.tolist() == exact(xs, ys, scoring, algorithm)
+    enc = scoring.alphabet.encode
+    for i in range(0, n, 9):   # and the naive DP, on a few
+        assert res.scores[i] == dp(enc(xs[i]), enc(ys[i]), scoring.matrix, scoring.gap_open,
+                                   scoring.gap_extend, algorithm)[0]
+
+
+def test_wordwise_global_long_pairs_use_wide_lanes():
+    rng = np.random.default_rng(10)
+    scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    xs = [random_dna(rng, 1500, "ARNDCQEGHILKMFPSTWYV") for _ in range(3)] + ["MKV"]
+    ys = [random_dna(rng, 10, "ARNDCQEGHILKMFPSTWYV") for _ in range(3)] + ["MKVW"]
+    for algorithm in ("global", "semiglobal"):
+        res = score_pairs(xs, ys, scoring, method="wordwise", algorithm=algorithm)
+        assert res.scores.tolist() == exact(xs, ys, scoring, algorithm)
+        assert min(res.scores[:3]) < -1000   # (m + n) * 11 is past the 16-bit-safe bound
+
+
+def test_wordwise_saturation_is_detected_and_rescored():
+    scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    big = "W" * 3100                                  # 11 * 3100 = 34,100 > 32,767
+    xs = [big, "MKVLA", big[:100]]
+    ys = [big, "MKVLA", big[:100]]
+    res = score_pairs(xs, ys, scoring, method="wordwise")
+    assert res.scores.tolist() == [34100, exact(["MKVLA"], ["MKVLA"], scoring)[0], 1100]
+    assert res.saturated == 1
+
+
+# --------------------------------------------------------------------------- differential: parasail
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_against_parasail_scan(method):
+    parasail = pytest.importorskip("parasail")
+    rng = np.random.default_rng(11)
+    xs = [random_dna(rng, int(rng.integers(1, 128))) for _ in range(100)]
+    ys = [mutate(rng, x, 0.2) + random_dna(rng, int(rng.integers(0, 200))) for x in xs]
+    ys = [y or "A" for y in ys]
+    res = score_pairs(xs, ys, PAPER, method=method, backend="cpu")
+    matrix = parasail.matrix_create("ACGT", 2, -1)
+    for fn in (parasail.sw_scan_16, parasail.sw_scan_32):
+        theirs = [fn(x, y, 1, 1, matrix).score for x, y in zip(xs, ys)]
+        assert res.scores.tolist() == theirs
+
+
+# --------------------------------------------------------------------------- the kernels' pieces
+
+
+def test_bit_transpose_round_trip_all_widths():
+    rng = np.random.default_rng(12)
+    for s in range(1, 65):
+        hi = 1 << s
+        words = np.array([int(v) % hi for v in rng.integers(0, 1 << 62, 64)], dtype=np.uint64)
+        if s == 64:
+            words |= np.uint64(1 << 63)
+        planes = words.copy()
+        bitsliced.transpose_w2b(planes, s)
+        naive = [sum(((int(words[k]) >> b) & 1) << k for k in range(64)) for b in range(64)]
+        assert planes.tolist() == naive
+        bitsliced.transpose_b2w(planes, s)
+        assert planes.tolist() == words.tolist()
+
+
+@pytest.mark.slow   # compiles a second kernel family (~20 s cold)
+def test_bitsliced_wider_groups_equal_one_word_groups():
+    rng = np.random.default_rng(13)
+    xs = [rng.integers(0, 4, int(rng.integers(0, 50))).astype(np.uint8) for _ in range(300)]
+    ys = [rng.integers(0, 4, int(rng.integers(0, 50))).astype(np.uint8) for _ in range(300)]
+    from warpalign.pairs import _concat
+    args = (*_concat(xs), *_concat(ys), PAPER)
+    one, _, steps = bitsliced.score_pairs(*args, words=1)
+    eight, _, _ = bitsliced.score_pairs(*args, words=8)
+    assert one.tolist() == eight.tolist()
+    assert one.tolist() == [int(score_end(x, y, PAPER.matrix, 1, 1, 0)[0]) for x, y in zip(xs, ys)]
+    assert set(steps) == {"w2b", "swa", "b2w"}
+
+
+def test_value_bits_never_saturate():
+    assert bitsliced.value_bits(0) == 1
+    assert bitsliced.value_bits(255) == 8
+    assert bitsliced.value_bits(256) == 9     # paper: m = 128, c1 = 2 needs 9 bits here
+
+
+def test_match_mismatch_detection():
+    assert wordwise.match_mismatch(PAPER.matrix.astype(np.int64)) == (2, -1, 4)
+    blosum = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1).matrix.astype(np.int64)
+    assert wordwise.match_mismatch(blosum) is None
+
+
+# --------------------------------------------------------------------------- API
+
+
+def test_auto_picks_a_method_that_can_score():
+    rng = np.random.default_rng(14)
+    xs = [random_dna(rng, 40) for _ in range(10)]
+    ys = [random_dna(rng, 60) for _ in range(10)]
+    res = score_pairs(xs, ys, PAPER)
+    assert res.method in METHODS and res.scores.tolist() == exact(xs, ys, PAPER)
+    with_n = score_pairs([x + "N" for x in xs], ys, PAPER)              # N: not bitsliceable
+    assert with_n.method == "wordwise"
+    affine = Scoring(match=2, mismatch=-1, gap_open=3, gap_extend=1)
+    assert score_pairs(xs, ys, affine).method == "wordwise"
+    assert score_pairs(xs, ys, PAPER, algorithm="global").method == "wordwise"
+
+
+def test_threshold_and_full_mode_give_the_alignments():
+    from warpalign.traceback import align_codes
+    rng = np.random.default_rng(15)
+    xs = [random_dna(rng, 50) for _ in range(80)]
+    ys = [mutate(rng, x, 0.1) if i % 7 == 0 else random_dna(rng, 60) for i, x in enumerate(xs)]
+    res = score_pairs(xs, ys, PAPER, threshold=60, mode="full", method="bitsliced")
+    expected = [i for i, s in enumerate(exact(xs, ys, PAPER)) if s >= 60]
+    assert expected and res.indices.tolist() == expected
+    assert len(res.alignments) == len(expected)
+    enc = PAPER.alphabet.encode
+    for i, aln in zip(res.indices, res.alignments):
+        assert aln == align_codes(enc(xs[i]), enc(ys[i]), PAPER)
+        assert aln.score == res.scores[i]
+    plain = score_pairs(xs, ys, PAPER)
+    with pytest.raises(NotComputed):
+        _ = plain.indices
+    with pytest.raises(NotComputed):
+        _ = score_pairs(xs, ys, PAPER, threshold=60).alignments
+    with pytest.raises(AttributeError):
+        plain.saturated = 3
+    assert isinstance(plain, PairScores) and len(plain) == 80
+    with pytest.raises(ValueError):
+        plain.scores[0] = 1
+
+
+def test_empty_input():
+    res = score_pairs([], [], PAPER, threshold=1)
+    assert res.scores.tolist() == [] and res.indices.tolist() == []
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="as many"):
+        score_pairs(["ACGT", "AC"], ["ACGT"], PAPER)
+    with pytest.raises(ValueError, match=r"invalid method: 'fast'.*'auto'.*'bitsliced'.*'wordwise'"):
+        score_pairs(["ACGT"], ["ACGT"], PAPER, method="fast")
+    with pytest.raises(ValueError, match="invalid mode"):
+        score_pairs(["ACGT"], ["ACGT"], PAPER, mode="end")
+    with pytest.raises(ValueError, match="invalid algorithm"):
+        score_pairs(["ACGT"], ["ACGT"], PAPER, algorithm="overlap")
+    with pytest.raises(AlphabetError, match=r"ys\[2\].*position 3.*'X'") as info:
+        score_pairs(["ACGT"] * 3, ["ACGT", "ACGT", "ACGXT"], PAPER)
+    assert info.value.position == 3 and info.value.character == "X"
+    with pytest.raises(AlphabetError, match=r"xs\[1\].*position 2.*'N'.*A, C, G, T"):
+        score_pairs(["ACGT", "ACNT"], ["ACGT", "ACGT"], PAPER, method="bitsliced")
+    with pytest.raises(ValueError, match="linear gaps"):
+        score_pairs(["ACGT"], ["ACGT"], Scoring(match=2, mismatch=-1, gap_open=3, gap_extend=1),
+                    method="bitsliced")
+    with pytest.raises(ValueError, match="local"):
+        score_pairs(["ACGT"], ["ACGT"], PAPER, method="bitsliced", algorithm="global")
+    with pytest.raises(BackendUnavailable, match="cuda"):
+        score_pairs(["ACGT"], ["ACGT"], PAPER, backend="cuda")
+    with pytest.raises(ValueError, match="invalid backend"):
+        score_pairs(["ACGT"], ["ACGT"], PAPER, backend="gpu")
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _cli(argv):
+    parser = argparse.ArgumentParser(prog="warpalign")
+    add_pairs_command(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+def test_cli_pairs(tmp_path, capsys):
+    x = tmp_path / "x.fa"
+    y = tmp_path / "y.fa"
+    x.write_text(">a1\nTACTG\n>a2\nAAAA\n>a3\nACGTN\n")
+    y.write_text(">b1\nGAACTGA\n>b2\nCCCC\n>b3\nACGTA\n")
+    assert _cli(["pairs", str(x), str(y), "--header"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["#index\txname\tyname\tscore", "0\ta1\tb1\t8", "1\ta2\tb2\t0", "2\ta3\tb3\t8"]
+    assert _cli(["pairs", str(x), str(y), "--threshold", "5", "--mode", "full"]) == 0
+    rows = [l.split("\t") for l in capsys.readouterr().out.splitlines()]
+    assert [r[0] for r in rows] == ["0", "2"]
+    assert rows[0][4:] == ["100.00", "4", "2", "5", "3", "6", "4M"]
+    out = tmp_path / "out.tsv"
+    assert _cli(["pairs", str(x), str(y), "--method", "wordwise", "--match", "1",
+                 "--mismatch", "-1", "--gap-open", "2", "--gap-extend", "1", "-o", str(out)]) == 0
+    assert out.read_text().splitlines()[0] == "0\ta1\tb1\t4"
+
+
+def test_cli_pairs_record_counts_must_match(tmp_path):
+    x = tmp_path / "x.fa"
+    y = tmp_path / "y.fa"
+    x.write_text(">a1\nACGT\n>a2\nACGT\n")
+    y.write_text(">b1\nACGT\n")
+    with pytest.raises(ValueError, match="2 records.*1"):
+        _cli(["pairs", str(x), str(y)])
