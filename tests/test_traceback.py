@@ -1,0 +1,407 @@
+"""Tests of the CPU traceback (warpalign.traceback.align_codes, mode="full")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reference import dp
+from warpalign.results import Alignment
+from warpalign.scoring import Scoring
+from warpalign.traceback import align_codes
+
+ALGORITHMS = ("local", "global", "semiglobal")
+SPROT = Path("/work/shared/data/protein/uniprot_sprot196.fasta")
+
+
+def rescore(alignment: Alignment, q: np.ndarray, t: np.ndarray, scoring: Scoring) -> int:
+    """Score of an alignment recomputed from its CIGAR and aligned strings.
+
+    Also checks that the CIGAR consumes exactly q[query_start:query_end] and
+    t[target_start:target_end] and that the aligned strings spell the same columns.
+    """
+    a = alignment
+    qs, qe, ts, te = a.query_start, a.query_end, a.target_start, a.target_end
+    assert 0 <= qs <= qe <= len(q) and 0 <= ts <= te <= len(t)
+    qseg = scoring.alphabet.decode(q[qs:qe])
+    tseg = scoring.alphabet.decode(t[ts:te])
+    assert len(a.query_aligned) == len(a.target_aligned) == a.length
+    assert a.query_aligned.replace("-", "") == qseg
+    assert a.target_aligned.replace("-", "") == tseg
+    score, i, j, col = 0, qs, ts, 0
+    for count, op in a.operations():
+        assert count > 0
+        if op == "M":
+            for _ in range(count):
+                assert a.query_aligned[col] != "-" and a.target_aligned[col] != "-"
+                score += int(scoring.matrix[q[i], t[j]])
+                i, j, col = i + 1, j + 1, col + 1
+        else:
+            score -= scoring.gap_cost(count)
+            for _ in range(count):
+                if op == "I":
+                    assert a.target_aligned[col] == "-"
+                    i += 1
+                else:
+                    assert a.query_aligned[col] == "-"
+                    j += 1
+                col += 1
+    assert (i, j) == (qe, te), "the CIGAR does not consume the aligned segments"
+    ops = a.operations()
+    assert all(x[1] != y[1] for x, y in pairwise(ops)), "CIGAR runs are not merged"
+    return score
+
+
+def check(q, t, scoring, algorithm, **kw) -> Alignment:
+    """align_codes with every invariant that holds for any input."""
+    a = align_codes(q, t, scoring, algorithm, **kw)
+    assert a.algorithm == algorithm
+    assert rescore(a, q, t, scoring) == a.score
+    if algorithm == "global":
+        assert (a.query_start, a.query_end, a.target_start, a.target_end) == (0, len(q), 0, len(t))
+    if algorithm == "semiglobal":
+        assert (a.query_start, a.query_end) == (0, len(q))
+    if algorithm == "local" and a.score == 0:
+        assert (a.query_start, a.query_end, a.target_start, a.target_end, a.cigar) == (0, 0, 0, 0, "")
+    return a
+
+
+def ref(q, t, scoring, algorithm):
+    return dp(q.tolist(), t.tolist(), scoring.matrix.tolist(), scoring.gap_open,
+              scoring.gap_extend, algorithm)
+
+
+def brute_start(q, t, scoring, algorithm, score, qe, te):
+    """The start the tie rule asks for, by trying every segment (tiny inputs only).
+
+    Among starts whose segment's global score equals the score: the smallest target
+    extent te - ts, then the smallest query extent qe - qs.
+    """
+    qstarts = range(qe, -1, -1) if algorithm == "local" else [0]
+    for ts in range(te, -1, -1):
+        for qs in qstarts:
+            if ref(q[qs:qe], t[ts:te], scoring, "global")[0] == score:
+                return qs, ts
+    raise AssertionError("no start reaches the score")
+
+
+# --------------------------------------------------------------------------- strategies
+
+DNA_S = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+PROT_S = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+
+
+@st.composite
+def scorings(draw):
+    if draw(st.booleans()):
+        ge = draw(st.integers(0, 4))
+        go = draw(st.integers(ge, ge + 8))
+        return Scoring(match=draw(st.integers(1, 6)), mismatch=draw(st.integers(-6, 0)),
+                       gap_open=go, gap_extend=ge)
+    ge = draw(st.integers(1, 3))
+    return Scoring(matrix=draw(st.sampled_from(["BLOSUM62", "BLOSUM50", "PAM30"])),
+                   gap_open=draw(st.integers(ge, 12)), gap_extend=ge)
+
+
+@st.composite
+def cases(draw, max_len=14):
+    s = draw(scorings())
+    k = 4 if s.alphabet.name == "dna" else 20
+    q = np.array(draw(st.lists(st.integers(0, k - 1), max_size=max_len)), np.uint8)
+    if draw(st.booleans()) and len(q):   # a related target: q with some edits
+        t = q.copy()
+        for _ in range(draw(st.integers(0, 4))):
+            pos = draw(st.integers(0, len(t)))
+            what = draw(st.sampled_from(["sub", "ins", "del"]))
+            if what == "ins":
+                t = np.insert(t, pos, draw(st.integers(0, k - 1))).astype(np.uint8)
+            elif len(t) and pos < len(t):
+                if what == "del":
+                    t = np.delete(t, pos)
+                else:
+                    t[pos] = draw(st.integers(0, k - 1))
+    else:
+        t = np.array(draw(st.lists(st.integers(0, k - 1), max_size=max_len)), np.uint8)
+    return q, t, s
+
+
+# --------------------------------------------------------------------------- against the oracle
+
+
+@settings(max_examples=250, deadline=None, derandomize=True)
+@given(cases(), st.sampled_from(ALGORITHMS))
+def test_matches_reference(case, algorithm):
+    q, t, s = case
+    a = check(q, t, s, algorithm)
+    score, qe, te = ref(q, t, s, algorithm)
+    assert (a.score, a.query_end, a.target_end) == (score, qe, te) or (
+        algorithm == "local" and score == 0 and a.score == 0)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(cases(max_len=9), st.sampled_from(["local", "semiglobal"]))
+def test_start_is_the_shortest_optimal(case, algorithm):
+    q, t, s = case
+    a = check(q, t, s, algorithm)
+    if algorithm == "local" and a.score == 0:
+        return
+    assert (a.query_start, a.target_start) == brute_start(q, t, s, algorithm, a.score,
+                                                          a.query_end, a.target_end)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(st.integers(0, 3), max_size=8), st.lists(st.integers(0, 3), max_size=8),
+       st.sampled_from([(0, 0), (1, 0), (2, 1)]), st.sampled_from(["local", "semiglobal"]))
+def test_start_tie_rule_with_cheap_gaps(q, t, gaps, algorithm):
+    # Free or cheap gaps make many starts reach the same score: the tie rule must pick
+    # the smallest target extent, then the smallest query extent.
+    s = Scoring(match=1, mismatch=-1, gap_open=gaps[0], gap_extend=gaps[1])
+    q, t = np.array(q, np.uint8), np.array(t, np.uint8)
+    a = check(q, t, s, algorithm)
+    if algorithm == "local" and a.score == 0:
+        return
+    assert (a.query_start, a.target_start) == brute_start(q, t, s, algorithm, a.score,
+                                                          a.query_end, a.target_end)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(cases(max_len=40), st.sampled_from(ALGORITHMS), st.sampled_from([1, 6, 30, 200]))
+def test_linear_space_path_equals_full_matrix_path(case, algorithm, limit):
+    q, t, s = case
+    full = check(q, t, s, algorithm)
+    linear = check(q, t, s, algorithm, max_full_cells=limit)
+    assert linear.score == full.score
+    assert (linear.query_start, linear.query_end, linear.target_start, linear.target_end) == (
+        full.query_start, full.query_end, full.target_start, full.target_end)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("gaps", [(5, 2), (3, 3), (12, 1), (0, 0)])
+def test_myers_miller_on_related_sequences(algorithm, gaps):
+    rng = np.random.default_rng(7)
+    s = Scoring(match=2, mismatch=-3, gap_open=gaps[0], gap_extend=gaps[1])
+    q, t = related(rng, 1500)
+    score, qe, te = ref_fast(q, t, s, algorithm)
+    full = check(q, t, s, algorithm)
+    for limit in (1, 64, 4096):
+        linear = check(q, t, s, algorithm, max_full_cells=limit)
+        assert (linear.score, linear.query_end, linear.target_end) == (score, qe, te)
+        assert (linear.query_start, linear.target_start) == (full.query_start, full.target_start)
+
+
+def ref_fast(q, t, s, algorithm):
+    from warpalign._backends.cpu.pairwise import score_end_py
+    return score_end_py(q, t, s.matrix, s.gap_open, s.gap_extend, algorithm)
+
+
+def related(rng, n, sub=0.08, indel=0.02):
+    """A random DNA sequence and a mutated copy (substitutions, short indels)."""
+    a = rng.integers(0, 4, n).astype(np.uint8)
+    out, i = [], 0
+    while i < n:
+        r = rng.random()
+        if r < sub:
+            out.append(rng.integers(0, 4))
+            i += 1
+        elif r < sub + indel / 2:
+            i += int(rng.integers(1, 10))
+        elif r < sub + indel:
+            out.extend(rng.integers(0, 4, int(rng.integers(1, 10))).tolist())
+        else:
+            out.append(a[i])
+            i += 1
+    return a, np.array(out, np.uint8)
+
+
+# --------------------------------------------------------------------------- edge cases
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("q,t", [("", ""), ("", "ACGT"), ("ACGT", ""), ("A", "A"), ("A", "C"),
+                                 ("A", "ACGTA"), ("GATTACA", "C"), ("ACGTACGT", "ACGTACGT")])
+@pytest.mark.parametrize("limit", [None, 1])
+def test_edge_cases(algorithm, q, t, limit):
+    for s in (DNA_S, Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)):
+        qc, tc = s.encode(q), s.encode(t)
+        a = check(qc, tc, s, algorithm, max_full_cells=limit)
+        score, qe, te = ref(qc, tc, s, algorithm)
+        assert a.score == score
+        if not (algorithm == "local" and score == 0):
+            assert (a.query_end, a.target_end) == (qe, te)
+
+
+def test_empty_and_identical():
+    s = DNA_S
+    a = align_codes(s.encode(""), s.encode("ACGT"), s, "local")
+    assert (a.score, a.cigar, a.query_aligned, a.target_aligned) == (0, "", "", "")
+    a = align_codes(s.encode(""), s.encode("ACGT"), s, "global")
+    assert (a.score, a.cigar, a.target_aligned, a.query_aligned) == (-4, "4D", "ACGT", "----")
+    a = align_codes(s.encode("ACG"), s.encode(""), s, "semiglobal")
+    assert (a.score, a.cigar, a.target_start, a.target_end) == (-3, "3I", 0, 0)
+    seq = PROT_S.encode("MKVLAAGIVGLLLAWQHSTA")
+    for algorithm in ALGORITHMS:
+        a = check(seq, seq, PROT_S, algorithm)
+        assert a.cigar == f"{len(seq)}M" and a.identity == 1.0
+        assert a.query_aligned == a.target_aligned == "MKVLAAGIVGLLLAWQHSTA"
+
+
+def test_local_score_zero_is_empty():
+    s = Scoring(match=1, mismatch=-1, gap_open=2, gap_extend=1)
+    a = align_codes(s.encode("AAAA"), s.encode("CCCC"), s, "local")
+    assert a == Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
+                          cigar="", query_aligned="", target_aligned="", algorithm="local")
+
+
+def test_affine_gap_is_one_gap():
+    # One long gap (open 10 + 4 * extend 1 = 14) beats five short ones; a 3-state
+    # traceback that forgets its state would split it.
+    s = Scoring(match=5, mismatch=-4, gap_open=10, gap_extend=1)
+    q, t = s.encode("ACGTACGTAAAAACCCGGGTTT"), s.encode("ACGTACGTCCCGGGTTT")
+    for limit in (None, 1, 20):
+        a = check(q, t, s, "global", max_full_cells=limit)
+        assert a.score == 17 * 5 - 14
+        assert a.gap_opens == 1
+
+
+def test_gap_open_equals_gap_extend():
+    rng = np.random.default_rng(3)
+    s = Scoring(match=1, mismatch=-1, gap_open=1, gap_extend=1)
+    for _ in range(20):
+        q, t = related(rng, int(rng.integers(1, 60)), sub=0.2, indel=0.1)
+        for algorithm in ALGORITHMS:
+            a = check(q, t, s, algorithm, max_full_cells=int(rng.integers(1, 100)))
+            assert (a.score, a.query_end, a.target_end) == ref(q, t, s, algorithm) or a.score == 0
+
+
+def test_invalid_arguments():
+    with pytest.raises(ValueError, match="invalid algorithm"):
+        align_codes(DNA_S.encode("A"), DNA_S.encode("A"), DNA_S, "glocal")
+    with pytest.raises(ValueError, match="outside"):
+        align_codes(np.array([0, 99], np.uint8), DNA_S.encode("A"), DNA_S)
+
+
+# --------------------------------------------------------------------------- pinned numbers
+
+
+def test_paper_004_fig3():
+    # Paper 004, Fig. 3: ATGCTCATAGA vs ATGCCTCACTGA, match 5 / mismatch -3 / open 8 / extend 1.
+    s = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
+    q, t = s.encode("ATGCTCATAGA"), s.encode("ATGCCTCACTGA")
+    for limit in (None, 1):
+        assert check(q, t, s, "local", max_full_cells=limit).score == 31
+
+
+def test_paper_000_table2():
+    # Paper 000, Table II: TACTG vs GAACTGA, match 2 / mismatch -1 / gap 1 (linear).
+    a = check(DNA_S.encode("TACTG"), DNA_S.encode("GAACTGA"), DNA_S, "local")
+    assert a.score == 8
+    assert (a.query_start, a.query_end, a.target_start, a.target_end, a.cigar) == (1, 5, 2, 6, "4M")
+
+
+def test_paper_002_fig1():
+    # Paper 002, Fig. 1: CTGTAC vs TGTCGAT, same scoring as paper 000.
+    assert check(DNA_S.encode("CTGTAC"), DNA_S.encode("TGTCGAT"), DNA_S, "local").score == 7
+
+
+# --------------------------------------------------------------------------- Biopython
+
+
+def sprot_records(limit=40):
+    from Bio import SeqIO
+    ok = set("ARNDCQEGHILKMFPSTWYV")
+    out = []
+    for rec in SeqIO.parse(str(SPROT), "fasta"):
+        seq = str(rec.seq)
+        if set(seq) <= ok and len(seq) <= 600:
+            out.append(seq)
+        if len(out) == limit:
+            break
+    return out
+
+
+@pytest.mark.skipif(not SPROT.exists(), reason="needs /work/shared/data")
+@pytest.mark.parametrize("matrix,go,ge", [("BLOSUM62", 11, 1), ("BLOSUM50", 10, 2)])
+def test_biopython_scores(matrix, go, ge):
+    from Bio.Align import PairwiseAligner, substitution_matrices
+    seqs = sprot_records()
+    rng = np.random.default_rng(11)
+    s = Scoring(matrix=matrix, gap_open=go, gap_extend=ge)
+    aligners = {}
+    for mode in ("local", "global"):
+        al = PairwiseAligner(mode=mode, substitution_matrix=substitution_matrices.load(matrix),
+                             open_gap_score=-go, extend_gap_score=-ge)
+        aligners[mode] = al
+    for k in range(8):
+        x, y = (seqs[i] for i in rng.choice(len(seqs), 2, replace=False))
+        qc, tc = s.encode(x), s.encode(y)
+        for mode, al in aligners.items():
+            expected = int(al.score(x, y))
+            a = check(qc, tc, s, mode, max_full_cells=None if k % 2 else 5000)
+            assert a.score == expected, (mode, x, y)
+
+
+# --------------------------------------------------------------------------- long sequences
+
+LONG_SCRIPT = textwrap.dedent("""
+    import json, resource, sys, time
+    import numpy as np
+    sys.path.insert(0, {tests!r})
+    from test_traceback import related
+    from warpalign.scoring import Scoring
+    from warpalign.traceback import align_codes
+    n, limit = {n}, {limit}
+    q, t = related(np.random.default_rng(5), n, sub=0.08, indel=0.02)
+    s = Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+    align_codes(q[:64], t[:64], s, "local", max_full_cells=16)   # compile
+    out = {{"n": [len(q), len(t)]}}
+    for algorithm in ("global", "local"):
+        t0 = time.perf_counter()
+        a = align_codes(q, t, s, algorithm, max_full_cells=limit)
+        out[algorithm] = dict(seconds=time.perf_counter() - t0, score=a.score,
+                              coords=[a.query_start, a.query_end, a.target_start, a.target_end],
+                              length=a.length)
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out))
+""")
+
+
+def run_long(n, limit):
+    """Align two related n-bp sequences globally and locally in a fresh process."""
+    code = LONG_SCRIPT.format(tests=str(Path(__file__).parent), n=n, limit=limit)
+    env = dict(os.environ)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_linear_space_quick():
+    # 3 kbp with a 4096-cell full-matrix limit: deep Myers–Miller recursion, checked
+    # against the scalar DP's score and ends and the full-matrix path's coordinates.
+    rng = np.random.default_rng(9)
+    s = Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+    q, t = related(rng, 3000)
+    for algorithm in ALGORITHMS:
+        linear = check(q, t, s, algorithm, max_full_cells=4096)
+        full = check(q, t, s, algorithm)
+        assert (linear.score, linear.query_end, linear.target_end) == ref_fast(q, t, s, algorithm)
+        assert (linear.query_start, linear.target_start) == (full.query_start, full.target_start)
+
+
+@pytest.mark.slow
+def test_100kbp_in_linear_space():
+    # Two related 100 kbp DNA sequences, globally and locally, under 1 GiB peak RSS.
+    out = run_long(100_000, "None")
+    print(json.dumps(out))
+    assert out["peak_rss_mib"] < 1024
+    assert out["global"]["coords"] == [0, out["n"][0], 0, out["n"][1]]
+    assert out["local"]["score"] >= out["global"]["score"]
