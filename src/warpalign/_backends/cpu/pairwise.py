@@ -47,32 +47,36 @@ def score_end(q, t, matrix, gap_open, gap_extend, algorithm):
         best = H[n]
         bi = 0
         bj = n
+    local = algorithm == LOCAL
     for i in range(1, m + 1):
         row = matrix[q[i - 1]]
         diag = H[0]
-        if algorithm == LOCAL:
+        if local:
             H[0] = 0
         else:
             H[0] = -(go + (i - 1) * ge)
         e = neg
         left = H[0]
+        rbest = np.int32(0)  # best of this row and its first (smallest) column
+        rj = 0
         for j in range(1, n + 1):
             e = max(e - ge, left - go)
             f = max(F[j] - ge, H[j] - go)
             h = max(diag + row[t[j - 1]], max(e, f))
-            if algorithm == LOCAL:
-                if h < 0:
-                    h = 0
-                # column-major tie rule: smaller j wins, then smaller i
-                if h > best or (h == best and (j < bj or (j == bj and i < bi))):
-                    if h > 0:
-                        best = h
-                        bi = i
-                        bj = j
+            if local:
+                h = max(h, 0)
+                if h > rbest:
+                    rbest = h
+                    rj = j
             diag = H[j]
             H[j] = h
             F[j] = f
             left = h
+        # tie rule: higher score; equal score -> smaller target end; equal -> earlier row
+        if local and rbest > 0 and (rbest > best or (rbest == best and rj < bj)):
+            best = rbest
+            bi = i
+            bj = rj
         if algorithm == SEMIGLOBAL and i == m:
             best = H[0] if n == 0 else neg
             bj = 0
