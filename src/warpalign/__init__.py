@@ -12,6 +12,7 @@ from .alphabet import Alphabet
 from .database import Database
 from .errors import (AlphabetError, BackendUnavailable, DatabaseError, DeviceOutOfMemory,
                      InputError, NotComputed, ScoringError)
+from .locate import locate
 from .pairs import PairScores, score_pairs
 from .results import Alignment, Hit, Hits
 from .scoring import Scoring
@@ -21,4 +22,5 @@ __version__ = "0.1.0"
 
 __all__ = ["Alignment", "Alphabet", "AlphabetError", "BackendUnavailable", "Database",
            "DatabaseError", "DeviceOutOfMemory", "Hit", "Hits", "InputError", "NotComputed",
-           "PairScores", "Scoring", "ScoringError", "__version__", "align", "score_pairs", "search"]
+           "PairScores", "Scoring", "ScoringError", "__version__", "align", "locate", "score_pairs",
+           "search"]

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""locate benchmark (issue 6): paper 002's Fig. 5 setting, methods side by side.
+
+Queries of 128 and 256 symbols, cut from C. elegans chrX with 5% substitutions, against
+references of 1 K ... 33 M symbols (chrX's prefix; beyond its 17.7 Mbp, chrX followed by
+itself reversed). Scoring: match 1, mismatch -2, gap open 5, extend 1 (paper 002).
+One JSON line per (backend, method, query length, reference length) (DESIGN.md
+"Measuring"; job "locate"), GCUPS = query length x reference length / seconds / 1e9
+(the matrix the problem defines; the windows' overlap is extra work, reported as
+``overlap_cells``). Each point is the fastest of ``--repeat`` runs after a warm-up; every
+method's (score, ends) is checked against the first method's in the same run.
+
+CPU run (this machine):  python bench/locate.py --max-size 4194304 --out bench/results/locate_cpu.jsonl
+GPU run (device machine): python bench/locate.py --backends cuda --methods windows,scan \\
+                              --max-size 33554432 --dp-max-size 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from warpalign.errors import BackendUnavailable
+from warpalign.locate import default_window, locate_encoded, span_bound
+from warpalign.scoring import Scoring
+
+HERE = Path(__file__).resolve().parent
+CHRX = HERE.parents[1] / "shared" / "data" / "dna" / "ce2chrX.fa.gz"
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "cpu"
+
+
+def device_name(backend: str) -> str:
+    if backend == "cuda":
+        import cupy
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        name = props["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+    from warpalign._backends.cpu import _default_threads
+    return f"{cpu_name()} ({_default_threads()} cores)"
+
+
+def load_reference(path: Path, size: int, scoring: Scoring) -> np.ndarray:
+    with gzip.open(path, "rt") as fh:
+        fh.readline()
+        text = "".join(line.strip() for line in fh)
+    codes = scoring.encode(text)
+    while len(codes) < size:
+        codes = np.concatenate([codes, codes[::-1]])
+    return np.ascontiguousarray(codes[:size])
+
+
+def emit(record: dict, out) -> None:
+    line = json.dumps(record)
+    print(line, flush=True)
+    if out:
+        out.write(line + "\n")
+        out.flush()
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--reference", default=str(CHRX))
+    p.add_argument("--queries", default="128,256", help="query lengths")
+    p.add_argument("--min-size", type=int, default=1 << 10)
+    p.add_argument("--max-size", type=int, default=1 << 22, help="largest reference (33554432 on a GPU)")
+    p.add_argument("--dp-max-size", type=int, default=1 << 22,
+                   help="largest reference for the scalar 'dp' method (0: never)")
+    p.add_argument("--backends", default="cpu", help="comma list: cpu, cuda")
+    p.add_argument("--methods", default="windows,dp", help="comma list of locate methods")
+    p.add_argument("--mode", default="end", choices=("score", "end", "full"))
+    p.add_argument("--window", type=int, help="window length (default: locate's)")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--seed", type=int, default=2)
+    p.add_argument("--out", help="append the JSON lines to this file too")
+    args = p.parse_args(argv)
+    command = "python " + " ".join([os.path.relpath(__file__)] + (argv or sys.argv[1:]))
+
+    scoring = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
+    ref_all = load_reference(Path(args.reference), args.max_size, scoring)
+    rng = np.random.default_rng(args.seed)
+    sizes = []
+    n = args.min_size
+    while n <= args.max_size:
+        sizes.append(n)
+        n *= 2
+    out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
+    runs = [(b, m) for b in args.backends.split(",") for m in args.methods.split(",")]
+    devices = {}
+    for backend in {b for b, _ in runs}:
+        try:
+            devices[backend] = device_name(backend)
+        except (ImportError, BackendUnavailable) as exc:
+            print(f"skipping backend {backend}: {exc}", file=sys.stderr)
+    for m in (int(x) for x in args.queries.split(",")):
+        for n in sizes:
+            ref = ref_all[:n]
+            start = int(rng.integers(0, max(1, n - m)))
+            q = ref[start:start + m].copy()
+            flip = rng.random(len(q)) < 0.05
+            q[flip] = (q[flip] + 1) % 4
+            span = span_bound(q, scoring)
+            window = args.window or default_window(span, n)
+            first = None
+            for backend, method in runs:
+                if backend not in devices or (method == "dp" and n > args.dp_max_size):
+                    continue
+
+                def run(backend=backend, method=method, q=q, ref=ref):
+                    return locate_encoded(q, ["ref"], [ref], scoring, mode=args.mode,
+                                          method=method, backend=backend, window=args.window)
+                try:
+                    hit = run()   # warm-up: kernels compiled / loaded, device initialised
+                except BackendUnavailable as exc:
+                    print(f"skipping {backend}/{method}: {exc}", file=sys.stderr)
+                    continue
+                times = []
+                for _ in range(max(1, args.repeat)):
+                    t0 = time.perf_counter()
+                    hit = run()
+                    times.append(time.perf_counter() - t0)
+                secs = min(times)
+                found = (hit.score, hit.query_end, hit.target_end)
+                first = first or (f"{backend}/{method}", found)
+                windows = -(-max(n - window, 0) // max(window - span + 1, 1)) + 1
+                overlap = (windows - 1) * (span - 1) if method == "windows" else 0
+                emit({"job": "locate", "scope": "item", "backend": backend, "method": method,
+                      "device": devices[backend],
+                      "params": {"query": m, "reference": n, "match": 1, "mismatch": -2,
+                                 "gap_open": 5, "gap_extend": 1, "mode": args.mode,
+                                 "window": window if method == "windows" else None,
+                                 "span_bound": span},
+                      "seconds": round(secs, 6), "gcups": round(m * n / secs / 1e9, 4),
+                      "overlap_cells": m * overlap, "score": hit.score,
+                      "agrees_with": first[0] if found == first[1] else f"DIFFERS from {first[0]}",
+                      "baseline": "the other methods of this run (dp: exact scalar DP, 1 core)",
+                      "command": command}, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,428 @@
+"""``locate``: the best local alignments of a short query inside a long reference.
+
+The reference is one sequence or many records (a multi-record FASTA: a chromosome set,
+contigs); a hit names its record and gives coordinates within it. Two exact methods run
+today, and every method returns the same hits:
+
+* ``"windows"`` (what ``"auto"`` picks): the records are cut into overlapping windows that
+  are scored like a database (:class:`~warpalign._backends.TargetSet` ->
+  ``backend.prepare`` / ``backend.scan(..., ends=True)``), on the CPU or the GPU. The
+  overlap is :func:`span_bound` − 1, so no optimal local alignment is cut (derivation
+  below).
+* ``"dp"``: the exact scalar Gotoh DP (:func:`~warpalign._backends.cpu.pairwise.score_end`)
+  over each whole record, on the CPU whatever ``backend`` says: the reference method.
+
+Paper 002's row scan (``"scan"``), paper 004's single-stage scan (``"scan1"``) and its
+comparison methods (``"antidiagonal"``, ``"blocked"``) are GPU methods; they raise
+:class:`~warpalign.errors.BackendUnavailable` until the CUDA kernels of issue 6 land.
+
+**The span bound (why the windows are exact).** Let q be the query (m symbols) and
+``Sq = Σ_i max(0, max_c S(q_i, c))``, the most any set of aligned pairs can add. An optimal
+local alignment scores S* ≥ 1 (integers; a score of 0 is the empty alignment). Say it has
+p ≤ m aligned pairs and leaves L reference symbols against gaps, in k ≥ 1 gaps when L > 0.
+Those gaps cost at least ``k·gop + (L − k)·gex ≥ gop + (L − 1)·gex`` (``gex ≤ gop``), so
+``1 ≤ S* ≤ Sq − gop − (L − 1)·gex``, i.e. with ``gex > 0``::
+
+    L ≤ max(0, ⌊(Sq − gop − 1) / gex⌋ + 1)      and      span = p + L ≤ m + L.
+
+Every optimal alignment therefore covers at most ``span`` reference symbols. Windows of
+length ``W ≥ span`` starting every ``W − (span − 1)`` symbols (the last one ends at the end
+of the record) contain every reference interval of at most ``span`` symbols: for an
+interval starting at ``a``, take the last window starting at ``s ≤ a``; then
+``a < s + W − span + 1``, so the interval ends by ``s + W``. Special cases:
+
+* ``Sq ≤ 0`` (or an empty query): nothing scores above 0; the answer is the empty
+  alignment and nothing is scanned.
+* ``gex == 0`` and ``Sq > gop``: a gap may be arbitrarily long at no extra cost, so no
+  bound exists; each record is then one window (exact, and as slow as ``"dp"`` on the CPU).
+
+**Exact maximum and tie rule across windows.** A window's DP value at a cell is the best
+alignment ending there that starts inside the window, so it never exceeds the whole
+record's value. Let (S*, i*, j*) be the record's best cell under DESIGN.md's tie rule
+(largest score, then smallest reference end j, then smallest query end i). The window
+containing the optimal alignment ending there reports S*, and every cell any window
+reports with score S* really has value S* in the record, hence comes at or after (i*, j*)
+in tie order. So the minimum of (−score, record, reference end, query end) over all
+windows' reports, in record coordinates, is exactly the record's answer: no window can
+win a tie that the whole record would break differently. Records come in input order, so
+ties across records go to the earlier record.
+
+**The alignment (``mode="full"``).** With the end (i*, j*) known, :func:`align_codes`
+runs on the reference segment ``[max(lo, j* − span), j*)`` (lo: where the record, or the
+part of it still free, begins). The segment contains every alignment ending at (i*, j*)
+that scores S* (each spans ≤ span symbols), never scores above S*, and any other cell of
+it with value S* lies in column j* below row i*, so the segment's best cell is
+(i*, j* − start) and its anchored reverse pass finds the same start as on the whole
+record. Both facts are checked on every hit.
+
+**Several hits (``top=N``).** Hit 1 is the best alignment above. Hit k is the best local
+alignment (same tie rule) whose reference interval ``[target_start, target_end)`` is
+disjoint from those of hits 1…k−1 in the same record: each hit's interval is cut out of
+the reference, and alignment continues on the remaining pieces as separate sequences.
+Hits score > 0; fewer than N are returned when nothing else does. This is exact and
+independent of the method and the window length: windows that do not touch a hit keep
+their results (a window inside a free piece is still a window of it), those that do are
+clipped to the free pieces and rescored, so each further hit costs a few windows.
+
+Example:
+    >>> from warpalign.scoring import Scoring
+    >>> s = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)   # paper 002
+    >>> ref = {"chrA": "TTTTTTTTTT", "chrB": "GGGACGTACGTAGGG"}
+    >>> hit = locate("ACGTACGTA", ref, s)
+    >>> hit.record, hit.score, hit.target_start, hit.target_end, hit.cigar
+    ('chrB', 9, 3, 12, '9M')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+import numpy as np
+
+from ._backends import BACKENDS, TargetSet, check_choice, get_backend
+from ._backends.cpu.pairwise import LOCAL, score_end
+from .database import Database
+from .errors import BackendUnavailable, ScoringError
+from .io import load_sequences
+from .results import Alignment
+from .scoring import Scoring
+
+MODES = ("score", "end", "full")
+#: Methods by name; "auto" resolves to "windows".
+METHODS = ("auto", "windows", "dp", "scan", "scan1", "antidiagonal", "blocked")
+#: Methods that exist only as CUDA kernels (issue 6), not yet written.
+GPU_METHODS = ("scan", "scan1", "antidiagonal", "blocked")
+ALGORITHMS = ("local",)
+#: New reference symbols per window on a long reference (or 4 x the overlap when that is
+#: larger, so the overlap costs <= 25% more cells); see :func:`default_window`.
+DEFAULT_STRIDE = 4096
+#: A short reference is cut into about this many windows (lanes to fill), with strides
+#: of at least MIN_STRIDE symbols.
+MIN_WINDOWS = 256
+MIN_STRIDE = 256
+#: Windows are scanned in groups of at most this many residues (bounds the memory).
+CHUNK_RESIDUES = 1 << 26
+
+Method = Literal["auto", "windows", "dp", "scan", "scan1", "antidiagonal", "blocked"]
+
+
+def query_score_bound(query: np.ndarray, scoring: Scoring) -> int:
+    """``Sq = Σ_i max(0, max_c S(q_i, c))``: no local alignment of ``query`` scores more."""
+    q = np.asarray(query, dtype=np.intp)
+    if q.size == 0:
+        return 0
+    return int(np.maximum(scoring.matrix[q].max(axis=1), 0).sum(dtype=np.int64))
+
+
+def span_bound(query: np.ndarray, scoring: Scoring) -> int | None:
+    """Most reference symbols an optimal local alignment of ``query`` can cover.
+
+    ``m + max(0, ⌊(Sq − gop − 1)/gex⌋ + 1)`` (module docstring); 0 when nothing can score
+    above 0; None when gaps are free to extend (``gap_extend == 0``) and so unbounded.
+
+    Example:
+        >>> s = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
+        >>> span_bound(s.encode("A" * 256), s)      # KERNELS.md §E: overlap 506
+        507
+    """
+    sq = query_score_bound(query, scoring)
+    if sq <= 0:
+        return 0
+    slack = sq - scoring.gap_open - 1
+    if slack < 0:
+        gaps = 0
+    elif scoring.gap_extend == 0:
+        return None
+    else:
+        gaps = slack // scoring.gap_extend + 1
+    return len(query) + gaps
+
+
+def window_bounds(length: int, window: int, span: int | None) -> np.ndarray:
+    """``[lo, hi)`` (int64 [k, 2]) of the windows over a sequence of ``length`` symbols.
+
+    Windows of ``window`` symbols start every ``window − span + 1`` symbols; the last ends
+    at ``length``. One window when ``span`` is None (unbounded) or ``length <= window``.
+    """
+    if length <= 0:
+        return np.zeros((0, 2), np.int64)
+    if span is None or length <= window:
+        return np.array([[0, length]], np.int64)
+    if window < span:
+        raise ValueError(f"window ({window}) is shorter than the span bound ({span})")
+    stride = window - max(span, 1) + 1
+    count = -(-(length - window) // stride) + 1
+    lo = np.arange(count, dtype=np.int64) * stride
+    return np.stack([lo, np.minimum(lo + window, length)], axis=1)
+
+
+def default_window(span: int | None, residues: int | None = None) -> int:
+    """The window length ``locate`` uses: the overlap (span − 1) plus a stride of
+    max(DEFAULT_STRIDE, 4·overlap) new symbols, so the overlap costs at most 25% more
+    cells; for a short reference (``residues`` in all) the stride shrinks towards
+    ``residues / MIN_WINDOWS`` (not below max(MIN_STRIDE, overlap)) so that there are
+    enough windows to fill the kernels' lanes."""
+    overlap = max((span or 1) - 1, 0)
+    stride = max(DEFAULT_STRIDE, 4 * overlap)
+    if residues is not None:
+        stride = min(stride, max(MIN_STRIDE, overlap, -(-int(residues) // MIN_WINDOWS)))
+    return overlap + stride
+
+
+def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
+           mode: Literal["score", "end", "full"] = "full", method: Method = "auto",
+           backend: str = "auto", algorithm: Literal["local"] = "local",
+           window: int | None = None) -> Alignment | list[Alignment]:
+    """Best local alignment(s) of a short ``query`` inside a long ``reference``.
+
+    Args:
+        query: one sequence (str, bytes, uint8 array of characters, SeqRecord) or a
+            FASTA/FASTQ file holding exactly one record.
+        reference: a FASTA/FASTQ path (plain or gzip, any number of records), one
+            sequence, a list of sequences or SeqRecords, a mapping name -> sequence, or a
+            :class:`~warpalign.database.Database`.
+        scoring: the scoring scheme; its alphabet validates both.
+        top: how many hits; 1 returns an :class:`Alignment`, N > 1 a list of at most N
+            hits with pairwise disjoint reference intervals, best first (module docstring).
+        mode: "score", "end" (also both end coordinates) or "full" (also the starts, CIGAR
+            and aligned strings).
+        method: "auto" (= "windows"), "windows", "dp" (exact scalar DP on the CPU, the
+            reference), or the GPU methods "scan", "scan1", "antidiagonal", "blocked".
+        backend: "auto", "cpu" or "cuda": where "windows" scores its windows.
+        algorithm: "local" (the only one: the window bound rests on positive scores).
+        window: window length for "windows" (default :func:`default_window`); at least
+            :func:`span_bound` of the query.
+
+    Returns:
+        An :class:`Alignment` (``top=1``; the empty alignment of score 0 when nothing
+        scores above 0, with ``record`` None) or a list of them. ``record`` names the
+        reference record; coordinates are 0-based half-open within it.
+
+    Raises:
+        AlphabetError: a symbol outside the alphabet (record, position, character).
+        BackendUnavailable: a GPU-only method, or ``backend="cuda"`` without a device.
+        ValueError: an unknown option, ``top < 1``, a window shorter than the span bound.
+
+    Example:
+        >>> s = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)   # paper 004
+        >>> hits = locate("GATTACA", "CCGATTACATTGATTTACAGG", s, top=2, backend="cpu")
+        >>> [(h.score, h.target_start, h.target_end, h.cigar) for h in hits]
+        [(35, 2, 9, '7M'), (27, 11, 19, '2M1D5M')]
+    """
+    check_choice("algorithm", algorithm, ALGORITHMS)
+    _check_options(top, mode, method, backend, window)
+    q = _one_query(query, scoring)
+    names, records = _records(reference, scoring)
+    return locate_encoded(q, names, records, scoring, top=top, mode=mode, method=method,
+                          backend=backend, window=window)
+
+
+def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], scoring: Scoring,
+                   *, top: int = 1, mode: str = "full", method: str = "auto",
+                   backend: str = "auto", window: int | None = None) -> Alignment | list[Alignment]:
+    """:func:`locate` on a query and reference records already encoded in
+    ``scoring.alphabet``'s codes (``names[i]`` names ``records[i]``)."""
+    _check_options(top, mode, method, backend, window)
+    if len(names) != len(records):
+        raise ValueError(f"{len(names)} names for {len(records)} records")
+    q = np.ascontiguousarray(q, dtype=np.uint8)
+    size = scoring.matrix.shape[0]
+    for name, codes in zip(["query", *names], [q, *records]):
+        if codes.size and int(codes.max()) >= size:
+            raise ValueError(f"{name}: code {int(codes.max())} is outside the "
+                             f"{scoring.alphabet.name} alphabet ({size} codes)")
+    span = span_bound(q, scoring)
+    if method in ("auto", "windows"):
+        residues = sum(len(r) for r in records)
+        width = default_window(span, residues) if window is None else int(window)
+        if span is not None and span > width:
+            raise ValueError(f"window ({width}) is shorter than the span bound of this query "
+                             f"and scoring ({span}); use window >= {span}")
+        engine = get_backend(backend)
+        scorer = _WindowScorer(engine, q, scoring)
+    else:
+        width = None
+        scorer = _DpScorer(q, scoring)
+    hits = _Search(q, records, scoring, span, width, scorer).run(int(top), mode)
+    out = [dataclasses.replace(h, record=names[r]) for r, h in hits]
+    if top == 1:
+        return out[0] if out else _empty(mode)
+    return out
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _check_options(top: Any, mode: str, method: str, backend: str, window: Any) -> None:
+    check_choice("mode", mode, MODES)
+    check_choice("method", method, METHODS)
+    check_choice("backend", backend, BACKENDS)
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
+        raise ValueError(f"invalid top: {top!r}; expected an integer >= 1")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer))
+                               or window < 1):
+        raise ValueError(f"invalid window: {window!r}; expected an integer >= 1")
+    if method in GPU_METHODS:
+        raise BackendUnavailable(f"locate method {method!r} needs the CUDA backend's locate "
+                                 "kernels (coming with issue 6's GPU kernels); use 'windows' "
+                                 "(CPU or GPU) or 'dp'")
+
+
+def _one_query(query: Any, scoring: Scoring) -> np.ndarray:
+    _, codes = load_sequences(query, scoring.alphabet, default_name="query")
+    if len(codes) != 1:
+        raise ValueError(f"locate takes one query sequence; got {len(codes)}")
+    return np.ascontiguousarray(codes[0], dtype=np.uint8)
+
+
+def _records(reference: Any, scoring: Scoring) -> tuple[list[str], list[np.ndarray]]:
+    if isinstance(reference, Database):
+        if reference.alphabet != scoring.alphabet:
+            raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
+                               f"database's ({reference.alphabet.name})")
+        return list(reference.names), [reference.sequence(i) for i in range(len(reference))]
+    names, codes = load_sequences(reference, scoring.alphabet, default_name="record")
+    return names, [np.ascontiguousarray(c, dtype=np.uint8) for c in codes]
+
+
+def _empty(mode: str) -> Alignment:
+    if mode == "score":
+        return Alignment(score=0)
+    if mode == "end":
+        return Alignment(score=0, query_end=0, target_end=0)
+    return Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
+                     cigar="", query_aligned="", target_aligned="")
+
+
+# ---------------------------------------------------------------------------- scorers
+
+
+class _DpScorer:
+    """Best cell of each piece by the exact scalar DP (the reference; CPU)."""
+
+    def __init__(self, q: np.ndarray, scoring: Scoring):
+        self.q, self.scoring = q, scoring
+
+    def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
+        s = self.scoring
+        out = np.zeros((len(pieces), 3), np.int64)
+        for k, t in enumerate(pieces):
+            out[k] = score_end(self.q, t, s.matrix, s.gap_open, s.gap_extend, LOCAL)
+        return out
+
+
+class _WindowScorer:
+    """Best cell of each piece by a backend's database scan (``ends=True``)."""
+
+    def __init__(self, engine, q: np.ndarray, scoring: Scoring):
+        self.engine, self.q, self.scoring = engine, q, scoring
+
+    def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
+        out = np.zeros((len(pieces), 3), np.int64)
+        start = 0
+        while start < len(pieces):
+            stop, size = start, 0
+            while stop < len(pieces) and (stop == start or size + len(pieces[stop]) <= CHUNK_RESIDUES):
+                size += len(pieces[stop])
+                stop += 1
+            handle = self.engine.prepare(TargetSet.from_list(pieces[start:stop]))
+            batch = self.engine.scan(self.q, handle, self.scoring, algorithm="local", ends=True)
+            out[start:stop, 0] = batch.scores
+            out[start:stop, 1] = batch.query_ends
+            out[start:stop, 2] = batch.target_ends
+            start = stop
+        return out
+
+
+# ----------------------------------------------------------------------------- search
+
+
+class _Search:
+    """Pieces of the free reference, their best cells, and the greedy pick of hits.
+
+    A piece is a window (or a whole record, for "dp") clipped to one free segment of a
+    record; ``seg`` is that segment. Arrays: rec, lo, hi, seg_lo, seg_hi and the piece's
+    best cell (score, query end, reference end in record coordinates).
+    """
+
+    def __init__(self, q, records, scoring, span, width, scorer):
+        self.q, self.records, self.scoring = q, records, scoring
+        self.span, self.width, self.scorer = span, width, scorer
+        rows = []
+        if span != 0:  # span 0: nothing can score above 0
+            for r, rec in enumerate(records):
+                n = len(rec)
+                # "dp": one piece per record (a window as long as the record)
+                for lo, hi in window_bounds(n, width or max(n, 1), span).tolist():
+                    rows.append((r, lo, hi, 0, n))
+        self.p = np.array(rows, np.int64).reshape(-1, 5)
+        self.best = self._score(self.p)
+
+    def _score(self, p: np.ndarray) -> np.ndarray:
+        if len(p) == 0:
+            return np.zeros((0, 3), np.int64)
+        cells = self.scorer([self.records[r][lo:hi] for r, lo, hi in p[:, :3].tolist()])
+        cells[:, 2] += p[:, 1]  # window ends -> record coordinates
+        return cells
+
+    def run(self, top: int, mode: str) -> list[tuple[int, Alignment]]:
+        hits = []
+        while len(hits) < top and len(self.p):
+            b = self.best
+            k = int(np.lexsort((b[:, 1], b[:, 2], self.p[:, 0], -b[:, 0]))[0])
+            score, qe, te = (int(v) for v in b[k])
+            if score <= 0:
+                break
+            r, _, _, seg_lo, seg_hi = (int(v) for v in self.p[k])
+            need_start = mode == "full" or len(hits) + 1 < top
+            if not need_start:
+                aln = Alignment(score=score, query_end=qe, target_end=te)
+                hits.append((r, aln if mode == "end" else Alignment(score=score)))
+                break
+            aln = self._align(r, seg_lo, score, qe, te)
+            if mode == "full":
+                hits.append((r, aln))
+            elif mode == "end":
+                hits.append((r, Alignment(score=score, query_end=qe, target_end=te)))
+            else:
+                hits.append((r, Alignment(score=score)))
+            self._cut(r, seg_lo, seg_hi, aln.target_start, aln.target_end)
+        return hits
+
+    def _align(self, r: int, seg_lo: int, score: int, qe: int, te: int) -> Alignment:
+        """The alignment ending at (qe, te) of record r, traced on [te - span, te)."""
+        from .traceback import align_codes
+        lo = seg_lo if self.span is None else max(seg_lo, te - self.span)
+        aln = align_codes(self.q, self.records[r][lo:te], self.scoring, "local")
+        if (aln.score, aln.query_end, aln.target_end) != (score, qe, te - lo):
+            raise RuntimeError(  # a disagreement between engines is a bug, never a result
+                f"internal inconsistency in locate: the scan gave score {score} ending at "
+                f"({qe}, {te}); the traceback of [{lo}, {te}) gives {aln.score} ending at "
+                f"({aln.query_end}, {aln.target_end + lo})")
+        return dataclasses.replace(aln, target_start=aln.target_start + lo,
+                                   target_end=aln.target_end + lo)
+
+    def _cut(self, r: int, seg_lo: int, seg_hi: int, ts: int, te: int) -> None:
+        """Remove [ts, te) of record r from the free reference; rescore clipped pieces."""
+        p, best = self.p, self.best
+        same = (p[:, 0] == r) & (p[:, 3] == seg_lo)
+        left = same & (p[:, 2] <= ts)
+        right = same & (p[:, 1] >= te)
+        p[left, 4] = ts
+        p[right, 3] = te
+        hit = same & ~left & ~right
+        new = []
+        for _, lo, hi, _, _ in p[hit].tolist():
+            if lo < ts:
+                new.append((r, lo, ts, seg_lo, ts))
+            if hi > te:
+                new.append((r, te, hi, te, seg_hi))
+        keep = ~hit
+        fresh = np.array(new, np.int64).reshape(-1, 5)
+        self.p = np.concatenate([p[keep], fresh])
+        self.best = np.concatenate([best[keep], self._score(fresh)])
+
+
+__all__ = ["default_window", "locate", "locate_encoded", "query_score_bound", "span_bound",
+           "window_bounds"]

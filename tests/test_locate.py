@@ -1,0 +1,382 @@
+"""Tests of ``locate`` (issue 6): every method equals the exact DP over the whole record.
+
+The oracle is :func:`~warpalign._backends.cpu.pairwise.score_end` over each whole record
+(DESIGN.md's tie rule: best score, then earliest record, smallest reference end, smallest
+query end) and :func:`~warpalign.traceback.align_codes` over the winning record for the
+alignment; for ``top=N`` an independent greedy over free segments (cut each hit's
+reference interval out, rescore the pieces as separate sequences).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import itertools
+
+import numpy as np
+import pytest
+
+from conftest import shared_data
+from warpalign._backends.cpu.pairwise import LOCAL, score_end
+from warpalign.errors import AlphabetError, BackendUnavailable
+from warpalign.locate import default_window, locate, query_score_bound, span_bound, window_bounds
+from warpalign.locate_cli import add_locate_command
+from warpalign.results import Alignment
+from warpalign.scoring import Scoring
+from warpalign.traceback import align_codes
+
+PAPER_002 = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
+PAPER_004 = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
+BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+DNA_SCORINGS = [pytest.param(PAPER_002, id="1/-2/5/1"), pytest.param(PAPER_004, id="5/-3/8/1")]
+METHODS = ("windows", "dp")
+SLICE = (5_000_000, 5_200_000)   # 200 kbp of C. elegans chrX as the test reference
+
+
+# ----------------------------------------------------------------------------- oracles
+
+
+def oracle(q: np.ndarray, records: list[np.ndarray], s: Scoring) -> tuple[int, int, int, int]:
+    """(score, record, query end, reference end) of the best cell over all records."""
+    best = (0, 0, 0, 0)
+    for r, t in enumerate(records):
+        score, qe, te = (int(v) for v in score_end(q, t, s.matrix, s.gap_open, s.gap_extend, LOCAL))
+        if score > best[0]:   # records in order: a later record never wins a tie
+            best = (score, r, qe, te)
+    return best
+
+
+def oracle_top(q, records, s, top):
+    """Greedy disjoint hits: [(record, Alignment)] with record coordinates."""
+    free = [(r, 0, len(t)) for r, t in enumerate(records) if len(t)]
+    hits = []
+    while len(hits) < top and free:
+        cells = []
+        for k, (r, lo, hi) in enumerate(free):
+            score, qe, te = score_end(q, records[r][lo:hi], s.matrix, s.gap_open, s.gap_extend, LOCAL)
+            cells.append((-int(score), r, lo + int(te), int(qe), k))
+        neg, r, _, _, k = min(cells)
+        if neg >= 0:
+            break
+        _, lo, hi = free.pop(k)
+        a = align_codes(q, records[r][lo:hi], s)
+        ts, te = a.target_start + lo, a.target_end + lo
+        hits.append((r, (a.score, a.query_start, a.query_end, ts, te, a.cigar)))
+        free += [(r, x, y) for x, y in ((lo, ts), (te, hi)) if y > x]
+    return hits
+
+
+def key(a: Alignment) -> tuple:
+    return (a.score, a.query_start, a.query_end, a.target_start, a.target_end, a.cigar)
+
+
+def check(q_text: str, records: dict[str, str], s: Scoring, backend: str, **kw) -> Alignment:
+    """locate with every method equals the oracle (score, record, both coordinates, path)."""
+    names = list(records)
+    codes = [s.encode(t) for t in records.values()]
+    q = s.encode(q_text)
+    score, r, qe, te = oracle(q, codes, s)
+    expected = key(align_codes(q, codes[r], s)) if score else (0, 0, 0, 0, 0, "")
+    for method in METHODS:
+        a = locate(q_text, records, s, method=method, backend=backend, **kw)
+        assert key(a) == expected, method
+        assert (a.query_end, a.target_end) == ((qe, te) if score else (0, 0))
+        assert a.record == (names[r] if score else None)
+        e = locate(q_text, records, s, method=method, backend=backend, mode="end", **kw)
+        assert (e.score, e.query_end, e.target_end, e.query_start) == (score, *a_ends(a), None)
+    return a
+
+
+def a_ends(a: Alignment) -> tuple[int, int]:
+    return a.query_end, a.target_end
+
+
+def mutate(rng: np.random.Generator, text: str, sub: float, indels: int) -> str:
+    """Substitutions at rate ``sub`` and ``indels`` insertions/deletions of 1-6 symbols."""
+    chars = list(text)
+    for i in np.flatnonzero(rng.random(len(chars)) < sub):
+        chars[i] = "ACGT"[(("ACGT".find(chars[i].upper()) + rng.integers(1, 4)) % 4)]
+    for _ in range(indels):
+        at, size = int(rng.integers(0, len(chars))), int(rng.integers(1, 7))
+        if rng.random() < 0.5:
+            del chars[at:at + size]
+        else:
+            chars[at:at] = "".join(rng.choice(list("ACGT"), size))
+    return "".join(chars)
+
+
+def random_dna(rng: np.random.Generator, n: int) -> str:
+    return "".join(rng.choice(list("ACGT"), n))
+
+
+@pytest.fixture(scope="module")
+def chrx() -> str:
+    """200 kbp of C. elegans chrX (upper case), read once per module."""
+    path = shared_data("dna/ce2chrX.fa.gz")
+    with gzip.open(path, "rt") as fh:
+        fh.readline()
+        text = "".join(line.strip() for line in fh)
+    return text[SLICE[0]:SLICE[1]].upper()
+
+
+# ------------------------------------------------------------------------------ bounds
+
+
+def test_span_bound_values():
+    # KERNELS.md §E: DNA 1/-2/5/1 with m=256 needs an overlap of 506.
+    assert span_bound(PAPER_002.encode("ACGT" * 64), PAPER_002) == 507
+    # Sq = 5*100 = 500, L <= (500-8-1)//1 + 1 = 492.
+    assert span_bound(PAPER_004.encode("A" * 100), PAPER_004) == 592
+    assert span_bound(PAPER_002.encode(""), PAPER_002) == 0
+    assert span_bound(PAPER_002.encode("NNNN"), PAPER_002) == 0          # N only mismatches
+    assert query_score_bound(PAPER_002.encode("ANNA"), PAPER_002) == 2    # negatives dropped
+    assert span_bound(PAPER_002.encode("AAAAA"), PAPER_002) == 5         # Sq <= gop: no gaps
+    free = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=0)
+    assert span_bound(free.encode("A" * 10), free) is None                # unbounded gaps
+    assert span_bound(free.encode("A" * 5), free) == 5                    # ... unless Sq <= gop
+
+
+def test_window_bounds_cover_every_short_interval():
+    for n, w, span in [(1000, 50, 20), (1000, 20, 20), (37, 10, 4), (10, 50, 20), (101, 30, 1)]:
+        b = window_bounds(n, w, span)
+        assert b[0, 0] == 0 and b[-1, 1] == n and np.all(b[:, 1] - b[:, 0] <= w)
+        for a in range(n):
+            stop = min(n, a + span)
+            assert np.any((b[:, 0] <= a) & (b[:, 1] >= stop)), (n, w, span, a)
+    assert default_window(507) == 506 + 4096
+    assert window_bounds(0, 10, 3).shape == (0, 2)
+
+
+def test_tight_gap_across_every_seam(backend):
+    """An optimal alignment with a long reference gap, near the span bound, placed across
+    every seam of windows as short as the bound allows."""
+    s = PAPER_002
+    rng = np.random.default_rng(11)
+    x, y = random_dna(rng, 50), random_dna(rng, 50)
+    insert = random_dna(rng, 45)            # gap of 45: 100 - 5 - 44 = 51 > 50 (x or y alone)
+    q = x + y
+    span = span_bound(s.encode(q), s)
+    window = span + 6
+    for shift in range(0, 40, 3):
+        ref = random_dna(rng, 120 + shift) + x + insert + y + random_dna(rng, 150)
+        a = check(q, {"r": ref}, s, backend, window=window)
+        assert a.score == 51 and a.cigar == "50M45D50M"
+
+
+def test_windows_exact_down_to_the_true_span(monkeypatch):
+    """With the overlap set from the optimal alignment's own span (145), the windows stay
+    exact at every seam; one symbol less and the alignment is cut. (The span bound is
+    looser: an optimal alignment must also beat its own parts.)"""
+    import warpalign.locate as loc
+    s = PAPER_002
+    rng = np.random.default_rng(12)
+    x, y, insert = random_dna(rng, 50), random_dna(rng, 50), random_dna(rng, 45)
+    q = x + y
+    for span, exact in ((145, True), (144, False)):
+        monkeypatch.setattr(loc, "span_bound", lambda q, s, span=span: span)
+        for shift in range(16):   # every offset against the window starts
+            ref = random_dna(rng, 120 + shift) + x + insert + y + random_dna(rng, 150)
+            window = span + 6 if exact else span   # windows too short to hold it whole
+            a = locate(q, ref, s, window=window, backend="cpu", mode="end")
+            if exact:
+                assert (a.score, a.target_end) == (51, 120 + shift + 145)
+            else:
+                assert a.score < 51
+
+
+# ----------------------------------------------------------------------- C. elegans chrX
+
+
+@pytest.mark.parametrize("s", DNA_SCORINGS)
+def test_mutated_queries_equal_dp(chrx, s, backend):
+    rng = np.random.default_rng(2024)
+    for length in (64, 128, 256):
+        start = int(rng.integers(0, len(chrx) - length))
+        q = mutate(rng, chrx[start:start + length], sub=0.08, indels=3)
+        a = check(q, {"chrX": chrx}, s, backend)
+        assert a.score > 0
+        if length == 256:   # long enough that the mutated origin beats repeats elsewhere
+            assert abs(a.target_start - start) < 40
+
+
+def test_exact_window_of_reference_and_seams(chrx, backend):
+    s = PAPER_002
+    ref = chrx[:30_000]
+    q = ref[12_345:12_345 + 150]
+    a = check(q, {"chrX": ref}, s, backend)
+    assert (a.score, a.target_start, a.target_end, a.cigar) == (150, 12_345, 12_495, "150M")
+    # Small windows: the query straddles a seam (starts in one window's private part and
+    # ends in the next window's), and sits exactly on a window's last column.
+    window = span_bound(s.encode(q), s) + 50
+    bounds = window_bounds(len(ref), window, span_bound(s.encode(q), s))
+    for lo, hi in bounds[3:6].tolist():
+        for start in (hi - 150, hi - 75, hi - 149, lo):
+            q = ref[start:start + 150]
+            a = check(q, {"chrX": ref}, s, backend, window=window)
+            assert (a.target_start, a.target_end) == (start, start + 150)
+
+
+def test_top_hits_equal_greedy_oracle(chrx, backend):
+    s = PAPER_004
+    ref = chrx[40_000:70_000]
+    rng = np.random.default_rng(5)
+    q = mutate(rng, ref[10_000:10_120], sub=0.15, indels=2)
+    codes = s.encode(ref)
+    expected = oracle_top(s.encode(q), [codes], s, 6)
+    small = span_bound(s.encode(q), s) + 100
+    for method in METHODS:
+        for window in (None, small):
+            hits = locate(q, ref, s, top=6, method=method, backend=backend, window=window)
+            assert [(0, key(h)) for h in hits] == expected, (method, window)
+            assert all(h.record == "record0" for h in hits)
+    spans = sorted((h.target_start, h.target_end) for h in hits)
+    assert all(b[0] >= a[1] for a, b in itertools.pairwise(spans))
+
+
+# ------------------------------------------------------------------------ constructed
+
+
+def test_repeats_tie_to_smallest_end(backend):
+    """The same 80-mer three times, in different windows and in an overlap: the
+    smallest reference end wins; top=3 lists all three by score then end."""
+    s = PAPER_002
+    rng = np.random.default_rng(7)
+    unit = random_dna(rng, 80)
+    span = span_bound(s.encode(unit), s)
+    window = span + 40
+    parts = [random_dna(rng, 300), unit, random_dna(rng, 131), unit, random_dna(rng, 617), unit,
+             random_dna(rng, 90)]
+    ref = "".join(parts)
+    starts = [300, 300 + 80 + 131, 300 + 80 + 131 + 80 + 617]
+    for w in (None, window, span):
+        a = check(unit, {"r": ref}, s, backend, window=w)
+        assert (a.score, a.target_start) == (80, starts[0])
+        for method in METHODS:
+            hits = locate(unit, ref, s, top=3, method=method, backend=backend, window=w)
+            assert [(h.score, h.target_start) for h in hits] == [(80, x) for x in starts]
+
+
+def test_query_longer_than_reference(backend):
+    s = PAPER_004
+    rng = np.random.default_rng(3)
+    ref = random_dna(rng, 90)
+    q = random_dna(rng, 40) + mutate(rng, ref, 0.05, 1) + random_dna(rng, 60)
+    a = check(q, {"short": ref}, s, backend)
+    assert a.score > 100
+    check(q, {"short": ref}, s, backend, window=len(q) * 7)
+
+
+def test_empty_inputs(backend):
+    s = PAPER_002
+    for method in METHODS:
+        a = locate("", "ACGTACGT", s, method=method, backend=backend)
+        assert key(a) == (0, 0, 0, 0, 0, "") and a.record is None
+        assert locate("", "ACGT", s, top=3, method=method, backend=backend) == []
+        assert locate("ACGT", {"e": ""}, s, method=method, backend=backend).score == 0
+        assert locate("GGGG", "TTTT", s, method=method, backend=backend, mode="score") \
+            == Alignment(score=0)
+    assert check("NNNN", {"r": "ACGTNNNN"}, s, backend).score == 0
+
+
+def test_multi_record_reference_names_the_record(backend):
+    s = PAPER_002
+    rng = np.random.default_rng(9)
+    unit = random_dna(rng, 60)
+    records = {"chr1": random_dna(rng, 3000), "chr2": random_dna(rng, 500) + unit + random_dna(rng, 900),
+               "chr3": random_dna(rng, 10), "chr4": random_dna(rng, 100) + unit}
+    a = check(unit, records, s, backend, window=span_bound(s.encode(unit), s) + 30)
+    assert (a.record, a.target_start, a.target_end) == ("chr2", 500, 560)   # tie: earlier record
+    for method in METHODS:
+        hits = locate(unit, records, s, top=2, method=method, backend=backend)
+        assert [(h.record, h.target_start) for h in hits] == [("chr2", 500), ("chr4", 100)]
+    # A window never spans two records: a query across the junction of chr1 and chr2
+    # aligns only its part inside one record.
+    joint = records["chr1"][-40:] + records["chr2"][:40]
+    a = check(joint, records, s, backend, window=span_bound(s.encode(joint), s) + 30)
+    assert a.score <= 40 + 20
+
+
+def test_protein_blosum62(backend):
+    s = BLOSUM62
+    rng = np.random.default_rng(62)
+    aa = list("ACDEFGHIKLMNPQRSTVWY")
+    ref = "".join(rng.choice(aa, 20_000))
+    q = list(ref[7_000:7_180])
+    for i in np.flatnonzero(rng.random(len(q)) < 0.2):
+        q[i] = aa[int(rng.integers(0, 20))]
+    del q[50:53]
+    q = "".join(q)
+    a = check(q, {"p": ref}, s, backend)
+    assert a.score > 300
+    check(q, {"p": ref}, s, backend, window=span_bound(s.encode(q), s) + 100)
+
+
+def test_zero_gap_extend_falls_back_to_one_window(backend):
+    s = Scoring(match=2, mismatch=-3, gap_open=4, gap_extend=0)
+    rng = np.random.default_rng(4)
+    x, y = random_dna(rng, 30), random_dna(rng, 30)
+    ref = random_dna(rng, 200) + x + random_dna(rng, 3000) + y + random_dna(rng, 200)
+    assert span_bound(s.encode(x + y), s) is None
+    a = check(x + y, {"r": ref}, s, backend, window=500)
+    assert a.score == 120 - 4 and "M3000D" in a.cigar
+
+
+def test_random_small_cases_equal_dp(backend):
+    rng = np.random.default_rng(123)
+    for trial in range(40):
+        s = (PAPER_002, PAPER_004)[trial % 2]
+        ref = random_dna(rng, int(rng.integers(50, 900)))
+        start = int(rng.integers(0, len(ref)))
+        q = mutate(rng, ref[start:start + int(rng.integers(5, 60))] or "A", 0.1, 1) or "C"
+        span = span_bound(s.encode(q), s)
+        check(q, {"r": ref, "s": ref[::-1]}, s, backend, window=max(span, 1) + int(rng.integers(0, 40)))
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+def test_bad_inputs():
+    s = PAPER_002
+    with pytest.raises(AlphabetError, match=r"'chrB'.*position 3.*'J'"):
+        locate("ACGT", {"chrA": "ACGT", "chrB": "ACGJT"}, s)
+    with pytest.raises(AlphabetError, match=r"position 1.*'!'"):
+        locate("A!GT", "ACGT", s)
+    with pytest.raises(ValueError, match="invalid top: 0; expected an integer >= 1"):
+        locate("ACGT", "ACGT", s, top=0)
+    with pytest.raises(ValueError, match="invalid top"):
+        locate("ACGT", "ACGT", s, top=True)
+    with pytest.raises(ValueError, match=r"invalid method: 'fast'; expected one of 'auto', "
+                                         r"'windows', 'dp', 'scan'"):
+        locate("ACGT", "ACGT", s, method="fast")
+    with pytest.raises(ValueError, match="invalid mode"):
+        locate("ACGT", "ACGT", s, mode="all")
+    with pytest.raises(ValueError, match="invalid algorithm"):
+        locate("ACGT", "ACGT", s, algorithm="global")
+    with pytest.raises(ValueError, match="invalid backend"):
+        locate("ACGT", "ACGT", s, backend="tpu", method="dp")
+    with pytest.raises(ValueError, match=r"shorter than the span bound .*\(35\)"):
+        locate("ACGT" * 5, "ACGT" * 100, s, window=10)
+    with pytest.raises(ValueError, match="one query"):
+        locate(["ACGT", "ACGT"], "ACGT", s)
+    for method in ("scan", "scan1", "antidiagonal", "blocked"):
+        with pytest.raises(BackendUnavailable, match="needs the CUDA backend"):
+            locate("ACGT", "ACGT", s, method=method)
+
+
+def test_fasta_path_and_cli(tmp_path):
+    ref = tmp_path / "ref.fa"
+    ref.write_text(">one first\nTTTTTTTTTTTTTTTT\n>two\nGGGACGTACGTAGG\nGACGTACGTAGGG\n")
+    hit = locate("ACGTACGTA", str(ref), PAPER_002)
+    assert (hit.record, hit.score, hit.target_start, hit.target_end) == ("two", 9, 3, 12)
+    qf = tmp_path / "q.fa"
+    qf.write_text(">q1\nACGTACGTA\n>q2\nTTTTTTTT\n")
+    parser = argparse.ArgumentParser()
+    add_locate_command(parser.add_subparsers(dest="command"))
+    out = tmp_path / "out.tsv"
+    args = parser.parse_args(["locate", str(qf), str(ref), "-n", "2", "--method", "windows",
+                              "--backend", "cpu", "-o", str(out)])
+    assert args.run(args) == 0
+    rows = [line.split("\t") for line in out.read_text().splitlines()]
+    assert rows[0][:3] == ["q1", "two", "9"] and rows[0][7:] == ["4", "12", "9M"]
+    assert rows[1][:3] == ["q1", "two", "9"] and rows[1][7:9] == ["16", "24"]
+    assert rows[2][:3] == ["q2", "one", "8"]
