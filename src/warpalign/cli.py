@@ -71,11 +71,21 @@ def _parser() -> argparse.ArgumentParser:
                     help="what to compute per reported hit (default full)")
     se.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
     se.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
-    se.add_argument("--format", default="tsv", choices=("tsv", "json"),
+    se.add_argument("--format", default="tsv", choices=("tsv", "json", "blast6"),
                     help="tsv: qseqid sseqid score pident length qstart qend sstart send "
-                         "(1-based); json: one object per query per line")
+                         "(1-based); json: one object per query per line; blast6: BLAST "
+                         "-outfmt 6's twelve columns (needs --mode full)")
+    se.add_argument("--evalue", type=float,
+                    help="keep hits with E-value <= this (Karlin-Altschul; BLOSUM/PAM "
+                         "matrices with BLAST's gap pairs)")
     se.add_argument("--header", action="store_true", help="write a header line in TSV")
     se.add_argument("-o", "--output", help="output file (default stdout)")
+    se.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                    help="search on a running Dask cluster (the database path must be "
+                         "readable by every worker); see docs/distributed.md")
+    se.add_argument("--workers", type=int, metavar="N",
+                    help="search on a local Dask cluster of N worker processes (with "
+                         "--scheduler: wait for N workers)")
     _progress_flags(se)
     se.set_defaults(run=_search)
 
@@ -90,8 +100,10 @@ def _parser() -> argparse.ArgumentParser:
     al.add_argument("-o", "--output", help="output file (default stdout)")
     al.set_defaults(run=_align)
 
+    from .locate_cli import add_locate_command
     from .pairs_cli import add_pairs_command
     add_pairs_command(sub)
+    add_locate_command(sub)
     return p
 
 
@@ -170,16 +182,36 @@ def _open_database(path: str, alphabet):
 
 
 def _search(args) -> int:
-    from .formats import write_search_json, write_search_tsv
+    from .formats import write_blast_tab, write_search_json, write_search_tsv
     from .search import search
+    from .stats import StatisticsUnavailable, apply_statistics, check_statistics
     scoring = _scoring(args)
-    db = _open_database(args.database, scoring.alphabet)
-    results = search(args.queries, db, scoring, top_k=args.top_k, mode=args.mode,
-                     algorithm=args.algorithm, backend=args.backend,
-                     progress=_show_progress(args))
+    if args.evalue is not None:  # an unsupported scoring fails before the search
+        check_statistics(scoring, algorithm=args.algorithm, evalue=args.evalue)
+    db = None
+    if args.scheduler or args.workers is not None:
+        from .distributed import search as distributed_search
+        results = distributed_search(args.queries, args.database, scoring,
+                                     scheduler=args.scheduler, workers=args.workers,
+                                     top_k=args.top_k, mode=args.mode,
+                                     algorithm=args.algorithm, backend=args.backend)
+    else:
+        db = _open_database(args.database, scoring.alphabet)
+        results = search(args.queries, db, scoring, top_k=args.top_k, mode=args.mode,
+                         algorithm=args.algorithm, backend=args.backend,
+                         progress=_show_progress(args))
+    if args.evalue is not None or args.format == "blast6":
+        if db is None:
+            db = _open_database(args.database, scoring.alphabet)
+        # --evalue was checked above; blast6 alone prints NA where no statistics exist
+        with contextlib.suppress(StatisticsUnavailable):
+            results = apply_statistics(results, db, scoring, evalue=args.evalue,
+                                       algorithm=args.algorithm)
     with _output(args.output) as out:
         if args.format == "tsv":
             write_search_tsv(results, out, header=args.header)
+        elif args.format == "blast6":
+            write_blast_tab(results, out, header=args.header)
         else:
             write_search_json(results, out)
     return 0

@@ -1,15 +1,18 @@
-"""Output formats: BLAST-tab-like TSV, JSON lines, and a human-readable alignment view.
+"""Output formats: BLAST-tab-like TSV, BLAST tabular (outfmt 6), JSON lines, SAM and a
+human-readable alignment view.
 
 Coordinates are 0-based half-open in Python objects and 1-based inclusive in the
-tables, as BLAST writes them. Columns that the chosen mode did not compute are "NA".
+tables and in SAM, as BLAST and SAM write them. Columns of the TSV that the chosen mode
+did not compute are "NA".
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import TextIO
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple, TextIO
 
+from .errors import NotComputed
 from .results import Alignment, Hits
 
 SEARCH_COLUMNS = ("qseqid", "sseqid", "score", "pident", "length", "qstart", "qend",
@@ -63,6 +66,8 @@ def hits_to_json(hits: Hits) -> dict:
     out = []
     for hit in hits:
         item = {"target": hit.target, "name": hit.name, "score": hit.score}
+        if hit.evalue is not None:
+            item.update(evalue=hit.evalue, bitscore=hit.bitscore)
         if hit.query_end is not None:
             item.update(query_end=hit.query_end, target_end=hit.target_end)
         if hit.alignment is not None:
@@ -102,3 +107,230 @@ def format_alignment(qname: str, tname: str, aln: Alignment, width: int = 60) ->
     for k in range(0, len(qa), width):
         lines += [f"Q {qa[k:k + width]}", f"  {mid[k:k + width]}", f"T {ta[k:k + width]}", ""]
     return "\n".join(lines) + "\n"
+
+
+# --- BLAST tabular (outfmt 6) --------------------------------------------------------
+
+BLAST_TAB_COLUMNS = ("qseqid", "sseqid", "pident", "length", "mismatch", "gapopen", "qstart",
+                     "qend", "sstart", "send", "evalue", "bitscore")
+
+
+def format_evalue(evalue: float) -> str:
+    """An E-value as BLAST's tables print it (``CAlignFormatUtil::GetScoreString``).
+
+    Example:
+        >>> [format_evalue(e) for e in (1e-200, 3.2e-120, 2.6e-45, 0.0123, 0.5, 3.14, 42.0)]
+        ['0.0', '3e-120', '3e-45', '0.012', '0.50', '3.1', '42']
+    """
+    if evalue < 1.0e-180:
+        text = "0.0"
+    elif evalue < 1.0e-99:
+        text = f"{evalue:2.0e}"
+    elif evalue < 0.0009:
+        text = f"{evalue:3.0e}"
+    elif evalue < 0.1:
+        text = f"{evalue:4.3f}"
+    elif evalue < 1.0:
+        text = f"{evalue:3.2f}"
+    elif evalue < 10.0:
+        text = f"{evalue:2.1f}"
+    else:
+        text = f"{evalue:5.0f}"
+    return text.strip()
+
+
+def format_bitscore(bits: float) -> str:
+    """A bit score as BLAST's tables print it: 43.1, 152 (truncated above 99.9), 1.235e+04.
+
+    Example:
+        >>> [format_bitscore(b) for b in (43.14, 152.9, 12345.0)]
+        ['43.1', '152', '1.234e+04']
+    """
+    if bits > 9999:
+        text = f"{bits:4.3e}"
+    elif bits > 99.9:
+        text = str(int(bits))
+    else:
+        text = f"{bits:4.1f}"
+    return text.strip()
+
+
+def blast_tab_fields(qname: str, tname: str, aln: Alignment, evalue: float | None = None,
+                     bitscore: float | None = None) -> list[str]:
+    """The twelve outfmt-6 fields of one alignment (strings, in BLAST_TAB_COLUMNS order).
+
+    pident is 100·identities/length over all alignment columns (gaps included) with three
+    decimals; gapopen counts runs of gaps; coordinates are 1-based inclusive (0 0 for an
+    empty alignment); evalue and bitscore are "NA" when statistics were not applied.
+    """
+    if aln.cigar is None or aln.query_aligned is None:
+        raise NotComputed("BLAST tabular output needs the alignments; use mode='full'")
+    length = aln.length
+    pident = 100.0 * aln.matches / length if length else 0.0
+    qs, qe = _one_based(aln.query_start, aln.query_end)
+    ss, se = _one_based(aln.target_start, aln.target_end)
+    return [qname, tname, f"{pident:.3f}", str(length), str(aln.mismatches),
+            str(aln.gap_opens), qs, qe, ss, se,
+            NA if evalue is None else format_evalue(evalue),
+            NA if bitscore is None else format_bitscore(bitscore)]
+
+
+def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False) -> None:
+    """BLAST tabular output (``-outfmt 6``): one line per hit with the twelve columns
+    qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore.
+
+    The hits need alignments (``mode="full"``); evalue and bitscore come from
+    :func:`warpalign.stats.apply_statistics` and are "NA" without it. ``header`` writes
+    one ``#``-comment line naming the columns.
+
+    Example:
+        >>> import io
+        >>> from warpalign import Scoring, search
+        >>> from warpalign.stats import apply_statistics
+        >>> s = Scoring("BLOSUM62", gap_open=12, gap_extend=1)
+        >>> res = search(["MKVLAWHEAGAWGHEE"], {"t1": "HEAGAWGHEE"}, s, top_k=1, mode="full")
+        >>> out = io.StringIO()
+        >>> write_blast_tab(apply_statistics(res, (10, 1), s), out)
+        >>> out.getvalue().split()
+        ['query0', 't1', '100.000', '10', '0', '0', '7', '16', '1', '10', '4e-07', '28.5']
+    """
+    if header:
+        out.write("# Fields: " + ", ".join(BLAST_TAB_COLUMNS) + "\n")
+    for hits in results:
+        if len(hits) and hits.alignments is None:
+            raise NotComputed(f"BLAST tabular output needs the alignments, which were not "
+                              f"computed in mode={hits.mode!r}; use mode='full'")
+        for hit in hits:
+            fields = blast_tab_fields(hits.query_name, hit.name, hit.alignment, hit.evalue,
+                                      hit.bitscore)
+            out.write("\t".join(fields) + "\n")
+
+
+# --- SAM ----------------------------------------------------------------------------
+
+class SamRecord(NamedTuple):
+    """One alignment to write as a SAM line.
+
+    ``query`` is the whole query sequence (written as SEQ) or its length (SEQ "*");
+    ``reference`` is the target's name, as in the @SQ header; ``alignment`` None or
+    empty writes an unmapped record (flag 4).
+    """
+
+    query_name: str
+    query: str | int
+    reference: str | None
+    alignment: Alignment | None
+
+
+def sam_cigar(aln: Alignment, query_length: int) -> str:
+    """The alignment's CIGAR with the unaligned query ends as soft clips (S), so that
+    SEQ is the whole query: ``{query_start}S`` + CIGAR + ``{query_length - query_end}S``.
+
+    Example:
+        >>> sam_cigar(Alignment(17, 4, 9, 1, 5, "2M1I2M"), 10)
+        '4S2M1I2M1S'
+    """
+    if aln.cigar is None or aln.query_start is None:
+        raise NotComputed("SAM output needs the alignment path; use mode='full'")
+    tail = query_length - aln.query_end
+    if tail < 0:
+        raise ValueError(f"query length {query_length} is shorter than the alignment's "
+                         f"query end {aln.query_end}")
+    head = f"{aln.query_start}S" if aln.query_start else ""
+    return head + aln.cigar + (f"{tail}S" if tail else "")
+
+
+def _edit_distance(aln: Alignment) -> int | None:
+    if aln.query_aligned is None or aln.target_aligned is None:
+        return None
+    return sum(a != b for a, b in zip(aln.query_aligned, aln.target_aligned))
+
+
+def _sam_header(reference_lengths: Any) -> tuple[list[str], dict[str, int]]:
+    from . import __version__
+    items = reference_lengths.items() if isinstance(reference_lengths, Mapping) else reference_lengths
+    lengths: dict[str, int] = {}
+    for name, length in items:
+        name = str(name)
+        if name in lengths:
+            raise ValueError(f"reference name {name!r} appears twice; SAM needs unique names")
+        lengths[name] = int(length)
+    lines = ["@HD\tVN:1.6\tSO:unsorted"]
+    lines += [f"@SQ\tSN:{name}\tLN:{length}" for name, length in lengths.items()]
+    lines.append(f"@PG\tID:warpalign\tPN:warpalign\tVN:{__version__}")
+    return lines, lengths
+
+
+def write_sam(records: Iterable[SamRecord | tuple], out: TextIO, reference_lengths: Any) -> None:
+    """Alignments as SAM: the header (@HD, one @SQ per reference, @PG), one line per record.
+
+    Args:
+        records: :class:`SamRecord` s or plain ``(query_name, query, reference,
+            alignment)`` tuples (``query``: the query sequence, or its length for SEQ "*").
+        out: a text stream.
+        reference_lengths: ``{name: length}`` or (name, length) pairs of every reference,
+            in header order.
+
+    Mapped records: FLAG 0 (256 for a further alignment of a query already written),
+    POS = target_start + 1, MAPQ 255 (not computed), CIGAR from :func:`sam_cigar`
+    (M/I/D with soft-clipped query ends), tags ``AS:i`` (the score) and ``NM:i`` (edit
+    distance, when the aligned strings are known). Unmapped records (no alignment, or
+    an empty local alignment of score 0): FLAG 4, RNAME "*", POS 0, MAPQ 0, CIGAR "*".
+
+    Example:
+        >>> import io
+        >>> from warpalign import Scoring, align
+        >>> aln = align("HEAGAWGHEE", "PAWHEAE", Scoring("BLOSUM62"), mode="full")
+        >>> aln.query_aligned, aln.target_aligned
+        ('AWGHE', 'AW-HE')
+        >>> out = io.StringIO()
+        >>> write_sam([("q", "HEAGAWGHEE", "t", aln)], out, {"t": 7})
+        >>> out.getvalue().splitlines()[-1].split()
+        ['q', '0', 't', '2', '255', '4S2M1I2M1S', '*', '0', '0', 'HEAGAWGHEE', '*', 'AS:i:17', 'NM:i:1']
+    """
+    header, lengths = _sam_header(reference_lengths)
+    out.write("\n".join(header) + "\n")
+    seen: set[str] = set()
+    for rec in records:
+        qname, query, ref, aln = rec
+        out.write(_sam_line(qname, query, ref, aln, lengths, seen) + "\n")
+
+
+def _sam_line(qname: str, query: str | int, ref: str | None, aln: Alignment | None,
+              lengths: dict[str, int], seen: set[str]) -> str:
+    if isinstance(query, str):
+        seq, qlen = (query or "*"), len(query)
+        if any(c in "*\t " for c in query):
+            raise ValueError(f"query {qname!r} cannot be written as SAM SEQ (it contains "
+                             f"'*', a tab or a space)")
+    else:
+        seq, qlen = "*", int(query)
+    if aln is None or not aln.cigar:
+        if aln is not None and aln.cigar is None:
+            raise NotComputed("SAM output needs the alignment path; use mode='full'")
+        return f"{qname}\t4\t*\t0\t0\t*\t*\t0\t0\t{seq}\t*"
+    if ref is None or str(ref) not in lengths:
+        raise ValueError(f"reference {ref!r} of query {qname!r} is not in reference_lengths")
+    flag = 256 if qname in seen else 0
+    seen.add(qname)
+    tags = [f"AS:i:{aln.score}"]
+    nm = _edit_distance(aln)
+    if nm is not None:
+        tags.append(f"NM:i:{nm}")
+    return "\t".join([qname, str(flag), str(ref), str(aln.target_start + 1), "255",
+                      sam_cigar(aln, qlen), "*", "0", "0", seq, "*", *tags])
+
+
+def search_sam_records(results: Iterable[Hits], queries: Any) -> Iterable[SamRecord]:
+    """SAM records of search hits (``mode="full"``); ``queries`` are the query sequences
+    as strings, in the order of ``results``. A query without hits gives one unmapped
+    record. Reference lengths for :func:`write_sam`: ``zip(db.names, db.lengths)``.
+    """
+    for hits, query in zip(results, queries, strict=True):
+        if len(hits) and hits.alignments is None:
+            raise NotComputed(f"SAM output needs the alignments, which were not computed "
+                              f"in mode={hits.mode!r}; use mode='full'")
+        if not len(hits):
+            yield SamRecord(hits.query_name, query, None, None)
+        for hit in hits:
+            yield SamRecord(hits.query_name, query, hit.name, hit.alignment)

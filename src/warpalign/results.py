@@ -12,7 +12,7 @@ Coordinates are 0-based half-open: ``query[query_start:query_end]`` is aligned w
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -92,6 +92,8 @@ class Hit:
     query_end: int | None = None
     target_end: int | None = None
     alignment: Alignment | None = None
+    evalue: float | None = None      # set when statistics were applied (warpalign.stats)
+    bitscore: float | None = None
 
     @property
     def query_start(self) -> int | None:
@@ -116,7 +118,8 @@ class Hits(Sequence):
 
     Ordered by score (descending), ties by database order. The arrays are read-only.
     ``saturated`` counts the targets that a narrow (16-bit) kernel flagged and that were
-    rescored with 32-bit arithmetic.
+    rescored with 32-bit arithmetic. ``evalues`` and ``bitscores`` (float64) are set by
+    :func:`warpalign.stats.apply_statistics` and None before.
     """
 
     query_name: str
@@ -130,9 +133,12 @@ class Hits(Sequence):
     alignments: list[Alignment] | None = None
     saturated: int = 0
     cells: int = field(default=0, compare=False)   # DP cells computed for this query
+    evalues: np.ndarray | None = None    # float64, set by warpalign.stats.apply_statistics
+    bitscores: np.ndarray | None = None  # float64
 
     def __post_init__(self) -> None:
-        for arr in (self.scores, self.targets, self.query_ends, self.target_ends):
+        for arr in (self.scores, self.targets, self.query_ends, self.target_ends,
+                    self.evalues, self.bitscores):
             if arr is not None:
                 arr.setflags(write=False)
 
@@ -149,7 +155,9 @@ class Hits(Sequence):
         return Hit(target=int(self.targets[i]), name=self.names[i], score=int(self.scores[i]),
                    query_end=None if self.query_ends is None else int(self.query_ends[i]),
                    target_end=None if self.target_ends is None else int(self.target_ends[i]),
-                   alignment=None if self.alignments is None else self.alignments[i])
+                   alignment=None if self.alignments is None else self.alignments[i],
+                   evalue=None if self.evalues is None else float(self.evalues[i]),
+                   bitscore=None if self.bitscores is None else float(self.bitscores[i]))
 
     def __iter__(self) -> Iterator[Hit]:
         return (self[i] for i in range(len(self)))
@@ -166,7 +174,9 @@ class Hits(Sequence):
         """Combine hits of the same query from several batches or devices.
 
         The result is ordered by score then database index and keeps ``top_k`` hits
-        (default: as many as the largest input).
+        (default: as many as the largest input). E-values and bit scores are kept when
+        every part has them (they must have been computed for the same search space:
+        apply statistics after merging shards, or give the whole database's size).
         """
         parts = (self, *others)
         if len({h.mode for h in parts}) != 1:
@@ -177,7 +187,7 @@ class Hits(Sequence):
         order = np.lexsort((targets, -scores.astype(np.int64)))[:k]
         names = sum((list(h.names) for h in parts), [])
         def pick(attr):
-            if getattr(self, attr) is None:
+            if any(getattr(h, attr) is None for h in parts):
                 return None
             return np.concatenate([getattr(h, attr) for h in parts])[order]
         aligns = None
@@ -186,4 +196,66 @@ class Hits(Sequence):
             aligns = [allal[i] for i in order]
         return Hits(self.query_name, self.query_length, scores[order], targets[order],
                     [names[i] for i in order], self.mode, pick("query_ends"), pick("target_ends"),
-                    aligns, sum(h.saturated for h in parts), sum(h.cells for h in parts))
+                    aligns, sum(h.saturated for h in parts), sum(h.cells for h in parts),
+                    pick("evalues"), pick("bitscores"))
+
+    def to_pandas(self):
+        """A pandas DataFrame with one row per hit, best first (pandas imported lazily).
+
+        Columns: query, target (database index), name, score; then, when computed,
+        query_start, query_end, target_start, target_end (0-based half-open), cigar,
+        identity, length (alignment columns), evalue and bitscore.
+
+        Example:
+            >>> from warpalign import Scoring, search
+            >>> s = Scoring("BLOSUM62", gap_open=11, gap_extend=1)
+            >>> df = search(["HEAGAWGHEE"], ["PAWHEAE", "HEAGAWGHEE"], s, mode="full")[0].to_pandas()
+            >>> df[["name", "score", "query_start", "cigar"]].values.tolist()
+            [['seq1', 62, 0, '10M'], ['seq0', 17, 4, '2M1I2M']]
+        """
+        import pandas as pd
+        return pd.DataFrame(self._columns())
+
+    def _columns(self) -> dict:
+        n = len(self)
+        cols: dict = {"query": [self.query_name] * n,
+                      "target": np.asarray(self.targets, dtype=np.int64),
+                      "name": list(self.names),
+                      "score": np.asarray(self.scores, dtype=np.int64)}
+        aligns = self.alignments
+        if aligns is not None:
+            cols["query_start"] = np.array([a.query_start for a in aligns], dtype=np.int64)
+        if self.query_ends is not None:
+            cols["query_end"] = np.asarray(self.query_ends, dtype=np.int64)
+        if aligns is not None:
+            cols["target_start"] = np.array([a.target_start for a in aligns], dtype=np.int64)
+        if self.target_ends is not None:
+            cols["target_end"] = np.asarray(self.target_ends, dtype=np.int64)
+        if aligns is not None:
+            cols["cigar"] = [a.cigar for a in aligns]
+            cols["identity"] = np.array([a.identity for a in aligns], dtype=np.float64)
+            cols["length"] = np.array([a.length for a in aligns], dtype=np.int64)
+        if self.evalues is not None:
+            cols["evalue"] = np.asarray(self.evalues, dtype=np.float64)
+        if self.bitscores is not None:
+            cols["bitscore"] = np.asarray(self.bitscores, dtype=np.float64)
+        return cols
+
+
+def results_to_pandas(results: Iterable[Hits]):
+    """One pandas DataFrame of the hits of many queries (rows in query order, best first).
+
+    Columns as in :meth:`Hits.to_pandas`; a column missing from some queries is NaN there.
+
+    Example:
+        >>> from warpalign import Scoring, search
+        >>> s = Scoring("BLOSUM62", gap_open=11, gap_extend=1)
+        >>> res = search(["HEAGAWGHEE", "PAWHEAE"], ["PAWHEAE", "HEAGAWGHEE"], s, top_k=1)
+        >>> results_to_pandas(res)[["query", "name", "score"]].values.tolist()
+        [['query0', 'seq1', 62], ['query1', 'seq0', 44]]
+    """
+    import pandas as pd
+    frames = [pd.DataFrame(h._columns()) for h in results]
+    if not frames:
+        return pd.DataFrame({"query": [], "target": [], "name": [], "score": []})
+    return pd.concat(frames, ignore_index=True)

@@ -16,6 +16,7 @@ from .results import Hits
 from .scoring import Scoring
 
 MODES = ("score", "end", "full")
+METHODS = ("auto", "warp")   # "warp": paper 003's kernel, CUDA backend only
 
 # One resident copy of a database per backend (the CUDA backend uploads it once).
 _handles: dict[str, weakref.WeakKeyDictionary] = {}
@@ -24,7 +25,9 @@ _handles: dict[str, weakref.WeakKeyDictionary] = {}
 def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
            mode: Literal["score", "end", "full"] = "score",
            algorithm: Literal["local", "global", "semiglobal"] = "local",
-           backend: str = "auto", progress: bool = False) -> list[Hits]:
+           backend: str = "auto", progress: bool = False,
+           method: Literal["auto", "warp"] = "auto",
+           evalue: float | None = None) -> list[Hits]:
     """Search each query against every sequence of ``database``.
 
     Args:
@@ -39,6 +42,12 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
         algorithm: "local", "global" or "semiglobal".
         backend: "auto", "cpu" or "cuda".
         progress: show a progress bar over the queries on stderr.
+        method: "auto" (the backend's fastest kernels) or "warp" (paper 003's GPU kernel,
+            one warp per alignment; CUDA backend only).
+        evalue: with a number, add E-values and bit scores (``Hits.evalues``,
+            ``Hits.bitscores``; Karlin–Altschul, :mod:`warpalign.stats`) and keep only
+            the hits with E-value <= ``evalue``. Local alignment with a matrix and gaps
+            of BLAST's tables only; anything else raises ``StatisticsUnavailable``.
 
     Returns:
         One :class:`Hits` per query, in query order; hits sorted by score (descending),
@@ -52,23 +61,43 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     """
     check_choice("mode", mode, MODES)
     check_choice("algorithm", algorithm, ALGORITHMS)
+    check_choice("method", method, METHODS)
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"invalid top_k: {top_k!r}; expected an integer >= 1")
+    if evalue is not None:
+        from .stats import check_statistics
+        check_statistics(scoring, algorithm=algorithm, evalue=evalue)  # fail before searching
     db = _as_database(database, scoring)
     if db.alphabet != scoring.alphabet:
         raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
     engine = get_backend(backend)
+    if method != "auto" and engine.name != "cuda":
+        raise ValueError(f"method={method!r} runs on the CUDA backend only, not {engine.name!r}")
     handle = _handle(engine, db)
     order = np.asarray(db.order, dtype=np.int64)
     residues = db.residues
     results = []
-    for qname, q in _progress(zip(names, codes), len(codes), progress):
-        batch = engine.scan(q, handle, scoring, algorithm=algorithm, ends=mode != "score")
+    batches = _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method)
+    for qname, q, batch in _progress(zip(names, codes, batches), len(codes), progress):
         results.append(_top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm,
                                  cells=len(q) * residues))
+    if evalue is not None:
+        from .stats import apply_statistics
+        results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)
     return results
+
+
+def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method):
+    """One ScoreBatch per query. A backend with ``search_batches`` (CUDA) runs the whole
+    flow itself (top-k candidates on the device, chunks, several devices) and returns per
+    query every target scoring at least its k-th best score, with their ``ids``."""
+    ends = mode != "score"
+    if hasattr(engine, "search_batches"):
+        return engine.search_batches(codes, handle, scoring, algorithm=algorithm, ends=ends,
+                                     top_k=top_k, method=method)
+    return (engine.scan(q, handle, scoring, algorithm=algorithm, ends=ends) for q in codes)
 
 
 def _as_database(database: Any, scoring: Scoring) -> Database:
@@ -93,6 +122,7 @@ def _handle(engine, db: Database):
 
 def _top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm, cells) -> Hits:
     scores = batch.scores
+    ids = getattr(batch, "ids", None)   # scores of a candidate subset: their db positions
     n = len(scores)
     k = min(top_k, n)
     if k < n:
@@ -101,10 +131,10 @@ def _top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm, cells
         cand = np.flatnonzero(scores >= kth)
     else:
         cand = np.arange(n)
-    original = order[cand]
+    original = order[cand if ids is None else np.asarray(ids, dtype=np.int64)[cand]]
     pick = np.lexsort((original, -scores[cand].astype(np.int64)))[:k]
     sel = cand[pick]
-    targets = order[sel]
+    targets = original[pick]
     names = [db.name(int(i)) for i in targets]
     qends = tends = None
     if batch.query_ends is not None:

@@ -1,0 +1,417 @@
+"""``search`` over a Dask cluster: the database split into shards by cost, merged exactly.
+
+The client plans shards (:func:`shard_plan`: sets of sorted-order index ranges balanced by
+residues, longest first, as paper 003 balances GPUs by total length) and submits one task
+per shard carrying only (database path, shard ranges, encoded queries, scoring, options).
+Each worker opens the database from that path (memory-mapped; it must be the same
+database on every host, which a fingerprint of its checksums enforces), searches its shard
+with its own backend and returns, per query, the shard's top-k hits by (score descending,
+original database index ascending). The client merges those with :meth:`Hits.merge`.
+
+Why the merge is exact: a hit among the global top-k under the total order (score desc,
+index asc) has fewer than k hits before it in the whole database, so fewer than k before
+it in its own shard, so it is among its shard's top-k; the merge sorts the union of the
+shards' top-k by the same total order and keeps k. Database indices are unique, so no
+ordering is left to chance. Tasks are pure functions of their arguments: a shard whose
+worker dies is recomputed on another worker to the same hits, and every shard's result is
+merged exactly once.
+
+``mode="full"``: the shards scan with end coordinates and the client traces the
+alignments of the merged top-k only (k tracebacks per query, as one process does); tracing
+on the workers would trace k per shard and throw all but k away, for the same wall time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ._backends import ALGORITHMS, BACKENDS, ScoreBatch, TargetSet, check_choice, get_backend
+from .database import Database
+from .errors import BackendUnavailable, DatabaseError, ScoringError
+from .io import load_sequences
+from .results import Hits
+from .scoring import Scoring
+from .search import METHODS, MODES, _batches, _top_hits
+
+__all__ = ["Shard", "ShardReport", "local_cluster", "search", "shard_plan"]
+
+logger = logging.getLogger("warpalign.distributed")
+
+#: Shard plans cut the sorted order into about this many pieces per shard before balancing.
+PIECES_PER_SHARD = 64
+#: Prepared shards (e.g. uploaded to a GPU) each worker keeps for later searches.
+_HANDLE_CACHE_SIZE = 2
+#: Seconds to wait for the first worker (or for ``workers`` of them) to join.
+WORKER_TIMEOUT = 120
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A part of a database: ``ranges`` are (start, stop) slices of its sorted order."""
+
+    index: int
+    ranges: tuple[tuple[int, int], ...]
+    sequences: int
+    residues: int
+
+    def positions(self) -> np.ndarray:
+        """int64 sorted-order positions of the shard's sequences, range by range."""
+        if not self.ranges:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in self.ranges])
+
+
+@dataclass(frozen=True)
+class ShardReport:
+    """What a worker did with one shard (logged by the client at INFO level)."""
+
+    shard: int
+    worker: str
+    backend: str
+    fallback: str | None   # why a worker asked for "auto" searched on the CPU, if it did
+    sequences: int
+    residues: int
+    seconds: float
+
+
+def shard_plan(db: Database, n: int) -> list[Shard]:
+    """Split ``db`` into at most ``n`` shards of nearly equal residues (deterministic).
+
+    The sorted order is cut into about ``n * PIECES_PER_SHARD`` consecutive pieces of
+    similar residue counts (:meth:`Database.chunks`; a sequence is never split), and the
+    pieces are dealt longest first, each to the shard with the fewest residues so far
+    (ties: the lower shard index). Shards list their ranges in sorted order, adjacent
+    ranges joined; empty shards are dropped, so a database of s sequences has at most s.
+
+    Example:
+        >>> db = Database.from_sequences(["A" * n for n in (5, 1, 4, 2, 3, 3)])
+        >>> [(s.ranges, s.residues) for s in shard_plan(db, 2)]
+        [(((0, 1), (3, 4), (5, 6)), 9), (((1, 3), (4, 5)), 9)]
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"invalid number of shards: {n!r}; expected an integer >= 1")
+    offsets = np.asarray(db.targets.offsets, dtype=np.int64)
+    total = int(offsets[-1])
+    piece = max(1, -(-total // (int(n) * PIECES_PER_SHARD)))
+    pieces = list(db.chunks(piece))
+    cost = [int(offsets[b] - offsets[a]) for a, b in pieces]
+    loads = [(0, i) for i in range(int(n))]
+    assigned: list[list[tuple[int, int]]] = [[] for _ in range(int(n))]
+    for p in sorted(range(len(pieces)), key=lambda p: (-cost[p], pieces[p][0])):
+        load, i = heapq.heappop(loads)
+        assigned[i].append(pieces[p])
+        heapq.heappush(loads, (load + cost[p], i))
+    shards = []
+    for ranges in assigned:
+        if not ranges:
+            continue
+        joined: list[list[int]] = []
+        for a, b in sorted(ranges):
+            if joined and joined[-1][1] == a:
+                joined[-1][1] = b
+            else:
+                joined.append([a, b])
+        spans = tuple((a, b) for a, b in joined)
+        shards.append(Shard(len(shards), spans, sum(b - a for a, b in spans),
+                            sum(int(offsets[b] - offsets[a]) for a, b in spans)))
+    return shards
+
+
+def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
+           scheduler: str | None = None, workers: int | None = None,
+           shards: int | None = None, top_k: int = 10,
+           mode: Literal["score", "end", "full"] = "score",
+           algorithm: Literal["local", "global", "semiglobal"] = "local",
+           backend: str = "auto", method: Literal["auto", "warp"] = "auto",
+           evalue: float | None = None) -> list[Hits]:
+    """:func:`warpalign.search` over a Dask cluster; the same hits in the same order.
+
+    Which cluster: ``client`` (a ``distributed.Client``), else ``scheduler`` (an address
+    such as ``"tcp://host:8786"``), else a local cluster of ``workers`` processes started
+    for this call (one per GPU where GPUs are visible, see :func:`local_cluster`), else the
+    current default client. With ``client`` or ``scheduler``, ``workers`` waits until that
+    many workers have joined.
+
+    Args:
+        queries: as for :func:`warpalign.search` (encoded here, sent with each shard).
+        database: the path of a database built by ``Database.build`` (or that Database);
+            every worker must read the same database at that path (a shared file system).
+        scoring: the scoring scheme; its alphabet must be the database's.
+        client, scheduler, workers: the cluster, as above.
+        shards: number of shards (default: the number of workers).
+        top_k, mode, algorithm, method: as for :func:`warpalign.search`.
+        backend: each worker's backend; "auto" takes the worker's GPU when one answers and
+            otherwise the CPU, logging why (``warpalign.distributed`` logger, WARNING).
+        evalue: as for :func:`warpalign.search`; statistics are applied by the client
+            after the merge, over the whole database's search space.
+
+    Returns:
+        One :class:`Hits` per query, in query order, best first, ties by database order.
+
+    Raises:
+        ValueError: an invalid option, or an in-memory database.
+        DatabaseError: a worker found another database (or none) at the path.
+    """
+    check_choice("mode", mode, MODES)
+    check_choice("algorithm", algorithm, ALGORITHMS)
+    check_choice("backend", backend, BACKENDS)
+    check_choice("method", method, METHODS)
+    if evalue is not None:
+        from .stats import check_statistics
+        check_statistics(scoring, algorithm=algorithm, evalue=evalue)  # fail before searching
+    for name, value, allow_none in (("top_k", top_k, False), ("workers", workers, True),
+                                    ("shards", shards, True)):
+        if value is None and allow_none:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"invalid {name}: {value!r}; expected an integer >= 1")
+    if client is not None and scheduler is not None:
+        raise ValueError("give either client or scheduler, not both")
+    db = _open_shared(database)
+    if db.alphabet != scoring.alphabet:
+        raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
+                           f"database's ({db.alphabet.name})")
+    names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
+    with _connect(client, scheduler, workers) as dask_client:
+        n_workers = len(dask_client.scheduler_info()["workers"])
+        plan = shard_plan(db, shards or n_workers)
+        results = _run(dask_client, plan, db, names, codes, scoring, top_k, mode, algorithm,
+                       backend, method)
+    if mode == "full":
+        # Trace only the merged top-k (see the module docstring), checked against the scan.
+        results = [_top_hits(h.query_name, q, ScoreBatch(h.scores, h.query_ends,
+                                                         h.target_ends, h.saturated),
+                             h.targets, db, scoring, top_k, "full", algorithm, cells=h.cells)
+                   for h, q in zip(results, codes)]
+    if evalue is not None:
+        from .stats import apply_statistics
+        results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)
+    return results
+
+
+def local_cluster(n_workers: int, *, devices: Sequence[str] | None = None):
+    """A local Dask cluster of ``n_workers`` single-threaded worker processes.
+
+    Where GPUs are visible (``devices``, default: the entries of ``CUDA_VISIBLE_DEVICES``,
+    else the devices CuPy counts), worker i gets ``CUDA_VISIBLE_DEVICES=devices[i % len]``
+    and the resource ``GPU=1``, so each worker drives one GPU. Close it when done.
+    """
+    from distributed import LocalCluster, Nanny, Scheduler, SpecCluster
+
+    if devices is None:
+        devices = _visible_devices()
+    # No dashboard; the scheduler's HTTP endpoints on a free port, never a warning about 8787.
+    if not devices:
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                            dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"})
+    specs = {f"warpalign-{i}": {"cls": Nanny, "options": {
+        "nthreads": 1, "resources": {"GPU": 1},
+        "env": {"CUDA_VISIBLE_DEVICES": str(devices[i % len(devices)])}}}
+        for i in range(n_workers)}
+    return SpecCluster(workers=specs, scheduler={"cls": Scheduler, "options": {
+        "dashboard": False, "dashboard_address": ":0", "host": "127.0.0.1"}})
+
+
+# --- client side -----------------------------------------------------------------------
+
+def _open_shared(database: Any) -> Database:
+    if isinstance(database, Database):
+        if database.path is None:
+            raise ValueError("a distributed search needs an on-disk database (Database.build) "
+                             "at a path every worker can read; got an in-memory one")
+        return database
+    if isinstance(database, (str, bytes)) or hasattr(database, "__fspath__"):
+        return Database.open(os.path.abspath(os.fsdecode(database)), verify=False)
+    raise ValueError(f"invalid database: {type(database).__name__}; expected the path of a "
+                     "database built by Database.build")
+
+
+def _fingerprint(db: Database) -> str:
+    """Names the database's contents (its files' sizes and checksums), not its path."""
+    files = json.dumps(db.meta.get("files", {}), sort_keys=True).encode()
+    return hashlib.blake2b(files, digest_size=16).hexdigest()
+
+
+class _connect:
+    """The Dask client to use, closing whatever this call started."""
+
+    def __init__(self, client, scheduler, workers):
+        self._given, self._scheduler, self._workers = client, scheduler, workers
+        self._owned: list = []
+
+    def __enter__(self):
+        try:
+            from distributed import Client, get_client
+        except ImportError as exc:
+            raise BackendUnavailable(f"a distributed search needs Dask ({exc}): "
+                                     "pip install 'warpalign[dask]'") from None
+        client = self._given
+        if client is None and self._scheduler is not None:
+            client = Client(self._scheduler, timeout=WORKER_TIMEOUT)
+            self._owned.append(client)
+        elif client is None and self._workers is not None:
+            cluster = local_cluster(self._workers)
+            self._owned.append(cluster)
+            client = Client(cluster)
+            self._owned.insert(0, client)
+        elif client is None:
+            try:
+                client = get_client()
+            except ValueError:
+                raise ValueError("no Dask cluster: give client=, scheduler= or workers=") from None
+        try:
+            client.wait_for_workers(self._workers or 1, timeout=WORKER_TIMEOUT)
+        except BaseException:
+            self.__exit__()
+            raise
+        return client
+
+    def __exit__(self, *exc):
+        for thing in self._owned:
+            thing.close()
+        return False
+
+
+def _run(client, plan, db, names, codes, scoring, top_k, mode, algorithm, backend, method):
+    from dask.base import tokenize
+
+    path = os.fspath(db.path)
+    fingerprint = _fingerprint(db)
+    scan_mode = "end" if mode == "full" else mode
+    workers = client.scheduler_info()["workers"].values()
+    gpu_everywhere = bool(workers) and all(w.get("resources", {}).get("GPU") for w in workers)
+    resources = {"GPU": 1} if gpu_everywhere and backend != "cpu" else None
+    token = tokenize(path, fingerprint, names, codes, scoring, top_k, scan_mode, algorithm,
+                     backend, method)
+    futures = [client.submit(_search_shard, path, fingerprint, shard, names, codes, scoring,
+                             top_k, scan_mode, algorithm, backend, method,
+                             key=f"warpalign-shard-{shard.index}-{token}",
+                             resources=resources)
+               for shard in plan]
+    try:
+        parts = client.gather(futures)
+    finally:
+        for future in futures:
+            future.release()
+    done = sorted(report.shard for _, report in parts)
+    if done != [s.index for s in plan] or sum(r.residues for _, r in parts) != db.residues:
+        raise RuntimeError(f"internal error: shards {done} came back for a plan of {len(plan)}")
+    for _, report in parts:
+        logger.info("shard %d (%d sequences, %d residues): worker %s, backend %s%s, %.3f s",
+                    report.shard, report.sequences, report.residues, report.worker,
+                    report.backend, f" ({report.fallback})" if report.fallback else "",
+                    report.seconds)
+    per_query = zip(*(hits for hits, _ in parts))
+    return [first.merge(*rest, top_k=top_k) for first, *rest in per_query]
+
+
+# --- worker side -----------------------------------------------------------------------
+
+_lock = threading.Lock()
+_databases: dict[tuple[str, str], Database] = {}
+_handles: OrderedDict = OrderedDict()
+_fallbacks_logged: set[str] = set()
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _engine(backend: str, worker: str):
+    """The backend for ``backend`` on this worker and, if "auto" fell back, why."""
+    if backend != "auto" or os.environ.get("WARPALIGN_BACKEND"):
+        return get_backend(backend), None
+    try:
+        return get_backend("cuda"), None
+    except BackendUnavailable as exc:
+        reason = str(exc)
+    if reason not in _fallbacks_logged:  # once per worker process and reason
+        _fallbacks_logged.add(reason)
+        logger.warning("warpalign: worker %s has no GPU (%s); searching on the CPU",
+                       worker, reason)
+    return get_backend("cpu"), f"no GPU: {reason}"
+
+
+def _shard_database(path: str, fingerprint: str) -> Database:
+    db = _databases.get((path, fingerprint))
+    if db is None:
+        db = Database.open(path, verify=False)
+        if _fingerprint(db) != fingerprint:
+            raise DatabaseError(f"{path}: on worker {_worker_name()} this is another database "
+                                "than the client's; the path must name the same database on "
+                                "every host")
+        _databases[(path, fingerprint)] = db
+    return db
+
+
+def _shard_targets(db: Database, shard: Shard) -> tuple[TargetSet, np.ndarray]:
+    """The shard's sequences as one compact TargetSet, and their original indices."""
+    targets = db.targets
+    offsets = np.asarray(targets.offsets, dtype=np.int64)
+    codes = np.concatenate([targets.codes[offsets[a]:offsets[b]] for a, b in shard.ranges])
+    local = np.concatenate([offsets[a:b] - offsets[a] for a, b in shard.ranges])
+    sizes = [int(offsets[b] - offsets[a]) for a, b in shard.ranges]
+    local += np.repeat(np.cumsum([0, *sizes[:-1]]), [b - a for a, b in shard.ranges])
+    local = np.append(local, len(codes)).astype(np.int64)
+    order = np.asarray(db.order, dtype=np.int64)[shard.positions()]
+    return TargetSet(np.ascontiguousarray(codes, dtype=np.uint8), local), order
+
+
+def _search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
+                  codes: list[np.ndarray], scoring: Scoring, top_k: int, mode: str,
+                  algorithm: str, backend: str, method: str = "auto",
+                  ) -> tuple[list[Hits], ShardReport]:
+    """Search every query against one shard: per query the shard's top-k by (score desc,
+    original index asc), with original database indices."""
+    t0 = time.perf_counter()
+    worker = _worker_name()
+    engine, fallback = _engine(backend, worker)
+    if method != "auto" and engine.name != "cuda":
+        raise ValueError(f"method={method!r} runs on the CUDA backend only, not "
+                         f"{engine.name!r} (worker {worker})")
+    with _lock:
+        db = _shard_database(path, fingerprint)
+        key = (path, fingerprint, shard.ranges, engine.name)
+        if key in _handles:
+            _handles.move_to_end(key)
+        else:
+            targets, order = _shard_targets(db, shard)
+            _handles[key] = (engine.prepare(targets), order)
+            while len(_handles) > _HANDLE_CACHE_SIZE:
+                _handles.popitem(last=False)
+        handle, order = _handles[key]
+    # The single-process flow (a CUDA backend keeps top-k candidates on the device).
+    batches = _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method)
+    hits = [_top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm,
+                      cells=len(q) * shard.residues)
+            for qname, q, batch in zip(names, codes, batches)]
+    return hits, ShardReport(shard.index, worker, engine.name, fallback, shard.sequences,
+                             shard.residues, time.perf_counter() - t0)
+
+
+def _visible_devices() -> list[str]:
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [d.strip() for d in env.split(",") if d.strip() and d.strip() != "-1"]
+    try:
+        import cupy
+        return [str(i) for i in range(cupy.cuda.runtime.getDeviceCount())]
+    except (ImportError, RuntimeError):  # no CuPy, no driver, no device: a CPU cluster
+        return []

@@ -1,0 +1,382 @@
+"""warpalign.distributed: shard plans, exact merging, a killed worker, CPU fallback, the CLI.
+
+Every distributed result is compared with the single-process ``search`` hit for hit
+(scores, database indices, names, ends, alignments) on a database full of ties.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from distributed import Client
+
+from warpalign import Scoring
+from warpalign._backends import get_backend
+from warpalign.cli import main
+from warpalign.database import Database
+from warpalign.distributed import (
+    PIECES_PER_SHARD,
+    _fingerprint,
+    _search_shard,
+    local_cluster,
+    search,
+    shard_plan,
+)
+from warpalign.errors import BackendUnavailable, DatabaseError
+from warpalign.search import search as search_one
+
+BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+AMINO = list("ACDEFGHIKLMNPQRSTVWY")
+TIMEOUT = 180  # seconds; generous for a loaded two-core machine
+
+
+def _proteins(rng, n, lo, hi):
+    return ["".join(rng.choice(AMINO, size=rng.integers(lo, hi + 1))) for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    rng = np.random.default_rng(2024)
+    targets = _proteins(rng, 240, 0, 160)
+    # duplicates tie at every cut; they land in different shards and must come back in
+    # database order
+    for i in (17, 50, 99, 140, 200, 239):
+        targets[i] = targets[3]
+    targets[60] = targets[61] = targets[62] = "W" * 40
+    queries = _proteins(rng, 4, 5, 90) + [targets[3][4:70], "W" * 12]
+    path = tmp_path_factory.mktemp("dist") / "db.wa"
+    Database.build(targets, path)
+    return queries, path
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = local_cluster(2, devices=[])
+    dask_client = Client(cluster)
+    dask_client.wait_for_workers(2, timeout=TIMEOUT)
+    yield dask_client
+    dask_client.close()
+    cluster.close()
+
+
+def assert_same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.query_name == w.query_name and g.mode == w.mode
+        assert g.scores.tolist() == w.scores.tolist()
+        assert g.targets.tolist() == w.targets.tolist()
+        assert g.names == w.names
+        for attr in ("query_ends", "target_ends"):
+            a, b = getattr(g, attr), getattr(w, attr)
+            assert (a is None and b is None) or a.tolist() == b.tolist()
+        assert g.alignments == w.alignments
+        assert g.cells == w.cells
+        for attr in ("evalues", "bitscores"):
+            a, b = getattr(g, attr, None), getattr(w, attr, None)
+            assert (a is None and b is None) or a.tolist() == b.tolist()
+
+
+# --- shard plans --------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 64, 1000])
+def test_shard_plan_covers_every_sequence_once_and_balances(data, n):
+    db = Database.open(data[1])
+    plan = shard_plan(db, n)
+    assert plan == shard_plan(db, n)                   # deterministic
+    assert 1 <= len(plan) <= min(n, len(db))
+    assert [s.index for s in plan] == list(range(len(plan)))
+    positions = np.concatenate([s.positions() for s in plan])
+    assert np.array_equal(np.sort(positions), np.arange(len(db)))
+    offsets = db.targets.offsets
+    for s in plan:
+        assert s.residues == sum(int(offsets[b] - offsets[a]) for a, b in s.ranges)
+        assert s.sequences == len(s.positions())
+        assert all(b1 < a2 for (_, b1), (a2, _) in zip(s.ranges, s.ranges[1:]))
+    loads = [s.residues for s in plan]
+    assert sum(loads) == db.residues
+    if n <= 7:  # small enough pieces: the greedy deal is within one piece of even
+        biggest_piece = max(int(offsets[a + 1] - offsets[a]) for a in range(len(db)))
+        piece = max(-(-db.residues // (n * PIECES_PER_SHARD)), biggest_piece)
+        assert max(loads) - min(loads) <= piece
+
+
+def test_shard_plan_rejects_bad_counts(data):
+    db = Database.open(data[1])
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match="number of shards"):
+            shard_plan(db, bad)
+
+
+# --- shard searches merged in process (no cluster) ----------------------------------
+
+@pytest.mark.parametrize("mode", ["score", "end"])
+@pytest.mark.parametrize("algorithm", ["local", "global", "semiglobal"])
+@pytest.mark.parametrize("top_k", [1, 5, 300])
+def test_shard_results_merge_exactly(data, mode, algorithm, top_k):
+    queries, path = data
+    db = Database.open(path)
+    want = search_one(queries, db, BLOSUM62, top_k=top_k, mode=mode, algorithm=algorithm,
+                      backend="cpu")
+    names = [h.query_name for h in want]
+    codes = [BLOSUM62.encode(q) for q in queries]
+    parts = [_search_shard(str(path), _fingerprint(db), shard, names, codes, BLOSUM62,
+                           top_k, mode, algorithm, "cpu")[0]
+             for shard in shard_plan(db, 5)]
+    got = [first.merge(*rest, top_k=top_k) for first, *rest in zip(*parts)]
+    assert_same(got, want)
+
+
+class _TopKCpu:
+    """The CUDA backend's contract on the CPU: ``search_batches`` returns, per query, only
+    the candidates scoring at least the k-th best, shuffled, with their TargetSet ids."""
+
+    name = "topk"
+
+    def __init__(self):
+        self._cpu = get_backend("cpu")
+
+    def prepare(self, targets):
+        return self._cpu.prepare(targets)
+
+    def search_batches(self, queries, handle, scoring, *, algorithm, ends, top_k, method):
+        from dataclasses import dataclass
+
+        from warpalign._backends import ScoreBatch
+
+        @dataclass
+        class Candidates(ScoreBatch):
+            ids: np.ndarray | None = None
+
+        rng = np.random.default_rng(5)
+        out = []
+        for q in queries:
+            full = self._cpu.scan(q, handle, scoring, algorithm=algorithm, ends=ends)
+            kth = np.sort(full.scores)[::-1][min(top_k, len(full.scores)) - 1]
+            ids = rng.permutation(np.flatnonzero(full.scores >= kth))
+            out.append(Candidates(full.scores[ids],
+                                  None if not ends else full.query_ends[ids],
+                                  None if not ends else full.target_ends[ids], 0, ids))
+        return out
+
+
+@pytest.mark.parametrize("mode", ["score", "end"])
+def test_shard_search_maps_candidate_ids_back(data, mode, monkeypatch):
+    import warpalign.distributed as dist
+    monkeypatch.setattr(dist, "_engine", lambda backend, worker: (_TopKCpu(), None))
+    queries, path = data
+    db = Database.open(path)
+    want = search_one(queries, db, BLOSUM62, top_k=4, mode=mode, backend="cpu")
+    codes = [BLOSUM62.encode(q) for q in queries]
+    parts = [_search_shard(str(path), _fingerprint(db), shard, [h.query_name for h in want],
+                           codes, BLOSUM62, 4, mode, "local", "auto")[0]
+             for shard in shard_plan(db, 3)]
+    assert_same([first.merge(*rest, top_k=4) for first, *rest in zip(*parts)], want)
+
+
+def test_worker_without_gpu_falls_back_and_logs(data, monkeypatch, caplog):
+    import warpalign.distributed as dist
+
+    def no_cuda(name="auto"):
+        if name == "cuda":
+            raise BackendUnavailable("no CUDA device (test)")
+        return get_backend(name)
+
+    monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
+    monkeypatch.setattr(dist, "get_backend", no_cuda)
+    monkeypatch.setattr(dist, "_fallbacks_logged", set())
+    queries, path = data
+    db = Database.open(path)
+    shard = shard_plan(db, 2)[1]
+    with caplog.at_level(logging.WARNING, logger="warpalign.distributed"):
+        hits, report = _search_shard(str(path), _fingerprint(db), shard, ["q"],
+                                     [BLOSUM62.encode(queries[0])], BLOSUM62, 3, "score",
+                                     "local", "auto")
+    assert report.backend == "cpu" and "no CUDA device (test)" in report.fallback
+    assert len(hits) == 1 and len(hits[0]) == 3
+    assert any(re.search(r"warpalign: worker \S+ has no GPU \(no CUDA device \(test\)\); "
+                         r"searching on the CPU", r.getMessage()) for r in caplog.records)
+
+
+def test_worker_refuses_another_database(data, tmp_path):
+    queries, path = data
+    db = Database.open(path)
+    other = Database.build(queries, tmp_path / "other.wa")
+    with pytest.raises(DatabaseError, match="another database"):
+        _search_shard(str(other.path), "0" * 32, shard_plan(db, 1)[0], ["q"],
+                      [BLOSUM62.encode("MKV")], BLOSUM62, 1, "score", "local", "cpu")
+
+
+def test_in_memory_database_is_refused(data):
+    with pytest.raises(ValueError, match="on-disk database"):
+        search(["MKV"], Database.from_sequences(["MKV"]), BLOSUM62, workers=1)
+
+
+# --- on a LocalCluster ---------------------------------------------------------------
+
+@pytest.mark.parametrize("mode,algorithm,top_k,shards", [
+    ("score", "local", 10, None), ("end", "semiglobal", 7, 3), ("full", "local", 6, 5),
+    ("full", "global", 300, 2)])
+def test_cluster_search_equals_one_process(data, client, mode, algorithm, top_k, shards):
+    queries, path = data
+    want = search_one(queries, path, BLOSUM62, top_k=top_k, mode=mode, algorithm=algorithm,
+                      backend="cpu")
+    got = search(queries, path, BLOSUM62, client=client, shards=shards, top_k=top_k,
+                 mode=mode, algorithm=algorithm, backend="cpu")
+    assert_same(got, want)
+
+
+def test_cluster_search_with_evalues_equals_one_process(data, client):
+    queries, path = data
+    want = search_one(queries, path, BLOSUM62, top_k=6, mode="full", evalue=10.0,
+                      backend="cpu")
+    got = search(queries, path, BLOSUM62, client=client, shards=3, top_k=6, mode="full",
+                 evalue=10.0, backend="cpu")
+    assert_same(got, want)
+    assert sum(len(h) for h in got) < 6 * len(queries)   # the cut removed some
+
+
+def test_warp_method_on_cpu_workers_is_refused(data, client):
+    queries, path = data
+    with pytest.raises(ValueError, match="CUDA backend only"):
+        search(queries[:1], path, BLOSUM62, client=client, backend="cpu", method="warp")
+
+
+def test_auto_backend_on_cpu_workers_reports_the_fallback(data, client, caplog):
+    if _cuda_answers():
+        pytest.skip("a GPU answers here: no fallback to see")
+    queries, path = data
+    with caplog.at_level(logging.INFO, logger="warpalign.distributed"):
+        got = search(queries[:2], path, BLOSUM62, client=client, shards=2, top_k=4)
+    assert_same(got, search_one(queries[:2], path, BLOSUM62, top_k=4, backend="cpu"))
+    shards = [r.getMessage() for r in caplog.records if r.getMessage().startswith("shard ")]
+    assert len(shards) == 2
+    assert all("backend cpu (no GPU: " in m for m in shards)
+
+
+def _visible_gpu():
+    return os.environ.get("CUDA_VISIBLE_DEVICES")
+
+
+def test_local_cluster_gives_each_worker_one_gpu(data):
+    queries, path = data
+    with local_cluster(2, devices=["0", "1"]) as cluster, Client(cluster) as gpu_client:
+        gpu_client.wait_for_workers(2, timeout=TIMEOUT)
+        assert sorted(gpu_client.run(_visible_gpu).values()) == ["0", "1"]
+        info = gpu_client.scheduler_info()["workers"].values()
+        assert [w["resources"] for w in info] == [{"GPU": 1}, {"GPU": 1}]
+        # shards ask for GPU=1 here; the workers use their GPU or fall back to the CPU
+        got = search(queries[:3], path, BLOSUM62, client=gpu_client, top_k=4, mode="end")
+    assert_same(got, search_one(queries[:3], path, BLOSUM62, top_k=4, mode="end",
+                                backend="cpu"))
+
+
+def _slow_cpu_backend(delay):
+    """Installed on the workers: the CPU backend, sleeping before every query."""
+    import time as _time
+
+    from warpalign._backends import _cache
+    from warpalign._backends import get_backend as _get
+
+    cpu = _get("cpu")
+
+    class SlowCpu:
+        name = "cpu"
+
+        def prepare(self, targets):
+            return cpu.prepare(targets)
+
+        def scan(self, *args, **kwargs):
+            _time.sleep(delay)
+            return cpu.scan(*args, **kwargs)
+
+    _cache["cpu"] = SlowCpu()
+
+
+def _restore_cpu_backend():
+    from warpalign._backends import _cache
+    _cache.pop("cpu", None)
+
+
+def test_killed_worker_shard_is_recomputed_elsewhere(data, client, caplog):
+    queries, path = data
+    want = search_one(queries, path, BLOSUM62, top_k=8, mode="end", backend="cpu")
+    client.run(_slow_cpu_backend, 0.25)   # each shard takes >= 6 x 0.25 s
+    try:
+        with caplog.at_level(logging.INFO, logger="warpalign.distributed"), \
+                ThreadPoolExecutor(1) as pool:
+            running = pool.submit(search, queries, path, BLOSUM62, client=client, shards=4,
+                                  top_k=8, mode="end", backend="cpu")
+            victim, keys = _wait_for_running_shard(client)
+            pid = client.run(os.getpid, workers=[victim])[victim]
+            assert not running.done()          # killed mid-search
+            os.kill(pid, signal.SIGKILL)
+            got = running.result(timeout=TIMEOUT)
+    finally:
+        client.run(_restore_cpu_backend)
+    assert_same(got, want)
+    reports = [r.getMessage() for r in caplog.records if r.getMessage().startswith("shard ")]
+    assert len(reports) == 4                   # each shard merged exactly once
+    killed = {int(re.match(r"warpalign-shard-(\d+)-", k).group(1)) for k in keys}
+    for message in reports:
+        index = int(message.split()[1])
+        if index in killed:                    # ... and finished on another worker
+            assert f"worker {victim}," not in message
+    client.wait_for_workers(2, timeout=TIMEOUT)  # the nanny restarts the killed worker
+
+
+def _wait_for_running_shard(client):
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        for worker, keys in client.processing().items():
+            shards = [str(k) for k in keys if str(k).startswith("warpalign-shard-")]
+            if shards:
+                return worker, shards
+        time.sleep(0.02)
+    raise AssertionError("no shard task ever ran")
+
+
+def _cuda_answers() -> bool:
+    try:
+        get_backend("cuda")
+    except BackendUnavailable:
+        return False
+    return True
+
+
+# --- command line --------------------------------------------------------------------
+
+def test_cli_workers_output_equals_single_process(data, tmp_path, capsys):
+    queries, path = data
+    qfile = tmp_path / "q.fasta"
+    qfile.write_text("".join(f">q{i}\n{q}\n" for i, q in enumerate(queries)))
+    args = ["search", str(qfile), str(path), "-k", "5", "--backend", "cpu", "--no-progress"]
+    assert main(args) == 0
+    one = capsys.readouterr().out
+    two = subprocess.run([sys.executable, "-m", "warpalign", *args, "--workers", "2"],
+                         check=False, capture_output=True, text=True, timeout=TIMEOUT)
+    assert two.returncode == 0, two.stderr
+    assert one.count("\n") == 5 * len(queries)
+    assert two.stdout == one
+
+
+def test_cli_scheduler_without_a_cluster_fails_cleanly(data, tmp_path, capsys, monkeypatch):
+    import warpalign.distributed as dist
+    monkeypatch.setattr(dist, "WORKER_TIMEOUT", 1)
+    queries, path = data
+    qfile = tmp_path / "q.fasta"
+    qfile.write_text(f">q\n{queries[0]}\n")
+    code = main(["search", str(qfile), str(path), "--scheduler", "tcp://127.0.0.1:9"])
+    assert code == 1
+    assert "warpalign search: error:" in capsys.readouterr().err
