@@ -10,8 +10,16 @@ Example:
 from .align import align
 from .alphabet import Alphabet
 from .database import Database
-from .errors import (AlphabetError, BackendUnavailable, DatabaseError, DeviceOutOfMemory,
-                     InputError, NotComputed, ScoringError)
+from .errors import (
+                     AlphabetError,
+                     BackendUnavailable,
+                     DatabaseError,
+                     DeviceOutOfMemory,
+                     InputError,
+                     NotComputed,
+                     ScoringError,
+)
+from .lcs import lcs, lcs_length
 from .locate import locate
 from .pairs import PairScores, score_pairs
 from .results import Alignment, Hit, Hits
@@ -22,5 +30,5 @@ __version__ = "0.1.0"
 
 __all__ = ["Alignment", "Alphabet", "AlphabetError", "BackendUnavailable", "Database",
            "DatabaseError", "DeviceOutOfMemory", "Hit", "Hits", "InputError", "NotComputed",
-           "PairScores", "Scoring", "ScoringError", "__version__", "align", "locate", "score_pairs",
+           "PairScores", "Scoring", "ScoringError", "__version__", "align", "lcs", "lcs_length", "locate", "score_pairs",
            "search"]

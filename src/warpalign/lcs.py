@@ -1,0 +1,267 @@
+"""Longest common subsequence of two byte strings of any length, in linear space (paper 001).
+
+``lcs_length`` runs the bit-parallel LLCS (Crochemore et al. / Allison–Dix, 64-bit words;
+``_backends/cpu/lcs.py`` explains the recurrence, the backward form and how a DP row comes
+out of the final bit-vector). ``lcs`` runs Hirschberg's recursion on top of it: a forward
+vector over the first half of the split string and a backward vector over the second half
+give the whole DP row of each side, the best crossing point splits the problem in two
+independent halves, and so on down to the cut-offs of paper 001 §3.5 (re-measured here):
+
+- ``TINY_CELLS``: plain DP with a full table and traceback;
+- ``SMALL_WORDS``: one bit-parallel pass that keeps every column's bit-vector, then a
+  traceback through the bits (no further halving);
+- above: split the longer string in half (the other one is the bit-vector).
+
+Parallelism is paper 001's task parallelism, level by level: the forward and backward
+passes of every split of a level and every base case of that level are independent tasks
+for a thread pool of ``threads`` workers (every kernel releases the GIL). ``lcs_length`` on
+two or more threads is one split: forward over one half, backward over the other, and the
+best crossing point's sum is the LLCS.
+
+Memory is O(|a| + |b|): the inputs, a byte per symbol of ``a`` marking the LCS, bit-vectors
+and carry bits of each level (|a|/8 + |b|/8 bytes in all), and per worker one 128 KiB
+mask table plus a base-case matrix of at most ``SMALL_WORDS`` words.
+
+Which LCS. When several exist the answer is deterministic and does not depend on the
+cut-offs, the number of threads or the backend: it is the one on the DP's extreme optimal
+path that, for every prefix of ``a``, uses the shortest possible prefix of ``b`` (equally:
+for every prefix of ``b``, the longest prefix of ``a``). Tracebacks go from the corner
+preferring to skip ``b[j-1]``, then the match, then skipping ``a[i-1]``; a split of ``a`` takes the
+smallest crossing column of ``b``, a split of ``b`` the largest crossing row of ``a``.
+For example ``lcs("abcde", "baexd")`` is ``"be"`` although "ad", "ae" and "bd" are LCSs too.
+
+Backends. The GPU half plugs in as a module ``warpalign._backends.cuda.lcs`` that defines
+``final_vector(pattern, p_lo, p_hi, text, t_lo, t_hi, backward) -> uint64 array`` with the
+CPU kernel's meaning, and ``MIN_CELLS`` (smaller passes stay on the CPU); it may raise
+``BackendUnavailable`` on import. The recursion, base cases and splits stay on the host.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal, overload
+
+import numpy as np
+
+from ._backends import BACKENDS, check_choice
+from ._backends.cpu import lcs as _cpu
+from .alphabet import as_bytes_array
+from .errors import AlphabetError, BackendUnavailable
+
+__all__ = ["lcs", "lcs_length"]
+
+#: Subproblems of at most this many DP cells are solved by plain DP with a full table
+#: (paper 001 uses plain DP below 96 × 256; bit-parallel passes win earlier here).
+TINY_CELLS = 4096
+#: Subproblems whose bit matrix ((|a|+1) × ceil(|b|/64) words) fits this are solved by one
+#: bit-parallel pass keeping every column, then a traceback (4 MiB per worker).
+SMALL_WORDS = 1 << 19
+#: Below this many cells ``lcs_length`` uses one thread (starting threads costs more).
+PARALLEL_CELLS = 1 << 24
+
+RowKernel = Callable[[np.ndarray, int, int, np.ndarray, int, int, bool], np.ndarray]
+
+
+@dataclass(frozen=True)
+class _Engine:
+    """Where the bit-parallel row passes run: ``final_vector`` for passes of at least
+    ``min_cells`` cells, the CPU kernel below that."""
+
+    name: str
+    final_vector: RowKernel
+    min_cells: int = 0
+
+    def vector(self, pat, p_lo, p_hi, txt, t_lo, t_hi, backward) -> np.ndarray:
+        if (p_hi - p_lo) * (t_hi - t_lo) >= self.min_cells:
+            return self.final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward)
+        return _cpu.final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward)
+
+
+_CPU = _Engine("cpu", _cpu.final_vector)
+
+
+def _cuda_engine() -> _Engine:
+    try:
+        mod = importlib.import_module("warpalign._backends.cuda.lcs")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("warpalign"):
+            raise BackendUnavailable(
+                "the CUDA LCS kernel is not available yet (no warpalign._backends.cuda.lcs); "
+                "use backend='cpu' or 'auto'") from None
+        raise BackendUnavailable(f"CUDA LCS backend cannot load: {exc}") from None
+    except ImportError as exc:
+        raise BackendUnavailable(f"CUDA LCS backend cannot load: {exc}") from None
+    return _Engine("cuda", mod.final_vector, int(getattr(mod, "MIN_CELLS", 0)))
+
+
+def _engine(backend: str) -> _Engine:
+    check_choice("backend", backend, BACKENDS)
+    if backend == "auto":
+        forced = os.environ.get("WARPALIGN_BACKEND")
+        if forced:
+            return _engine(check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:]))
+        try:
+            return _cuda_engine()
+        except BackendUnavailable:
+            return _CPU
+    return _CPU if backend == "cpu" else _cuda_engine()
+
+
+def _threads(threads: int | None) -> int:
+    if threads is None:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not Linux
+            return os.cpu_count() or 1
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"invalid threads: {threads!r}; expected a positive int or None")
+    return threads
+
+
+def _as_codes(seq: Any, which: str) -> np.ndarray:
+    """Bytes of a sequence: str must hold only code points < 256 (latin-1, one byte each)."""
+    if isinstance(seq, str):
+        try:
+            return np.frombuffer(seq.encode("latin-1"), dtype=np.uint8)
+        except UnicodeEncodeError as exc:
+            ch = seq[exc.start]
+            raise AlphabetError(
+                f"{which}: position {exc.start}: character {ch!r} (U+{ord(ch):04X}) is not a "
+                "byte; LCS strings must be latin-1 (code points 0..255), or pass bytes",
+                record=which, position=exc.start, character=ch) from None
+    return np.ascontiguousarray(as_bytes_array(seq))
+
+
+def _as_result(codes: np.ndarray, like: Any):
+    if isinstance(like, np.ndarray):
+        return codes
+    if isinstance(like, (bytes, bytearray, memoryview)):
+        return codes.tobytes()
+    return codes.tobytes().decode("latin-1")
+
+
+def _llcs(a: np.ndarray, b: np.ndarray, engine: _Engine, threads: int) -> int:
+    # The longer string is the text: each mask table is then reused over more steps.
+    pat, txt = (a, b) if len(a) <= len(b) else (b, a)
+    np_, nt = len(pat), len(txt)
+    if np_ == 0:
+        return 0
+    if np_ * nt <= TINY_CELLS:
+        return _cpu.llcs_dp(pat, txt)
+    if threads < 2 or np_ * nt < PARALLEL_CELLS or engine.name != "cpu":
+        v = engine.vector(pat, 0, np_, txt, 0, nt, False)
+        return int(_cpu.zeros_below(v, np_))
+    mid = nt // 2
+    with ThreadPoolExecutor(2) as pool:
+        f1 = pool.submit(engine.vector, pat, 0, np_, txt, 0, mid, False)
+        f2 = pool.submit(engine.vector, pat, 0, np_, txt, mid, nt, True)
+        v1, v2 = f1.result(), f2.result()
+    return int(_cpu.best_split(v1, v2, np_, False)[1])
+
+
+def _lcs_mask(a: np.ndarray, b: np.ndarray, engine: _Engine, threads: int) -> np.ndarray:
+    """mask[i] = 1 for the symbols a[i] of the LCS (Hirschberg, level by level)."""
+    mask = np.zeros(len(a), np.uint8)
+    problems = [(0, len(a), 0, len(b))]
+    with ThreadPoolExecutor(threads) as pool:
+        while problems:
+            base, splits = [], []
+            for (a0, a1, b0, b1) in problems:
+                na, nb = a1 - a0, b1 - b0
+                if na == 0 or nb == 0:
+                    continue
+                if na * nb <= TINY_CELLS or max(na, nb) < 2:
+                    base.append((na * nb, _cpu.lcs_base_dp, (a, a0, a1, b, b0, b1, mask)))
+                elif (na + 1) * ((nb + 63) // 64) <= SMALL_WORDS:
+                    base.append((na * nb, _cpu.lcs_base_bits, (a, a0, a1, b, b0, b1, mask)))
+                else:
+                    splits.append((a0, a1, b0, b1))
+            jobs = []   # biggest first, so the pool's tail is short
+            for (a0, a1, b0, b1) in splits:
+                if a1 - a0 >= b1 - b0:   # split a: b is the bit-vector
+                    mid = (a0 + a1) // 2
+                    args = ((b, b0, b1, a, a0, mid), (b, b0, b1, a, mid, a1))
+                else:                    # split b: a is the bit-vector
+                    mid = (b0 + b1) // 2
+                    args = ((a, a0, a1, b, b0, mid), (a, a0, a1, b, mid, b1))
+                cells = (a1 - a0) * (b1 - b0)
+                jobs.append((cells, engine.vector, args[0] + (False,)))
+                jobs.append((cells, engine.vector, args[1] + (True,)))
+            order = sorted(range(len(base) + len(jobs)),
+                           key=lambda k: -(base + jobs)[k][0])
+            tasks = base + jobs
+            futures = [None] * len(tasks)
+            for k in order:
+                _, fn, args = tasks[k]
+                futures[k] = pool.submit(fn, *args)
+            for f in futures[:len(base)]:
+                f.result()
+            problems = []
+            for s, (a0, a1, b0, b1) in enumerate(splits):
+                v1 = futures[len(base) + 2 * s].result()
+                v2 = futures[len(base) + 2 * s + 1].result()
+                if a1 - a0 >= b1 - b0:
+                    mid = (a0 + a1) // 2
+                    k, _ = _cpu.best_split(v1, v2, b1 - b0, False)
+                    problems += [(a0, mid, b0, b0 + k), (mid, a1, b0 + k, b1)]
+                else:
+                    mid = (b0 + b1) // 2
+                    k, _ = _cpu.best_split(v1, v2, a1 - a0, True)
+                    problems += [(a0, a0 + k, b0, mid), (a0 + k, a1, mid, b1)]
+    return mask
+
+
+@overload
+def lcs(a: str, b: Any, *, backend: str = ..., threads: int | None = ...) -> str: ...
+@overload
+def lcs(a: bytes, b: Any, *, backend: str = ..., threads: int | None = ...) -> bytes: ...
+@overload
+def lcs(a: np.ndarray, b: Any, *, backend: str = ..., threads: int | None = ...) -> np.ndarray: ...
+
+
+def lcs(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto", threads: int | None = None):
+    """A longest common subsequence of two byte strings, in O(|a| + |b|) memory.
+
+    Args:
+        a, b: ``str`` (code points 0..255, i.e. latin-1; anything above raises
+            ``AlphabetError``), ``bytes``/``bytearray``, a ``uint8`` NumPy array, or a
+            Biopython ``Seq``/``SeqRecord``. All 256 byte values are symbols; case matters.
+        backend: "auto" (CUDA when its LCS kernel and a device are there, else CPU), "cpu"
+            or "cuda" (raises ``BackendUnavailable`` saying why when it cannot run).
+        threads: worker threads (default: every core this process may use).
+
+    Returns:
+        The LCS in the type of ``a``: ``str`` for ``str`` (and Biopython objects), ``bytes``
+        for bytes-like, a ``uint8`` array for arrays. When several LCSs exist, the one
+        described in the module docstring (deterministic, independent of threads/backend).
+
+    Example:
+        >>> lcs("abcdefghijkl", "cflorux")   # paper 001 §2.1 (its a..j lacks the "l")
+        'cfl'
+        >>> lcs(b"BCAEDAC", b"EABEDCBAAC")
+        b'AEDAC'
+    """
+    engine = _engine(backend)
+    nthreads = _threads(threads)
+    x, y = _as_codes(a, "a"), _as_codes(b, "b")
+    mask = _lcs_mask(x, y, engine, nthreads)
+    return _as_result(x[mask.view(bool)], a)
+
+
+def lcs_length(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto",
+               threads: int | None = None) -> int:
+    """Length of the longest common subsequence (LLCS) of two byte strings.
+
+    Same inputs as :func:`lcs`; bit-parallel, O(|a|·|b|/64) word steps, O(|a| + |b|) memory.
+
+    Example:
+        >>> lcs_length("BCAEDAC", "EABEDCBAAC")   # paper 001, Fig. 1
+        5
+    """
+    engine = _engine(backend)
+    nthreads = _threads(threads)
+    return _llcs(_as_codes(a, "a"), _as_codes(b, "b"), engine, nthreads)
