@@ -21,30 +21,19 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _common import cpu_name
 from warpalign.errors import BackendUnavailable
 from warpalign.locate import default_window, locate_encoded, span_bound
 from warpalign.scoring import Scoring
 
 HERE = Path(__file__).resolve().parent
 CHRX = HERE.parents[1] / "shared" / "data" / "dna" / "ce2chrX.fa.gz"
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
 
 
 def device_name(backend: str) -> str:

@@ -11,39 +11,20 @@ the run short; GCUPS = query length x target residues / seconds / 1e9.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _common import cpu_name, emit
 from warpalign import Scoring
 from warpalign.database import Database
 from warpalign.io import load_sequences
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[1] / "shared" / "data" / "protein"
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
-
-
-def emit(record: dict, out) -> None:
-    line = json.dumps(record)
-    print(line, flush=True)
-    if out:
-        out.write(line + "\n")
 
 
 def main(argv=None) -> int:
