@@ -177,11 +177,22 @@ def test_empty_inputs(cuda):
     assert cuda.scan(np.zeros(3, np.uint8), h0, s).scores.size == 0
 
 
-def test_unsupported_algorithm(cuda):
+def test_global_semiglobal_fall_back_to_cpu(cuda):
+    """No GPU kernel for global/semiglobal yet: the CPU backend runs them, exactly."""
+    from warpalign._backends.cpu.pairwise import score_end_py
     s = Scoring(**BLOSUM62)
-    h = cuda.prepare(TargetSet.from_list([np.zeros(5, np.uint8)]))
+    rng = np.random.default_rng(9)
+    targets = [rng.integers(0, 20, n).astype(np.uint8) for n in (0, 1, 7, 40)]
+    q = rng.integers(0, 20, 12).astype(np.uint8)
+    h = cuda.prepare(TargetSet.from_list(targets))
+    for algorithm in ("global", "semiglobal"):
+        got = cuda.scan(q, h, s, algorithm=algorithm, ends=True)
+        want = [score_end_py(q, t, s.matrix, s.gap_open, s.gap_extend, algorithm)
+                for t in targets]
+        assert got.scores.tolist() == [w[0] for w in want]
+        assert got.query_ends.tolist() == [w[1] for w in want]
     with pytest.raises(ValueError, match="local"):
-        cuda.scan(np.zeros(3, np.uint8), h, s, algorithm="global")
+        cuda.scan(q, h, s, algorithm="global", method="warp")
     with pytest.raises(ValueError, match="invalid algorithm"):
         cuda.scan(np.zeros(3, np.uint8), h, s, algorithm="nope")
 
@@ -201,3 +212,171 @@ def test_random_sets_hypothesis(cuda):
         _check(cuda, np.array(q, np.uint8), targets, s)
 
     run()
+
+
+# -- method="warp" (paper 003's kernel) ---------------------------------------------------
+
+def _want(query, targets, s):
+    return np.array([score_end(query, t, s.matrix, s.gap_open, s.gap_extend, 0)
+                     for t in targets], dtype=np.int64).reshape(-1, 3)
+
+
+@pytest.mark.parametrize("params", [BLOSUM62, BLOSUM50], ids=["blosum62", "blosum50"])
+def test_warp_method_exact(cuda, params):
+    s = Scoring(**params)
+    rng = np.random.default_rng(31)
+    query = rng.integers(0, 26, 97).astype(np.uint8)
+    lengths = [0, 1, 2, 31, 32, 33, 63, 64, 65, 200, 1000]
+    targets = [rng.integers(0, 26, n).astype(np.uint8) for n in lengths]
+    targets += [np.concatenate([rng.integers(0, 26, 50), query, rng.integers(0, 26, 40)]).astype(np.uint8),
+                np.repeat(query[:7], 9)]
+    h = cuda.prepare(TargetSet.from_list(targets))
+    want = _want(query, targets, s)
+    got = cuda.scan(query, h, s, method="warp")
+    np.testing.assert_array_equal(got.scores, want[:, 0])
+    e = cuda.scan(query, h, s, ends=True, method="warp")
+    np.testing.assert_array_equal(e.scores, want[:, 0])
+    np.testing.assert_array_equal(e.query_ends, want[:, 1])
+    np.testing.assert_array_equal(e.target_ends, want[:, 2])
+    with pytest.raises(ValueError, match="method"):
+        cuda.scan(query, h, s, method="nope")
+
+
+def test_warp_method_real(cuda):
+    s = Scoring(**BLOSUM50)
+    seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
+    h = cuda.prepare(TargetSet.from_list(seqs))
+    for qi in (3, 77):
+        auto = cuda.scan(seqs[qi], h, s)
+        warp = cuda.scan(seqs[qi], h, s, method="warp")
+        np.testing.assert_array_equal(warp.scores, auto.scores)
+        np.testing.assert_array_equal(warp.scores, _want(seqs[qi], seqs, s)[:, 0])
+
+
+# -- whole-search flow: GPU top-k, chunks, several devices -------------------------------
+
+def _search_both(queries, targets, s, method="auto", **kw):
+    from warpalign import search
+    cpu = search(queries, targets, s, backend="cpu", **kw)
+    gpu = search(queries, targets, s, backend="cuda", method=method, **kw)
+    for a, b in zip(cpu, gpu):
+        np.testing.assert_array_equal(a.scores, b.scores)
+        np.testing.assert_array_equal(a.targets, b.targets)
+        if a.query_ends is not None:
+            np.testing.assert_array_equal(a.query_ends, b.query_ends)
+            np.testing.assert_array_equal(a.target_ends, b.target_ends)
+    return gpu
+
+
+def test_search_topk_on_gpu_matches_cpu(cuda):
+    """GPU top-k candidates give the host's hits: score desc, ties by database index."""
+    s = Scoring(**BLOSUM62)
+    seqs = _fasta(_data("uniprot_sprot196.fasta"))
+    rng = np.random.default_rng(4)
+    # many exact ties: copies of a few sequences scattered through the database
+    db = list(seqs) + [seqs[i] for i in rng.integers(0, len(seqs), 60)]
+    queries = [seqs[0], seqs[5], seqs[40][:30]]
+    for k in (1, 3, 10, 500):
+        _search_both(queries, db, s, top_k=k)
+    _search_both(queries, db, s, top_k=7, mode="end")
+    got = _search_both(queries[:1], db, s, top_k=4, method="warp")
+    assert len(got[0]) == 4
+
+
+def test_search_method_needs_cuda(cuda):
+    from warpalign import search
+    s = Scoring(**BLOSUM62)
+    with pytest.raises(ValueError, match="CUDA"):
+        search(["HEAG"], ["PAWHEAE"], s, backend="cpu", method="warp")
+    with pytest.raises(ValueError, match="method"):
+        search(["HEAG"], ["PAWHEAE"], s, backend="cuda", method="fast")
+
+
+def _topk(c, k):
+    """(ids, scores) of the k best candidates: score desc, ties by index."""
+    o = np.lexsort((c.ids, -c.scores.astype(np.int64)))[:k]
+    return np.stack([c.ids[o], c.scores[o]])
+
+
+def _chunk_backend(**kw):
+    from warpalign._backends.cuda import CudaBackend
+    return CudaBackend(**kw)
+
+
+@pytest.mark.parametrize("max_resident", [1, 700, 5000])
+def test_chunked_database_identical(cuda, max_resident):
+    """A database larger than max_resident streams through the device in chunks."""
+    from warpalign._backends.cuda import ChunkedTargets
+    s = Scoring(**BLOSUM62)
+    seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
+    ts = TargetSet.from_list(seqs)
+    full = cuda.scan(seqs[9], cuda.prepare(ts), s)
+    be = _chunk_backend(devices=cuda.devices[:1], max_resident=max_resident)
+    h = be.prepare(ts)
+    assert isinstance(h, ChunkedTargets) and len(h.chunks) > 1
+    got = be.scan(seqs[9], h, s)
+    np.testing.assert_array_equal(got.scores, full.scores)
+    e = be.scan(seqs[9], h, s, ends=True)
+    np.testing.assert_array_equal(e.scores, full.scores)
+    want = _want(seqs[9], seqs, s)
+    np.testing.assert_array_equal(e.query_ends, want[:, 1])
+    np.testing.assert_array_equal(e.target_ends, want[:, 2])
+    top = be.search_batches([seqs[9], seqs[30]], h, s, top_k=5)
+    ref = cuda.search_batches([seqs[9], seqs[30]], cuda.prepare(ts), s, top_k=5)
+    for a, b in zip(top, ref):
+        # each chunk sends its own candidates (a superset); the top 5 must agree
+        np.testing.assert_array_equal(_topk(a, 5), _topk(b, 5))
+
+
+def test_two_devices_identical(cuda):
+    """The database split over 2 devices (longest-first balance) merges exactly."""
+    import cupy
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs 2 CUDA devices")
+    from warpalign._backends.cuda import CudaBackend, MultiTargets
+    s = Scoring(**BLOSUM62)
+    seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
+    rng = np.random.default_rng(8)
+    seqs += [rng.integers(0, 20, n).astype(np.uint8) for n in (0, 1, 5000, 12000)]
+    ts = TargetSet.from_list(seqs)
+    one = CudaBackend(devices=(0,))
+    two = CudaBackend(devices=(0, 1))
+    h1, h2 = one.prepare(ts), two.prepare(ts)
+    assert isinstance(h2, MultiTargets) and len(h2.parts) == 2
+    loads = [p.handle.residues for p in h2.parts]
+    assert abs(loads[0] - loads[1]) <= 12000 + len(seqs)
+    for qi in (0, 50):
+        a, b = one.scan(seqs[qi], h1, s), two.scan(seqs[qi], h2, s)
+        np.testing.assert_array_equal(a.scores, b.scores)
+        a, b = one.scan(seqs[qi], h1, s, ends=True), two.scan(seqs[qi], h2, s, ends=True)
+        np.testing.assert_array_equal(a.query_ends, b.query_ends)
+        np.testing.assert_array_equal(a.target_ends, b.target_ends)
+    ra = one.search_batches([seqs[0], seqs[2]], h1, s, top_k=6)
+    rb = two.search_batches([seqs[0], seqs[2]], h2, s, top_k=6)
+    for a, b in zip(ra, rb):
+        np.testing.assert_array_equal(_topk(a, 6), _topk(b, 6))
+    # two devices, each streaming chunks
+    both = CudaBackend(devices=(0, 1), max_resident=3000)
+    c = both.scan(seqs[7], both.prepare(ts), s)
+    np.testing.assert_array_equal(c.scores, one.scan(seqs[7], h1, s).scores)
+
+
+def test_rows_kernel_exact(cuda):
+    """The row-strip kernel (lanes own query rows; optional, rows_min_len) is exact too:
+    one strip and several, pairs of unequal targets, saturation rescored."""
+    from warpalign._backends.cuda import CudaBackend
+    be = CudaBackend(rows_min_len=0, devices=cuda.devices[:1])
+    s = Scoring(**BLOSUM62)
+    rng = np.random.default_rng(21)
+    targets = [rng.integers(0, 26, n).astype(np.uint8) for n in (0, 1, 5, 31, 32, 33, 700, 3000)]
+    for m in (1, 40, 896, 897, 2000):
+        query = rng.integers(0, 26, m).astype(np.uint8)
+        ts = targets + [np.concatenate([rng.integers(0, 26, 20), query[: m // 2]]).astype(np.uint8)]
+        got = be.scan(query, be.prepare(TargetSet.from_list(ts)), s)
+        np.testing.assert_array_equal(got.scores, _want(query, ts, s)[:, 0])
+    W = s.encode("W")[0]
+    query = np.full(3000, W, dtype=np.uint8)
+    ts = [query.copy(), query[:1500].copy(), rng.integers(0, 20, 900).astype(np.uint8)]
+    got = be.scan(query, be.prepare(TargetSet.from_list(ts)), s)
+    np.testing.assert_array_equal(got.scores, _want(query, ts, s)[:, 0])
+    assert got.saturated >= 1

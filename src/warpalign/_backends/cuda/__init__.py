@@ -8,7 +8,8 @@ kernel table (``config.py``); ``scan`` scores one query against all of them:
 * ``ends=True``: the 32-bit kernel with per-column maxima, which gives the end cell by the
   tie rule (smallest target end, then smallest query end).
 
-Only local alignment runs here so far; global and semiglobal raise ``ValueError``.
+Only local alignment runs on the GPU so far; global and semiglobal run on the CPU backend
+over the host copy of the targets (exact, no GPU).
 Constructing the backend raises :class:`~warpalign.errors.BackendUnavailable` naming the
 reason: CuPy missing, no device, or the kernels failed to compile.
 """
@@ -40,6 +41,76 @@ class _Bucket:
     pairs: object = None # chained: device int32 pairs; items holds (pair, tile) per item
 
 
+METHODS = ("auto", "warp")
+
+
+@dataclass
+class Candidates(ScoreBatch):
+    """Scores (and ends) of some targets only: ``ids`` are their TargetSet indices."""
+
+    ids: np.ndarray | None = None
+
+    @classmethod
+    def concat(cls, parts: list[Candidates]) -> Candidates:
+        def cat(attr):
+            vals = [getattr(p, attr) for p in parts]
+            return None if vals[0] is None else np.concatenate(vals)
+        return cls(cat("scores"), cat("query_ends"), cat("target_ends"),
+                   sum(p.saturated for p in parts), cat("ids"))
+
+    def full(self, n: int) -> ScoreBatch:
+        """The plain ScoreBatch over all n targets (ids must cover them all)."""
+        def put(a):
+            if a is None:
+                return None
+            out = np.zeros(n, dtype=np.int32)
+            out[self.ids] = a
+            return out
+        return ScoreBatch(put(self.scores), put(self.query_ends), put(self.target_ends),
+                          self.saturated)
+
+
+def _empty(n, ends):
+    z = np.zeros(n, dtype=np.int32)
+    return Candidates(z, z.copy() if ends else None, z.copy() if ends else None, 0,
+                      np.arange(n, dtype=np.int64))
+
+
+@dataclass
+class ChunkedTargets:
+    """Handle for targets larger than ``max_resident`` residues: kept on the host (pinned
+    double buffers) and uploaded chunk by chunk for every search."""
+
+    targets: TargetSet
+    chunks: list
+    pinned: list
+    n: int
+    residues: int
+    max_code: int
+    cache: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Part:
+    device: int
+    backend: object
+    handle: object
+    ids: np.ndarray        # global TargetSet index of each of the part's targets
+
+
+@dataclass
+class MultiTargets:
+    """Handle for several devices: targets split by cost (longest first, each to the
+    device with the fewest residues so far: paper 003's balance)."""
+
+    parts: list
+    n: int
+    residues: int
+    max_code: int
+    targets: TargetSet = None
+    cache: dict = field(default_factory=dict)
+
+
 @dataclass
 class DeviceTargets:
     """Handle returned by :meth:`CudaBackend.prepare`: the targets resident on one device."""
@@ -54,6 +125,9 @@ class DeviceTargets:
     buckets16: list[_Bucket]
     buckets32: list[_Bucket]
     upload_seconds: float
+    host: TargetSet = None      # the targets on the host (global/semiglobal run on the CPU)
+    rows_pairs: object = None   # device int32: all targets in pairs, longest first
+    warp_ids: object = None     # device int32: all targets, longest first
     cache: dict = field(default_factory=dict)
 
 
@@ -62,7 +136,13 @@ class CudaBackend:
 
     name = "cuda"
 
-    def __init__(self, table: tuple[KernelConfig, ...] | None = None, streams: int = 4):
+    def __init__(self, table: tuple[KernelConfig, ...] | None = None, streams: int = 4,
+                 rows_min_len: int | None = config.ROWS_MIN_LEN, *,
+                 devices: tuple[int, ...] | None = None, max_resident: int | None = None,
+                 block2: int = config.R2_BLOCK):
+        """``devices``: CUDA device ids to split the targets over (default: every visible
+        device). ``max_resident``: most residues kept on a device at once; larger target
+        sets are streamed in chunks (default: no limit)."""
         try:
             import cupy
         except Exception as exc:  # ImportError, or a CuPy that cannot load its CUDA libraries
@@ -75,38 +155,118 @@ class CudaBackend:
         if ndev < 1:
             raise BackendUnavailable("no CUDA device answers (device count is 0)")
         self._cp = cupy
+        self._table = table
+        self._nstreams = streams
+        self._devices = tuple(range(ndev)) if devices is None else tuple(int(d) for d in devices)
+        if not self._devices or any(not 0 <= d < ndev for d in self._devices):
+            raise ValueError(f"invalid devices {devices!r}: {ndev} device(s) visible")
+        if max_resident is not None and int(max_resident) < 1:
+            raise ValueError(f"invalid max_resident: {max_resident!r}")
+        self._max_resident = None if max_resident is None else int(max_resident)
         self._rows16 = _rows(table, 16)
         self._rows32 = _rows(table, 32)
+        self._rows_min_len = rows_min_len
         self._names = tuple(dict.fromkeys(
             [config.kernel_name(c) for c in self._rows16]
-            + [config.kernel_name(c, ends) for c in self._rows32 for ends in (True, False)]))
+            + ([config.rows_kernel_name(r) for r in config.ROWS_REGS]
+               if rows_min_len is not None else [])
+            + [config.kernel_name(c, ends) for c in self._rows32 for ends in (True, False)]
+            + ["sw_warp<true>", "sw_warp<false>"]))
         from .loader import get_module
-        self._module = get_module(_FILE, self._names)
+        self._block2 = int(block2)   # threads per block of the two-row kernels (variant 3)
+        self._module = get_module(_FILE, self._names, (f"R2_BLOCK={self._block2}",))
         dev = cupy.cuda.Device()
         self.device_name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
         self._sms = dev.attributes["MultiProcessorCount"]
         self._streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(max(1, streams))]
+        self._copy_stream = cupy.cuda.Stream(non_blocking=True)
+        self.devices = self._devices
         self._kernels: dict[str, object] = {}
 
     # -- preparation ---------------------------------------------------------------------
-    def prepare(self, targets: TargetSet) -> DeviceTargets:
+    def prepare(self, targets: TargetSet):
+        """Make the targets resident: one device (:class:`DeviceTargets`), several
+        (:class:`MultiTargets`), or chunks streamed per search (:class:`ChunkedTargets`)."""
+        offsets = np.asarray(targets.offsets, dtype=np.int64)
+        if offsets[0] != 0:
+            targets = TargetSet(targets.codes[offsets[0]:offsets[-1]], offsets - offsets[0])
+        if len(self._devices) > 1 and len(targets) > 1:
+            return self._prepare_multi(targets)
+        if self._max_resident is not None and targets.residues > self._max_resident:
+            return self._prepare_chunked(targets)
+        if self._cp.cuda.runtime.getDevice() != self._devices[0]:
+            with self._cp.cuda.Device(self._devices[0]):
+                return self._prepare_resident(targets)
+        return self._prepare_resident(targets)
+
+    def _prepare_chunked(self, targets):
+        offsets = np.asarray(targets.offsets, dtype=np.int64)
+        chunks = list(_chunks(offsets, self._max_resident))
+        biggest = max(int(offsets[b] - offsets[a]) for a, b in chunks)
+        cp = self._cp
+        pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(max(biggest, 1)), np.uint8,
+                                max(biggest, 1)) for _ in range(2)]
+        codes = np.asarray(targets.codes, dtype=np.uint8)
+        max_code = int(codes.max()) if len(codes) else -1
+        return ChunkedTargets(TargetSet(codes, offsets), chunks, pinned, len(offsets) - 1,
+                              int(offsets[-1]), max_code)
+
+    def _prepare_multi(self, targets):
+        cp = self._cp
+        offsets = np.asarray(targets.offsets, dtype=np.int64)
+        lengths = np.diff(offsets)
+        D = len(self._devices)
+        # longest first, each to the device with the fewest residues so far
+        assign = np.empty(len(lengths), dtype=np.int16)
+        load = [0] * D
+        for i in np.argsort(-lengths, kind="stable").tolist():
+            d = min(range(D), key=load.__getitem__)
+            assign[i] = d
+            load[d] += int(lengths[i]) + 1
+        codes = np.asarray(targets.codes, dtype=np.uint8)
+        per_res = np.repeat(assign, lengths)
+        parts = []
+        for d, dev in enumerate(self._devices):
+            ids = np.flatnonzero(assign == d)
+            off = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(lengths[ids], out=off[1:])
+            ts = TargetSet(np.ascontiguousarray(codes[per_res == d]), off)
+            with cp.cuda.Device(dev):
+                be = CudaBackend(self._table, self._nstreams, self._rows_min_len,
+                                 devices=(dev,), max_resident=self._max_resident,
+                                 block2=self._block2)
+                parts.append(_Part(dev, be, be.prepare(ts), ids))
+        max_code = int(codes.max()) if len(codes) else -1
+        return MultiTargets(parts, len(lengths), int(offsets[-1]), max_code,
+                            TargetSet(codes, offsets))
+
+    def _prepare_resident(self, targets: TargetSet, sync: bool = True) -> DeviceTargets:
         """Upload the targets once and sort them into the kernel table's length buckets."""
         cp = self._cp
         t0 = time.perf_counter()
         offsets = np.asarray(targets.offsets, dtype=np.int64)
         lengths = np.diff(offsets).astype(np.int64)
-        codes = cp.asarray(np.ascontiguousarray(targets.codes, dtype=np.uint8))
-        if codes.size == 0:
-            codes = cp.zeros(1, dtype=cp.uint8)
+        host = np.ascontiguousarray(targets.codes, dtype=np.uint8)
+        codes = cp.empty(max(host.size, 1), dtype=cp.uint8)
+        if host.size:
+            codes[:host.size].set(host, stream=cp.cuda.get_current_stream())
         d_offsets = cp.asarray(offsets)
         order = np.argsort(lengths, kind="stable")
         b16 = self._buckets(self._rows16, lengths, order, paired=True)
         b32 = self._buckets(self._rows32, lengths, order, paired=False)
-        max_code = int(targets.codes.max()) if len(targets.codes) else -1
-        cp.cuda.Device().synchronize()
+        max_code = int(host.max()) if host.size else -1
+        # row-strip kernel: every target, longest first, in pairs (the longer one first)
+        desc = order[::-1]
+        rp = np.full(2 * ((len(desc) + 1) // 2), -1, dtype=np.int32)
+        rp[:len(desc)] = desc
+        rows_pairs = cp.asarray(rp)
+        warp_ids = cp.asarray(desc.astype(np.int32))   # method="warp": longest first
+        if sync:
+            cp.cuda.get_current_stream().synchronize()
         return DeviceTargets(cp.cuda.runtime.getDevice(), len(lengths), int(lengths.sum()),
                              codes, d_offsets, lengths, max_code, b16, b32,
-                             time.perf_counter() - t0)
+                             time.perf_counter() - t0, host=targets, rows_pairs=rows_pairs,
+                             warp_ids=warp_ids)
 
     def _buckets(self, rows, lengths, order, *, paired):
         cp = self._cp
@@ -143,10 +303,61 @@ class CudaBackend:
         return out
 
     # -- scoring -------------------------------------------------------------------------
-    def scan(self, query: np.ndarray, handle: DeviceTargets, scoring, *,
-             algorithm: str = "local", ends: bool = False) -> ScoreBatch:
-        """Scores (and with ``ends`` the end cells) of ``query`` against every target."""
+    def scan(self, query: np.ndarray, handle, scoring, *, algorithm: str = "local",
+             ends: bool = False, method: str = "auto") -> ScoreBatch:
+        """Scores (and with ``ends`` the end cells) of ``query`` against every target.
+
+        ``method``: "auto" (the 16-bit DPX kernels, 32-bit for ends and rescoring) or
+        "warp" (paper 003's kernel: one warp per alignment, 32-bit). ``handle`` may also be
+        a chunked or multi-device handle (:meth:`prepare` decides).
+        """
+        if algorithm != "local":
+            return self._cpu_scan(query, handle, scoring, algorithm, ends, method)
+        if not isinstance(handle, DeviceTargets):
+            got = self.search_batches([query], handle, scoring, algorithm=algorithm, ends=ends,
+                                      top_k=None, method=method)[0]
+            return got.full(handle.n)
+        res = self._scan_device(query, handle, scoring, algorithm=algorithm, ends=ends,
+                                method=method)
+        cp = self._cp
+        if res is None:
+            zeros = np.zeros(handle.n, dtype=np.int32)
+            return ScoreBatch(zeros, zeros.copy() if ends else None,
+                              zeros.copy() if ends else None, 0)
+        scores, qends, tends, nsat = res
+        return ScoreBatch(cp.asnumpy(scores), None if qends is None else cp.asnumpy(qends),
+                          None if tends is None else cp.asnumpy(tends), nsat)
+
+    def _cpu_scan(self, query, handle, scoring, algorithm, ends, method):
+        """Global and semiglobal alignment have no GPU kernel yet: they run on the CPU
+        backend over the host copy of the targets (exact; the GPU is not used)."""
         check_choice("algorithm", algorithm, ALGORITHMS)
+        check_choice("method", method, METHODS)
+        if method != "auto":
+            raise ValueError(f"method={method!r} computes local alignments only, "
+                             f"not {algorithm!r}")
+        got = handle.cache.get("cpu")
+        if got is None:
+            from ..cpu import CpuBackend
+            host = handle.targets if not isinstance(handle, DeviceTargets) else handle.host
+            cpu = CpuBackend()
+            got = (cpu, cpu.prepare(host))
+            handle.cache["cpu"] = got
+        cpu, h = got
+        return cpu.scan(np.ascontiguousarray(query, dtype=np.uint8), h, scoring,
+                        algorithm=algorithm, ends=ends)
+
+    def _check_query(self, q, handle, scoring):
+        K = scoring.matrix.shape[0]
+        if handle.max_code >= K or (len(q) and int(q.max()) >= K):
+            raise ValueError(f"sequence codes must be below the scoring's alphabet size {K} "
+                             f"(targets go up to {handle.max_code}, the query to {int(q.max())})")
+
+    def _scan_device(self, query, handle, scoring, *, algorithm="local", ends=False,
+                     method="auto"):
+        """Device arrays (scores, qends, tends) and the saturated count; None when empty."""
+        check_choice("algorithm", algorithm, ALGORITHMS)
+        check_choice("method", method, METHODS)
         if algorithm != "local":
             raise ValueError(f"the CUDA backend computes local alignments only so far, "
                              f"not {algorithm!r}; use backend='cpu'")
@@ -156,34 +367,156 @@ class CudaBackend:
         q = np.ascontiguousarray(query, dtype=np.uint8)
         n = handle.n
         m = len(q)
+        self._check_query(q, handle, scoring)
         if n == 0 or m == 0 or handle.residues == 0:
-            zeros = np.zeros(n, dtype=np.int32)
-            return ScoreBatch(zeros, zeros.copy() if ends else None,
-                              zeros.copy() if ends else None, 0)
-        K = scoring.matrix.shape[0]
-        if handle.max_code >= K or int(q.max()) >= K:
-            raise ValueError(f"sequence codes must be below the scoring's alphabet size {K} "
-                             f"(targets go up to {handle.max_code}, the query to {int(q.max())})")
+            return None
         tables = self._tables(handle, scoring)
         scores = cp.zeros(n, dtype=cp.int32)
+        qends = tends = None
         if ends:
             qends = cp.zeros(n, dtype=cp.int32)
             tends = cp.zeros(n, dtype=cp.int32)
+        if method == "warp":
+            self._run_warp(handle, q, tables, scores, qends, tends, ends=ends)
+            return scores, qends, tends, 0
+        if ends:
             self._run32(handle, handle.buckets32, q, tables, scores, qends, tends, ends=True)
-            cp.cuda.get_current_stream().synchronize()
-            return ScoreBatch(cp.asnumpy(scores), cp.asnumpy(qends), cp.asnumpy(tends), 0)
+            return scores, qends, tends, 0
         if tables["s16"] is None:
             self._run32(handle, handle.buckets32, q, tables, scores, None, None, ends=False)
-            return ScoreBatch(cp.asnumpy(scores), None, None, 0)
+            return scores, None, None, 0
         flagged = cp.empty(n, dtype=cp.int32)
         nflagged = cp.zeros(1, dtype=cp.int32)
-        self._run16(handle, q, tables, scores, flagged, nflagged)
+        if (self._rows_min_len is not None and m >= self._rows_min_len
+                and tables["kp"] * 32 * config.rows_stride(config.ROWS_REGS[-1]) * 4
+                <= _SMEM_LIMIT):
+            self._run_rows(handle, q, tables, scores, flagged, nflagged)
+        else:
+            self._run16(handle, q, tables, scores, flagged, nflagged)
         nsat = int(nflagged.get()[0])
         if nsat:
             multi = self._rows32[-1]
             item = _Bucket(multi, flagged[:nsat], nsat, 0)
             self._run32(handle, [item], q, tables, scores, None, None, ends=False)
-        return ScoreBatch(cp.asnumpy(scores), None, None, nsat)
+        return scores, None, None, nsat
+
+    # -- whole searches: GPU top-k, chunks, several devices ------------------------------
+    def _candidate_ids(self, scores, n, top_k):
+        """Device ids of every target scoring at least the k-th best score (so ties at the
+        cut stay decidable on the host)."""
+        cp = self._cp
+        if top_k is None or top_k >= n:
+            return cp.arange(n, dtype=cp.int64)
+        kth = cp.partition(scores, n - top_k)[n - top_k]
+        return cp.flatnonzero(scores >= kth)
+
+    def _select(self, res, n, top_k, ids=None):
+        """Candidates of one query, selected on the device and copied back alone."""
+        cp = self._cp
+        scores, qends, tends, nsat = res
+        if ids is None:
+            ids = self._candidate_ids(scores, n, top_k)
+        pick = (lambda a: None if a is None else cp.asnumpy(a[ids]))
+        return Candidates(pick(scores), pick(qends), pick(tends), nsat, cp.asnumpy(ids))
+
+    def _scan_topk_ends(self, q, handle, scoring, algorithm, top_k):
+        """mode="end" with top-k: scores of all targets by the 16-bit kernels, then the
+        32-bit end kernel (DESIGN tie rule) on the candidates only."""
+        cp = self._cp
+        res = self._scan_device(q, handle, scoring, algorithm=algorithm, ends=False)
+        if res is None:
+            return _empty(handle.n, True)
+        scores, _, _, nsat = res
+        ids = self._candidate_ids(scores, handle.n, top_k)
+        qends = cp.zeros(handle.n, dtype=cp.int32)
+        tends = cp.zeros(handle.n, dtype=cp.int32)
+        item = _Bucket(self._rows32[-1], ids.astype(cp.int32), int(ids.size), 0)
+        self._run32(handle, [item], np.ascontiguousarray(q, dtype=np.uint8),
+                    self._tables(handle, scoring), scores, qends, tends, ends=True)
+        return self._select((scores, qends, tends, nsat), handle.n, top_k, ids)
+
+    def search_batches(self, queries, handle, scoring, *, algorithm="local", ends=False,
+                       top_k=None, method="auto"):
+        """One :class:`Candidates` per query: the top-k candidates (all with top_k=None),
+        ids in the TargetSet order of ``handle``. Chunked handles stream their chunks
+        through two device buffers (upload of the next chunk overlaps the current one's
+        kernels); multi-device handles run one thread per device; results merge exactly."""
+        check_choice("method", method, METHODS)
+        qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
+        if algorithm != "local":
+            return [self._cpu_scan(q, handle, scoring, algorithm, ends, method) for q in qs]
+        if isinstance(handle, MultiTargets):
+            return self._search_multi(qs, handle, scoring, algorithm, ends, top_k, method)
+        if isinstance(handle, ChunkedTargets):
+            return self._search_chunked(qs, handle, scoring, algorithm, ends, top_k, method)
+        out = []
+        for q in qs:
+            if ends and method == "auto" and top_k is not None and top_k < handle.n:
+                out.append(self._scan_topk_ends(q, handle, scoring, algorithm, top_k))
+                continue
+            res = self._scan_device(q, handle, scoring, algorithm=algorithm, ends=ends,
+                                    method=method)
+            out.append(_empty(handle.n, ends) if res is None else self._select(res, handle.n, top_k))
+        return out
+
+    def _search_chunked(self, qs, handle, scoring, algorithm, ends, top_k, method):
+        cp = self._cp
+        copy = self._copy_stream
+        parts = [[] for _ in qs]
+        for q in qs:
+            self._check_query(q, handle, scoring)
+        nxt = self._prepare_chunk(handle, 0, copy)
+        for c in range(len(handle.chunks)):
+            cur, ready = nxt
+            if c + 1 < len(handle.chunks):
+                nxt = self._prepare_chunk(handle, c + 1, copy)   # overlaps this chunk's work
+            cp.cuda.get_current_stream().wait_event(ready)
+            start = handle.chunks[c][0]
+            got = self.search_batches(qs, cur, scoring, algorithm=algorithm, ends=ends,
+                                      top_k=top_k, method=method)
+            for qi, g in enumerate(got):
+                g.ids = g.ids + start
+                parts[qi].append(g)
+            del cur
+        return [Candidates.concat(p) for p in parts]
+
+    def _prepare_chunk(self, handle, c, stream):
+        start, stop = handle.chunks[c]
+        off = handle.targets.offsets
+        lo, hi = int(off[start]), int(off[stop])
+        pinned = handle.pinned[c % 2]
+        np.copyto(pinned[:hi - lo], handle.targets.codes[lo:hi])
+        ts = TargetSet(pinned[:hi - lo], off[start:stop + 1] - lo)
+        with stream:
+            dev = self._prepare_resident(ts, sync=False)
+        return dev, stream.record()
+
+    def _search_multi(self, qs, handle, scoring, algorithm, ends, top_k, method):
+        import threading
+        results = [None] * len(handle.parts)
+        errors = []
+
+        def work(k):
+            part = handle.parts[k]
+            try:
+                with self._cp.cuda.Device(part.device):
+                    got = part.backend.search_batches(qs, part.handle, scoring,
+                                                      algorithm=algorithm, ends=ends,
+                                                      top_k=top_k, method=method)
+                for g in got:
+                    g.ids = part.ids[g.ids]
+                results[k] = got
+            except Exception as exc:  # noqa: BLE001  (re-raised in the caller's thread)
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(len(handle.parts))]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        if errors:
+            raise errors[0]
+        return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
 
     def _tables(self, handle, scoring):
         """Pair table (16-bit, packed) and profile table (32-bit) of a scoring, cached."""
@@ -201,8 +534,12 @@ class CudaBackend:
         out = {"kp": kp, "go": go, "ge": ge, "s32": cp.asarray(prof.astype(np.int32).ravel())}
         smax = max(int(S.max()), 0)
         smin = min(int(S.min()), 0)
-        threshold = _S16_LIMIT - smax
-        fits = (kp ** 3 * 4 <= _SMEM_LIMIT and go + ge - smin < 8192 and smax < 8192)
+        # 16-bit lanes hold H + go (biased variants): a target whose best reaches
+        # 32767 - smax - go may have wrapped and is rescored (the plain variant could go
+        # up to 32767 - smax; one threshold serves both, the lower one).
+        threshold = _S16_LIMIT - smax - go
+        fits = (kp ** 3 * 4 <= _SMEM_LIMIT and go + ge - smin < 8192 and smax < 8192
+                and go < 8192)
         if fits:
             P = np.full((kp, kp), -threshold, dtype=np.int64)
             P[:K, :K] = S
@@ -210,9 +547,21 @@ class CudaBackend:
             hi = (P[:, None, :] & 0xFFFF).astype(np.uint32)
             pair = (lo | (hi << np.uint32(16))).astype(np.uint32)   # [q][a][b]
             out["s16"] = cp.asarray(pair.ravel())
+            # variant 4: two copies interleaved by 16 words (search.cu pair_offset<true>)
+            flat = pair.reshape(kp, kp * kp)
+            nblk = -(-(kp * kp) // 16)
+            blocks = np.zeros((kp, nblk * 16), dtype=np.uint32)
+            blocks[:, :kp * kp] = flat
+            blocks = blocks.reshape(kp, nblk, 1, 16)
+            il = np.concatenate([blocks, blocks], axis=2)           # [q][blk][h][16]
+            out["s16il"] = cp.asarray(il.ravel())
+            out["il_stride"] = nblk * 32
             out["threshold"] = threshold
             out["neg_go"] = _pack2(-go)
             out["neg_ge"] = _pack2(-ge)
+            out["bvec"] = _pack2(go)
+            out["P16"] = P
+            out["neg_go_int"] = (-(go * 65537)) & 0xFFFFFFFF
         else:
             out["s16"] = None
         handle.cache[key] = out
@@ -227,8 +576,13 @@ class CudaBackend:
             k.max_dynamic_shared_size_bytes = smem
         return k
 
-    def _grid(self, count, group, multi):
-        per_block = config.BLOCK // group
+    def _block(self, cfg):
+        if cfg.width == 16 and cfg.variant == 4:
+            return 512
+        return self._block2 if (cfg.width == 16 and cfg.variant == 3) else config.BLOCK
+
+    def _grid(self, count, group, multi, block=config.BLOCK):
+        per_block = block // group
         blocks = (count + per_block - 1) // per_block
         cap = self._sms * config.BLOCKS_PER_SM * (1 if multi else 8)
         return max(1, min(blocks, cap))
@@ -241,16 +595,22 @@ class CudaBackend:
     def _run16(self, handle, q, tables, scores, flagged, nflagged):
         cp = self._cp
         kp = tables["kp"]
-        qrow = self._qrow(q, kp * kp, kp)
-        table = tables["s16"]
+        il = any(b.cfg.variant == 4 for b in handle.buckets16)
+        if il and tables["s16il"].size * 4 > 200 * 1024:
+            raise ValueError("variant 4 needs the interleaved pair table in 200 KB")
+        qrow = self._qrow(q, tables["il_stride"] if il else kp * kp, kp)
+        table = tables["s16il"] if il else tables["s16"]
         smem = table.size * 4
         m = len(q)
+        mr = m + (m & 1)   # boundary slot length (two-row kernels store row pairs)
         keep = []          # boundary buffers stay alive until every stream has joined
         main = cp.cuda.get_current_stream()
         ready = main.record()
-        common = (np.int32(m), table, np.int32(table.size), np.int32(kp),
-                  np.uint32(tables["neg_go"]), np.uint32(tables["neg_ge"]),
-                  np.int32(tables["threshold"]), scores, flagged, nflagged)
+        consts = (np.uint32(tables["neg_go"]), np.uint32(tables["neg_ge"]),
+                  np.uint32(tables["bvec"]), np.uint32(tables["neg_go_int"]), np.uint32(1),
+                  np.int32(tables["go"]), np.int32(tables["threshold"]))
+        common = (np.int32(m), table, np.int32(table.size), np.int32(kp), *consts,
+                  scores, flagged, nflagged)
         rest = self._streams[1:] or self._streams
         k = 0
         for b in handle.buckets16:
@@ -258,19 +618,21 @@ class CudaBackend:
             if b.cfg.chained:   # alone on the first stream: it runs longest
                 s = self._streams[0]
                 s.wait_event(ready)
-                grid = max(1, min((b.count + 7) // 8, self._sms * config.BLOCKS_PER_SM))
+                bk = self._block(b.cfg)
+                grid = max(1, min(-(-b.count // (bk // 32)), self._sms * config.BLOCKS_PER_SM))
                 counters = cp.zeros(b.count + 1, dtype=cp.int32)
-                boundary = cp.empty(b.count * m * 2, dtype=cp.uint32)
+                boundary = cp.empty(b.count * mr * 2, dtype=cp.uint32)
                 keep += [counters, boundary]
                 with s:
                     self._kernel(config.kernel_name(b.cfg), smem)(
-                        (grid,), (config.BLOCK,),
+                        (grid,), (bk,),
                         (handle.codes, handle.offsets, b.pairs, b.items, np.int32(b.count),
                          counters[b.count:], counters[:b.count], qrow, *common, boundary),
                         shared_mem=smem)
                 continue
-            grid = self._grid(b.count, g, b.cfg.multi)
-            boundary = (cp.empty(grid * (config.BLOCK // g) * 2 * m * 2, dtype=cp.uint32)
+            bk = self._block(b.cfg)
+            grid = self._grid(b.count, g, b.cfg.multi, bk)
+            boundary = (cp.empty(grid * (bk // g) * 2 * mr * 2, dtype=cp.uint32)
                         if b.cfg.multi else cp.empty(2, dtype=cp.uint32))
             keep.append(boundary)
             s = rest[k % len(rest)]
@@ -278,16 +640,78 @@ class CudaBackend:
             s.wait_event(ready)
             with s:
                 self._kernel(config.kernel_name(b.cfg), smem)(
-                    (grid,), (config.BLOCK,),
-                    (handle.codes, handle.offsets, b.items, np.int32(b.count), qrow, np.int32(m),
-                     table, np.int32(table.size), np.int32(kp), np.uint32(tables["neg_go"]),
-                     np.uint32(tables["neg_ge"]), np.int32(tables["threshold"]), scores,
-                     flagged, nflagged, boundary),
+                    (grid,), (bk,),
+                    (handle.codes, handle.offsets, b.items, np.int32(b.count), qrow, *common,
+                     boundary),
                     shared_mem=smem)
         for s in self._streams:
             main.wait_event(s.record())
         main.synchronize()
         del keep
+
+    def _run_rows(self, handle, q, tables, scores, flagged, nflagged):
+        """Row-strip kernel: strips of 32*R query rows, one launch per strip, in order."""
+        cp = self._cp
+        m = len(q)
+        kp = tables["kp"]
+        plan = config.rows_plan(m)
+        P = tables["P16"]
+        profs, row0 = [], 0
+        for R in plan:
+            RS = config.rows_stride(R)
+            rows = row0 + np.arange(32 * R).reshape(32, R)
+            qc = np.where(rows < m, q[np.minimum(rows, m - 1)], kp - 1)
+            prof = np.zeros((kp, 32, RS), dtype=np.uint32)
+            prof[..., :R] = (P[qc] & 0xFFFF).astype(np.uint32).transpose(2, 0, 1)
+            profs.append(prof.ravel())
+            row0 += 32 * R
+        sizes = [p.size for p in profs]
+        d_prof = cp.asarray(np.concatenate(profs))
+        boundary = handle.cache.get("rows_boundary")
+        if len(plan) > 1 and boundary is None:
+            boundary = cp.empty(2 * max(handle.residues, 1), dtype=cp.uint32)
+            handle.cache["rows_boundary"] = boundary
+        if boundary is None:
+            boundary = cp.empty(2, dtype=cp.uint32)
+        tickets = cp.zeros(len(plan), dtype=cp.int32)
+        npairs = handle.rows_pairs.size // 2
+        grid = max(1, min(self._sms * config.BLOCKS_PER_SM, -(-npairs // (config.BLOCK // 32))))
+        off = 0
+        for strip, R in enumerate(plan):
+            smem = sizes[strip] * 4
+            k = self._kernel(config.rows_kernel_name(R), smem)
+            k((grid,), (config.BLOCK,),
+              (handle.codes, handle.offsets, handle.rows_pairs, np.int32(npairs),
+               tickets[strip:], d_prof[off:], np.int32(kp), np.int32(strip),
+               np.int32(len(plan)), np.uint32(tables["neg_ge"]), np.uint32(tables["bvec"]),
+               np.uint32(tables["neg_go_int"]), np.uint32(1), np.int32(tables["go"]),
+               np.int32(tables["threshold"]), scores, flagged, nflagged, boundary),
+              shared_mem=smem)
+            off += sizes[strip]
+        cp.cuda.get_current_stream().synchronize()
+        del d_prof, tickets
+
+    def _run_warp(self, handle, q, tables, scores, qends, tends, *, ends):
+        """Paper 003's kernel: one warp per target, 32-column strips, query in shared memory."""
+        cp = self._cp
+        kp = tables["kp"]
+        m = len(q)
+        smem = -(-(kp * kp * 4 + m + 64) // 16) * 16
+        if smem > 200 * 1024:
+            raise ValueError(f"method='warp' keeps the query in shared memory: {m} residues "
+                             f"is too long; use method='auto'")
+        grid = self._sms * config.BLOCKS_PER_SM
+        warps = grid * (config.BLOCK // 32)
+        boundary = cp.empty(warps * 2 * m * 2, dtype=cp.int32)
+        dummy = cp.empty(1, dtype=cp.int32)
+        k = self._kernel(f"sw_warp<{'true' if ends else 'false'}>", smem)
+        k((grid,), (config.BLOCK,),
+          (handle.codes, handle.offsets, handle.warp_ids, np.int32(handle.n), cp.asarray(q),
+           np.int32(m), tables["s32"], np.int32(kp), np.int32(tables["go"]),
+           np.int32(tables["ge"]), scores, qends if ends else dummy, tends if ends else dummy,
+           boundary), shared_mem=smem)
+        cp.cuda.get_current_stream().synchronize()
+        del boundary
 
     def _run32(self, handle, buckets, q, tables, scores, qends, tends, *, ends):
         cp = self._cp
@@ -320,6 +744,17 @@ class CudaBackend:
             main.wait_event(s.record())
         main.synchronize()
         del keep
+
+
+def _chunks(offsets, max_residues):
+    """(start, stop) slices of at most max_residues residues (as Database.chunks)."""
+    n, start = len(offsets) - 1, 0
+    while start < n:
+        limit = int(offsets[start]) + max_residues
+        stop = int(np.searchsorted(offsets, limit, side="right")) - 1
+        stop = min(max(stop, start + 1), n)
+        yield start, stop
+        start = stop
 
 
 def _pack2(v: int) -> int:

@@ -11,7 +11,13 @@ hand their boundary column on through global memory, so a 35,000-residue target 
 longer serializes a whole search on one warp.
 
 * width 16: ``sw_s16x2``, two targets per group (one per 16-bit half), scores only; a
-  target that may saturate is rescored by the width-32 multi-pass row.
+  target that may saturate is rescored by the width-32 multi-pass row. ``variant`` picks
+  the cell update: 0 plain DPX (5.5 ALU ops per cell pair + address add), 1 biased values
+  (H, E, F stored plus gap_open: the relu becomes a max against go and H - go an IMAD on
+  the FMA pipe; 4.5 ALU ops), 2 = 1 with the table address add on IMAD too, 3 = 2 with
+  two query rows per step (two dependency chains interleaved: ``sw_s16x2r2``), 4 = 3 with
+  the pair table stored twice, interleaved so each half-warp reads its own 16 banks
+  (512-thread blocks, one per SM: the two copies take 159 KB for protein).
 * width 32: ``sw_s32``, one target per group; used for ``ends=True`` (coordinates by the
   tie rule), for scorings too large for 16 bits, and for rescoring.
 
@@ -31,6 +37,7 @@ class KernelConfig:
     group: int
     regs: int
     width: int
+    variant: int = 3     # width 16: cell update (search.cu; see the module docstring)
 
     @property
     def multi(self) -> bool:
@@ -41,12 +48,19 @@ class KernelConfig:
         return self.max_len is None and self.width == 16
 
 
+def _fine_rows():
+    """Width-16 single-pass rows with fine bounds: a target is padded to its bucket's bound
+    (the tile), so the step between bounds is the waste (about half a step per target):
+    8 columns for groups of 4, 16 for 8, 32 for 16 and 32 lanes."""
+    rows = []
+    for g, regs in ((4, range(2, 29, 2)), (8, range(16, 29, 2)), (16, range(16, 29, 2)),
+                    (32, range(16, 29))):
+        rows += [(g * r, g, r, 16) for r in regs]
+    return rows
+
+
 _ROWS = [
-    # width 16 (two targets per group), bucket bound = group * regs
-    (32, 4, 8, 16), (48, 4, 12, 16), (64, 4, 16, 16), (80, 4, 20, 16), (96, 4, 24, 16),
-    (112, 4, 28, 16), (128, 8, 16, 16), (160, 8, 20, 16), (192, 8, 24, 16), (224, 8, 28, 16),
-    (256, 16, 16, 16), (320, 16, 20, 16), (384, 16, 24, 16), (448, 16, 28, 16),
-    (512, 32, 16, 16), (640, 32, 20, 16), (768, 32, 24, 16), (896, 32, 28, 16),
+    *_fine_rows(),                           # width 16 (two targets per group), bound g*regs
     (3072, 16, 24, 16),                      # multi-pass, one group per pair
     (None, 32, 24, 16),                      # chained multi-pass, one warp per tile
     # width 32 (one target per group)
@@ -54,11 +68,48 @@ _ROWS = [
     (None, 32, 16, 32),
 ]
 
+# The table before the fine bounds (bench variant "coarse16"): 16 to 128-column steps.
+COARSE16 = [
+    (32, 4, 8), (48, 4, 12), (64, 4, 16), (80, 4, 20), (96, 4, 24), (112, 4, 28),
+    (128, 8, 16), (160, 8, 20), (192, 8, 24), (224, 8, 28), (256, 16, 16), (320, 16, 20),
+    (384, 16, 24), (448, 16, 28), (512, 32, 16), (640, 32, 20), (768, 32, 24), (896, 32, 28),
+    (3072, 16, 24), (None, 32, 24)]
+
 TABLE: tuple[KernelConfig, ...] = tuple(KernelConfig(*row) for row in _ROWS)
 
 BLOCK = 256          # threads per block (every kernel: __launch_bounds__(256, 2))
 BLOCKS_PER_SM = 2
-QPAD = 32            # query padding on each side; must match QPAD in search.cu
+R2_BLOCK = 256       # threads per block of the two-row kernels (variant 3)
+QPAD = 64            # query padding on each side; must match QPAD in search.cu
+
+
+# Row-strip kernel (sw_rows16<R>): warps of 32 lanes, R query rows per lane, so a strip
+# holds 32*R rows; full strips use R = 28, the last one the smallest R (multiple of 4)
+# that covers the rest.  Queries of at least ROWS_MIN_LEN rows use it (None: never).
+ROWS_REGS = (4, 8, 12, 16, 20, 24, 28)
+ROWS_MIN_LEN = None
+
+
+def rows_plan(m: int) -> list[int]:
+    """R of each strip for a query of m rows."""
+    top = ROWS_REGS[-1]
+    full, rest = divmod(m, 32 * top)
+    plan = [top] * full
+    if rest or not plan:
+        need = -(-max(rest, 1) // 32)
+        plan.append(next(r for r in ROWS_REGS if r >= need))
+    return plan
+
+
+def rows_stride(R: int) -> int:
+    """Words per lane segment of the profile: a multiple of 4 with an odd count of 16-byte
+    chunks, so the 8 lanes of each LDS.128 phase hit 8 different bank groups."""
+    c = -(-R // 4)
+    return 4 * (c + 1 if c % 2 == 0 else c)
+
+
+def rows_kernel_name(R: int) -> str:
+    return f"sw_rows16<{R}>"
 
 
 def rows(width: int) -> tuple[KernelConfig, ...]:
@@ -75,9 +126,17 @@ def kernel_name(cfg: KernelConfig, ends: bool = False) -> str:
     """The template instantiation a row launches (name_expressions use the same string)."""
     multi = "true" if cfg.multi else "false"
     if cfg.chained:
-        return f"sw_s16x2_chain<{cfg.regs}>"
+        if cfg.variant == 3:
+            return f"sw_s16x2r2_chain<{cfg.regs}>"
+        if cfg.variant == 4:
+            return f"sw_s16x2r2_chain<{cfg.regs}, true>"
+        return f"sw_s16x2_chain<{cfg.regs}, {cfg.variant}>"
+    if cfg.width == 16 and cfg.variant == 3:
+        return f"sw_s16x2r2<{cfg.group}, {cfg.regs}, {multi}>"
+    if cfg.width == 16 and cfg.variant == 4:
+        return f"sw_s16x2r2<{cfg.group}, {cfg.regs}, {multi}, true>"
     if cfg.width == 16:
-        return f"sw_s16x2<{cfg.group}, {cfg.regs}, {multi}>"
+        return f"sw_s16x2<{cfg.group}, {cfg.regs}, {multi}, {cfg.variant}>"
     return f"sw_s32<{cfg.group}, {cfg.regs}, {'true' if ends else 'false'}, {multi}>"
 
 
@@ -92,6 +151,8 @@ def all_kernel_names() -> tuple[str, ...]:
 def _check() -> None:
     for c in TABLE:
         if c.group not in (2, 4, 8, 16, 32) or c.width not in (16, 32) or c.regs < 1:
+            raise RuntimeError(f"bad kernel config row: {c}")
+        if c.width == 16 and c.variant not in (0, 1, 2, 3, 4):
             raise RuntimeError(f"bad kernel config row: {c}")
         if c.chained and c.group != 32:
             raise RuntimeError(f"row {c}: the chained kernel runs one warp (group 32) per tile")

@@ -23,16 +23,18 @@ def source(filename: str) -> str:
     return f'#line 1 "{filename}"\n{text}'
 
 
-def get_module(filename: str, names: tuple[str, ...]):
-    """The compiled module of ``filename`` with ``names`` instantiated, for the current device."""
+def get_module(filename: str, names: tuple[str, ...], defines: tuple[str, ...] = ()):
+    """The compiled module of ``filename`` with ``names`` instantiated, for the current device
+    (``defines``: extra ``-D`` options, e.g. ``("R2_BLOCK=384",)``)."""
     import cupy
 
-    key = (cupy.cuda.runtime.getDevice(), filename, names)
+    key = (cupy.cuda.runtime.getDevice(), filename, names, defines)
     with _lock:
         mod = _modules.get(key)
         if mod is None:
             try:
-                mod = cupy.RawModule(code=source(filename), options=_OPTIONS,
+                mod = cupy.RawModule(code=source(filename),
+                                     options=_OPTIONS + tuple(f"-D{d}" for d in defines),
                                      name_expressions=list(names))
                 for n in names:        # compile now, so failures surface here
                     mod.get_function(n)

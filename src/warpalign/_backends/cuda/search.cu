@@ -19,10 +19,62 @@
 //             the reduction then takes the best score at the smallest column, which is
 //             the DESIGN tie rule (smallest target end, then smallest query end).
 
-#define QPAD 32  // padding letters on each side of the query row table (>= G - 1)
+#define QPAD 64  // padding letters on each side of the query row table (>= 2 (G - 1))
+#ifndef R2_BLOCK
+#define R2_BLOCK 256  // threads per block of the two-row kernels (NVRTC -DR2_BLOCK=...)
+#endif
 
 __device__ __forceinline__ unsigned ld_shared(const unsigned* base, unsigned byte_offset) {
     return *reinterpret_cast<const unsigned*>(reinterpret_cast<const char*>(base) + byte_offset);
+}
+
+// a * one + b on the FMA pipe (IMAD): `one` is a kernel argument (always 1) that the
+// compiler cannot fold, so the add stays off the ALU pipe, which the DPX ops saturate.
+__device__ __forceinline__ unsigned mad1(unsigned a, unsigned one, unsigned b) {
+    unsigned d;
+    asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(one), "r"(b));
+    return d;
+}
+
+// One query row over a lane's R columns, two targets per register.
+// V = 0: plain values (H >= 0 by relu), 5.5 ALU ops per cell pair + the address add.
+// V = 1, 2 (bias): H and E, F are stored plus go (bvec = go in both halves), so
+//   a  = max(Hdiag' + S, F')          one VIADDMNMX (lane-wise add: no carries)
+//   H' = max(a, E', go)               one VIMNMX3: the relu is the max against go
+//   H  = H' - go                      IMAD on the FMA pipe: H' >= go in both halves,
+//                                     so the 32-bit subtract never borrows across them
+//   E' = max(E' - ge, H), F' likewise (E' = E + go: E_next = max(E - ge, H - go))
+// 4.5 ALU ops per cell pair; V = 2 also moves the table address add to IMAD.
+template <int R, int V>
+__device__ __forceinline__ void row16(const unsigned* smem, unsigned qb, const unsigned (&idx)[R],
+                                      unsigned (&H)[R], unsigned (&F)[R], unsigned& diag,
+                                      unsigned& e, unsigned& best, unsigned neg_go,
+                                      unsigned neg_ge, unsigned bvec, unsigned neg_go_int,
+                                      unsigned one) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const unsigned off = V == 2 ? mad1(idx[r], one, qb) : qb + idx[r];
+        const unsigned sc = ld_shared(smem, off);
+        if constexpr (V == 0) {
+            const unsigned h = __vimax3_s16x2_relu(__vadd2(diag, sc), e, F[r]);
+            diag = H[r];
+            H[r] = h;
+            const unsigned hg = __vadd2(h, neg_go);
+            e = __viaddmax_s16x2(e, neg_ge, hg);
+            F[r] = __viaddmax_s16x2(F[r], neg_ge, hg);
+        } else {
+            const unsigned a = __viaddmax_s16x2(diag, sc, F[r]);
+            const unsigned h = __vimax3_s16x2(a, e, bvec);
+            diag = H[r];
+            H[r] = h;
+            const unsigned ht = mad1(h, one, neg_go_int);
+            e = __viaddmax_s16x2(e, neg_ge, ht);
+            F[r] = __viaddmax_s16x2(F[r], neg_ge, ht);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
+    if (R & 1) best = __vmaxs2(best, H[R - 1]);
 }
 
 __device__ __forceinline__ void load_table(unsigned* smem, const unsigned* __restrict__ table,
@@ -47,12 +99,13 @@ __device__ __forceinline__ unsigned group_mask() {
 // of query row i's block in the pair table; table[(q*kp + a)*kp + b] packs S[q][a] (low
 // half) and S[q][b] (high half); code kp-1 is padding.  neg_go / neg_ge: -go / -ge in both
 // halves.  boundary (MULTI): 2*m uint2 per group of the grid.
-template <int G, int R, bool MULTI>
+template <int G, int R, bool MULTI, int V>
 __global__ void __launch_bounds__(256, 2)
 sw_s16x2(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
          const int* __restrict__ pairs, int npairs, const int* __restrict__ qrow, int m,
          const unsigned* __restrict__ table, int table_words, int kp,
-         unsigned neg_go, unsigned neg_ge, int threshold, int* __restrict__ scores,
+         unsigned neg_go, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one,
+         int go, int threshold, int* __restrict__ scores,
          int* __restrict__ flagged, int* __restrict__ nflagged, uint2* __restrict__ boundary)
 {
     extern __shared__ unsigned smem[];
@@ -71,7 +124,8 @@ sw_s16x2(const unsigned char* __restrict__ codes, const long long* __restrict__ 
         int lb = 0;
         if (tb >= 0) { ob = offsets[tb]; lb = (int)(offsets[tb + 1] - ob); }
         const int ntiles = MULTI ? max(1, (max(la, lb) + G * R - 1) / (G * R)) : 1;
-        unsigned best = 0;
+        const unsigned h0 = V ? bvec : 0u, e0 = V ? 0u : neg_go;  // H = 0, E = F = -go
+        unsigned best = h0;
         for (int tile = 0; tile < ntiles; ++tile) {
             const int c0 = tile * G * R + t * R;
             unsigned idx[R], H[R], F[R];
@@ -81,18 +135,18 @@ sw_s16x2(const unsigned char* __restrict__ codes, const long long* __restrict__ 
                 const unsigned a = c < la ? (unsigned)codes[oa + c] : pad;
                 const unsigned b = c < lb ? (unsigned)codes[ob + c] : pad;
                 idx[r] = (a * kp + b) * 4u;
-                H[r] = 0u;
-                F[r] = neg_go;
+                H[r] = h0;
+                F[r] = e0;
             }
             const uint2* bin = nullptr;
             uint2* bout = nullptr;
-            uint2 next = make_uint2(0u, neg_go);
+            uint2 next = make_uint2(h0, e0);
             if (MULTI) {
                 bin = boundary + ((size_t)gid * 2 + (tile & 1)) * m;
                 bout = boundary + ((size_t)gid * 2 + ((tile + 1) & 1)) * m;
                 if (tile > 0 && t == 0 && m > 0) next = bin[0];
             }
-            unsigned hout = 0u, eout = neg_go, hup = 0u;
+            unsigned hout = h0, eout = e0, hup = h0;
             const int steps = m + G - 1;
             for (int s = 0; s < steps; ++s) {
                 unsigned hin = __shfl_up_sync(mask, hout, 1, G);
@@ -101,10 +155,10 @@ sw_s16x2(const unsigned char* __restrict__ codes, const long long* __restrict__ 
                     if (MULTI && tile > 0) {
                         hin = next.x;
                         ein = next.y;
-                        next = (s + 1 < m) ? bin[s + 1] : make_uint2(0u, neg_go);
+                        next = (s + 1 < m) ? bin[s + 1] : make_uint2(h0, e0);
                     } else {
-                        hin = 0u;
-                        ein = neg_go;
+                        hin = h0;
+                        ein = e0;
                     }
                 }
                 const int i = s - t;
@@ -112,19 +166,8 @@ sw_s16x2(const unsigned char* __restrict__ codes, const long long* __restrict__ 
                 unsigned diag = hup;
                 hup = hin;
                 unsigned e = ein;
-#pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    const unsigned sc = ld_shared(smem, qb + idx[r]);
-                    const unsigned h = __vimax3_s16x2_relu(__vadd2(diag, sc), e, F[r]);
-                    diag = H[r];
-                    H[r] = h;
-                    const unsigned hg = __vadd2(h, neg_go);
-                    e = __viaddmax_s16x2(e, neg_ge, hg);
-                    F[r] = __viaddmax_s16x2(F[r], neg_ge, hg);
-                }
-#pragma unroll
-                for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
-                if (R & 1) best = __vmaxs2(best, H[R - 1]);
+                row16<R, V>(smem, qb, idx, H, F, diag, e, best, neg_go, neg_ge, bvec, neg_go_int,
+                            one);
                 hout = H[R - 1];
                 eout = e;
                 if (MULTI && t == G - 1 && i >= 0 && i < m && tile + 1 < ntiles)
@@ -136,11 +179,11 @@ sw_s16x2(const unsigned char* __restrict__ codes, const long long* __restrict__ 
         for (int off = G / 2; off > 0; off >>= 1)
             best = __vmaxs2(best, __shfl_xor_sync(mask, best, off, G));
         if (t == 0) {
-            const int sa = (int)(short)(best & 0xffffu);
+            const int sa = (int)(short)(best & 0xffffu) - (V ? go : 0);
             scores[ta] = sa;
             if (sa >= threshold) flagged[atomicAdd(nflagged, 1)] = ta;
             if (tb >= 0) {
-                const int sb = (int)(short)(best >> 16);
+                const int sb = (int)(short)(best >> 16) - (V ? go : 0);
                 scores[tb] = sb;
                 if (sb >= threshold) flagged[atomicAdd(nflagged, 1)] = tb;
             }
@@ -278,14 +321,15 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
 // consumer's lane 0 waits for a chunk before reading it through L2 (__ldcg).
 #define CHAIN_ROWS 32
 
-template <int R>
+template <int R, int V>
 __global__ void __launch_bounds__(256, 2)
 sw_s16x2_chain(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
                const int* __restrict__ pairs, const int* __restrict__ items, int nitems,
                int* __restrict__ ticket, int* __restrict__ progress,
                const int* __restrict__ qrow, int m,
                const unsigned* __restrict__ table, int table_words, int kp,
-               unsigned neg_go, unsigned neg_ge, int threshold, int* __restrict__ scores,
+               unsigned neg_go, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one,
+               int go, int threshold, int* __restrict__ scores,
                int* __restrict__ flagged, int* __restrict__ nflagged, uint2* __restrict__ boundary)
 {
     constexpr int G = 32;
@@ -294,6 +338,7 @@ sw_s16x2_chain(const unsigned char* __restrict__ codes, const long long* __restr
     const int t = threadIdx.x & 31;
     const unsigned mask = 0xffffffffu;
     const unsigned pad = (unsigned)(kp - 1);
+    const unsigned h0 = V ? bvec : 0u, e0 = V ? 0u : neg_go;  // H = 0, E = F = -go
     for (;;) {
         int w = 0;
         if (t == 0) w = atomicAdd(ticket, 1);
@@ -315,14 +360,14 @@ sw_s16x2_chain(const unsigned char* __restrict__ codes, const long long* __restr
             const unsigned a = c < la ? (unsigned)codes[oa + c] : pad;
             const unsigned b = c < lb ? (unsigned)codes[ob + c] : pad;
             idx[r] = (a * kp + b) * 4u;
-            H[r] = 0u;
-            F[r] = neg_go;
+            H[r] = h0;
+            F[r] = e0;
         }
         const uint2* bin = boundary + (size_t)(w > 0 ? w - 1 : 0) * m;
         uint2* bout = boundary + (size_t)w * m;
         const volatile int* ready = progress + (w > 0 ? w - 1 : 0);
-        uint2 next = make_uint2(0u, neg_go);
-        unsigned best = 0u, hout = 0u, eout = neg_go, hup = 0u;
+        uint2 next = make_uint2(h0, e0);
+        unsigned best = h0, hout = h0, eout = e0, hup = h0;
         const int steps = m + G - 1;
         for (int s = 0; s < steps; ++s) {
             unsigned hin = __shfl_up_sync(mask, hout, 1, G);
@@ -340,30 +385,18 @@ sw_s16x2_chain(const unsigned char* __restrict__ codes, const long long* __restr
                     if (s == 0) next = __ldcg(bin);
                     hin = next.x;
                     ein = next.y;
-                    next = (s + 1 < m) ? __ldcg(bin + s + 1) : make_uint2(0u, neg_go);
+                    next = (s + 1 < m) ? __ldcg(bin + s + 1) : make_uint2(h0, e0);
                 }
             } else if (t == 0) {
-                hin = 0u;
-                ein = neg_go;
+                hin = h0;
+                ein = e0;
             }
             const int i = s - t;
             const unsigned qb = (unsigned)qrow[QPAD + i];
             unsigned diag = hup;
             hup = hin;
             unsigned e = ein;
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const unsigned sc = ld_shared(smem, qb + idx[r]);
-                const unsigned h = __vimax3_s16x2_relu(__vadd2(diag, sc), e, F[r]);
-                diag = H[r];
-                H[r] = h;
-                const unsigned hg = __vadd2(h, neg_go);
-                e = __viaddmax_s16x2(e, neg_ge, hg);
-                F[r] = __viaddmax_s16x2(F[r], neg_ge, hg);
-            }
-#pragma unroll
-            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
-            if (R & 1) best = __vmaxs2(best, H[R - 1]);
+            row16<R, V>(smem, qb, idx, H, F, diag, e, best, neg_go, neg_ge, bvec, neg_go_int, one);
             hout = H[R - 1];
             eout = e;
             if (!last && t == G - 1 && i >= 0 && i < m) {
@@ -380,13 +413,510 @@ sw_s16x2_chain(const unsigned char* __restrict__ codes, const long long* __restr
         if (t == 0) {
             // tiles of one pair meet here: the max is an atomicMax; exactly one tile sees
             // the score cross the threshold and flags the target
-            const int sa = (int)(short)(best & 0xffffu);
+            const int sa = (int)(short)(best & 0xffffu) - (V ? go : 0);
             if (atomicMax(scores + ta, sa) < threshold && sa >= threshold)
                 flagged[atomicAdd(nflagged, 1)] = ta;
             if (tb >= 0) {
-                const int sb = (int)(short)(best >> 16);
+                const int sb = (int)(short)(best >> 16) - (V ? go : 0);
                 if (atomicMax(scores + tb, sb) < threshold && sb >= threshold)
                     flagged[atomicAdd(nflagged, 1)] = tb;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Row-strip 16-bit kernel (KERNELS.md B.2): lanes own query rows, the targets stream.
+// A warp (G = 32 lanes) takes one pair of targets (ta the longer one) and one strip of
+// 32*R query rows: lane t owns rows t*R .. t*R+R-1 and at step s works on target column
+// j = s - t, receiving H and F (the vertical gap) of lane t-1's last row by shuffle; E of
+// each of its rows stays in a register.  The scores come from a query profile in shared
+// memory, prof[a][t][r] = S[q_row][a] (16 bits, zero-extended): one LDS.128 per 4 rows and
+// target, at an address whose bank depends only on t (each lane's segment is RS words,
+// RS/4 odd, each letter's block a multiple of 128 bytes), so the loads never conflict,
+// unlike the random pair-table reads of sw_s16x2.  The two targets' words are merged by
+// one IMAD (b * 65536 + a).  The cell update is row16's biased one (4.5 ALU ops per pair).
+// Queries longer than a strip run strip by strip (one launch each); the strip's last lane
+// stores (H, F) of its last row per column in `boundary` (slot offsets[ta] + j), which the
+// next strip's lane 0 reads.  Pairs are claimed longest first through `ticket`.
+template <int R>
+__global__ void __launch_bounds__(256, 2)
+sw_rows16(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+          const int* __restrict__ pairs, int npairs, int* __restrict__ ticket,
+          const unsigned* __restrict__ prof, int kp, int strip, int nstrips,
+          unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one, int go,
+          int threshold, int* __restrict__ scores, int* __restrict__ flagged,
+          int* __restrict__ nflagged, uint2* __restrict__ boundary)
+{
+    constexpr int G = 32;
+    constexpr int RS = ((R + 3) / 4) % 2 == 0 ? ((R + 3) / 4) * 4 + 4 : ((R + 3) / 4) * 4;
+    constexpr int W = G * RS;  // words per letter
+    extern __shared__ unsigned smem[];
+    load_table(smem, prof, kp * W);   // this strip's profile
+    const int t = threadIdx.x & 31;
+    const unsigned mask = 0xffffffffu;
+    const unsigned pad = (unsigned)(kp - 1);
+    const unsigned sh16 = one << 16;
+    const bool first = strip == 0, last = strip + 1 == nstrips;
+    const unsigned h0 = bvec, e0 = 0u;
+    for (;;) {
+        int p = 0;
+        if (t == 0) p = atomicAdd(ticket, 1);
+        p = __shfl_sync(mask, p, 0);
+        if (p >= npairs) break;
+        const int ta = pairs[2 * p], tb = pairs[2 * p + 1];
+        const long long oa = offsets[ta];
+        const int la = (int)(offsets[ta + 1] - oa);
+        long long ob = 0;
+        int lb = 0;
+        if (tb >= 0) { ob = offsets[tb]; lb = (int)(offsets[tb + 1] - ob); }
+        unsigned Ha[R], Hb[R], E[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) { Ha[r] = h0; Hb[r] = h0; E[r] = e0; }
+        uint2* bslot = boundary + oa;
+        uint2 next = make_uint2(h0, e0);
+        if (!first && t == 0 && la > 0) next = bslot[0];
+        unsigned best = h0, hout = h0, fout = e0, hup = h0;
+        const int steps = la + G - 1;
+        // two steps per iteration, H double-buffered (Ha -> Hb -> Ha): the new H of row r
+        // never has to share a register with the old one that row r+1 still reads
+        auto step = [&](int s, const unsigned (&Hin)[R], unsigned (&Hout)[R]) {
+            unsigned hin = __shfl_up_sync(mask, hout, 1);
+            unsigned fin = __shfl_up_sync(mask, fout, 1);
+            if (t == 0) {
+                if (!first) {
+                    hin = next.x;
+                    fin = next.y;
+                    next = (s + 1 < la) ? bslot[s + 1] : make_uint2(h0, e0);
+                } else {
+                    hin = h0;
+                    fin = e0;
+                }
+            }
+            const int j = s - t;
+            const unsigned a = (j >= 0 && j < la) ? (unsigned)__ldg(codes + oa + j) : pad;
+            const unsigned b = (j >= 0 && j < lb) ? (unsigned)__ldg(codes + ob + j) : pad;
+            const unsigned* ra = smem + a * W + t * RS;
+            const unsigned* rb = smem + b * W + t * RS;
+            unsigned diag = hup;
+            hup = hin;
+            unsigned f = fin;
+#pragma unroll
+            for (int k = 0; k < R; k += 4) {
+                unsigned sc[4];
+                if (k + 4 <= R) {
+                    const uint4 wa = *reinterpret_cast<const uint4*>(ra + k);
+                    const uint4 wb = *reinterpret_cast<const uint4*>(rb + k);
+                    sc[0] = mad1(wb.x, sh16, wa.x);
+                    sc[1] = mad1(wb.y, sh16, wa.y);
+                    sc[2] = mad1(wb.z, sh16, wa.z);
+                    sc[3] = mad1(wb.w, sh16, wa.w);
+                } else {
+#pragma unroll
+                    for (int q = k; q < R; ++q) sc[q - k] = mad1(rb[q], sh16, ra[q]);
+                }
+#pragma unroll
+                for (int r = k; r < k + 4 && r < R; ++r) {
+                    const unsigned x = __viaddmax_s16x2(r == 0 ? diag : Hin[r - 1], sc[r - k], E[r]);
+                    const unsigned h = __vimax3_s16x2(x, f, bvec);
+                    Hout[r] = h;
+                    const unsigned ht = mad1(h, one, neg_go_int);
+                    f = __viaddmax_s16x2(f, neg_ge, ht);
+                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
+                }
+            }
+#pragma unroll
+            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Hout[r], Hout[r + 1]);
+            if (R & 1) best = __vmaxs2(best, Hout[R - 1]);
+            hout = Hout[R - 1];
+            fout = f;
+            if (!last && t == G - 1 && j >= 0 && j < la) bslot[j] = make_uint2(hout, fout);
+        };
+        for (int s = 0; s < steps; s += 2) {
+            step(s, Ha, Hb);
+            if (s + 1 < steps) step(s + 1, Hb, Ha);
+        }
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) best = __vmaxs2(best, __shfl_xor_sync(mask, best, off));
+        if (t == 0) {
+            // strips run one launch after another: a plain read-modify-write; a target is
+            // flagged once, by the strip whose max first crosses the threshold
+            const int sa = (int)(short)(best & 0xffffu) - go;
+            const int pa = first ? 0 : scores[ta];
+            scores[ta] = max(pa, sa);
+            if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = ta;
+            if (tb >= 0) {
+                const int sb = (int)(short)(best >> 16) - go;
+                const int pb = first ? 0 : scores[tb];
+                scores[tb] = max(pb, sb);
+                if (pb < threshold && sb >= threshold) flagged[atomicAdd(nflagged, 1)] = tb;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Two query rows per step (variant 3).  The cell update of row16 is one dependency chain
+// per row (E -> H -> H - go -> E, three dependent ops per column), and with 4 warps per
+// scheduler that chain, not the ALU pipe, sets the pace.  Here lane t works on rows
+// i = 2(s - t) and i + 1 at step s: row i+1 runs one column behind row i (A(c), B(c-1)),
+// so two independent chains interleave.  Row i+1 reads F of row i's cell (F[c], written
+// by A(c)) and its diagonal H(i, c-1), which B takes from H[c-1] before overwriting it,
+// exactly as one row does.  Lanes pass H and E of both rows on (four shuffles per step).
+// Boundary slots hold (m + 1) & ~1 uint2 (even, so a row pair is one aligned uint4).
+// Pair-table byte offset of the letter pair ab = a * kp + b.  IL (variant 4): the table
+// is stored twice, interleaved in blocks of 16 words, so that lanes 0-15 of a warp read
+// banks 0-15 and lanes 16-31 banks 16-31: 16 random reads over 16 banks conflict less
+// than 32 over 32 (expected worst bank about 2.9 instead of 3.5 wavefronts).
+// Word of (q, ab) for half h: q * qstride + (ab / 16) * 32 + h * 16 + ab % 16.
+template <bool IL>
+__device__ __forceinline__ unsigned pair_offset(unsigned ab) {
+    if constexpr (IL) return (((ab >> 4) << 5) + (ab & 15u)) * 4u;
+    return ab * 4u;
+}
+
+template <int R>
+__device__ __forceinline__ void rows16x2(const unsigned* smem, unsigned qa, unsigned qbb,
+                                         const unsigned (&idx)[R], unsigned (&H)[R],
+                                         unsigned (&F)[R], unsigned diagA, unsigned diagB,
+                                         unsigned& eA, unsigned& eB, unsigned& hA_last,
+                                         unsigned& best, unsigned neg_ge, unsigned bvec,
+                                         unsigned neg_go_int, unsigned one) {
+    unsigned hA[R];
+#pragma unroll
+    for (int c = 0; c <= R; ++c) {
+        if (c < R) {
+            const unsigned sc = ld_shared(smem, mad1(idx[c], one, qa));
+            const unsigned x = __viaddmax_s16x2(diagA, sc, F[c]);
+            const unsigned h = __vimax3_s16x2(x, eA, bvec);
+            diagA = H[c];
+            H[c] = h;
+            hA[c] = h;
+            const unsigned ht = mad1(h, one, neg_go_int);
+            eA = __viaddmax_s16x2(eA, neg_ge, ht);
+            F[c] = __viaddmax_s16x2(F[c], neg_ge, ht);
+        }
+        if (c >= 1) {
+            const int b = c - 1;
+            const unsigned sc = ld_shared(smem, mad1(idx[b], one, qbb));
+            const unsigned x = __viaddmax_s16x2(diagB, sc, F[b]);
+            const unsigned h = __vimax3_s16x2(x, eB, bvec);
+            diagB = H[b];
+            H[b] = h;
+            const unsigned ht = mad1(h, one, neg_go_int);
+            eB = __viaddmax_s16x2(eB, neg_ge, ht);
+            F[b] = __viaddmax_s16x2(F[b], neg_ge, ht);
+            best = __vimax3_s16x2(best, hA[b], h);
+        }
+    }
+    hA_last = hA[R - 1];
+}
+
+template <int G, int R, bool MULTI, bool IL = false>
+__global__ void __launch_bounds__(IL ? 512 : R2_BLOCK, IL ? 1 : 2)
+sw_s16x2r2(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+           const int* __restrict__ pairs, int npairs, const int* __restrict__ qrow, int m,
+           const unsigned* __restrict__ table, int table_words, int kp,
+           unsigned neg_go, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one,
+           int go, int threshold, int* __restrict__ scores,
+           int* __restrict__ flagged, int* __restrict__ nflagged, uint2* __restrict__ boundary)
+{
+    extern __shared__ unsigned smem[];
+    load_table(smem, table, table_words);
+    const int t = threadIdx.x % G;
+    const unsigned mask = group_mask<G>();
+    const int ngroups = gridDim.x * (blockDim.x / G);
+    const int gid = (blockIdx.x * blockDim.x + threadIdx.x) / G;
+    const unsigned pad = (unsigned)(kp - 1);
+    const unsigned h0 = bvec, e0 = 0u;  // H = 0, E = F = -go (stored plus go)
+    const uint4 dflt = make_uint4(h0, e0, h0, e0);
+    const unsigned half = IL ? ((threadIdx.x >> 4) & 1u) * 64u : 0u;  // bytes: 16 banks
+
+    for (int p = gid; p < npairs; p += ngroups) {
+        const int ta = pairs[2 * p], tb = pairs[2 * p + 1];
+        const long long oa = offsets[ta];
+        const int la = (int)(offsets[ta + 1] - oa);
+        long long ob = 0;
+        int lb = 0;
+        if (tb >= 0) { ob = offsets[tb]; lb = (int)(offsets[tb + 1] - ob); }
+        const int ntiles = MULTI ? max(1, (max(la, lb) + G * R - 1) / (G * R)) : 1;
+        unsigned best = h0;
+        for (int tile = 0; tile < ntiles; ++tile) {
+            const int c0 = tile * G * R + t * R;
+            unsigned idx[R], H[R], F[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int c = c0 + r;
+                const unsigned a = c < la ? (unsigned)codes[oa + c] : pad;
+                const unsigned b = c < lb ? (unsigned)codes[ob + c] : pad;
+                idx[r] = pair_offset<IL>(a * kp + b);
+                H[r] = h0;
+                F[r] = e0;
+            }
+            const uint4* bin = nullptr;
+            uint2* bout = nullptr;
+            uint4 next = dflt;
+            if (MULTI) {
+                bin = reinterpret_cast<const uint4*>(boundary + ((size_t)gid * 2 + (tile & 1)) * (size_t)((m + 1) & ~1));
+                bout = boundary + ((size_t)gid * 2 + ((tile + 1) & 1)) * (size_t)((m + 1) & ~1);
+                if (tile > 0 && t == 0 && m > 0) next = bin[0];
+            }
+            unsigned houtA = h0, eoutA = e0, houtB = h0, eoutB = e0, hup = h0;
+            const int steps = (m + 1) / 2 + G - 1;
+            for (int s = 0; s < steps; ++s) {
+                unsigned hinA = __shfl_up_sync(mask, houtA, 1, G);
+                unsigned einA = __shfl_up_sync(mask, eoutA, 1, G);
+                unsigned hinB = __shfl_up_sync(mask, houtB, 1, G);
+                unsigned einB = __shfl_up_sync(mask, eoutB, 1, G);
+                if (t == 0) {
+                    if (MULTI && tile > 0) {
+                        hinA = next.x; einA = next.y; hinB = next.z; einB = next.w;
+                        next = (2 * s + 2 < m) ? bin[s + 1] : dflt;
+                    } else {
+                        hinA = h0; einA = e0; hinB = h0; einB = e0;
+                    }
+                }
+                const int i = 2 * (s - t);
+                const unsigned qa = (unsigned)qrow[QPAD + i] + half;
+                const unsigned qbb = (unsigned)qrow[QPAD + i + 1] + half;
+                const unsigned diagA = hup;
+                hup = hinB;
+                unsigned eA = einA, eB = einB, hlast;
+                rows16x2<R>(smem, qa, qbb, idx, H, F, diagA, hinA, eA, eB, hlast, best, neg_ge,
+                            bvec, neg_go_int, one);
+                houtA = hlast;
+                eoutA = eA;
+                houtB = H[R - 1];
+                eoutB = eB;
+                if (MULTI && t == G - 1 && i >= 0 && i < m && tile + 1 < ntiles)
+                    *reinterpret_cast<uint4*>(bout + i) = make_uint4(houtA, eoutA, houtB, eoutB);
+            }
+            if (MULTI) __syncwarp(mask);
+        }
+#pragma unroll
+        for (int off = G / 2; off > 0; off >>= 1)
+            best = __vmaxs2(best, __shfl_xor_sync(mask, best, off, G));
+        if (t == 0) {
+            const int sa = (int)(short)(best & 0xffffu) - go;
+            scores[ta] = sa;
+            if (sa >= threshold) flagged[atomicAdd(nflagged, 1)] = ta;
+            if (tb >= 0) {
+                const int sb = (int)(short)(best >> 16) - go;
+                scores[tb] = sb;
+                if (sb >= threshold) flagged[atomicAdd(nflagged, 1)] = tb;
+            }
+        }
+    }
+}
+
+// Chained kernel with two rows per step (variant 3); see sw_s16x2_chain.  Slots hold
+// m + 1 uint2 (row pairs as uint4); progress counts finished rows, published every
+// CHAIN_ROWS rows.
+template <int R, bool IL = false>
+__global__ void __launch_bounds__(IL ? 512 : R2_BLOCK, IL ? 1 : 2)
+sw_s16x2r2_chain(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+                 const int* __restrict__ pairs, const int* __restrict__ items, int nitems,
+                 int* __restrict__ ticket, int* __restrict__ progress,
+                 const int* __restrict__ qrow, int m,
+                 const unsigned* __restrict__ table, int table_words, int kp,
+                 unsigned neg_go, unsigned neg_ge, unsigned bvec, unsigned neg_go_int,
+                 unsigned one, int go, int threshold, int* __restrict__ scores,
+                 int* __restrict__ flagged, int* __restrict__ nflagged,
+                 uint2* __restrict__ boundary)
+{
+    constexpr int G = 32;
+    extern __shared__ unsigned smem[];
+    load_table(smem, table, table_words);
+    const int t = threadIdx.x & 31;
+    const unsigned mask = 0xffffffffu;
+    const unsigned pad = (unsigned)(kp - 1);
+    const unsigned h0 = bvec, e0 = 0u;
+    const uint4 dflt = make_uint4(h0, e0, h0, e0);
+    const unsigned half = IL ? ((threadIdx.x >> 4) & 1u) * 64u : 0u;  // bytes: 16 banks
+    for (;;) {
+        int w = 0;
+        if (t == 0) w = atomicAdd(ticket, 1);
+        w = __shfl_sync(mask, w, 0);
+        if (w >= nitems) break;
+        const int p = items[2 * w], tile = items[2 * w + 1];
+        const int ta = pairs[2 * p], tb = pairs[2 * p + 1];
+        const long long oa = offsets[ta];
+        const int la = (int)(offsets[ta + 1] - oa);
+        long long ob = 0;
+        int lb = 0;
+        if (tb >= 0) { ob = offsets[tb]; lb = (int)(offsets[tb + 1] - ob); }
+        const bool last = (tile + 1) * G * R >= max(la, lb);
+        const int c0 = tile * G * R + t * R;
+        unsigned idx[R], H[R], F[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int c = c0 + r;
+            const unsigned a = c < la ? (unsigned)codes[oa + c] : pad;
+            const unsigned b = c < lb ? (unsigned)codes[ob + c] : pad;
+            idx[r] = pair_offset<IL>(a * kp + b);
+            H[r] = h0;
+            F[r] = e0;
+        }
+        const uint4* bin = reinterpret_cast<const uint4*>(boundary + (size_t)(w > 0 ? w - 1 : 0) * (size_t)((m + 1) & ~1));
+        uint2* bout = boundary + (size_t)w * (size_t)((m + 1) & ~1);
+        const volatile int* ready = progress + (w > 0 ? w - 1 : 0);
+        uint4 next = dflt;
+        unsigned best = h0, houtA = h0, eoutA = e0, houtB = h0, eoutB = e0, hup = h0;
+        const int steps = (m + 1) / 2 + G - 1;
+        for (int s = 0; s < steps; ++s) {
+            unsigned hinA = __shfl_up_sync(mask, houtA, 1);
+            unsigned einA = __shfl_up_sync(mask, eoutA, 1);
+            unsigned hinB = __shfl_up_sync(mask, houtB, 1);
+            unsigned einB = __shfl_up_sync(mask, eoutB, 1);
+            if (tile > 0) {
+                if ((s & (CHAIN_ROWS / 2 - 1)) == 0 && 2 * s < m) {
+                    if (t == 0) {
+                        const int need = min(2 * s + CHAIN_ROWS + 2, m);
+                        while (*ready < need) __nanosleep(100);
+                        __threadfence();
+                    }
+                    __syncwarp(mask);
+                }
+                if (t == 0) {
+                    if (s == 0) next = __ldcg(bin);
+                    hinA = next.x; einA = next.y; hinB = next.z; einB = next.w;
+                    next = (2 * s + 2 < m) ? __ldcg(bin + s + 1) : dflt;
+                }
+            } else if (t == 0) {
+                hinA = h0; einA = e0; hinB = h0; einB = e0;
+            }
+            const int i = 2 * (s - t);
+            const unsigned qa = (unsigned)qrow[QPAD + i] + half;
+            const unsigned qbb = (unsigned)qrow[QPAD + i + 1] + half;
+            const unsigned diagA = hup;
+            hup = hinB;
+            unsigned eA = einA, eB = einB, hlast;
+            rows16x2<R>(smem, qa, qbb, idx, H, F, diagA, hinA, eA, eB, hlast, best, neg_ge,
+                        bvec, neg_go_int, one);
+            houtA = hlast;
+            eoutA = eA;
+            houtB = H[R - 1];
+            eoutB = eB;
+            if (!last && t == G - 1 && i >= 0 && i < m) {
+                *reinterpret_cast<uint4*>(bout + i) = make_uint4(houtA, eoutA, houtB, eoutB);
+                if (((i + 2) & (CHAIN_ROWS - 1)) == 0 || i + 2 >= m) {
+                    __threadfence();
+                    atomicExch(progress + w, min(i + 2, m));
+                }
+            }
+        }
+#pragma unroll
+        for (int off = G / 2; off > 0; off >>= 1)
+            best = __vmaxs2(best, __shfl_xor_sync(mask, best, off, G));
+        if (t == 0) {
+            const int sa = (int)(short)(best & 0xffffu) - go;
+            if (atomicMax(scores + ta, sa) < threshold && sa >= threshold)
+                flagged[atomicAdd(nflagged, 1)] = ta;
+            if (tb >= 0) {
+                const int sb = (int)(short)(best >> 16) - go;
+                if (atomicMax(scores + tb, sb) < threshold && sb >= threshold)
+                    flagged[atomicAdd(nflagged, 1)] = tb;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// method="warp": paper 003's kernel (Hasan/Kentie-style intra-task, one warp per alignment).
+// The target is cut into strips of 32 columns, one column per lane; lanes are skewed by
+// one query row, so each step of the warp covers a parallelogram's anti-diagonal.  Within
+// a strip H and E go from lane to lane by shuffle (the paper used shared-memory arrays);
+// the strip's last column (H, E per query row) goes through global memory to the next
+// strip, ping-pong per warp.  The query and the substitution matrix sit in shared memory;
+// arithmetic is 32-bit, so there is no saturation.  With ENDS, each lane keeps its
+// column's max and first row reaching it; the reduction applies the DESIGN tie rule.
+template <bool ENDS>
+__global__ void __launch_bounds__(256, 2)
+sw_warp(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+        const int* __restrict__ ids, int nids, const unsigned char* __restrict__ query, int m,
+        const int* __restrict__ matrix, int kp, int go, int ge, int* __restrict__ scores,
+        int* __restrict__ qends, int* __restrict__ tends, int2* __restrict__ boundary)
+{
+    extern __shared__ int wsm[];
+    int* s_mat = wsm;                                                      // [q][a]
+    unsigned char* s_q = reinterpret_cast<unsigned char*>(wsm + kp * kp);  // 32 pad + m + 32 pad
+    const unsigned char pad = (unsigned char)(kp - 1);
+    for (int k = threadIdx.x; k < kp * kp; k += blockDim.x) s_mat[k] = matrix[k];
+    for (int k = threadIdx.x; k < m + 64; k += blockDim.x)
+        s_q[k] = (k >= 32 && k - 32 < m) ? query[k - 32] : pad;
+    __syncthreads();
+    const int t = threadIdx.x & 31;
+    const unsigned mask = 0xffffffffu;
+    const int warps = blockDim.x / 32;
+    const int gw = blockIdx.x * warps + threadIdx.x / 32;
+    const int nw = gridDim.x * warps;
+    for (int p = gw; p < nids; p += nw) {
+        const int id = ids[p];
+        const long long o = offsets[id];
+        const int len = (int)(offsets[id + 1] - o);
+        const int ntiles = max(1, (len + 31) / 32);
+        int best = 0, best_i = 0, best_j = 0;
+        for (int tile = 0; tile < ntiles; ++tile) {
+            const int c = tile * 32 + t;
+            const int a = c < len ? codes[o + c] : pad;
+            const int2* bin = boundary + ((size_t)gw * 2 + (tile & 1)) * m;
+            int2* bout = boundary + ((size_t)gw * 2 + ((tile + 1) & 1)) * m;
+            int F = -go, cmax = 0, crow = 0;
+            int hout = 0, eout = -go, hup = 0;
+            int2 next = make_int2(0, -go);
+            if (tile > 0 && t == 0 && m > 0) next = bin[0];
+            const int steps = m + 31;
+            for (int s = 0; s < steps; ++s) {
+                int hin = __shfl_up_sync(mask, hout, 1);
+                int ein = __shfl_up_sync(mask, eout, 1);
+                if (t == 0) {
+                    if (tile > 0) {
+                        hin = next.x;
+                        ein = next.y;
+                        next = (s + 1 < m) ? bin[s + 1] : make_int2(0, -go);
+                    } else {
+                        hin = 0;
+                        ein = -go;
+                    }
+                }
+                const int i = s - t;
+                const int sc = s_mat[s_q[32 + i] * kp + a];
+                const int diag = hup;
+                hup = hin;
+                const int h = __vimax3_s32_relu(diag + sc, ein, F);
+                const int hg = h - go;
+                F = max(F - ge, hg);
+                eout = max(ein - ge, hg);
+                hout = h;
+                if (ENDS) {
+                    if (i >= 0 && i < m && h > cmax) { cmax = h; crow = i; }
+                } else {
+                    best = max(best, h);
+                }
+                if (t == 31 && i >= 0 && i < m && tile + 1 < ntiles) bout[i] = make_int2(h, eout);
+            }
+            if (ENDS) {
+                int tb = c < len ? cmax : 0, ti = crow, tj = c;
+#pragma unroll
+                for (int off = 16; off > 0; off >>= 1) {
+                    const int ob = __shfl_xor_sync(mask, tb, off);
+                    const int oi = __shfl_xor_sync(mask, ti, off);
+                    const int oj = __shfl_xor_sync(mask, tj, off);
+                    if (ob > tb || (ob == tb && oj < tj)) { tb = ob; ti = oi; tj = oj; }
+                }
+                if (tb > best) { best = tb; best_i = ti; best_j = tj; }
+            }
+            __syncwarp(mask);
+        }
+        if (!ENDS) {
+#pragma unroll
+            for (int off = 16; off > 0; off >>= 1) best = max(best, __shfl_xor_sync(mask, best, off));
+        }
+        if (t == 0) {
+            scores[id] = best;
+            if (ENDS) {
+                qends[id] = best > 0 ? best_i + 1 : 0;
+                tends[id] = best > 0 ? best_j + 1 : 0;
             }
         }
     }
