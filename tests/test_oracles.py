@@ -14,11 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import shared_data
 from reference import dp
 from warpalign import Scoring, align
 from warpalign.io import load_sequences
-
-from conftest import shared_data
 
 parasail = pytest.importorskip("parasail")
 Align = pytest.importorskip("Bio.Align")

@@ -66,7 +66,7 @@ def test_ties_break_by_database_order(backend):
 def test_top_k_larger_than_database(backend):
     res = search(["MKV"], ["MKV", "AAA"], BLOSUM62, top_k=50, backend=backend)[0]
     assert len(res) == 2
-    assert list(res)[0].name == res.names[0]
+    assert next(iter(res)).name == res.names[0]
 
 
 def test_empty_query_and_empty_target(backend):

@@ -185,14 +185,15 @@ class Hits(Sequence):
         scores = np.concatenate([h.scores for h in parts])
         targets = np.concatenate([h.targets for h in parts])
         order = np.lexsort((targets, -scores.astype(np.int64)))[:k]
-        names = sum((list(h.names) for h in parts), [])
+        names = [name for h in parts for name in h.names]
+
         def pick(attr):
             if any(getattr(h, attr) is None for h in parts):
                 return None
             return np.concatenate([getattr(h, attr) for h in parts])[order]
         aligns = None
         if self.alignments is not None:
-            allal = sum((list(h.alignments) for h in parts), [])
+            allal = [aln for h in parts for aln in h.alignments]
             aligns = [allal[i] for i in order]
         return Hits(self.query_name, self.query_length, scores[order], targets[order],
                     [names[i] for i in order], self.mode, pick("query_ends"), pick("target_ends"),

@@ -189,7 +189,7 @@ def _load_matrix(matrix: Any, alphabet: str | Alphabet | None):
         name = os.path.basename(text)
         try:
             bio = substitution_matrices.read(text)
-        except Exception as exc:  # Biopython raises several types on malformed files
+        except (ValueError, KeyError, IndexError, TypeError) as exc:  # malformed matrix file
             raise ScoringError(f"cannot read substitution matrix file {text!r}: {exc}") from None
     else:
         raise ScoringError(f"unknown matrix: {text!r}; expected a file path or one of "

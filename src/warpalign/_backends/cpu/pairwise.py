@@ -28,7 +28,6 @@ def score_end(q, t, matrix, gap_open, gap_extend, algorithm):
     go = np.int32(gap_open)
     ge = np.int32(gap_extend)
     H = np.empty(n + 1, np.int32)   # row i-1, then row i
-    E = np.empty(n + 1, np.int32)   # E of row i (horizontal gaps), reset per row
     F = np.empty(n + 1, np.int32)   # F of row i-1 per column (vertical gaps)
     neg = NEG_INF
     H[0] = 0
@@ -80,7 +79,7 @@ def score_end(q, t, matrix, gap_open, gap_extend, algorithm):
         if algorithm == SEMIGLOBAL and i == m:
             best = H[0] if n == 0 else neg
             bj = 0
-            for j in range(0, n + 1):
+            for j in range(n + 1):
                 if H[j] > best:
                     best = H[j]
                     bj = j
