@@ -14,6 +14,16 @@ twice the work). Measured, each on the same inputs in this run:
 Paper 001's Table 1 grid (A = 5 M … 20 M, B = 1 M … 10 M) is ``--sizes 5000000x1000000 ...``;
 on a CPU one such LCS takes minutes to hours. ``--backend cuda`` times the GPU path once the
 CUDA LCS kernel is there. Best of ``--repeat`` runs each.
+
+``--backend cuda`` (GPU machine) measures instead: the GPU LLCS of each ``--sizes`` pair
+(G cells/s over the wall time of ``lcs_length`` and over the kernel time alone), with our
+CPU kernel on all cores on the same pair as the baseline (pairs up to ``--cpu-max-cells``);
+the full LCS of each ``--lcs-sizes`` pair (paper 001's Table 1) with total / GPU / transfer /
+CPU-only columns (wall time with a kernel of ours running, with a copy running, with
+neither) and the CPU seconds of all threads, its length checked against the GPU LLCS and
+the string checked to be a common subsequence (and, up to ``--cpu-lcs-max-cells``, timed
+against our CPU-only LCS on all cores and checked to be the same string);
+and the E. coli pair with ``--ecoli`` / ``--ecoli-lcs``.
 """
 
 from __future__ import annotations
@@ -87,7 +97,13 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--no-rapidfuzz", action="store_true")
     p.add_argument("--out", help="append the JSON lines to this file too")
+    p.add_argument("--cpu-max-cells", type=float, default=1e11,
+                   help="GPU runs: CPU LLCS baseline on pairs up to this many cells")
+    p.add_argument("--cpu-lcs-max-cells", type=float, default=0,
+                   help="GPU runs: CPU full LCS (timed baseline, same string) up to this many cells")
     args = p.parse_args(argv)
+    if args.backend == "cuda":
+        return gpu_main(args, argv)
     command = "python " + " ".join([os.path.relpath(__file__)] + (argv or sys.argv[1:]))
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at the end)
     ncores = cores()
@@ -155,6 +171,166 @@ def main(argv=None) -> int:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
             emit("lcs hirschberg", a, b, sec, ncores, data, None, lcs_len=len(s),
                  peak_rss_mib=peak)
+    if out:
+        out.close()
+    return 0
+
+
+def _data_file(name: str) -> Path | None:
+    for d in (SHARED, HERE.parent / ".carry"):
+        if (d / name).exists():
+            return d / name
+    print(f"# {name} not found in {SHARED} or .carry/: skipped", flush=True)
+    return None
+
+
+def _is_subsequence(s: bytes, t: bytes) -> bool:
+    import numba as nb
+
+    @nb.njit(cache=False)
+    def sub(x, y):
+        j = 0
+        for i in range(x.shape[0]):
+            while j < y.shape[0] and y[j] != x[i]:
+                j += 1
+            if j == y.shape[0]:
+                return False
+            j += 1
+        return True
+
+    return bool(sub(np.frombuffer(s, np.uint8), np.frombuffer(t, np.uint8)))
+
+
+def gpu_main(args, argv) -> int:
+    """GPU rows: LLCS G cells/s and the full LCS (total / CPU / GPU / transfer)."""
+    import resource
+
+    import cupy
+
+    from warpalign._backends.cuda import lcs as gpu
+
+    command = "python " + " ".join([os.path.relpath(__file__)] + (argv or sys.argv[1:]))
+    out = open(args.out, "a") if args.out else None  # noqa: SIM115
+    ncores = cores()
+    cpu = cpu_name()
+    gname = gpu._device().name
+    pool = cupy.get_default_memory_pool()
+
+    def emit(method, a, b, seconds, data, baseline=None, device=None, **extra):
+        cells = len(a) * len(b)
+        rec = {"job": "lcs", "scope": "item", "backend": "cuda" if device is None else "cpu",
+               "method": method,
+               "device": device or f"{gname} (host: {cpu}, {ncores} cores)",
+               "params": {"a_len": len(a), "b_len": len(b), "data": data, **extra},
+               "seconds": round(seconds, 4), "gcups": round(cells / seconds / 1e9, 2),
+               "baseline": baseline, "command": command}
+        line = json.dumps(rec)
+        print(line, flush=True)
+        if out:
+            out.write(line + "\n")
+            out.flush()
+        return rec
+
+    # compile / warm up both sides
+    w = np.frombuffer(b"ACGT" * 50000, np.uint8)
+    gpu.final_vector(w, 0, len(w), w, 0, len(w), False)
+    lcs_length(b"ACGT" * 3000, b"AGCT" * 3000, backend="cpu")
+    lcs(b"ACGT" * 3000, b"AGCT" * 3000, backend="cpu")
+    rng = np.random.default_rng(2014)
+    acgt = np.frombuffer(b"ACGT", np.uint8)
+
+    def llcs_rows(a, b, data):
+        cells = len(a) * len(b)
+        best, got, kern = float("inf"), None, None
+        for _ in range(args.repeat):
+            gpu.reset_stats()
+            t = time.perf_counter()
+            got = lcs_length(a, b, backend="cuda")
+            sec = time.perf_counter() - t
+            if sec < best:
+                best, kern = sec, dict(gpu.STATS)
+        base = None
+        if cells <= args.cpu_max_cells:
+            sec, ref = timed(lambda: lcs_length(a, b, backend="cpu", threads=ncores), 1)
+            if ref != got:
+                raise SystemExit(f"LLCS mismatch on {data}: GPU {got}, CPU {ref}")
+            r = emit("llcs bit-parallel (our CPU kernel)", a, b, sec, data,
+                     device=f"{cpu}, {ncores} of {ncores} cores", llcs=ref, threads=ncores)
+            base = {"method": r["method"], "gcups": r["gcups"], "threads": ncores,
+                    "device": r["device"]}
+        plan = gpu.plan(min(len(a), len(b)))
+        emit("llcs gpu (skewed warp bands)", a, b, best, data, base, llcs=got,
+             kernel_s=round(kern["kernel_s"], 4),
+             kernel_gcups=round(cells / kern["kernel_s"] / 1e9, 2),
+             transfer_s=round(kern["h2d_s"] + kern["d2h_s"], 4),
+             cpu_checked=base is not None, K=plan["K"], bands=plan["bands_per_launch"],
+             launches=plan["launches"])
+        return got
+
+    def cpu_seconds():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
+    def lcs_row(a, b, data, llcs):
+        """Columns: total (wall); gpu = wall time with >= 1 of our kernels running; transfer
+        = wall time with >= 1 copy running; cpu_only = wall time with neither (host and CPU
+        base cases alone); cpu_core_s = CPU seconds of all threads (busy cores x time)."""
+        pool.free_all_blocks()
+        gpu.reset_stats()
+        c0 = cpu_seconds()
+        t = time.perf_counter()
+        s = lcs(a, b, backend="cuda")
+        total = time.perf_counter() - t
+        cpu_core = cpu_seconds() - c0
+        st = dict(gpu.STATS)
+        busy_k = gpu.busy_seconds("kernel")
+        busy_c = gpu.busy_seconds("copy")
+        busy_any = gpu.busy_seconds("kernel", "copy")
+        if llcs is not None and len(s) != llcs:
+            raise SystemExit(f"LCS length {len(s)} != LLCS {llcs} on {data}")
+        if not (_is_subsequence(s, a) and _is_subsequence(s, b)):
+            raise SystemExit(f"LCS of {data} is not a common subsequence")
+        base, same_as_cpu = None, None
+        if len(a) * len(b) <= args.cpu_lcs_max_cells:
+            sec, s_cpu = timed(lambda: lcs(a, b, backend="cpu", threads=ncores), 1)
+            same_as_cpu = s_cpu == s
+            r = emit("lcs hirschberg (our CPU kernels)", a, b, sec, data,
+                     device=f"{cpu}, {ncores} of {ncores} cores", lcs_len=len(s_cpu),
+                     threads=ncores)
+            base = {"method": r["method"], "gcups": r["gcups"], "seconds": r["seconds"],
+                    "threads": ncores, "device": r["device"]}
+            if not same_as_cpu:
+                raise SystemExit(f"GPU LCS differs from the CPU's on {data}")
+        emit("lcs hirschberg (GPU passes >= MIN_CELLS, CPU below)", a, b, total, data, base,
+             lcs_len=len(s), total_s=round(total, 3), gpu_s=round(busy_k, 3),
+             transfer_s=round(busy_c, 3), cpu_only_s=round(max(0.0, total - busy_any), 3),
+             cpu_core_s=round(cpu_core, 2), gpu_kernel_sum_s=round(st["kernel_s"], 3),
+             gpu_passes=st["passes"], gpu_cells=st["cells"], cpu_fallbacks=st["cpu_fallbacks"],
+             min_cells=gpu.MIN_CELLS, same_as_cpu=same_as_cpu,
+             gpu_pool_mib=round(pool.total_bytes() / 2**20, 1),
+             peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+
+    for size in args.sizes:
+        na, nb = parse_size(size)
+        a = acgt[rng.integers(0, 4, na)].tobytes()
+        b = acgt[rng.integers(0, 4, nb)].tobytes()
+        llcs_rows(a, b, "random DNA")
+
+    for size in args.lcs_sizes:
+        na, nb = parse_size(size)
+        a = acgt[rng.integers(0, 4, na)].tobytes()
+        b = acgt[rng.integers(0, 4, nb)].tobytes()
+        llcs = lcs_length(a, b, backend="cuda")
+        lcs_row(a, b, "random DNA (paper 001 Table 1 shape)", llcs)
+
+    files = ([_data_file("ecoli_K12_W3110.fasta.gz"), _data_file("ecoli_EC590.fasta.gz")]
+             if args.ecoli or args.ecoli_lcs else [None])
+    if None not in files:
+        a, b = fasta_first(files[0]), fasta_first(files[1])
+        data = "E. coli K-12 W3110 vs EC590"
+        llcs = llcs_rows(a, b, data) if args.ecoli else lcs_length(a, b, backend="cuda")
+        if args.ecoli_lcs:
+            lcs_row(a, b, data, llcs)
     if out:
         out.close()
     return 0

@@ -34,6 +34,9 @@ Backends. The GPU half plugs in as a module ``warpalign._backends.cuda.lcs`` tha
 ``final_vector(pattern, p_lo, p_hi, text, t_lo, t_hi, backward) -> uint64 array`` with the
 CPU kernel's meaning, and ``MIN_CELLS`` (smaller passes stay on the CPU); it may raise
 ``BackendUnavailable`` on import. The recursion, base cases and splits stay on the host.
+With ``backend="cuda"`` (or "auto" where a device answers) the passes of at least
+``MIN_CELLS`` cells run on the GPU and the smaller ones, like every base case, on the CPU
+threads meanwhile; ``lcs_length`` runs one GPU pass over the whole pair when it is that large.
 """
 
 from __future__ import annotations
@@ -152,7 +155,9 @@ def _llcs(a: np.ndarray, b: np.ndarray, engine: _Engine, threads: int) -> int:
         return 0
     if np_ * nt <= TINY_CELLS:
         return _cpu.llcs_dp(pat, txt)
-    if threads < 2 or np_ * nt < PARALLEL_CELLS or engine.name != "cpu":
+    on_gpu = engine.name != "cpu" and np_ * nt >= engine.min_cells
+    if threads < 2 or np_ * nt < PARALLEL_CELLS or on_gpu:
+        # One pass: on the GPU a single pass already fills the device.
         v = engine.vector(pat, 0, np_, txt, 0, nt, False)
         return int(_cpu.zeros_below(v, np_))
     mid = nt // 2

@@ -1,0 +1,294 @@
+// Bit-parallel LLCS on the GPU (issue 5, paper 001; KERNELS.md §D: skew + shuffle carries,
+// warps chained through flags in global memory inside one persistent launch).
+//
+// The pattern bit-vector V (bit p = 1 - (L[p+1][t] - L[p][t]), as in _backends/cpu/lcs.py)
+// is cut into *bands* of 32*K 64-bit words; one warp (one block) owns a band for the whole
+// text: lane l holds the K consecutive words l*K .. l*K+K-1 of the band in registers. Each
+// text symbol c advances V by  V = (V + (V & M[c])) | (V & ~M[c])  with the carry passed up
+// the words. Skew: lane l works on text column r - l at step r, so the carry out of lane l
+// at column j reaches lane l+1 exactly when lane l+1 works on column j: one __shfl_up per
+// step moves it, packed (bit 31) with the code of the next column (bits 0..30), which lane l
+// received one step earlier — so each step's mask load is known a full step ahead and the
+// step-to-step dependency is shfl -> add chain -> shfl only.
+//
+// Lane 0 takes its carries from the band below and its codes from the text ("feed"). The
+// top lane of a band collects its carry outs, 32 columns per word (bit 31-i = step 32q+i,
+// i.e. column 32q+i-31), and publishes word q to a ring buffer read by the band above:
+// plain store, then st.release of the band's progress counter; the consumer polls with
+// ld.acquire and publishes how far it has read (back-pressure on the ring). Bands are taken
+// by ticket (atomicAdd), so a band only ever waits on bands that already have a warp; the
+// host keeps every band of all launches in flight resident at once (it never launches more
+// than fit), which the back-pressure needs. Every wait has a time limit: on expiry the
+// launch sets an error flag and all warps leave; the host then recomputes on the CPU.
+//
+// Match masks live in shared memory as M[code][k][lane] (64-bit), so the 32 lanes of a
+// load hit 32 distinct 8-byte slots of the same bank pattern whatever their codes are
+// (conflict-free). Codes are the pattern's own alphabet compacted to 1..sigma; 0 is "not in
+// the pattern" (all-zero mask), also used for padding columns, which are no-ops with a
+// zero carry in.
+//
+// A launch processes the words [word0, word0 + bands*32*K); when the pattern needs more
+// bands than fit on the GPU at once the host runs several launches in sequence, the top
+// band's carry words of one (cout) feeding band 0 of the next (cin), like the CPU stripes.
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned short u16;
+
+#define FULL_MASK 0xffffffffu
+
+#ifndef LCS_RING
+#define LCS_RING 64          // chunks of 32 columns per band boundary
+#endif
+#ifndef LCS_TIMEOUT_NS
+#define LCS_TIMEOUT_NS 8000000000ull    // 8 s without progress: give up (host falls back)
+#endif
+
+__device__ __forceinline__ u32 ld_acquire(const u32* p) {
+    u32 v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ u32 ld_relaxed(const u32* p) {
+    u32 v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void st_release(u32* p, u32 v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed(u32* p, u32 v) {
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ u64 global_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Wait until *flag >= need (acquire). Returns the value seen, or 0 after a timeout / abort
+// (need is always >= 1, so 0 means failure).
+__device__ __noinline__ u32 wait_at_least(const u32* flag, u32 need, u32* err) {
+    u32 v = ld_acquire(flag);
+    if (v >= need) return v;
+    u64 t0 = global_ns();
+    for (;;) {
+        __nanosleep(64);
+        v = ld_acquire(flag);
+        if (v >= need) return v;
+        if (ld_relaxed(err) != 0) return 0;
+        if (global_ns() - t0 > LCS_TIMEOUT_NS) {
+            atomicExch(err, 1u);
+            return 0;
+        }
+    }
+}
+
+// One step of K words: CF <- bit 31 of `in`; for each word: u = v & m; v = (v + u + CF) |
+// (v & ~m), the carry chained; returns the carry out in bit 31 of the result, the code
+// (bits 0..30 of `in`) in the low bits.
+template <int K>
+struct Step;
+
+template <>
+struct Step<1> {
+    static __device__ __forceinline__ u32 run(u64 (&v)[1], const u64 (&m)[1], u32 in) {
+        u64 u0 = v[0] & m[0];
+        u32 lo, hi, cf;
+        asm("{\n\t.reg .u32 t;\n\t"
+            "add.cc.u32 t, %3, 0x80000000;\n\t"
+            "addc.cc.u32 %0, %4, %6;\n\t"
+            "addc.cc.u32 %1, %5, %7;\n\t"
+            "addc.u32 %2, 0, 0;\n\t}"
+            : "=r"(lo), "=r"(hi), "=r"(cf)
+            : "r"(in), "r"((u32)v[0]), "r"((u32)(v[0] >> 32)), "r"((u32)u0), "r"((u32)(u0 >> 32)));
+        v[0] = (((u64)hi << 32) | lo) | (v[0] & ~m[0]);
+        return (in & 0x7fffffffu) | (cf << 31);
+    }
+};
+
+template <>
+struct Step<2> {
+    static __device__ __forceinline__ u32 run(u64 (&v)[2], const u64 (&m)[2], u32 in) {
+        u64 u0 = v[0] & m[0], u1 = v[1] & m[1];
+        u32 l0, h0, l1, h1, cf;
+        asm("{\n\t.reg .u32 t;\n\t"
+            "add.cc.u32 t, %5, 0x80000000;\n\t"
+            "addc.cc.u32 %0, %6, %10;\n\t"
+            "addc.cc.u32 %1, %7, %11;\n\t"
+            "addc.cc.u32 %2, %8, %12;\n\t"
+            "addc.cc.u32 %3, %9, %13;\n\t"
+            "addc.u32 %4, 0, 0;\n\t}"
+            : "=r"(l0), "=r"(h0), "=r"(l1), "=r"(h1), "=r"(cf)
+            : "r"(in), "r"((u32)v[0]), "r"((u32)(v[0] >> 32)), "r"((u32)v[1]), "r"((u32)(v[1] >> 32)),
+              "r"((u32)u0), "r"((u32)(u0 >> 32)), "r"((u32)u1), "r"((u32)(u1 >> 32)));
+        v[0] = (((u64)h0 << 32) | l0) | (v[0] & ~m[0]);
+        v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
+        return (in & 0x7fffffffu) | (cf << 31);
+    }
+};
+
+template <>
+struct Step<4> {
+    static __device__ __forceinline__ u32 run(u64 (&v)[4], const u64 (&m)[4], u32 in) {
+        u64 u0 = v[0] & m[0], u1 = v[1] & m[1], u2 = v[2] & m[2], u3 = v[3] & m[3];
+        u32 l0, h0, l1, h1, l2, h2, l3, h3, cf;
+        asm("{\n\t.reg .u32 t;\n\t"
+            "add.cc.u32 t, %9, 0x80000000;\n\t"
+            "addc.cc.u32 %0, %10, %18;\n\t"
+            "addc.cc.u32 %1, %11, %19;\n\t"
+            "addc.cc.u32 %2, %12, %20;\n\t"
+            "addc.cc.u32 %3, %13, %21;\n\t"
+            "addc.cc.u32 %4, %14, %22;\n\t"
+            "addc.cc.u32 %5, %15, %23;\n\t"
+            "addc.cc.u32 %6, %16, %24;\n\t"
+            "addc.cc.u32 %7, %17, %25;\n\t"
+            "addc.u32 %8, 0, 0;\n\t}"
+            : "=r"(l0), "=r"(h0), "=r"(l1), "=r"(h1), "=r"(l2), "=r"(h2), "=r"(l3), "=r"(h3),
+              "=r"(cf)
+            : "r"(in),
+              "r"((u32)v[0]), "r"((u32)(v[0] >> 32)), "r"((u32)v[1]), "r"((u32)(v[1] >> 32)),
+              "r"((u32)v[2]), "r"((u32)(v[2] >> 32)), "r"((u32)v[3]), "r"((u32)(v[3] >> 32)),
+              "r"((u32)u0), "r"((u32)(u0 >> 32)), "r"((u32)u1), "r"((u32)(u1 >> 32)),
+              "r"((u32)u2), "r"((u32)(u2 >> 32)), "r"((u32)u3), "r"((u32)(u3 >> 32)));
+        v[0] = (((u64)h0 << 32) | l0) | (v[0] & ~m[0]);
+        v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
+        v[2] = (((u64)h2 << 32) | l2) | (v[2] & ~m[2]);
+        v[3] = (((u64)h3 << 32) | l3) | (v[3] & ~m[3]);
+        return (in & 0x7fffffffu) | (cf << 31);
+    }
+};
+
+// pcode: pattern codes (oriented: bit p <-> pcode[p]), m symbols, padded with zeros to a
+//        multiple of 8 past the last band.
+// tcode: text codes (oriented), n symbols, padded with zeros to >= 32*nq + 64.
+// V:     out, total_words words (all launches); this launch writes words word0.. of its bands.
+// ring:  (bands-1) * LCS_RING words; flags: 2*bands u32 (progress, consumed) + ticket + err,
+//        zeroed by the host.
+// cin:   carry words of the band below band 0 (nq + 2 words, format of the top lane), or null.
+// cout:  the top band's carry words (nq + 2 words), or null.
+template <int K>
+__global__ void __launch_bounds__(32, 32)
+llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ tcode,
+           long long nq, int sigma, long long word0, long long total_words, int bands,
+           u64* __restrict__ V, u32* ring, u32* flags, const u32* __restrict__ cin,
+           u32* __restrict__ cout)
+{
+    extern __shared__ u64 sm[];      // [sigma][K][32]
+    const int lane = threadIdx.x;
+    u32* progress = flags;
+    u32* consumed = flags + bands;
+    u32* ticket = flags + 2 * bands;
+    u32* err = flags + 2 * bands + 1;
+
+    int b = 0;
+    if (lane == 0) b = (int)atomicAdd(ticket, 1u);
+    b = __shfl_sync(FULL_MASK, b, 0);
+    if (b >= bands) return;
+
+    // ---- match masks of this lane's K words ----
+    for (int i = lane; i < sigma * K * 32; i += 32) sm[i] = 0;   // own column only (i%32 == lane)
+    const long long wbase = word0 + (long long)b * 32 * K + (long long)lane * K;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const long long p0 = (wbase + k) * 64;
+        if (p0 < m) {
+            const int cnt = (m - p0) < 64 ? (int)(m - p0) : 64;
+            for (int j = 0; j < cnt; ++j) {
+                const u32 c = pcode[p0 + j];
+                sm[(c * K + k) * 32 + lane] |= 1ull << j;
+            }
+        }
+    }
+    __syncwarp();
+
+    u64 v[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = ~0ull;
+
+    const bool has_below = b > 0;
+    const bool has_above = b < bands - 1;
+    const u32* below_ring = ring + (long long)(b - 1) * LCS_RING;
+    u32* my_ring = ring + (long long)b * LCS_RING;
+
+    // Words of the band below: W[q] for the chunk in use. Lane 0 tracks them.
+    u32 avail = 0;        // lane 0: progress of band b-1 seen
+    u32 cons_seen = 0;    // lane 31: consumed[b] seen
+    u32 w_cur = 0, w_next = 0;   // lane 0: W[q], W[q+1] of the band below (raw)
+
+    auto below_word = [&](long long j) -> u32 {   // lane 0 only; 0xffffffff never a flag
+        if (j >= nq) return 0u;
+        if (!has_below) return cin ? cin[j] : 0u;
+        if (avail < (u32)(j + 1)) {
+            avail = wait_at_least(progress + (b - 1), (u32)(j + 1), err);
+            if (avail == 0) return 0u;
+        }
+        return ld_relaxed(below_ring + (j % LCS_RING));
+    };
+
+    bool failed = false;
+    if (lane == 0) {
+        w_cur = below_word(0);
+        w_next = below_word(1);
+        if (has_below && avail == 0) failed = true;
+    }
+    if (__any_sync(FULL_MASK, failed)) return;
+
+    // Initial state (step 0): lane 0 works on column 0 (code tcode[0]); the others on
+    // negative columns (code 0, carry 0: no-ops). `out` of lane 0 "at step -1" hands
+    // code(0) to lane 1, which works on column 0 at step 1.
+    const u32 code0 = tcode[0];
+    u32 addr = (lane == 0 ? code0 : 0u) * (K * 32) + lane;
+    u32 out = lane == 0 ? code0 : 0u;
+    u32 acc = 0;
+    u32 tnext = tcode[lane + 1];            // codes of the feed, one chunk ahead
+
+    for (long long q = 0; q < nq; ++q) {
+        // ---- feed of lane 0 for steps 32q .. 32q+31: code(32q+i+1) | carry(32q+i) << 31 ----
+        u32 fw = 0;
+        if (lane == 0) {
+            const u32 r0 = __brev(w_cur), r1 = __brev(w_next);
+            fw = __funnelshift_l(r0, r1, 1);
+            // W[0..q+1] are in registers now: their ring slots may be reused.
+            if (has_below) st_relaxed(consumed + (b - 1), (u32)(q + 2));
+            w_cur = w_next;
+            w_next = below_word(q + 2);
+            if (has_below && avail == 0) failed = true;
+        }
+        fw = __shfl_sync(FULL_MASK, fw, 0);
+        const u32 feed = tnext | (((fw >> lane) & 1u) << 31);
+        tnext = tcode[(q + 1) * 32 + lane + 1];
+
+#pragma unroll
+        for (int i = 0; i < 32; ++i) {
+            u32 in = __shfl_up_sync(FULL_MASK, out, 1);
+            const u32 f = __shfl_sync(FULL_MASK, feed, i);
+            in = lane == 0 ? f : in;
+            u64 mk[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) mk[k] = sm[addr + k * 32];
+            addr = (in & 0x7fffffffu) * (K * 32) + lane;
+            out = Step<K>::run(v, mk, in);
+            acc = __funnelshift_l(out, acc, 1);       // (acc << 1) | carry (bit 31 of out)
+        }
+
+        // ---- publish the top lane's carry word of chunk q ----
+        if (lane == 31) {
+            if (has_above) {
+                if (q >= LCS_RING && cons_seen + LCS_RING <= (u32)q) {
+                    cons_seen = wait_at_least(consumed + b, (u32)(q - LCS_RING + 1), err);
+                    if (cons_seen == 0) failed = true;
+                }
+                my_ring[q % LCS_RING] = acc;
+                st_release(progress + b, (u32)(q + 1));
+            } else if (cout) {
+                cout[q] = acc;
+            }
+        }
+        if (__any_sync(FULL_MASK, failed)) return;
+    }
+
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (wbase + k < total_words) V[wbase + k] = v[k];
+}

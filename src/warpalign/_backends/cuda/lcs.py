@@ -1,0 +1,339 @@
+"""GPU bit-parallel LLCS passes for ``warpalign.lcs`` (issue 5; kernel in ``lcs.cu``).
+
+``final_vector(pattern, p_lo, p_hi, text, t_lo, t_hi, backward)`` has the meaning of the CPU
+kernel (``_backends/cpu/lcs.py``): the pattern's bit-vector after the whole text, as
+``ceil((p_hi - p_lo) / 64)`` uint64 words, forward or backward (the backward pass reads both
+strings from their ends: here by reversed views uploaded once). ``warpalign.lcs`` keeps the
+Hirschberg recursion, base cases and splits on the host and sends each pass of at least
+``MIN_CELLS`` cells here; smaller passes stay on the CPU.
+
+Kernel (``lcs.cu``): one warp per band of ``32*K`` words, lanes skewed by one text column,
+carries by one shuffle per step, bands chained through a ring buffer with release/acquire
+flags inside one persistent launch. Every band of a launch must be resident at once (a band
+waits for the one below it and, through the ring, for the one above), so launches are sized
+to the GPU's capacity (``K`` words per lane grows with the pattern; past 4 words per lane the
+pattern is cut into several launches in sequence, carries passed through a buffer of
+``|text|/8`` bytes) and concurrent launches from Hirschberg's worker threads share that
+capacity through a host-side budget. Should a launch still wait too long (8 s without
+progress), it aborts and the pass is recomputed on the CPU (counted in ``STATS``).
+
+Measured on one H200 (bench/results/lcs_gpu.jsonl): 76.7 T cells/s for a 10 M × 10 M LLCS
+(K=2, 2442 bands; K=4 gave 64 T there, hence the smallest K that fits), 78 T for 20 M × 10 M;
+the full LCS of 20 M × 10 M in 10.6 s, 4.6 M × 4.6 M E. coli in 2.5 s.
+
+Memory per pass: the two strings as 16-bit codes (2·(m + n) bytes), the vector (m/8 bytes),
+the ring (256 bytes per band) and, for multi-launch passes, two carry buffers of n/8 bytes.
+
+``STATS`` accumulates host-to-device, kernel and device-to-host seconds (summed over
+threads, so they may overlap each other and the CPU's work); ``reset_stats()`` clears it
+and ``busy_seconds("kernel")`` / ``busy_seconds("copy")`` give the wall time since then
+during which at least one kernel / copy of ours ran (union of their intervals).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+import warnings
+
+import numpy as np
+
+from ...errors import BackendUnavailable
+
+try:
+    import cupy
+except ImportError as exc:  # pragma: no cover - depends on the machine
+    raise BackendUnavailable(f"CUDA LCS backend: CuPy is not installed: {exc}") from None
+
+try:
+    if cupy.cuda.runtime.getDeviceCount() < 1:
+        raise BackendUnavailable("CUDA LCS backend: no CUDA device")
+except BackendUnavailable:
+    raise
+except Exception as exc:  # noqa: BLE001  # pragma: no cover - CUDA runtime errors vary
+    raise BackendUnavailable(f"CUDA LCS backend: no usable CUDA device: {exc}") from None
+
+from ..cpu import lcs as _cpu
+from .loader import get_module
+
+__all__ = ["MIN_CELLS", "STATS", "busy_seconds", "final_vector", "reset_stats"]
+
+#: Passes of fewer cells stay on the CPU. A GPU pass costs a few hundred µs of launches and
+#: copies plus, while few bands are in flight, 50-70 ns per text symbol whatever the pattern
+#: length (measured on an H200: 52 ns with 64 bands, 70 ns with 489); a CPU core does this
+#: many cells in 2-3 ms, and Hirschberg's lower levels keep all cores busy.
+MIN_CELLS = 1 << 27
+
+_FILE = "lcs.cu"
+_KS = (1, 2, 4)
+_RING = 64                 # must match LCS_RING in lcs.cu
+_SAFETY = 0.9              # fraction of the GPU's block slots a launch budget may use
+_MAX_BLOCKS_PER_SM = 32    # one warp per block, 64 registers: 32 blocks fill an SM
+
+STATS = {"passes": 0, "launches": 0, "cpu_fallbacks": 0, "h2d_s": 0.0, "kernel_s": 0.0,
+         "d2h_s": 0.0, "cells": 0}
+_stats_lock = threading.Lock()
+_local = threading.local()
+_ref = {"event": None}                 # reference event of the interval lists below
+_INTERVALS = {"kernel": [], "copy": []}   # (start, end) seconds after the reference event
+
+
+def reset_stats() -> None:
+    """Clear ``STATS`` and the busy intervals (call before a measured run)."""
+    with _stats_lock:
+        for k in STATS:
+            STATS[k] = 0.0 if k.endswith("_s") else 0
+        for v in _INTERVALS.values():
+            v.clear()
+        ev = cupy.cuda.Event()
+        ev.record(cupy.cuda.Stream.null)
+        ev.synchronize()
+        _ref["event"] = ev
+
+
+def _add_stats(intervals=(), **kw) -> None:
+    with _stats_lock:
+        for k, v in kw.items():
+            STATS[k] += v
+        ref = _ref["event"]
+        if ref is not None:
+            for kind, e0, e1 in intervals:
+                _INTERVALS[kind].append((cupy.cuda.get_elapsed_time(ref, e0) / 1e3,
+                                         cupy.cuda.get_elapsed_time(ref, e1) / 1e3))
+
+
+def busy_seconds(*kinds: str) -> float:
+    """Seconds since ``reset_stats()`` during which the GPU ran at least one of our kernels
+    ("kernel") or copies ("copy") — the union of their intervals over all threads."""
+    with _stats_lock:
+        spans = sorted(iv for k in kinds for iv in _INTERVALS[k])
+    total, end = 0.0, float("-inf")
+    for a, b in spans:
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total
+
+
+class _Budget:
+    """Block slots of the GPU (in SMs' worth) shared by concurrent launches, so that every
+    band of every launch in flight is resident at once."""
+
+    def __init__(self, sms: float):
+        self.total = sms
+        self.used = 0.0
+        self.cond = threading.Condition()
+
+    def acquire(self, need: float) -> float:
+        need = min(need, self.total)
+        with self.cond:
+            while self.used > 0 and self.used + need > self.total:
+                self.cond.wait()
+            self.used += need
+        return need
+
+    def release(self, need: float) -> None:
+        with self.cond:
+            self.used -= need
+            self.cond.notify_all()
+
+
+class _Device:
+    def __init__(self, dev_id: int):
+        props = cupy.cuda.runtime.getDeviceProperties(dev_id)
+        self.name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        self.sms = int(props["multiProcessorCount"])
+        self.smem_sm = int(props.get("sharedMemPerMultiprocessor", 228 * 1024))
+        self.smem_optin = int(props.get("sharedMemPerBlockOptin", 227 * 1024))
+        self.reserved = int(props.get("reservedSharedMemPerBlock", 1024))
+        self.budget = _Budget(self.sms * _SAFETY)
+        self.lock = threading.Lock()
+        self.kernels = {}
+
+    def kernel(self, k: int, smem: int):
+        with self.lock:
+            fn = self.kernels.get(k)
+            if fn is None:
+                names = tuple(f"llcs_bands<{kk}>" for kk in _KS)
+                mod = get_module(_FILE, names, (f"LCS_RING={_RING}",))
+                fn = mod.get_function(f"llcs_bands<{k}>")
+                with contextlib.suppress(Exception):   # a hint only
+                    fn.preferred_shared_memory_carveout = 100
+                self.kernels[k] = fn
+            if smem > 48 * 1024 and fn.max_dynamic_shared_size_bytes < smem:
+                fn.max_dynamic_shared_size_bytes = smem
+        return fn
+
+    def blocks_per_sm(self, k: int, smem: int) -> int:
+        """Resident blocks per SM of the K-word kernel with ``smem`` bytes (0: does not fit)."""
+        if smem > self.smem_optin:
+            return 0
+        by_smem = self.smem_sm // (smem + self.reserved)
+        bpsm = min(_MAX_BLOCKS_PER_SM, by_smem)
+        fn = self.kernel(k, smem)
+        with contextlib.suppress(Exception):   # no occupancy API: keep the estimate
+            occ = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.ptr, 32, smem)
+            bpsm = min(bpsm, int(occ))
+        return max(0, bpsm)
+
+
+_devices: dict[int, _Device] = {}
+_devices_lock = threading.Lock()
+
+
+def _device() -> _Device:
+    dev_id = cupy.cuda.runtime.getDevice()
+    with _devices_lock:
+        d = _devices.get(dev_id)
+        if d is None:
+            d = _devices[dev_id] = _Device(dev_id)
+    return d
+
+
+def _stream():
+    s = getattr(_local, "stream", None)
+    if s is None:
+        s = _local.stream = cupy.cuda.Stream(non_blocking=True)
+    return s
+
+
+def _plan(dev: _Device, words: int, sigma1: int, k: int | None, max_bands: int | None):
+    """(K, bands per launch, blocks per SM): the smallest K whose bands all fit at once,
+    else the K that fits the most words per launch (several launches)."""
+    best = None
+    for kk in ((k,) if k else _KS):
+        smem = sigma1 * kk * 32 * 8
+        bpsm = dev.blocks_per_sm(kk, smem)
+        if bpsm == 0:
+            continue
+        cap = int(dev.sms * _SAFETY) * bpsm
+        if max_bands:
+            cap = min(cap, max_bands)
+        need = -(-words // (32 * kk))
+        if need <= cap:
+            return kk, need, bpsm
+        if best is None or cap * kk > best[1] * best[0]:
+            best = (kk, cap, bpsm)
+    if best is None:
+        raise BackendUnavailable(f"LCS kernel: an alphabet of {sigma1 - 1} symbols does not "
+                                 "fit in shared memory")
+    return best
+
+
+_remap_kernel = None
+
+
+def _remap():
+    """Elementwise ``y = cmap[x]`` (bytes to the pattern's compact codes)."""
+    global _remap_kernel
+    if _remap_kernel is None:
+        _remap_kernel = cupy.ElementwiseKernel("uint8 x, raw uint16 cmap", "uint16 y",
+                                               "y = cmap[x]", "warpalign_lcs_remap")
+    return _remap_kernel
+
+
+def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward):
+    """The pattern's bit-vector after the whole text (see ``_backends/cpu/lcs.final_vector``)."""
+    return _final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward)
+
+
+def _final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_bands=None):
+    np_ = int(p_hi - p_lo)
+    n = int(t_hi - t_lo)
+    W = (np_ + 63) // 64
+    if W == 0 or n == 0:
+        return np.full(W, np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64)
+    dev = _device()
+    stream = _stream()
+    P = np.asarray(pat)[p_lo:p_hi]
+    T = np.asarray(txt)[t_lo:t_hi]
+    nq = (n + 31 + 31) // 32
+    present = np.bincount(P, minlength=256) > 0
+    sigma = int(present.sum())
+    cmap = np.zeros(256, np.uint16)
+    cmap[present] = np.arange(1, sigma + 1, dtype=np.uint16)
+    with stream:
+        t0 = time.perf_counter()
+        evh0, evh1 = cupy.cuda.Event(), cupy.cuda.Event()
+        evh0.record(stream)
+        P_d = cupy.asarray(P)
+        T_d = cupy.asarray(T)
+        cmap_d = cupy.asarray(cmap)
+        evh1.record(stream)
+        t1 = time.perf_counter()
+        if backward:
+            P_d = P_d[::-1]
+            T_d = T_d[::-1]
+        pc = _remap()(P_d, cmap_d)
+        tc = cupy.zeros(32 * (nq + 2) + 64, cupy.uint16)
+        _remap()(T_d, cmap_d, tc[:n])
+        del P_d, T_d
+        sigma1 = sigma + 1
+        K, cap, bpsm = _plan(dev, W, sigma1, k, max_bands)
+        smem = sigma1 * K * 32 * 8
+        fn = dev.kernel(K, smem)
+        V_d = cupy.empty(W, cupy.uint64)
+        words_per_launch = cap * 32 * K
+        launches = -(-W // words_per_launch)
+        bands0 = min(cap, -(-W // (32 * K)))
+        ring = cupy.empty(max(1, bands0 - 1) * _RING, cupy.uint32)
+        flags = cupy.empty(2 * bands0 + 2, cupy.uint32)
+        bufs = ([cupy.zeros(nq + 2, cupy.uint32), cupy.zeros(nq + 2, cupy.uint32)]
+                if launches > 1 else [])
+        # the worker thread sleeps (blocking sync) while the GPU runs: CPU base cases of
+        # Hirschberg share the cores
+        ev0, ev1 = cupy.cuda.Event(), cupy.cuda.Event(block=True)
+        slot = dev.budget.acquire(bands0 / bpsm)
+        try:
+            ev0.record(stream)
+            cin, err = None, 0
+            for g in range(launches):
+                word0 = g * words_per_launch
+                bands = min(cap, -(-(W - word0) // (32 * K)))
+                flags.fill(0)
+                cout = bufs[g % 2] if g + 1 < launches else None
+                fn((bands,), (32,),
+                   (pc, np.int64(np_), tc, np.int64(nq), np.int32(sigma1), np.int64(word0),
+                    np.int64(W), np.int32(bands), V_d, ring, flags,
+                    cin if cin is not None else np.uint64(0),
+                    cout if cout is not None else np.uint64(0)),
+                   shared_mem=smem)
+                cin = cout
+                if launches > 1:
+                    err = int(flags[2 * bands + 1].get())
+                    if err:
+                        break
+            ev1.record(stream)
+            ev1.synchronize()
+        finally:
+            dev.budget.release(slot)
+        t2 = time.perf_counter()
+        if launches == 1:
+            err = int(flags[2 * bands0 + 1].get())
+        evd0, evd1 = cupy.cuda.Event(), cupy.cuda.Event()
+        evd0.record(stream)
+        V = cupy.asnumpy(V_d)
+        evd1.record(stream)
+        evd1.synchronize()
+        t3 = time.perf_counter()
+    kern = cupy.cuda.get_elapsed_time(ev0, ev1) / 1e3
+    _add_stats((("copy", evh0, evh1), ("kernel", ev0, ev1), ("copy", evd0, evd1)),
+               passes=1, launches=launches, h2d_s=t1 - t0, kernel_s=kern, d2h_s=t3 - t2,
+               cells=np_ * n)
+    if err:
+        warnings.warn("LCS GPU pass timed out waiting for a band (GPU too busy?); "
+                      "recomputed on the CPU", RuntimeWarning, stacklevel=2)
+        _add_stats(cpu_fallbacks=1)
+        return _cpu.final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward)
+    return V
+
+
+def plan(m: int, sigma: int = 4) -> dict:
+    """How a pattern of ``m`` symbols over ``sigma`` symbols would run (for benchmarks)."""
+    dev = _device()
+    W = (m + 63) // 64
+    K, cap, bpsm = _plan(dev, W, sigma + 1, None, None)
+    return {"K": K, "bands_per_launch": cap, "blocks_per_sm": bpsm,
+            "launches": math.ceil(W / (cap * 32 * K)), "device": dev.name, "sms": dev.sms}

@@ -1,0 +1,183 @@
+"""GPU LLCS passes (issue 5, ``_backends/cuda/lcs.cu``) against the exact CPU kernel, bit for bit.
+
+Every test is cuda-marked and skips where no CUDA device answers. The oracle is the CPU
+``final_vector`` (itself checked against rapidfuzz and the textbook DP in test_lcs.py); where
+rapidfuzz is installed, lengths are also checked against ``LCSseq.similarity``. The full LCS
+with ``backend="cuda"`` must be a common subsequence of the right length and the very string
+the CPU returns (same Hirschberg driver and tie rule).
+"""
+
+from __future__ import annotations
+
+import importlib
+import zlib
+
+import numpy as np
+import pytest
+
+from warpalign._backends.cpu import lcs as cpu
+from warpalign.errors import BackendUnavailable
+from warpalign.lcs import lcs, lcs_length
+
+pytestmark = pytest.mark.cuda
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    try:
+        return importlib.import_module("warpalign._backends.cuda.lcs")
+    except BackendUnavailable as exc:
+        pytest.skip(f"no CUDA LCS backend: {exc}")
+
+
+@pytest.fixture
+def all_on_gpu(gpu, monkeypatch):
+    """Every bit-parallel pass of lcs()/lcs_length() on the GPU, however small."""
+    monkeypatch.setattr(gpu, "MIN_CELLS", 0)
+    return gpu
+
+
+def rapidfuzz_llcs(a: bytes, b: bytes):
+    try:
+        from rapidfuzz.distance import LCSseq
+    except ImportError:
+        return None
+    return LCSseq.similarity(a, b)
+
+
+def same_vector(gpu, p, t, backward=False, **kw):
+    p = np.frombuffer(p, np.uint8) if isinstance(p, bytes) else p
+    t = np.frombuffer(t, np.uint8) if isinstance(t, bytes) else t
+    exp = cpu.final_vector(p, 0, len(p), t, 0, len(t), backward)
+    fallbacks = gpu.STATS["cpu_fallbacks"]
+    got = gpu._final_vector(p, 0, len(p), t, 0, len(t), backward, **kw)
+    assert gpu.STATS["cpu_fallbacks"] == fallbacks, "the GPU pass timed out (CPU answer)"
+    assert got.dtype == np.uint64 and got.shape == exp.shape
+    bad = np.flatnonzero(got != exp)
+    assert bad.size == 0, f"words differ from {bad[:8]} (of {exp.size}), kw={kw}"
+    return int(cpu.zeros_below(exp, len(p)))
+
+
+def is_subsequence(s: bytes, t: bytes) -> bool:
+    it = iter(t)
+    return all(c in it for c in s)
+
+
+def rand(rng, n, sigma=4, base=65):
+    return (rng.integers(0, sigma, n) + base).astype(np.uint8).tobytes()
+
+
+@pytest.mark.parametrize("backward", [False, True])
+@pytest.mark.parametrize("m,n", [(1, 1), (5, 300), (63, 63), (64, 64), (65, 65),
+                                 (127, 1000), (128, 7), (129, 129), (2047, 3000),
+                                 (2048, 2048), (2049, 2049), (4095, 4095), (4096, 4096),
+                                 (4097, 4097), (70000, 5000), (300, 70000)])
+def test_vectors_word_boundaries(gpu, m, n, backward):
+    rng = np.random.default_rng(m * 7919 + n)
+    same_vector(gpu, rand(rng, m), rand(rng, n), backward)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("max_bands", [None, 1, 3])
+def test_vectors_every_k_and_launch_split(gpu, k, max_bands):
+    """Each K, and patterns cut into several launches (carries through cin/cout); a text
+    longer than the ring (64 chunks of 32 columns) exercises the back-pressure."""
+    rng = np.random.default_rng(k * 10 + (max_bands or 0))
+    p, t = rand(rng, 40000), rand(rng, 9000)
+    same_vector(gpu, p, t, False, k=k, max_bands=max_bands)
+    same_vector(gpu, p, t, True, k=k, max_bands=max_bands)
+
+
+def test_all_256_byte_values(gpu):
+    rng = np.random.default_rng(256)
+    p = rng.integers(0, 256, 20000).astype(np.uint8)
+    t = rng.integers(0, 256, 20000).astype(np.uint8)
+    p[:256] = np.arange(256)
+    t[-256:] = np.arange(256)[::-1]
+    llcs = same_vector(gpu, p, t)
+    same_vector(gpu, p, t, True)
+    for k in (1, 2):
+        same_vector(gpu, p, t, k=k, max_bands=2)
+    ref = rapidfuzz_llcs(p.tobytes(), t.tobytes())
+    assert ref is None or ref == llcs
+
+
+@pytest.mark.parametrize("kind", ["random", "periodic", "identical", "disjoint", "one-empty",
+                                  "text-not-in-pattern", "random-long"])
+def test_lengths(all_on_gpu, kind):
+    rng = np.random.default_rng(zlib.crc32(kind.encode()))
+    if kind == "random":
+        a, b = rand(rng, 50000), rand(rng, 50000)
+    elif kind == "random-long":
+        a, b = rand(rng, 300000), rand(rng, 200000)
+    elif kind == "periodic":
+        a, b = b"ACGTTGCA" * 8000, b"ACGGT" * 11000
+    elif kind == "identical":
+        a = rand(rng, 80000)
+        b = a
+    elif kind == "disjoint":
+        a, b = rand(rng, 30000, 4, 65), rand(rng, 30000, 4, 97)
+    elif kind == "one-empty":
+        a, b = rand(rng, 30000), b""
+    else:
+        a, b = rand(rng, 30000, 4, 65), rand(rng, 30000, 8, 65)   # E..H absent from... a
+    exp = lcs_length(a, b, backend="cpu")
+    assert lcs_length(a, b, backend="cuda") == exp
+    assert lcs_length(b, a, backend="cuda") == exp
+    ref = rapidfuzz_llcs(a, b)
+    assert ref is None or ref == exp
+    if kind == "identical":
+        assert exp == len(a)
+    if kind in ("disjoint", "one-empty"):
+        assert exp == 0
+
+
+@pytest.mark.parametrize("na,nb,sigma", [(60000, 40000, 4), (30000, 90000, 20),
+                                         (50000, 50000, 256)])
+def test_full_lcs_identical_to_cpu(all_on_gpu, na, nb, sigma):
+    rng = np.random.default_rng(na + nb + sigma)
+    a = rng.integers(0, sigma, na).astype(np.uint8).tobytes()
+    b = rng.integers(0, sigma, nb).astype(np.uint8).tobytes()
+    before = all_on_gpu.STATS["passes"]
+    fallbacks = all_on_gpu.STATS["cpu_fallbacks"]
+    s_gpu = lcs(a, b, backend="cuda")
+    assert all_on_gpu.STATS["passes"] > before        # the GPU really ran
+    assert all_on_gpu.STATS["cpu_fallbacks"] == fallbacks
+    s_cpu = lcs(a, b, backend="cpu")
+    assert s_gpu == s_cpu
+    assert len(s_gpu) == lcs_length(a, b, backend="cpu")
+    assert is_subsequence(s_gpu, a) and is_subsequence(s_gpu, b)
+
+
+def test_paper_examples_and_types(all_on_gpu):
+    assert lcs_length("BCAEDAC", "EABEDCBAAC", backend="cuda") == 5
+    assert lcs("abcdefghijkl", "cflorux", backend="cuda") == "cfl"
+    assert lcs(b"BCAEDAC", b"EABEDCBAAC", backend="cuda") == b"AEDAC"
+
+
+def test_auto_uses_gpu_above_min_cells(gpu):
+    rng = np.random.default_rng(5)
+    a, b = rand(rng, 20000), rand(rng, 20000)       # 4e8 cells >= MIN_CELLS
+    assert len(a) * len(b) >= gpu.MIN_CELLS
+    before = gpu.STATS["passes"]
+    assert lcs_length(a, b, backend="auto") == lcs_length(a, b, backend="cpu")
+    assert gpu.STATS["passes"] == before + 1
+    assert gpu.STATS["cpu_fallbacks"] == 0
+
+
+def test_concurrent_passes(gpu):
+    """Many passes from threads at once share the GPU's capacity without deadlock."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(9)
+    jobs = [(rand(rng, int(m)), rand(rng, int(n))) for m, n in
+            zip(rng.integers(1000, 400000, 24), rng.integers(100, 20000, 24))]
+    with ThreadPoolExecutor(12) as pool:
+        got = list(pool.map(lambda pt: gpu.final_vector(
+            np.frombuffer(pt[0], np.uint8), 0, len(pt[0]), np.frombuffer(pt[1], np.uint8), 0,
+            len(pt[1]), False), jobs))
+    for (p, t), v in zip(jobs, got):
+        exp = cpu.final_vector(np.frombuffer(p, np.uint8), 0, len(p),
+                               np.frombuffer(t, np.uint8), 0, len(t), False)
+        assert np.array_equal(v, exp)
+    assert gpu.STATS["cpu_fallbacks"] == 0
