@@ -8,7 +8,17 @@ out), total and GCUPS. This script does the same on the CPU, for
 * ``bitsliced-64``: our bitsliced kernel, one uint64 word (64 pairs) per group, as the
   paper's CPU implementation (and ``--words 8``: eight words per group);
 * ``wordwise``: our inter-pair SIMD kernel (16-bit lanes);
-* parasail ``sw_scan_16`` (one pair at a time, on a thread pool of the same cores).
+* parasail ``sw_scan_16`` (one pair at a time, on a thread pool of the same cores);
+
+and with ``--gpu``, on the CUDA device (``_backends/cuda/pairs.py``):
+
+* ``bitsliced-32``: the bitsliced circuits on 32-bit words, steps H2G / W2B / SWA / B2W /
+  G2H as the paper's Table IV GPU columns;
+* ``wordwise``: the 16-bit packed DPX kernel (two pairs per register), H2G / SWA / G2H.
+
+GPU rows report ``gcups`` over the whole call (transfers included) and ``gcups_swa`` over
+the DP kernel alone; each is the median of ``--repeat`` runs after a warm-up. With
+``--cpu-pairs N`` the CPU methods run on the first N pairs only (same rate, less time).
 
 Defaults fit a 2-core machine (2,048 pairs, n up to 4,096); ``--full`` runs the paper's
 size. One JSON line per measurement (DESIGN.md "Measuring"), GCUPS = pairs * m * n /
@@ -24,6 +34,7 @@ import platform
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import numpy as np
 
@@ -83,6 +94,12 @@ def main(argv=None) -> int:
     p.add_argument("--no-parasail", action="store_true")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="append the JSON lines to this file too")
+    p.add_argument("--gpu", action="store_true", help="also the CUDA methods")
+    p.add_argument("--cpu-pairs", type=int, default=None,
+                   help="run the CPU methods on the first N pairs only (0: none)")
+    p.add_argument("--repeat", type=int, default=3, help="GPU runs per size (median)")
+    p.add_argument("--variants", action="store_true",
+                   help="also the GPU kernel variants (rows per lane, row chains per thread)")
     args = p.parse_args(argv)
     if args.full:
         args.pairs, args.n = 32768, [1 << k for k in range(10, 17)]
@@ -95,23 +112,85 @@ def main(argv=None) -> int:
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     rng = np.random.default_rng(args.seed)
 
+    failed = []
+    cpu_pairs = args.pairs if args.cpu_pairs is None else min(args.cpu_pairs, args.pairs)
+    gpu = None
+    if args.gpu:
+        from warpalign._backends.cuda import pairs as gpu
+        gpu_device = gpu.device_name()
+
     # compile and warm up every kernel on a small input of the same shapes
     warm_x = rng.integers(0, 4, (64, args.m), dtype=np.uint8)
     warm_y = rng.integers(0, 4, (64, 256), dtype=np.uint8)
-    for words in args.words:
-        bitsliced.score_pairs(*concat(warm_x), *concat(warm_y), scoring, words=words)
-    wordwise.score_pairs(*concat(warm_x), *concat(warm_y), scoring)
+    if cpu_pairs:
+        for words in args.words:
+            bitsliced.score_pairs(*concat(warm_x), *concat(warm_y), scoring, words=words)
+        wordwise.score_pairs(*concat(warm_x), *concat(warm_y), scoring)
+    methods = []
+    if gpu is not None:
+        methods = [("bitsliced-32", gpu.score_bitsliced), ("wordwise", gpu.score_wordwise)]
+        if args.variants:
+            for split in (1, 2):
+                methods.append((f"bitsliced-32-split{split}",
+                                partial(gpu.score_bitsliced, split=split)))
+            for rows, split in ((32, 1), (32, 2), (16, 1), (16, 2), (32, 4)):
+                methods.append((f"wordwise-r{rows}-split{split}",
+                                partial(gpu.score_wordwise, rows=rows, split=split)))
+        for _, fn in methods:   # compiles each kernel (NVRTC) outside the timings
+            fn(*concat(warm_x), *concat(warm_y), scoring)
 
     for n in args.n:
         xs = rng.integers(0, 4, (args.pairs, args.m), dtype=np.uint8)
         ys = rng.integers(0, 4, (args.pairs, n), dtype=np.uint8)
+        params = {"pairs": args.pairs, "m": args.m, "n": n, "match": 2, "mismatch": -1,
+                  "gap": 1}
+        reference = None
+        if gpu is not None:
+            xc, xo = concat(xs)
+            yc, yo = concat(ys)
+            cells = args.pairs * args.m * n
+            runs = {}
+            from warpalign._backends.cpu.pairwise import score_end
+            check = np.random.default_rng(n).choice(args.pairs, 16, replace=False)
+            for method, fn in methods:
+                got = []
+                for _ in range(max(1, args.repeat)):
+                    t0 = time.perf_counter()
+                    scores, saturated, steps = fn(xc, xo, yc, yo, scoring)
+                    got.append((time.perf_counter() - t0, steps))
+                got.sort(key=lambda r: r[1]["swa"])
+                # spot check against the exact scalar kernel, and the two GPU methods agree
+                exact = all(score_end(xs[k], ys[k], scoring.matrix, scoring.gap_open,
+                                      scoring.gap_extend, 0)[0] == scores[k]
+                            for k in check.tolist())
+                exact = exact and not saturated.size
+                if reference is None:
+                    reference = scores
+                else:
+                    exact = exact and np.array_equal(scores, reference)
+                if not exact:
+                    failed.append(f"GPU {method}, n={n}")
+                runs[method] = got[len(got) // 2] + (exact,)
+            for method, (total, steps, exact) in runs.items():
+                record = {"job": "pairs", "scope": "item", "backend": "cuda", "method": method,
+                          "device": gpu_device, "params": params, "seconds": round(total, 6),
+                          "gcups": round(cells / total / 1e9, 1),
+                          "gcups_swa": round(cells / steps["swa"] / 1e9, 1),
+                          "baseline": "bitsliced-64, wordwise (CPU) in the same run"
+                          if cpu_pairs else None,
+                          "steps": {k: round(v, 6) for k, v in steps.items()},
+                          "verified": exact, "command": command}
+                emit(record, out)
+        if not cpu_pairs:
+            continue
+        xs, ys = xs[:cpu_pairs], ys[:cpu_pairs]
         xc, xo = concat(xs)
         yc, yo = concat(ys)
-        cells = args.pairs * args.m * n
-        params = {"pairs": args.pairs, "m": args.m, "n": n, "match": 2, "mismatch": -1,
-                  "gap": 1, "threads": cores}
+        cells = cpu_pairs * args.m * n
+        params = dict(params, pairs=cpu_pairs, threads=cores)
         base = {"job": "pairs", "scope": "item", "backend": "cpu", "device": device,
                 "params": params, "command": command}
+        gpu_reference = None if reference is None else reference[:cpu_pairs]
         reference = None
         measured = []
         for words in args.words:
@@ -122,6 +201,8 @@ def main(argv=None) -> int:
             if not np.array_equal(scores, reference):
                 raise SystemExit("bitsliced results differ between word counts")
             measured.append((f"bitsliced-{64 * words}", total, steps))
+        if gpu_reference is not None and not np.array_equal(reference, gpu_reference):
+            failed.append(f"CPU and GPU scores differ, n={n}")
         t0 = time.perf_counter()
         scores, saturated, steps = wordwise.score_pairs(xc, xo, yc, yo, scoring)
         total = time.perf_counter() - t0
@@ -129,16 +210,22 @@ def main(argv=None) -> int:
             raise SystemExit("wordwise and bitsliced scores differ")
         measured.append(("wordwise", total, steps))
         if not args.no_parasail:
-            scores, seconds = run_parasail(xs, ys, scoring, cores)
-            if not np.array_equal(scores, reference):
-                raise SystemExit("parasail and bitsliced scores differ")
-            measured.append(("parasail-sw_scan_16", seconds, {"swa": seconds}))
+            try:
+                scores, seconds = run_parasail(xs, ys, scoring, cores)
+            except ImportError:
+                args.no_parasail = True
+            else:
+                if not np.array_equal(scores, reference):
+                    raise SystemExit("parasail and bitsliced scores differ")
+                measured.append(("parasail-sw_scan_16", seconds, {"swa": seconds}))
         baseline = "parasail sw_scan_16" if not args.no_parasail else None
         for method, total, steps in measured:
             record = dict(base, method=method, seconds=round(total, 6),
                           gcups=round(cells / total / 1e9, 3), baseline=baseline,
                           steps={k: round(v, 6) for k, v in steps.items()})
             emit(record, out)
+    if failed:
+        raise SystemExit("scores not exact: " + "; ".join(failed))
     return 0
 
 

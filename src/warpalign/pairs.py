@@ -40,6 +40,8 @@ METHODS = ("auto", "bitsliced", "wordwise")
 KERNELS = {
     ("cpu", "bitsliced"): "warpalign._backends.cpu.bitsliced:score_pairs",
     ("cpu", "wordwise"): "warpalign._backends.cpu.wordwise:score_pairs",
+    ("cuda", "bitsliced"): "warpalign._backends.cuda.pairs:score_bitsliced",
+    ("cuda", "wordwise"): "warpalign._backends.cuda.pairs:score_wordwise",
 }
 
 #: What ``method="auto"`` picks: per backend, the measured speed (GCUPS) of each method
@@ -48,11 +50,16 @@ KERNELS = {
 #: pairs, m = 128, n = 1,024..4,096, match 2 / mismatch -1 / gap 1) on the 2-core AMD
 #: EPYC (AVX-512) development machine, bench/results/pairs_cpu.jsonl; the machine was
 #: shared (load ~7), so only the ratio counts: word-wise 0.66, bitsliced-64 0.50-0.53,
-#: parasail sw_scan_16 0.88-0.99 in the same run. GPU rows come with the CUDA kernels.
+#: parasail sw_scan_16 0.88-0.99 in the same run. CUDA rows: bench/pairs.py --gpu on one
+#: NVIDIA H200 (32,768 random DNA pairs, m = 128, n = 1,024..16,384, same scoring; DP
+#: kernel time), bench/results/pairs_gpu.jsonl: word-wise 4,546-6,114 GCUPS,
+#: bitsliced-32 3,374-3,404, rising with n; the figures below are n = 16,384.
 AUTO_TABLE = (
     # backend, method,      max_length, GCUPS
     ("cpu", "wordwise", None, 0.66),
     ("cpu", "bitsliced", None, 0.52),
+    ("cuda", "wordwise", None, 6114.0),
+    ("cuda", "bitsliced", None, 3404.0),
 )
 
 
@@ -258,9 +265,9 @@ def resolve_backend(backend: str) -> str:
             return resolve_backend("cuda")
         except BackendUnavailable:
             return "cpu"
-    if backend == "cuda" and not any(b == "cuda" for b, _ in KERNELS):
-        raise BackendUnavailable("backend 'cuda' cannot score pairs yet: the CUDA score_pairs "
-                                 "kernels are not written; use backend='cpu' (or 'auto')")
+    if backend == "cuda":
+        from ._backends.cuda.pairs import check_device
+        check_device()   # BackendUnavailable naming the reason: CuPy missing or no device
     return backend
 
 

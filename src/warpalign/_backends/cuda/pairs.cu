@@ -1,0 +1,571 @@
+// Bulk pair scoring kernels (paper 000): word-wise DPX and bitsliced BPBC.
+//
+// Conventions (DESIGN.md): rows are query (x) positions, columns target (y) positions; a
+// gap of length k costs go + (k-1)*ge; local H >= 0.
+//
+// Both families use the same wavefront: a group of G consecutive lanes scores one item;
+// lane t owns R consecutive rows of the current band of G*R rows and at step s works on
+// column c = s - t + 1, receiving H (and F) of the row above its first row by one
+// shfl_up per value.  Lane 0 reads the top boundary (band 0) or the band buffer written by
+// the last lane of the previous band (in place: column c is read at step c-2 of the next
+// band and rewritten at step c+G-2, so no value is overwritten before it is read).
+//
+// ww_kernel  word-wise: W = 16: two pairs per 32-bit register (DPX s16x2); W = 32: one.
+//            Linear gaps store G = H per row and fold the gap into the score
+//            (S' = S + g), so a cell is PRMT/LDS (score) + VIADDMNMX + VIMNMX3 (+ IMAD on
+//            the FMA pipe) + half a VIMNMX3 for the running max.  DNA scores come from
+//            one PRMT with the sign-replicate selector (two 4-byte score columns per
+//            step, one selector per row); other scorings read a K x K table in shared
+//            memory.  Affine gaps store H' = H + go and E' = E + go (search.cu's bias).
+//            The query is aligned to the BOTTOM of its tile (pad rows on top); pad rows
+//            take the score of a pad letter and, for global/semiglobal, a per-row floor
+//            equal to the top boundary, so they reproduce row 0 exactly and the tile's
+//            last row is the query's last row m (global: read at c == n; semiglobal: max
+//            over c <= n).  Local pad rows stay 0.  Local 16-bit: an item whose running
+//            max reaches `thr` is flagged (no lane can wrap before a correct value >= thr
+//            has entered the maximum), so unflagged scores are exact.  VL > 1 splits a
+//            thread's rows into VL independent chains per step (measured slower on H200).
+// bs_*       bitsliced: 32 pairs per word (bit k = pair k), values as S bit-planes.
+//            bs_w2b transposes codes by __ballot_sync, bs_swa runs the paper's circuits
+//            (one warp per group of 32 pairs, R rows per lane), bs_b2w untransposes.
+
+#define FULL_MASK 0xffffffffu
+
+// a * one + b on the FMA pipe (IMAD): `one` is a kernel argument (always 1), so the
+// compiler cannot fold it and the add stays off the ALU pipe (search.cu's trick).
+__device__ __forceinline__ unsigned pr_mad1(unsigned a, unsigned one, unsigned b) {
+    unsigned d;
+    asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(one), "r"(b));
+    return d;
+}
+
+// PRMT with the sign-replicate selector bit (bit 3 of a nibble copies the selected byte's
+// msb over the byte); __byte_perm masks the selector to 3 bits and cannot do this.
+__device__ __forceinline__ unsigned pr_prmt(unsigned a, unsigned b, unsigned s) {
+    unsigned d;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(s));
+    return d;
+}
+
+template <int W> struct Lanes;
+
+template <> struct Lanes<16> {
+    static constexpr int NEG = -16384;
+    static __device__ __forceinline__ unsigned addmax(unsigned a, unsigned b, unsigned c) {
+        return __viaddmax_s16x2(a, b, c);
+    }
+    static __device__ __forceinline__ unsigned max3(unsigned a, unsigned b, unsigned c) {
+        return __vimax3_s16x2(a, b, c);
+    }
+    static __device__ __forceinline__ unsigned max2(unsigned a, unsigned b) {
+        return __vmaxs2(a, b);
+    }
+    static __device__ __forceinline__ unsigned add(unsigned a, unsigned b) {
+        return __vadd2(a, b);
+    }
+    static __device__ __forceinline__ unsigned pack(int lo, int hi) {
+        return ((unsigned)lo & 0xffffu) | ((unsigned)hi << 16);
+    }
+    static __device__ __forceinline__ int lo(unsigned v) { return (int)(short)(v & 0xffffu); }
+    static __device__ __forceinline__ int hi(unsigned v) { return (int)(short)(v >> 16); }
+};
+
+template <> struct Lanes<32> {
+    static constexpr int NEG = -(1 << 28);
+    static __device__ __forceinline__ unsigned addmax(unsigned a, unsigned b, unsigned c) {
+        return (unsigned)__viaddmax_s32((int)a, (int)b, (int)c);
+    }
+    static __device__ __forceinline__ unsigned max3(unsigned a, unsigned b, unsigned c) {
+        return (unsigned)__vimax3_s32((int)a, (int)b, (int)c);
+    }
+    static __device__ __forceinline__ unsigned max2(unsigned a, unsigned b) {
+        return (unsigned)max((int)a, (int)b);
+    }
+    static __device__ __forceinline__ unsigned add(unsigned a, unsigned b) { return a + b; }
+    static __device__ __forceinline__ unsigned pack(int lo, int) { return (unsigned)lo; }
+    static __device__ __forceinline__ int lo(unsigned v) { return (int)v; }
+    static __device__ __forceinline__ int hi(unsigned) { return 0; }
+};
+
+#define ALG_LOCAL 0
+#define ALG_GLOBAL 1
+#define ALG_SEMIGLOBAL 2
+
+// H of row `row` (0-based over the tile, pad rows first) at column 0, real units.
+__device__ __forceinline__ int ww_col0(int alg, int q, int go, int ge) {
+    // q: query row index (0-based) of that tile row, < 0 for a pad row
+    return (alg == ALG_LOCAL || q < 0) ? 0 : -(go + q * ge);
+}
+
+// Top boundary H[0][c], real units.
+__device__ __forceinline__ int ww_top(int alg, int c, int go, int ge) {
+    return (alg == ALG_GLOBAL && c > 0) ? -(go + (c - 1) * ge) : 0;
+}
+
+// items: W=16: pairs 2i, 2i+1 (the second may be -1); W=32: pair i.  Tile rows
+// T = bands*G*R >= every item's m; an item's pad = T - m rows on top.
+// table: DNA: 5 words, word y = bytes S'(x, y) for x = 0..3 (y = 4: pad column, all
+// bytes -1); else K*K ints S'(x, y) (code K-1 = pad).  S' = S + g for linear gaps.
+// bias: g (linear) or go (affine): stored H' = H + bias; linear stores G = H' - g = H.
+// bound: per item, (ncols + 2) words of H (and as many of F' after them, affine).
+template <int W, int R, bool AFFINE, int ALG, bool DNA, int VL>
+__global__ void __launch_bounds__(256, 2)
+ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict__ xoff,
+          const unsigned char* __restrict__ ycodes, const long long* __restrict__ yoff,
+          const int* __restrict__ items, int nitems, int G, int bands,
+          const int* __restrict__ table, int K, int go, int ge, int thr, unsigned one,
+          unsigned* __restrict__ bound, long long bstride,
+          int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged)
+{
+    typedef Lanes<W> L;
+    static_assert(R % VL == 0, "R must split into VL virtual lanes");
+    constexpr int RV = R / VL;             // rows per virtual lane
+    extern __shared__ int ww_smem[];
+    const int twords = DNA ? 5 : K * K;
+    for (int k = threadIdx.x; k < twords; k += blockDim.x) ww_smem[k] = table[k];
+    __syncthreads();
+
+    const long long gtid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int item = (int)(gtid / G);
+    const int t = (int)(gtid % G);
+    constexpr bool LOCAL = ALG == ALG_LOCAL;
+    constexpr int PAIRS = W == 16 ? 2 : 1;
+    int pa = -1, pb = -1;
+    if (item < nitems) {
+        pa = items[PAIRS * item];
+        if (PAIRS == 2) pb = items[PAIRS * item + 1];
+    }
+    long long oxa = 0, oya = 0, oxb = 0, oyb = 0;
+    int ma = 0, na = 0, mb = 0, nb = 0;
+    if (pa >= 0) {
+        oxa = xoff[pa]; ma = (int)(xoff[pa + 1] - oxa);
+        oya = yoff[pa]; na = (int)(yoff[pa + 1] - oya);
+    }
+    if (pb >= 0) {
+        oxb = xoff[pb]; mb = (int)(xoff[pb + 1] - oxb);
+        oyb = yoff[pb]; nb = (int)(yoff[pb + 1] - oyb);
+    }
+    const int ncols = max(na, nb);
+    const int steps = (int)__reduce_max_sync(FULL_MASK, (unsigned)ncols) + G * VL - 1;
+    const int T = bands * G * R;
+    const int pada = T - ma, padb = T - mb;
+    const int bias = AFFINE ? go : ge;
+    const unsigned bvec = L::pack(bias, bias);
+    const unsigned neg_bias = 0u - bvec;        // IMAD: H' - bias when no half borrows
+    const unsigned neg_bias2 = L::pack(-bias, -bias);   // per-half add (may go negative)
+    const unsigned neg_go = L::pack(-go, -go), neg_ge = L::pack(-ge, -ge);
+    const unsigned negv = L::pack(L::NEG, L::NEG);
+    const unsigned ypad = DNA ? 4u : (unsigned)(K - 1);
+
+    unsigned best = LOCAL ? (AFFINE ? bvec : 0u) : negv;
+    int res_a = L::NEG, res_b = L::NEG;   // global / semiglobal readout, real units
+    unsigned* bufh = bound + (size_t)item * (size_t)bstride;
+    unsigned* buff = bufh + (ncols + 2);
+
+    for (int band = 0; band < bands; ++band) {
+        const int row0 = band * G * R + t * R;   // first tile row of this lane
+        // per-row constants: score selector / table offsets, initial H (col 0), E', floor
+        unsigned sel[R], Hc[R], Ec[R], fl[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int qa = row0 + r - pada, qb = row0 + r - padb;
+            const int xa = qa >= 0 ? (int)xcodes[oxa + qa] : -1;
+            const int xb = (PAIRS == 2 && qb >= 0) ? (int)xcodes[oxb + qb] : -1;
+            if (DNA) {
+                if (W == 16) {
+                    const unsigned sa = xa >= 0 ? (unsigned)(xa | ((xa | 8) << 4)) : 0x88u;
+                    const unsigned sb = xb >= 0 ? (unsigned)((4 + xb) | ((4 + xb) | 8) << 4)
+                                                : 0xCCu;
+                    sel[r] = sa | (sb << 8);
+                } else {
+                    sel[r] = xa >= 0 ? (unsigned)(xa | ((xa | 8) << 4) | ((xa | 8) << 8)
+                                                  | ((xa | 8) << 12))
+                                     : 0x8888u;
+                }
+            } else {
+                const unsigned ka = (unsigned)((xa >= 0 ? xa : K - 1) * K);
+                const unsigned kb = (unsigned)((xb >= 0 ? xb : K - 1) * K);
+                sel[r] = W == 16 ? (ka | (kb << 16)) : ka;
+            }
+            const int ha = ww_col0(ALG, qa, go, ge), hb = ww_col0(ALG, qb, go, ge);
+            Hc[r] = AFFINE ? L::pack(ha + go, hb + go) : L::pack(ha, hb);
+            Ec[r] = LOCAL ? 0u : negv;
+            // floor (non-local): pad rows track the top boundary (H' units), others NEG
+            fl[r] = L::pack(qa < 0 ? bias : L::NEG, qb < 0 ? bias : L::NEG);
+        }
+        // inputs of each virtual lane from the row above it (stored units):
+        // hd = diag, hu = up, fu = F'.  Virtual lane 0 gets them by shuffle (or from the
+        // boundary), virtual lane v > 0 from virtual lane v-1 of the previous step.
+        unsigned hd[VL], hu[VL], fu[VL];
+#pragma unroll
+        for (int v = 0; v < VL; ++v) {
+            const int qa = row0 + v * RV - 1 - pada, qb = row0 + v * RV - 1 - padb;
+            const int ia = ww_col0(ALG, qa, go, ge), ib = ww_col0(ALG, qb, go, ge);
+            hd[v] = 0u;
+            hu[v] = AFFINE ? L::pack(ia + go, ib + go) : L::pack(ia, ib);
+            fu[v] = 0u;
+        }
+        if (t == 0) {
+            if (band == 0) {
+                const int c0 = ww_top(ALG, 0, go, ge), c1 = ww_top(ALG, 1, go, ge);
+                hd[0] = AFFINE ? L::pack(c0 + go, c0 + go) : L::pack(c0, c0);
+                hu[0] = AFFINE ? L::pack(c1 + go, c1 + go) : L::pack(c1, c1);
+                fu[0] = L::pack(c1, c1);
+            } else {
+                hd[0] = hu[0];            // column 0 of the row above (computed above)
+                hu[0] = ncols >= 1 ? bufh[1] : 0u;
+                fu[0] = ncols >= 1 ? buff[1] : 0u;
+            }
+        }
+        const bool last_band = band == bands - 1;
+        // target codes per virtual lane; virtual lane v's column at step s is virtual lane
+        // v-1's at step s-1, so only v = 0 loads (one step ahead)
+        unsigned ya[VL], yb[VL];
+#pragma unroll
+        for (int v = 0; v < VL; ++v) { ya[v] = ypad; yb[v] = ypad; }
+        int j0 = -t * VL;                      // virtual lane 0's column index this step
+        unsigned ya_n = ypad, yb_n = ypad;
+        if (j0 >= 0 && j0 < na) ya_n = ycodes[oya + j0];
+        if (PAIRS == 2 && j0 >= 0 && j0 < nb) yb_n = ycodes[oyb + j0];
+
+        for (int s = 0; s < steps; ++s, ++j0) {
+#pragma unroll
+            for (int v = VL - 1; v > 0; --v) { ya[v] = ya[v - 1]; yb[v] = yb[v - 1]; }
+            ya[0] = ya_n; yb[0] = yb_n;
+            ya_n = ypad; yb_n = ypad;
+            if (j0 + 1 >= 0 && j0 + 1 < na) ya_n = ycodes[oya + j0 + 1];
+            if (PAIRS == 2 && j0 + 1 >= 0 && j0 + 1 < nb) yb_n = ycodes[oyb + j0 + 1];
+            unsigned outh[VL], outf[VL];
+#pragma unroll
+            for (int v = 0; v < VL; ++v) {
+                const int j = j0 - v;
+                // local: columns outside [0, ncols) hold pad letters (scores <= 0) and the
+                // state there is all zeros, so computing them changes nothing; skipping the
+                // test keeps the virtual lanes in one basic block (interleaved chains)
+                const bool active = LOCAL || (j >= 0 && j < ncols);
+                unsigned f = fu[v];
+                if (active) {
+                    const int c = j + 1;
+                    if (ALG == ALG_GLOBAL) {
+                        const unsigned dec = c == 1 ? neg_go : neg_ge;
+#pragma unroll
+                        for (int k = 0; k < RV; ++k)
+                            fl[v * RV + k] = L::addmax(fl[v * RV + k], dec, negv);
+                    }
+                    unsigned ta = 0, tb = 0;
+                    const int* tya = nullptr;
+                    const int* tyb = nullptr;
+                    if (DNA) {
+                        ta = (unsigned)ww_smem[ya[v]];
+                        tb = PAIRS == 2 ? (unsigned)ww_smem[yb[v]] : 0u;
+                    } else {
+                        tya = ww_smem + ya[v];
+                        tyb = ww_smem + yb[v];
+                    }
+                    unsigned diag = hd[v], up = hu[v];
+#pragma unroll
+                    for (int k = 0; k < RV; ++k) {
+                        const int r = v * RV + k;
+                        unsigned sc;
+                        if (DNA) {
+                            sc = pr_prmt(ta, tb, sel[r]);
+                        } else if (W == 16) {
+                            sc = __byte_perm((unsigned)tya[sel[r] & 0xffffu],
+                                             (unsigned)tyb[sel[r] >> 16], 0x5410);
+                        } else {
+                            sc = (unsigned)tya[sel[r]];
+                        }
+                        const unsigned floor_r = LOCAL ? bvec : fl[r];
+                        if (!AFFINE) {
+                            const unsigned a = L::addmax(diag, sc, up);
+                            const unsigned h = L::max3(a, Hc[r], floor_r);
+                            diag = Hc[r];
+                            const unsigned g = (LOCAL || W == 32) ? pr_mad1(h, one, neg_bias)
+                                                                  : L::add(h, neg_bias2);
+                            Hc[r] = g;
+                            up = g;
+                        } else {
+                            const unsigned a = L::addmax(diag, sc, f);
+                            const unsigned h = L::max3(a, Ec[r], floor_r);
+                            diag = Hc[r];
+                            Hc[r] = h;
+                            const unsigned ht = (LOCAL || W == 32) ? pr_mad1(h, one, neg_bias)
+                                                                   : L::add(h, neg_bias2);
+                            Ec[r] = L::addmax(Ec[r], neg_ge, ht);
+                            f = L::addmax(f, neg_ge, ht);
+                        }
+                    }
+                    if (LOCAL) {
+#pragma unroll
+                        for (int k = 0; k + 1 < RV; k += 2)
+                            best = L::max3(best, Hc[v * RV + k], Hc[v * RV + k + 1]);
+                        if (RV & 1) best = L::max2(best, Hc[v * RV + RV - 1]);
+                    }
+                }
+                outh[v] = Hc[v * RV + RV - 1];
+                outf[v] = f;
+                if (v == VL - 1 && t == G - 1 && j >= 0 && j < ncols) {
+                    const int c = j + 1;
+                    if (!last_band) {
+                        bufh[c] = outh[v];
+                        if (AFFINE) buff[c] = f;
+                    } else if (!LOCAL) {
+                        const int va = L::lo(outh[v]) - (AFFINE ? go : 0);
+                        const int vb = L::hi(outh[v]) - (AFFINE ? go : 0);
+                        if (ALG == ALG_GLOBAL) {
+                            if (c == na) res_a = va;
+                            if (c == nb) res_b = vb;
+                        } else {
+                            if (c <= na) res_a = max(res_a, va);
+                            if (c <= nb) res_b = max(res_b, vb);
+                        }
+                    }
+                }
+            }
+            unsigned rh = __shfl_up_sync(FULL_MASK, outh[VL - 1], 1, G);
+            unsigned rf = AFFINE ? __shfl_up_sync(FULL_MASK, outf[VL - 1], 1, G) : 0u;
+            if (t == 0) {   // the row above lane 0: the top boundary or the band buffer
+                const int c = s + 2;
+                if (band == 0) {
+                    const int v = ww_top(ALG, c, go, ge);
+                    rh = AFFINE ? L::pack(v + go, v + go) : L::pack(v, v);
+                    rf = L::pack(v, v);
+                } else {
+                    rh = c <= ncols ? bufh[c] : 0u;
+                    rf = (AFFINE && c <= ncols) ? buff[c] : 0u;
+                }
+            }
+#pragma unroll
+            for (int v = VL - 1; v > 0; --v) {
+                hd[v] = hu[v];
+                hu[v] = outh[v - 1];
+                fu[v] = outf[v - 1];
+            }
+            hd[0] = hu[0];
+            hu[0] = rh;
+            fu[0] = rf;
+        }
+    }
+    if (LOCAL) {
+        for (int o = 1; o < G; o <<= 1) best = L::max2(best, __shfl_xor_sync(FULL_MASK, best, o, G));
+        if (t == 0 && item < nitems) {
+            const int sub = AFFINE ? go : 0;
+            const int ba = L::lo(best), bb = L::hi(best);
+            if (pa >= 0) {
+                out[pa] = ba - sub;
+                if (ba >= thr) flagged[atomicAdd(nflagged, 1)] = pa;
+            }
+            if (pb >= 0) {
+                out[pb] = bb - sub;
+                if (bb >= thr) flagged[atomicAdd(nflagged, 1)] = pb;
+            }
+        }
+    } else if (t == G - 1 && item < nitems) {
+        if (pa >= 0) out[pa] = res_a;
+        if (pb >= 0) out[pb] = res_b;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Bitsliced (paper 000).  Planes of one position: uint4 (low code bit, high code bit, pad).
+
+// W2B: work item w covers positions [32k, 32k+32) of group g (chunk_start[g] <= w <
+// chunk_start[g+1]); lane k loads pair k's code at each position (pad past its end or for
+// an empty lane), three ballots make the three planes, lane i keeps position 32k+i.
+__global__ void bs_w2b(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
+                       const int* __restrict__ seq, const long long* __restrict__ chunk_start,
+                       const long long* __restrict__ plane_off, const int* __restrict__ rows,
+                       int ngroups, long long nchunks, uint4* __restrict__ planes)
+{
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (w >= nchunks) return;   // warp-uniform
+    int lo = 0, hi = ngroups - 1;
+    while (lo < hi) {           // the group whose chunk range holds w
+        const int mid = (lo + hi + 1) >> 1;
+        if (chunk_start[mid] <= w) lo = mid; else hi = mid - 1;
+    }
+    const int g = lo;
+    const int i0 = (int)(w - chunk_start[g]) * 32;
+    const int p = seq[g * 32 + lane];
+    long long start = 0;
+    int len = 0;
+    if (p >= 0) { start = offsets[p]; len = (int)(offsets[p + 1] - start); }
+    uint4 mine = make_uint4(0, 0, ~0u, 0);
+#pragma unroll 4
+    for (int i = 0; i < 32; ++i) {
+        const int pos = i0 + i;
+        const unsigned v = pos < len ? (unsigned)codes[start + pos] : 4u;
+        const unsigned b0 = __ballot_sync(FULL_MASK, v & 1u);
+        const unsigned b1 = __ballot_sync(FULL_MASK, v & 2u);
+        const unsigned b2 = __ballot_sync(FULL_MASK, v & 4u);
+        if (lane == i) mine = make_uint4(b0, b1, b2, 0);
+    }
+    if (i0 + lane < rows[g]) planes[plane_off[g] + i0 + lane] = mine;
+}
+
+// B2W: result (groups, S) planes -> score of the pair in lane k of group g.
+__global__ void bs_b2w(const unsigned* __restrict__ result, int S, const int* __restrict__ pair_of,
+                       int npairs, int* __restrict__ out)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= npairs) return;
+    const int g = i >> 5, k = i & 31;
+    int v = 0;
+    for (int b = 0; b < S; ++b) v |= (int)((result[(size_t)g * S + b] >> k) & 1u) << b;
+    out[pair_of[i]] = v;
+}
+
+// x >= y borrow chain: p = 1 where x < y (greaterthan of the paper), then max.
+template <int S>
+__device__ __forceinline__ void bs_max(unsigned (&d)[S], const unsigned (&x)[S], const unsigned (&y)[S]) {
+    unsigned p = ~x[0] & y[0];
+#pragma unroll
+    for (int b = 1; b < S; ++b) p = (~x[b] & (y[b] | p)) | (y[b] & p);
+#pragma unroll
+    for (int b = 0; b < S; ++b) d[b] = x[b] ^ ((x[b] ^ y[b]) & p);
+}
+
+// max(x, y) where y counts only in the lanes of `keep` (elsewhere y is "negative").
+template <int S>
+__device__ __forceinline__ void bs_max_keep(unsigned (&d)[S], const unsigned (&x)[S],
+                                            const unsigned (&y)[S], unsigned keep) {
+    unsigned p = ~x[0] & y[0];
+#pragma unroll
+    for (int b = 1; b < S; ++b) p = (~x[b] & (y[b] | p)) | (y[b] & p);
+    p &= keep;
+#pragma unroll
+    for (int b = 0; b < S; ++b) d[b] = x[b] ^ ((x[b] ^ y[b]) & p);
+}
+
+// One warp per group of 32 pairs; lane t owns rows band*32R + t*R .. + R-1, split into VL
+// virtual lanes of R/VL rows (virtual lane v of lane t is wavefront position t*VL + v:
+// its inputs come from virtual lane v-1 of the previous step, so the VL row chains of a
+// step are independent).  Columns outside [0, n) are pad columns (every pair mismatches,
+// values stay 0), so every step computes every row without a branch.
+// xp/yp: planes of the group's rows (shorter sequences) / columns (longer ones).
+// bound: per group (ncols + 2) * S words (band buffer).  result: (groups, S).
+// The cell: d = max(matching(diag), max(up, left) - GAP), with the subtraction's relu
+// folded into the final max (a borrowed lane never selects it) instead of S ANDs.
+template <int S, int R, int VL, int C1, int C2, int GAP>
+__global__ void __launch_bounds__(128)
+bs_swa(const uint4* __restrict__ xp, const long long* __restrict__ xoff, const int* __restrict__ gm,
+       const uint4* __restrict__ yp, const long long* __restrict__ yoff, const int* __restrict__ gn,
+       int ngroups, unsigned* __restrict__ bound, const long long* __restrict__ boff,
+       unsigned* __restrict__ result)
+{
+    constexpr int RV = R / VL;
+    const int g = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const int t = threadIdx.x & 31;
+    if (g >= ngroups) return;   // warp-uniform
+    const int m = gm[g], n = gn[g];
+    const uint4* xg = xp + xoff[g];
+    const uint4* yg = yp + yoff[g];
+    unsigned* buf = bound + boff[g];
+    const int bands = max(1, (m + 32 * R - 1) / (32 * R));
+    unsigned best[S];
+#pragma unroll
+    for (int b = 0; b < S; ++b) best[b] = 0u;
+    for (int band = 0; band < bands; ++band) {
+        const int row0 = band * 32 * R + t * R;
+        unsigned H[R][S], X[R][3];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int row = row0 + r;
+            if (row < m) { const uint4 v = xg[row]; X[r][0] = v.x; X[r][1] = v.y; X[r][2] = v.z; }
+            else { X[r][0] = 0u; X[r][1] = 0u; X[r][2] = ~0u; }
+#pragma unroll
+            for (int b = 0; b < S; ++b) H[r][b] = 0u;
+        }
+        unsigned hd[VL][S], hu[VL][S];
+#pragma unroll
+        for (int v = 0; v < VL; ++v)
+#pragma unroll
+            for (int b = 0; b < S; ++b) {
+                hd[v][b] = 0u;
+                hu[v][b] = (v == 0 && t == 0 && band > 0 && n >= 1) ? buf[1 * S + b] : 0u;
+            }
+        const bool last_band = band == bands - 1;
+        const int steps = n + 32 * VL - 1;
+        for (int s = 0; s < steps; ++s) {
+#pragma unroll
+            for (int v = 0; v < VL; ++v) {
+                const int j = s - t * VL - v;
+                uint4 y = make_uint4(0u, 0u, ~0u, 0u);
+                if (j >= 0 && j < n) y = yg[j];
+                unsigned diag[S], up[S];
+#pragma unroll
+                for (int b = 0; b < S; ++b) { diag[b] = hd[v][b]; up[b] = hu[v][b]; }
+#pragma unroll
+                for (int k = 0; k < RV; ++k) {
+                    const int r = v * RV + k;
+                    // e: 1 where the symbols differ or either is padding
+                    const unsigned e = (X[r][0] ^ y.x) | (X[r][1] ^ y.y) | X[r][2] | y.z;
+                    unsigned tt[S], rr[S], d[S];
+                    bs_max<S>(tt, up, H[r]);
+                    unsigned ps = 0u;   // tt = max(up, left) - GAP; ps: lanes that borrowed
+#pragma unroll
+                    for (int b = 0; b < S; ++b) {
+                        const unsigned x = tt[b];
+                        if ((GAP >> b) & 1) { tt[b] = ~(x ^ ps); ps = ~x | ps; }
+                        else { tt[b] = x ^ ps; ps = ~x & ps; }
+                    }
+                    {   // rr = matching_B(diag): diag + C1 where e == 0, max(diag - C2, 0) where e
+                        unsigned c = 0u, p = 0u;
+#pragma unroll
+                        for (int b = 0; b < S; ++b) {
+                            const unsigned x = diag[b];
+                            unsigned add, sub;
+                            if ((C1 >> b) & 1) { add = ~(x ^ c); c = x | c; }
+                            else { add = x ^ c; c = x & c; }
+                            if ((C2 >> b) & 1) { sub = ~(x ^ p); p = ~x | p; }
+                            else { sub = x ^ p; p = ~x & p; }
+                            rr[b] = add ^ ((add ^ sub) & e);
+                        }
+                        const unsigned z = ~(p & e);
+#pragma unroll
+                        for (int b = 0; b < S; ++b) rr[b] &= z;
+                    }
+                    bs_max_keep<S>(d, rr, tt, ~ps);
+#pragma unroll
+                    for (int b = 0; b < S; ++b) {
+                        diag[b] = H[r][b];
+                        H[r][b] = d[b];
+                        up[b] = d[b];
+                    }
+                    bs_max<S>(best, best, d);
+                }
+                if (v == VL - 1 && t == 31 && !last_band && j >= 0 && j < n) {
+#pragma unroll
+                    for (int b = 0; b < S; ++b) buf[(size_t)(j + 1) * S + b] = H[R - 1][b];
+                }
+            }
+            const int c = s + 2;   // lane 0's next column
+#pragma unroll
+            for (int b = 0; b < S; ++b) {
+                unsigned val = __shfl_up_sync(FULL_MASK, H[R - 1][b], 1);
+                if (t == 0) val = (band > 0 && c <= n) ? buf[(size_t)c * S + b] : 0u;
+#pragma unroll
+                for (int v = VL - 1; v > 0; --v) {
+                    hd[v][b] = hu[v][b];
+                    hu[v][b] = H[v * RV - 1][b];
+                }
+                hd[0][b] = hu[0][b];
+                hu[0][b] = val;
+            }
+        }
+    }
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        unsigned other[S];
+#pragma unroll
+        for (int b = 0; b < S; ++b) other[b] = __shfl_xor_sync(FULL_MASK, best[b], o);
+        bs_max<S>(best, best, other);
+    }
+    if (t < S) {
+        unsigned v = 0u;
+#pragma unroll
+        for (int b = 0; b < S; ++b) if (b == t) v = best[b];
+        result[(size_t)g * S + t] = v;
+    }
+}
