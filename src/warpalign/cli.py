@@ -100,12 +100,14 @@ def _parser() -> argparse.ArgumentParser:
     al.add_argument("-o", "--output", help="output file (default stdout)")
     al.set_defaults(run=_align)
 
+    from .bench_cli import add_bench_command
     from .lcs_cli import add_lcs_command
     from .locate_cli import add_locate_command
     from .pairs_cli import add_pairs_command
     add_pairs_command(sub)
     add_locate_command(sub)
     add_lcs_command(sub)
+    add_bench_command(sub)
     return p
 
 
