@@ -18,8 +18,8 @@ from .scoring import Scoring
 MODES = ("score", "end", "full")
 METHODS = ("auto", "warp")   # "warp": paper 003's kernel, CUDA backend only
 
-# One resident copy of a database per backend (the CUDA backend uploads it once).
-_handles: dict[str, weakref.WeakKeyDictionary] = {}
+# One resident copy of a database per backend object (the CUDA backend uploads it once).
+_handles: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
@@ -112,7 +112,7 @@ def _as_database(database: Any, scoring: Scoring) -> Database:
 
 
 def _handle(engine, db: Database):
-    cache = _handles.setdefault(engine.name, weakref.WeakKeyDictionary())
+    cache = _handles.setdefault(engine, weakref.WeakKeyDictionary())
     handle = cache.get(db)
     if handle is None:
         handle = engine.prepare(db.targets)

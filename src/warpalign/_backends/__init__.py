@@ -84,8 +84,14 @@ def check_choice(kind: str, value: object, allowed: tuple[str, ...]) -> str:
 _cache: dict[str, object] = {}
 
 
-def get_backend(name: str = "auto"):
-    """Return the backend object for ``name`` ("auto" picks CUDA when a device answers)."""
+def get_backend(name="auto"):
+    """Return the backend object for ``name`` ("auto" picks CUDA when a device answers).
+
+    A backend object passes through unchanged, so callers may configure one themselves,
+    e.g. ``search(..., backend=CudaBackend(devices=[0, 1]))`` or ``CpuBackend(threads=1)``.
+    """
+    if not isinstance(name, str) and hasattr(name, "scan") and hasattr(name, "prepare"):
+        return name
     check_choice("backend", name, BACKENDS)
     if name == "auto":
         forced = os.environ.get("WARPALIGN_BACKEND")
