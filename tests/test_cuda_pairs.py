@@ -187,13 +187,14 @@ def test_auto_on_cuda_is_exact():
     assert res.scores.tolist() == exact(xs, ys, PAPER)
 
 
-@pytest.mark.parametrize("variant", [("wordwise", {"rows": 32, "split": 1}),
-                                     ("wordwise", {"rows": 32, "split": 2}),
-                                     ("wordwise", {"rows": 16, "split": 2}),
-                                     ("wordwise", {"rows": 16, "split": 1}),
-                                     ("bitsliced", {"split": 1}),
-                                     ("bitsliced", {"split": 2})],
-                         ids=["ww-r32-s1", "ww-r32-s2", "ww-r16-s2", "ww-r16-s1", "bs-s1", "bs-s2"])
+VARIANTS = [("wordwise", {"rows": 32}), ("wordwise", {"rows": 16}),
+            ("wordwise", {"rows": 32, "split": 2}),       # affine: ww_kernel's row chains
+            ("wordwise", {"rows": 16, "split": 2}),
+            ("bitsliced", {"cols": 2}), ("bitsliced", {"cols": 4})]
+VARIANT_IDS = ["ww-r32", "ww-r16", "ww-r32-s2", "ww-r16-s2", "bs-c2", "bs-c4"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)
 @pytest.mark.parametrize("scoring", [PAPER, AFFINE], ids=["linear", "affine"])
 def test_kernel_variants(variant, scoring):
     from warpalign._backends.cuda import pairs as gpu
@@ -217,6 +218,33 @@ def test_kernel_variants(variant, scoring):
     scores, saturated, _ = fn(xc, xo, yc, yo, scoring, "local", **kwargs)
     assert saturated.size == 0
     want = np.array(exact(xs, ys, scoring))
+    bad = np.flatnonzero(scores != want)
+    assert bad.size == 0, (f"{bad.size} mismatches, e.g. pair {bad[0]} {lengths[bad[0]]}: "
+                           f"gpu {scores[bad[0]]} cpu {want[bad[0]]}")
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)
+def test_kernel_variants_one_band(variant):
+    """The bulk shape (m <= 128: one band, the kernels without band-buffer code), uneven n
+    within warps, pairs with one empty side, and an odd pair count (a half-empty item)."""
+    from warpalign._backends.cuda import pairs as gpu
+    from warpalign.pairs import _concat
+
+    method, kwargs = variant
+    rng = np.random.default_rng(50)
+    lengths = [(128, int(b)) for b in rng.integers(100, 400, 60)]
+    lengths += [(int(a), int(b)) for a, b in rng.integers(0, 129, (40, 2))]
+    lengths += [(0, 5), (7, 0), (128, 1), (1, 128)]
+    xs = [random_seq(rng, a) for a, _ in lengths]
+    ys = [mutate(rng, x) if k % 3 == 0 else random_seq(rng, b)
+          for k, (x, (_, b)) in enumerate(zip(xs, lengths))]
+    enc = PAPER.alphabet.encode
+    xc, xo = _concat([enc(x) for x in xs])
+    yc, yo = _concat([enc(y) for y in ys])
+    fn = gpu.score_wordwise if method == "wordwise" else gpu.score_bitsliced
+    scores, saturated, _ = fn(xc, xo, yc, yo, PAPER, "local", **kwargs)
+    assert saturated.size == 0
+    want = np.array(exact(xs, ys, PAPER))
     bad = np.flatnonzero(scores != want)
     assert bad.size == 0, (f"{bad.size} mismatches, e.g. pair {bad[0]} {lengths[bad[0]]}: "
                            f"gpu {scores[bad[0]]} cpu {want[bad[0]]}")

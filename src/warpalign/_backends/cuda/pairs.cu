@@ -25,9 +25,12 @@
 //            max reaches `thr` is flagged (no lane can wrap before a correct value >= thr
 //            has entered the maximum), so unflagged scores are exact.  VL > 1 splits a
 //            thread's rows into VL independent chains per step (measured slower on H200).
+// ww_dna     word-wise, DNA local linear 16-bit (the bulk hot path): two columns per
+//            iteration (lane t at columns s - 2t, s + 1 - 2t), packed columns (ww_ypack).
 // bs_*       bitsliced: 32 pairs per word (bit k = pair k), values as S bit-planes.
 //            bs_w2b transposes codes by __ballot_sync, bs_swa runs the paper's circuits
-//            (one warp per group of 32 pairs, R rows per lane), bs_b2w untransposes.
+//            (one warp per group of 32 pairs, R rows per lane, C columns per iteration
+//            with lane t at columns s - Ct .. s - Ct + C - 1), bs_b2w untransposes.
 
 #define FULL_MASK 0xffffffffu
 
@@ -438,23 +441,288 @@ __device__ __forceinline__ void bs_max_keep(unsigned (&d)[S], const unsigned (&x
     for (int b = 0; b < S; ++b) d[b] = x[b] ^ ((x[b] ^ y[b]) & p);
 }
 
-// One warp per group of 32 pairs; lane t owns rows band*32R + t*R .. + R-1, split into VL
-// virtual lanes of R/VL rows (virtual lane v of lane t is wavefront position t*VL + v:
-// its inputs come from virtual lane v-1 of the previous step, so the VL row chains of a
-// step are independent).  Columns outside [0, n) are pad columns (every pair mismatches,
+
+// ---------------------------------------------------------------------------------------
+// Word-wise DNA, local, linear gap, 16-bit lanes: the bulk-pair hot path (ww_dna).
+//
+// Same tiles, cell and PRMT score as ww_kernel<16, R, false, LOCAL, true, 1>, with the
+// per-step overhead out of the hot loop (SASS counts in docs/gpu-notes.md, "Pairs"):
+// * ww_ypack first writes, per item, one byte per column: 8 * (5 * ya + yb) (code 4 =
+//   pad), 2G pad columns in front and enough behind that no read needs a bound check.
+//   The byte is the shared-memory address of a uint2 (T[ya], T[yb]): one LDG.U8 and one
+//   LDS.64 per step give both score words with no ALU instruction.
+// * Two columns per iteration with two register sets (HA -> HB -> HA): no H needs a
+//   register move (ww_kernel's one-step loop spends ~37 IMAD.MOV per step on them).
+// * Lane t works on columns s - 2t and s + 1 - 2t, so both inputs from the row above come
+//   from lane t-1's previous iteration and the two columns' row chains overlap (column
+//   B's row r needs only column A's row r): ptxas interleaves them.
+// * Lane 0's row above (0 in band 0) by an IMAD with a 0/1 factor, not a select.
+// Per cell pair: PRMT + VIADDMNMX + VIMNMX3 + 1/2 VIMNMX3 (running max) on the ALU pipe,
+// one IMAD (H' - g) on the FMA pipe.
+
+// items' packed columns: item i's bytes start at ypoff[i]; byte k holds column k - front.
+__global__ void ww_ypack(const unsigned char* __restrict__ ycodes, const long long* __restrict__ yoff,
+                         const int* __restrict__ items, int nitems, int front,
+                         const long long* __restrict__ ypoff, int nall,
+                         unsigned* __restrict__ ypk)
+{
+    for (int i = blockIdx.x; i < nall; i += gridDim.x) {
+        const int pa = i < nitems ? items[2 * i] : -1;
+        const int pb = i < nitems ? items[2 * i + 1] : -1;
+        long long oa = 0, ob = 0;
+        int na = 0, nb = 0;
+        if (pa >= 0) { oa = yoff[pa]; na = (int)(yoff[pa + 1] - oa); }
+        if (pb >= 0) { ob = yoff[pb]; nb = (int)(yoff[pb + 1] - ob); }
+        const long long base = ypoff[i];
+        const int words = (int)((ypoff[i + 1] - base) >> 2);
+        for (int w = threadIdx.x; w < words; w += blockDim.x) {
+            unsigned v = 0u;
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const int j = 4 * w + b - front;
+                const unsigned ya = (j >= 0 && j < na) ? (unsigned)ycodes[oa + j] : 4u;
+                const unsigned yb = (j >= 0 && j < nb) ? (unsigned)ycodes[ob + j] : 4u;
+                v |= (8u * (5u * ya + yb)) << (8 * b);
+            }
+            ypk[(base >> 2) + w] = v;
+        }
+    }
+}
+
+template <int R>
+__device__ __forceinline__ void ww_dna_step(const unsigned (&sel)[R], const unsigned (&Hi)[R],
+                                            unsigned (&Ho)[R], unsigned diag, unsigned up,
+                                            uint2 tt, unsigned bvec, unsigned one,
+                                            unsigned neg_bias, unsigned& best)
+{
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const unsigned sc = pr_prmt(tt.x, tt.y, sel[r]);
+        const unsigned a = __viaddmax_s16x2(diag, sc, up);
+        const unsigned h = __vimax3_s16x2(a, Hi[r], bvec);
+        diag = Hi[r];
+        const unsigned g = pr_mad1(h, one, neg_bias);   // H' - g, no half borrows (H' >= g)
+        Ho[r] = g;
+        up = g;
+    }
+#pragma unroll
+    for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Ho[r], Ho[r + 1]);
+    if (R & 1) best = __vmaxs2(best, Ho[R - 1]);
+}
+
+// ypk / ypoff: ww_ypack's columns.  Other arguments as ww_kernel (local, linear, DNA).
+template <int R, bool BANDED>
+__global__ void __launch_bounds__(256, 2)
+ww_dna(const unsigned char* __restrict__ xcodes, const long long* __restrict__ xoff,
+       const long long* __restrict__ yoff, const unsigned char* __restrict__ ypk,
+       const long long* __restrict__ ypoff, const int* __restrict__ items, int nitems, int G,
+       int bands, const int* __restrict__ table, int ge, int thr, unsigned one,
+       unsigned* __restrict__ bound, long long bstride,
+       int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged)
+{
+    __shared__ uint2 pairtab[25];
+    if (threadIdx.x < 25)
+        pairtab[threadIdx.x] = make_uint2((unsigned)table[threadIdx.x / 5],
+                                          (unsigned)table[threadIdx.x % 5]);
+    __syncthreads();
+    const char* tab = reinterpret_cast<const char*>(pairtab);
+
+    const long long gtid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int item = (int)(gtid / G);
+    const int t = (int)(gtid % G);
+    int pa = -1, pb = -1;
+    if (item < nitems) { pa = items[2 * item]; pb = items[2 * item + 1]; }
+    long long oxa = 0, oxb = 0;
+    int ma = 0, na = 0, mb = 0, nb = 0;
+    if (pa >= 0) {
+        oxa = xoff[pa]; ma = (int)(xoff[pa + 1] - oxa);
+        na = (int)(yoff[pa + 1] - yoff[pa]);
+    }
+    if (pb >= 0) {
+        oxb = xoff[pb]; mb = (int)(xoff[pb + 1] - oxb);
+        nb = (int)(yoff[pb + 1] - yoff[pb]);
+    }
+    const int ncols = max(na, nb);
+    int steps = (int)__reduce_max_sync(FULL_MASK, (unsigned)ncols) + 2 * (G - 1);
+    steps += steps & 1;                       // two steps per iteration (pad columns)
+    const int T = bands * G * R;
+    const int pada = T - ma, padb = T - mb;
+    const unsigned bvec = (unsigned)ge | ((unsigned)ge << 16);
+    const unsigned neg_bias = 0u - bvec;
+    const unsigned first = t == 0 ? 0u : 1u;  // lane 0: the row above is 0 (band 0)
+    unsigned best = 0u;
+    unsigned* bufh = bound + (size_t)(item < nitems ? item : 0) * (size_t)bstride;
+    // item slots past nitems have packed columns too (all pad): ypoff has one per G threads
+    // byte s: this lane's first column at step s (columns s - 2t, s + 1 - 2t)
+    const unsigned char* yp = ypk + ypoff[item] + 2 * (G - t);
+
+    for (int band = 0; band < bands; ++band) {
+        const int row0 = band * G * R + t * R;
+        unsigned sel[R], HA[R], HB[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int qa = row0 + r - pada, qb = row0 + r - padb;
+            const int xa = qa >= 0 ? (int)xcodes[oxa + qa] : -1;
+            const int xb = qb >= 0 ? (int)xcodes[oxb + qb] : -1;
+            const unsigned sa = xa >= 0 ? (unsigned)(xa | ((xa | 8) << 4)) : 0x88u;
+            const unsigned sb = xb >= 0 ? (unsigned)((4 + xb) | ((4 + xb) | 8) << 4) : 0xCCu;
+            sel[r] = sa | (sb << 8);
+            HA[r] = 0u;
+        }
+        const bool rd = BANDED && t == 0 && band > 0;
+        const bool wr = BANDED && t == G - 1 && band < bands - 1;
+        unsigned c0 = yp[0], c1 = yp[1];
+        // lane t works on columns s - 2t and s + 1 - 2t: both inputs from the row above
+        // come from lane t-1's previous iteration, so the two steps' row chains overlap
+        // (step B's row r needs only step A's row r)
+        unsigned hdA = 0u, huA = 0u, huB = 0u;
+        if (rd) { huA = ncols >= 1 ? bufh[1] : 0u; huB = ncols >= 2 ? bufh[2] : 0u; }
+        for (int s = 0; s < steps; s += 2) {
+            const unsigned n0 = yp[s + 2], n1 = yp[s + 3];
+            ww_dna_step<R>(sel, HA, HB, hdA, huA, *reinterpret_cast<const uint2*>(tab + c0),
+                           bvec, one, neg_bias, best);
+            ww_dna_step<R>(sel, HB, HA, huA, huB, *reinterpret_cast<const uint2*>(tab + c1),
+                           bvec, one, neg_bias, best);
+            unsigned ra = __shfl_up_sync(FULL_MASK, HB[R - 1], 1, G);
+            unsigned rb = __shfl_up_sync(FULL_MASK, HA[R - 1], 1, G);
+            if (BANDED) {
+                const int j = s - 2 * t;
+                if (wr && j >= 0 && j < ncols) bufh[j + 1] = HB[R - 1];
+                if (wr && j + 1 >= 0 && j + 1 < ncols) bufh[j + 2] = HA[R - 1];
+                if (t == 0) {
+                    ra = (band > 0 && s + 3 <= ncols) ? bufh[s + 3] : 0u;
+                    rb = (band > 0 && s + 4 <= ncols) ? bufh[s + 4] : 0u;
+                }
+            } else {
+                ra = pr_mad1(ra, first, 0u);
+                rb = pr_mad1(rb, first, 0u);
+            }
+            hdA = huB; huA = ra; huB = rb;
+            c0 = n0; c1 = n1;
+        }
+    }
+    for (int o = 1; o < G; o <<= 1) best = __vmaxs2(best, __shfl_xor_sync(FULL_MASK, best, o, G));
+    if (t == 0 && item < nitems) {
+        const int ba = (int)(short)(best & 0xffffu), bb = (int)(short)(best >> 16);
+        if (pa >= 0) {
+            out[pa] = ba;
+            if (ba >= thr) flagged[atomicAdd(nflagged, 1)] = pa;
+        }
+        if (pb >= 0) {
+            out[pb] = bb;
+            if (bb >= thr) flagged[atomicAdd(nflagged, 1)] = pb;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Bitsliced cell circuits and kernel (bs_swa).  One warp per group of 32 pairs; lane t
+// owns rows band*32R + t*R .. + R-1 and works on C columns per iteration (s - Ct ..
+// s - Ct + C - 1): all C inputs from the row above come from lane t-1's previous
+// iteration, so column k+1's row r needs only column k's row r and C row chains overlap
+// (~8 warps share an SM at 32 K pairs).  Two register sets (HA -> HB -> HA) leave no
+// register moves for H.  Columns outside [0, n) are pad columns (every pair mismatches,
 // values stay 0), so every step computes every row without a branch.
+// The cell: d = max(matching(diag), max(up, left) - GAP), with the subtraction's relu
+// folded into the final max (a borrowed lane never selects it).
+
+// One LOP3 with the given truth table (a = 0xF0, b = 0xCC, c = 0xAA): in asm so that
+// ptxas keeps the adder's sum and carry as one instruction each (it otherwise folds the
+// operand into every bit and splits the majority in two).
+template <unsigned LUT>
+__device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c) {
+    unsigned d;
+    asm("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "n"(LUT));
+    return d;
+}
+
+// rr = matching(diag): diag + C1 where e == 0, max(diag - C2, 0) where e == 1, as ONE
+// adder whose operand bits are 0, 1, e or ~e (w = C1 or 2^S - C2 per lane), 2 LOP3 a bit.
+// C2 == 1: max(diag - 1, 0) = diag + (-[diag != 0]), so w = e ? -nz : C1 and no result
+// can go negative (no relu mask): 2S - 1 + 6 LOP3.  Else the adder's carry-out says
+// diag >= C2, and rr &= ~e | carry (one LOP3 a bit): 3S + 1.  (The previous bs_swa's separate
+// add, subtract, select and mask took ~5S + S + 1.)  Needs diag + C1 < 2^S (S's choice).
+template <int S, int C1, int C2>
+__device__ __forceinline__ void bs_match(unsigned (&rr)[S], const unsigned (&diag)[S], unsigned e)
+{
+    if (C2 == 1) {
+        unsigned nz = 0u;
+#pragma unroll
+        for (int b = 0; b < S; ++b) nz |= diag[b];
+        const unsigned f = lop3<0xC0>(e, nz, 0u);    // w's bits where C1's is 0: -nz on e
+        const unsigned g1 = lop3<0xCF>(e, nz, 0u);   // where C1's is 1: 1 off e, nz on e
+        unsigned c = 0u;
+#pragma unroll
+        for (int b = 0; b < S; ++b) {
+            const unsigned x = diag[b];
+            const unsigned w = ((C1 >> b) & 1) ? g1 : f;
+            if (b == 0) {
+                rr[b] = x ^ w;
+                c = x & w;
+            } else {
+                rr[b] = lop3<0x96>(x, w, c);
+                if (b + 1 < S) c = lop3<0xE8>(x, w, c);
+            }
+        }
+    } else {
+        constexpr unsigned NEG = (1u << S) - (unsigned)C2;
+        unsigned c = 0u;
+#pragma unroll
+        for (int b = 0; b < S; ++b) {
+            const unsigned x = diag[b];
+            const unsigned w = (((C1 >> b) & 1) ? ~e : 0u) | (((NEG >> b) & 1) ? e : 0u);
+            rr[b] = lop3<0x96>(x, w, c);
+            c = lop3<0xE8>(x, w, c);
+        }
+#pragma unroll
+        for (int b = 0; b < S; ++b) rr[b] &= ~e | c;
+    }
+}
+
+template <int S, int R, int C1, int C2, int GAP>
+__device__ __forceinline__ void bs_step(const unsigned (&X)[R][3], const unsigned (&Hi)[R][S],
+                                        unsigned (&Ho)[R][S], const unsigned (&hd)[S],
+                                        const unsigned (&hu)[S], uint4 y, unsigned (&best)[S])
+{
+    unsigned diag[S], up[S];
+#pragma unroll
+    for (int b = 0; b < S; ++b) { diag[b] = hd[b]; up[b] = hu[b]; }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const unsigned e = (X[r][0] ^ y.x) | (X[r][1] ^ y.y) | X[r][2] | y.z;
+        unsigned tt[S], rr[S], d[S];
+        bs_max<S>(tt, up, Hi[r]);
+        unsigned ps = 0u;
+#pragma unroll
+        for (int b = 0; b < S; ++b) {
+            const unsigned x = tt[b];
+            if ((GAP >> b) & 1) { tt[b] = ~(x ^ ps); ps = ~x | ps; }
+            else { tt[b] = x ^ ps; ps = ~x & ps; }
+        }
+        bs_match<S, C1, C2>(rr, diag, e);
+        bs_max_keep<S>(d, rr, tt, ~ps);
+#pragma unroll
+        for (int b = 0; b < S; ++b) {
+            diag[b] = Hi[r][b];
+            Ho[r][b] = d[b];
+            up[b] = d[b];
+        }
+        bs_max<S>(best, best, d);
+    }
+}
+
 // xp/yp: planes of the group's rows (shorter sequences) / columns (longer ones).
 // bound: per group (ncols + 2) * S words (band buffer).  result: (groups, S).
-// The cell: d = max(matching(diag), max(up, left) - GAP), with the subtraction's relu
-// folded into the final max (a borrowed lane never selects it) instead of S ANDs.
-template <int S, int R, int VL, int C1, int C2, int GAP>
+// C: columns per iteration (even: the register sets alternate HA -> HB -> ... -> HA).
+// BANDED: some group has more rows than one band (32 R); else no band-buffer code.
+template <int S, int R, int C, int C1, int C2, int GAP, bool BANDED>
 __global__ void __launch_bounds__(128)
 bs_swa(const uint4* __restrict__ xp, const long long* __restrict__ xoff, const int* __restrict__ gm,
-       const uint4* __restrict__ yp, const long long* __restrict__ yoff, const int* __restrict__ gn,
-       int ngroups, unsigned* __restrict__ bound, const long long* __restrict__ boff,
-       unsigned* __restrict__ result)
+        const uint4* __restrict__ yp, const long long* __restrict__ yoff, const int* __restrict__ gn,
+        int ngroups, unsigned* __restrict__ bound, const long long* __restrict__ boff,
+        unsigned* __restrict__ result)
 {
-    constexpr int RV = R / VL;
+    static_assert(C % 2 == 0, "C must be even");
     const int g = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     const int t = threadIdx.x & 31;
     if (g >= ngroups) return;   // warp-uniform
@@ -462,96 +730,71 @@ bs_swa(const uint4* __restrict__ xp, const long long* __restrict__ xoff, const i
     const uint4* xg = xp + xoff[g];
     const uint4* yg = yp + yoff[g];
     unsigned* buf = bound + boff[g];
-    const int bands = max(1, (m + 32 * R - 1) / (32 * R));
+    const int bands = BANDED ? max(1, (m + 32 * R - 1) / (32 * R)) : 1;
     unsigned best[S];
 #pragma unroll
     for (int b = 0; b < S; ++b) best[b] = 0u;
+    const uint4 ypad = make_uint4(0u, 0u, ~0u, 0u);
+    const unsigned first = t == 0 ? 0u : 1u;
     for (int band = 0; band < bands; ++band) {
         const int row0 = band * 32 * R + t * R;
-        unsigned H[R][S], X[R][3];
+        unsigned HA[R][S], HB[R][S], X[R][3];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int row = row0 + r;
             if (row < m) { const uint4 v = xg[row]; X[r][0] = v.x; X[r][1] = v.y; X[r][2] = v.z; }
             else { X[r][0] = 0u; X[r][1] = 0u; X[r][2] = ~0u; }
 #pragma unroll
-            for (int b = 0; b < S; ++b) H[r][b] = 0u;
+            for (int b = 0; b < S; ++b) HA[r][b] = 0u;
         }
-        unsigned hd[VL][S], hu[VL][S];
+        const bool rd = BANDED && t == 0 && band > 0;
+        const bool wr = BANDED && t == 31 && band < bands - 1;
+        // hd: diag of column 0 (the row above at the column before); hu[k]: up of column k
+        unsigned hd[S], hu[C][S];
 #pragma unroll
-        for (int v = 0; v < VL; ++v)
+        for (int b = 0; b < S; ++b) {
+            hd[b] = 0u;
 #pragma unroll
-            for (int b = 0; b < S; ++b) {
-                hd[v][b] = 0u;
-                hu[v][b] = (v == 0 && t == 0 && band > 0 && n >= 1) ? buf[1 * S + b] : 0u;
+            for (int k = 0; k < C; ++k) hu[k][b] = (rd && n >= k + 1) ? buf[(k + 1) * S + b] : 0u;
+        }
+        const int steps = (n + C * 31 + C - 1) / C * C;
+        for (int s = 0; s < steps; s += C) {
+            const int j = s - C * t;          // this iteration's columns: j .. j + C - 1
+            uint4 y[C];
+#pragma unroll
+            for (int k = 0; k < C; ++k) y[k] = (j + k >= 0 && j + k < n) ? yg[j + k] : ypad;
+            unsigned o[C][S];                 // each column's last row
+#pragma unroll
+            for (int k = 0; k < C; k += 2) {
+                bs_step<S, R, C1, C2, GAP>(X, HA, HB, k == 0 ? hd : hu[k - 1], hu[k], y[k], best);
+                bs_step<S, R, C1, C2, GAP>(X, HB, HA, hu[k], hu[k + 1], y[k + 1], best);
+#pragma unroll
+                for (int b = 0; b < S; ++b) { o[k][b] = HB[R - 1][b]; o[k + 1][b] = HA[R - 1][b]; }
             }
-        const bool last_band = band == bands - 1;
-        const int steps = n + 32 * VL - 1;
-        for (int s = 0; s < steps; ++s) {
+            if (wr) {   // this iteration's columns for the next band
 #pragma unroll
-            for (int v = 0; v < VL; ++v) {
-                const int j = s - t * VL - v;
-                uint4 y = make_uint4(0u, 0u, ~0u, 0u);
-                if (j >= 0 && j < n) y = yg[j];
-                unsigned diag[S], up[S];
+                for (int k = 0; k < C; ++k) {
+                    if (j + k >= 0 && j + k < n) {
 #pragma unroll
-                for (int b = 0; b < S; ++b) { diag[b] = hd[v][b]; up[b] = hu[v][b]; }
-#pragma unroll
-                for (int k = 0; k < RV; ++k) {
-                    const int r = v * RV + k;
-                    // e: 1 where the symbols differ or either is padding
-                    const unsigned e = (X[r][0] ^ y.x) | (X[r][1] ^ y.y) | X[r][2] | y.z;
-                    unsigned tt[S], rr[S], d[S];
-                    bs_max<S>(tt, up, H[r]);
-                    unsigned ps = 0u;   // tt = max(up, left) - GAP; ps: lanes that borrowed
-#pragma unroll
-                    for (int b = 0; b < S; ++b) {
-                        const unsigned x = tt[b];
-                        if ((GAP >> b) & 1) { tt[b] = ~(x ^ ps); ps = ~x | ps; }
-                        else { tt[b] = x ^ ps; ps = ~x & ps; }
+                        for (int b = 0; b < S; ++b) buf[(size_t)(j + k + 1) * S + b] = o[k][b];
                     }
-                    {   // rr = matching_B(diag): diag + C1 where e == 0, max(diag - C2, 0) where e
-                        unsigned c = 0u, p = 0u;
-#pragma unroll
-                        for (int b = 0; b < S; ++b) {
-                            const unsigned x = diag[b];
-                            unsigned add, sub;
-                            if ((C1 >> b) & 1) { add = ~(x ^ c); c = x | c; }
-                            else { add = x ^ c; c = x & c; }
-                            if ((C2 >> b) & 1) { sub = ~(x ^ p); p = ~x | p; }
-                            else { sub = x ^ p; p = ~x & p; }
-                            rr[b] = add ^ ((add ^ sub) & e);
-                        }
-                        const unsigned z = ~(p & e);
-#pragma unroll
-                        for (int b = 0; b < S; ++b) rr[b] &= z;
-                    }
-                    bs_max_keep<S>(d, rr, tt, ~ps);
-#pragma unroll
-                    for (int b = 0; b < S; ++b) {
-                        diag[b] = H[r][b];
-                        H[r][b] = d[b];
-                        up[b] = d[b];
-                    }
-                    bs_max<S>(best, best, d);
-                }
-                if (v == VL - 1 && t == 31 && !last_band && j >= 0 && j < n) {
-#pragma unroll
-                    for (int b = 0; b < S; ++b) buf[(size_t)(j + 1) * S + b] = H[R - 1][b];
                 }
             }
-            const int c = s + 2;   // lane 0's next column
+            // lane t+1 takes these C columns as its "up" in the next iteration
 #pragma unroll
             for (int b = 0; b < S; ++b) {
-                unsigned val = __shfl_up_sync(FULL_MASK, H[R - 1][b], 1);
-                if (t == 0) val = (band > 0 && c <= n) ? buf[(size_t)c * S + b] : 0u;
+                hd[b] = hu[C - 1][b];
 #pragma unroll
-                for (int v = VL - 1; v > 0; --v) {
-                    hd[v][b] = hu[v][b];
-                    hu[v][b] = H[v * RV - 1][b];
+                for (int k = 0; k < C; ++k) {
+                    unsigned v = __shfl_up_sync(FULL_MASK, o[k][b], 1);
+                    if (BANDED) {
+                        const int c = s + C + k + 1;   // lane 0's column k next iteration
+                        if (t == 0) v = (rd && c <= n) ? buf[(size_t)c * S + b] : 0u;
+                    } else {
+                        v = pr_mad1(v, first, 0u);     // lane 0: 0 (IMAD on the FMA pipe)
+                    }
+                    hu[k][b] = v;
                 }
-                hd[0][b] = hu[0][b];
-                hu[0][b] = val;
             }
         }
     }

@@ -13,19 +13,23 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
   semiglobal when ``(m + n + 2) * max|score or penalty|`` stays under ``INT16_BOUND``;
   otherwise one pair per register (32-bit DPX). DNA local scoring (codes A/C/G/T only,
   scores fitting a byte) looks scores up with one PRMT per cell pair; any other scoring
-  reads a K x K table in shared memory.
+  reads a K x K table in shared memory. DNA local with linear gaps runs ``ww_dna`` (two
+  columns per iteration over columns packed by ``ww_ypack``).
 * :func:`score_bitsliced` (``method="bitsliced"``): paper 000's circuits on 32-bit words,
   one pair per bit; steps W2B (ballot transpose), SWA (one warp per 32 pairs, 4 rows per
-  lane), B2W (untranspose). ``s`` is chosen from the scoring and lengths so that no value
+  lane, 2 or 4 columns per iteration), B2W (untranspose). ``s`` is chosen from the scoring and lengths so that no value
   can saturate (as the CPU version, :mod:`warpalign._backends.cpu.bitsliced`).
 
-Timings (seconds): ``h2g`` (inputs to the GPU), ``w2b``, ``swa``, ``b2w``, ``g2h``
-(scores back), by CUDA events around each step.
+Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack), ``w2b``, ``swa``,
+``b2w``, ``g2h`` (scores back), by CUDA events around each step.
 
 Measured on one NVIDIA H200 (bench/results/pairs_gpu.jsonl; paper 000's setting: 32,768
-random DNA pairs, m = 128, n = 1,024..16,384, 2/-1/1): DP kernel 4,546-6,114 GCUPS
-word-wise and 3,374-3,404 GCUPS bitsliced (paper 000: 2,197 on a GTX TITAN X); with the
-pageable host-to-GPU copy of the inputs the whole call is ~590 and ~260-290 GCUPS.
+random DNA pairs, m = 128, n = 1,024 / 4,096 / 16,384, 2/-1/1), DP kernel: word-wise
+7,718-7,757 / 8,106-8,127 / 8,160-8,182 GCUPS (6,583-6,688 / 7,600-7,669 / 7,820-7,867
+with ``pack``), bitsliced 4,020 / 4,166 / 4,260 (C = 2, 4, 4); the kernels before
+(same run): 5,693 / 6,108 / 6,207 and 3,372 / 3,391 / 3,413 (paper 000: 2,197 on a GTX
+TITAN X). With the pageable host-to-GPU copy of the inputs the whole call is ~500-600 and
+~230-290 GCUPS.
 """
 
 from __future__ import annotations
@@ -43,17 +47,21 @@ _FILE = "pairs.cu"
 _BLOCK = 256
 _BS_BLOCK = 128
 _BS_R = 4                    # rows per lane of bs_swa (one band = 128 rows)
-#: Row chains per thread ("virtual lanes") of bs_swa and of the word-wise DNA path: a
-#: thread's R rows split into `split` chains that a step updates independently. Measured
-#: on an H200 (bench/results/pairs_gpu.jsonl, 32,768 pairs, m = 128, n = 16,384, kernel
-#: time): bitsliced split 1: 3,404 GCUPS, split 2: 3,364; word-wise R = 32: split 1:
-#: 6,114, split 2: 5,938, split 4: 5,750; R = 16: split 1: 5,664, split 2: 5,203. So one
-#: chain: the two-chain form adds moves and registers and the ALU pipe is already the
-#: limit, not latency.
-BS_SPLIT = 1
-#: Word-wise DNA-path rows per lane (linear, affine gaps); the table path (any other
-#: scoring) uses 16 rows, one chain.
+#: Columns per iteration of bs_swa (lane t works on columns s - C t .. s - C t + C - 1,
+#: so C row chains overlap in one thread; the wavefront pads C * 31 columns): 4 when the
+#: longest target has at least this many letters, else 2. H200, 32,768 pairs, m = 128,
+#: kernel GCUPS C = 2 / 4: n = 1,024: 4,020 / 3,968; 4,096: 4,059 / 4,166; 16,384:
+#: 4,105 / 4,260 (bench/results/pairs_gpu.jsonl).
+BS_COLS4_FROM = 4096
+#: Word-wise DNA-path rows per lane (linear gaps: ww_dna; affine: ww_kernel); the table
+#: path (any other scoring) uses 16 rows, one chain. ww_dna on an H200, 32,768 pairs,
+#: m = 128, n = 16,384, kernel time: R = 32: 8,182 GCUPS, R = 16: 7,729.
 WW_DNA_ROWS = {False: 32, True: 24}
+#: ww_kernel (DNA affine path) row chains per thread ("virtual lanes"): a thread's R rows
+#: split into `split` chains that a step updates independently. Measured on an H200 on
+#: the linear DNA path before ww_dna (bench/results/pairs_gpu.jsonl, same setting):
+#: R = 32: split 1: 6,114 GCUPS, split 2: 5,938, split 4: 5,750; R = 16: split 1: 5,664,
+#: split 2: 5,203. So one chain.
 WW_SPLIT = 1
 #: Global/semiglobal pairs use 16-bit lanes when every value stays within this bound.
 INT16_BOUND = 14000
@@ -130,6 +138,8 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
 
     ``rows`` / ``split``: rows per lane and virtual lanes per thread of the DNA path
     (defaults :data:`WW_DNA_ROWS`, :data:`WW_SPLIT`; for measurements and tests).
+    DNA local scoring with linear gaps (16-bit lanes) runs ``ww_dna`` (packed columns by
+    ``ww_ypack``, timed as step ``pack``; ``split`` does not apply), the rest ww_kernel.
     """
     cp = _cupy()
     code = ALGORITHM_CODES[algorithm]
@@ -195,8 +205,12 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
                 per = 2 if bits == 16 else 1
                 items = np.full(-(-order.size // per) * per, -1, dtype=np.int32)
                 items[:order.size] = order
-                name = (f"ww_kernel<{bits}, {rows}, {'true' if affine else 'false'}, {code}, "
-                        f"{'true' if dna else 'false'}, {split}>")
+                if bits == 16 and dna and not affine:
+                    name = f"ww_dna<{rows}, {'true' if bands > 1 else 'false'}>"
+                    names.append("ww_ypack")
+                else:
+                    name = (f"ww_kernel<{bits}, {rows}, {'true' if affine else 'false'}, "
+                            f"{code}, {'true' if dna else 'false'}, {split}>")
                 names.append(name)
                 launches.append((name, bits, g, int(bands), items, int(yl[order].max())))
     mod = _module(tuple(names))
@@ -204,8 +218,8 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     d_flag = cp.zeros(npairs, dtype=cp.int32)
     d_nflag = cp.zeros(1, dtype=cp.int32)
     dummy = cp.zeros(1, dtype=cp.uint32)
-    clock = _Clock(cp)
-    clock.mark("swa")
+    # per launch: arguments (and ww_dna's packed columns) ready before the clock starts
+    ready = []
     for name, bits, g, bands, items, ncols in launches:
         per = 2 if bits == 16 else 1
         nitems = items.size // per
@@ -215,10 +229,44 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
         if bands > 1:
             bstride = (ncols + 2) * (2 if affine else 1)
             bound = cp.empty(nitems * bstride, dtype=cp.uint32)
-        kern = mod.get_function(name)
         grid = -(-nitems * g // _BLOCK)
+        d_items = cp.asarray(items)
+        pack = None
+        if name.startswith("ww_dna"):
+            # every item slot of the grid gets (warp's widest item + 4 G + 4) bytes
+            nall = grid * _BLOCK // g
+            cols = np.zeros(nall, np.int64)
+            pair = items.reshape(-1, 2)
+            cols[:nitems] = np.maximum(np.where(pair[:, 0] >= 0, yl[pair[:, 0]], 0),
+                                       np.where(pair[:, 1] >= 0, yl[pair[:, 1]], 0))
+            per_warp = 32 // g
+            wmax = np.repeat(cols.reshape(-1, per_warp).max(axis=1), per_warp)
+            sizes = (wmax + 4 * g + 4 + 3) // 4 * 4
+            ypoff = np.zeros(nall + 1, np.int64)
+            np.cumsum(sizes, out=ypoff[1:])
+            d_ypoff = cp.asarray(ypoff)
+            ypk = cp.empty(int(ypoff[-1]) // 4, dtype=cp.uint32)
+            pack = (d_ypoff, ypk, nall)
+        ready.append((name, g, bands, nitems, thr, bstride, bound, grid, d_items, pack))
+    clock = _Clock(cp)
+    for name, g, bands, nitems, thr, bstride, bound, grid, d_items, pack in ready:
+        kern = mod.get_function(name)
+        if pack is not None:
+            d_ypoff, ypk, nall = pack
+            clock.mark("pack")
+            mod.get_function("ww_ypack")(
+                (min(nall, 65535),), (128,),
+                (d_y, d_yo, d_items, np.int32(nitems), np.int32(2 * g), d_ypoff, np.int32(nall),
+                 ypk))
+            clock.mark("swa")
+            kern((grid,), (_BLOCK,),
+                 (d_x, d_xo, d_yo, ypk, d_ypoff, d_items, np.int32(nitems), np.int32(g),
+                  np.int32(bands), d_table, np.int32(ge), np.int32(thr), np.uint32(1), bound,
+                  np.int64(bstride), d_out, d_flag, d_nflag))
+            continue
+        clock.mark("swa")
         kern((grid,), (_BLOCK,),
-             (d_x, d_xo, d_y, d_yo, cp.asarray(items), np.int32(nitems), np.int32(g),
+             (d_x, d_xo, d_y, d_yo, d_items, np.int32(nitems), np.int32(g),
               np.int32(bands), d_table, np.int32(k), np.int32(go), np.int32(ge),
               np.int32(thr), np.uint32(1), bound, np.int64(bstride), d_out, d_flag, d_nflag),
              shared_mem=int(table.size) * 4)
@@ -241,11 +289,11 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
 
 
 def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
-                    scoring, algorithm: str = "local", *, split: int | None = None
+                    scoring, algorithm: str = "local", *, cols: int | None = None
                     ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Local scores of DNA pairs on the GPU by the bitsliced circuits (32 pairs per word).
 
-    ``split``: virtual lanes per thread of bs_swa (default :data:`BS_SPLIT`).
+    ``cols``: columns per iteration of bs_swa (2 or 4; default by :data:`BS_COLS4_FROM`).
     """
     why = bitsliced_unsupported(scoring, algorithm)
     if why is not None:
@@ -300,8 +348,11 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
     bsizes = np.where(bands > 1, (g_n + 2) * s, 0)
     boff = np.zeros(groups, np.int64)
     np.cumsum(bsizes[:-1], out=boff[1:])
-    split = BS_SPLIT if split is None else int(split)
-    swa_name = f"bs_swa<{s}, {_BS_R}, {split}, {c1}, {c2}, {gap}>"
+    if cols is None:
+        cols = 4 if int(g_n.max()) >= BS_COLS4_FROM else 2
+    cols = int(cols)
+    banded = "true" if int(bands.max()) > 1 else "false"
+    swa_name = f"bs_swa<{s}, {_BS_R}, {cols}, {c1}, {c2}, {gap}, {banded}>"
     mod = _module(("bs_w2b", "bs_b2w", swa_name))
 
     t0 = time.perf_counter()
