@@ -258,6 +258,15 @@ def gpu_main(args, argv) -> int:
                      device=f"{cpu}, {ncores} of {ncores} cores", llcs=ref, threads=ncores)
             base = {"method": r["method"], "gcups": r["gcups"], "threads": ncores,
                     "device": r["device"]}
+            if not args.no_rapidfuzz:
+                from rapidfuzz.distance import LCSseq
+                sec, ref = timed(lambda: LCSseq.similarity(a, b), 1)
+                if ref != got:
+                    raise SystemExit(f"LLCS mismatch on {data}: GPU {got}, rapidfuzz {ref}")
+                r = emit("rapidfuzz LCSseq.similarity", a, b, sec, data,
+                         device=f"{cpu}, 1 core", llcs=ref, threads=1)
+                base = [base, {"method": r["method"], "gcups": r["gcups"], "threads": 1,
+                               "device": r["device"]}]
         plan = gpu.plan(min(len(a), len(b)))
         emit("llcs gpu (skewed warp bands)", a, b, best, data, base, llcs=got,
              kernel_s=round(kern["kernel_s"], 4),
