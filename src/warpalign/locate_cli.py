@@ -41,7 +41,8 @@ def add_locate_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--method", default="auto", choices=METHODS)
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--window", type=int, help="window length for --method windows")
-    p.add_argument("--format", default="tsv", choices=("tsv", "json"))
+    p.add_argument("--format", default="tsv", choices=("tsv", "json", "sam"),
+                   help="sam: the reference records as @SQ, one line per hit (needs --mode full)")
     p.add_argument("--header", action="store_true", help="write a header line in TSV")
     p.add_argument("-o", "--output", help="output file (default stdout)")
     p.set_defaults(run=_locate)
@@ -70,6 +71,10 @@ def _locate(args) -> int:
     else:
         qnames, queries = load_sequences([args.query], scoring.alphabet, default_name="query")
     names, records = load_sequences(args.reference, scoring.alphabet, default_name="record")
+    if args.format == "sam":
+        if args.mode != "full":
+            raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")
+        return _locate_sam(args, scoring, qnames, queries, names, records)
     with _output(args.output) as out:
         if args.header and args.format == "tsv":
             out.write("#" + "\t".join(ALIGN_COLUMNS) + "\n")
@@ -87,3 +92,22 @@ def _locate(args) -> int:
                 out.write("\t".join(row[c] for c in ALIGN_COLUMNS) + "\n")
     return 0
 
+
+
+def _locate_sam(args, scoring, qnames, queries, names, records) -> int:
+    from .cli import _output
+    from .formats import write_sam
+    from .locate import locate_encoded
+
+    def lines():
+        for qname, q in zip(qnames, queries, strict=True):
+            hits = locate_encoded(q, names, records, scoring, top=args.top, mode="full",
+                                  method=args.method, backend=args.backend, window=args.window)
+            hits = [h for h in ([hits] if args.top == 1 else hits) if h.score > 0]
+            seq = scoring.alphabet.decode(q)
+            for h in hits or [None]:   # a query nothing aligns with: one unmapped line
+                yield qname, seq, None if h is None else h.record, h
+
+    with _output(args.output) as out:
+        write_sam(lines(), out, [(n, len(r)) for n, r in zip(names, records)])
+    return 0

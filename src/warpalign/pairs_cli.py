@@ -33,6 +33,9 @@ def add_pairs_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--method", default="auto", choices=("auto", "bitsliced", "wordwise"))
     p.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--format", default="tsv", choices=("tsv", "sam"),
+                   help="sam: one SAM line per written pair, Y's records as references "
+                        "(needs --mode full)")
     p.add_argument("--header", action="store_true", help="write a header line")
     p.add_argument("-o", "--output", help="output file (default stdout)")
     p.set_defaults(run=_pairs)
@@ -59,6 +62,8 @@ def _pairs(args) -> int:
     from .pairs import score_encoded
 
     scoring = _scoring(args)
+    if args.format == "sam" and args.mode != "full":
+        raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")
     x_names, xs = load_sequences(args.x, scoring.alphabet)
     y_names, ys = load_sequences(args.y, scoring.alphabet)
     if len(xs) != len(ys):
@@ -73,6 +78,13 @@ def _pairs(args) -> int:
     alignments = result.alignments if full else None
     scores = result.scores
     with _output(args.output) as out:
+        if args.format == "sam":
+            from .formats import write_sam
+            decode = scoring.alphabet.decode
+            write_sam(((x_names[i], decode(xs[i]), y_names[i], alignments[k])
+                       for k, i in enumerate(rows)), out,
+                      [(name, len(y)) for name, y in zip(y_names, ys)])
+            return 0
         if args.header:
             out.write("#" + "\t".join(columns) + "\n")
         for k, i in enumerate(rows):
