@@ -4,32 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 from pathlib import Path
+
+from warpalign._backends import cpu_name, usable_cores  # noqa: F401 (re-exported)
 
 #: ../shared/data beside the checkout, or WARPALIGN_SHARED_DATA.
 SHARED_DATA = Path(os.environ.get("WARPALIGN_SHARED_DATA",
                                   Path(__file__).resolve().parents[2] / "shared" / "data"))
-
-
-def cpu_name() -> str:
-    """The CPU's model name as the kernel reports it."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
-
-
-def usable_cores() -> int:
-    """CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
 
 
 def emit(record: dict, out=None) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import cpu_name
+from _common import cpu_name, usable_cores
 from warpalign.errors import BackendUnavailable
 from warpalign.locate import default_window, locate_encoded, span_bound
 from warpalign.scoring import Scoring
@@ -42,8 +42,7 @@ def device_name(backend: str) -> str:
         props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
         name = props["name"]
         return name.decode() if isinstance(name, bytes) else str(name)
-    from warpalign._backends.cpu import _default_threads
-    return f"{cpu_name()} ({_default_threads()} cores)"
+    return f"{cpu_name()} ({usable_cores()} cores)"
 
 
 def load_reference(path: Path, size: int, scoring: Scoring) -> np.ndarray:

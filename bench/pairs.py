@@ -28,9 +28,7 @@ seconds / 1e9 (the paper's definition); timings exclude encoding and compilation
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -38,26 +36,9 @@ from functools import partial
 
 import numpy as np
 
+from _common import cpu_name, emit
 from warpalign import Scoring
 from warpalign._backends.cpu import bitsliced, wordwise
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
-
-
-def emit(record: dict, out) -> None:
-    line = json.dumps(record)
-    print(line, flush=True)
-    if out:
-        out.write(line + "\n")
 
 
 def concat(seqs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import cpu_name, emit
+from _common import cpu_name, emit, usable_cores
 from warpalign import Scoring
 from warpalign.database import Database
 from warpalign.io import load_sequences
@@ -40,8 +40,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     command = "python " + " ".join([os.path.relpath(__file__)] + (argv or sys.argv[1:]))
 
-    from warpalign._backends.cpu import CpuBackend, _default_threads
-    cores = _default_threads()
+    from warpalign._backends.cpu import CpuBackend
+    cores = usable_cores()
     scoring = Scoring(matrix=args.matrix, gap_open=args.gap_open, gap_extend=args.gap_extend)
     qnames, queries = load_sequences(args.queries, scoring.alphabet)
     qnames, queries = qnames[: args.max_queries], queries[: args.max_queries]

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -41,6 +40,8 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+
+from ._backends import cpu_name, usable_cores
 
 JOBS = ("search", "pairs", "lcs", "locate")
 BACKENDS = ("auto", "cpu", "cuda")
@@ -180,26 +181,6 @@ def settings(job: str, *, quick: bool, backend: str) -> dict:
 # Machine
 # --------------------------------------------------------------------------------------
 
-def cpu_name() -> str:
-    """The CPU's model name as the kernel reports it."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "cpu"
-
-
-def cores() -> int:
-    """CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
-
-
 def resolve_backend(backend: str) -> str:
     """"cpu" or "cuda" ("auto": the backend ``get_backend`` picks; an unavailable
     "cuda" raises ``BackendUnavailable`` naming the reason)."""
@@ -214,8 +195,8 @@ def device_name(backend: str) -> str:
         import cupy
         name = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
         name = name.decode() if isinstance(name, bytes) else str(name)
-        return f"{name} (host: {cpu_name()}, {cores()} cores)"
-    return f"{cpu_name()} ({cores()} cores)"
+        return f"{name} (host: {cpu_name()}, {usable_cores()} cores)"
+    return f"{cpu_name()} ({usable_cores()} cores)"
 
 
 def _best(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
@@ -327,7 +308,7 @@ def _bench_pairs(cfg: dict, backend: str, command: str) -> Iterator[dict]:
     except ImportError:
         parasail = None
         _note("pairs: parasail not installed, no baseline")
-    base_name = f"parasail sw_scan_16, {cores()} threads" if parasail else None
+    base_name = f"parasail sw_scan_16, {usable_cores()} threads" if parasail else None
     for n in cfg["n"]:
         xs, ys = _random_dna(rng, cfg["pairs"], cfg["m"]), _random_dna(rng, cfg["pairs"], n)
         xl, yl = list(xs), list(ys)
@@ -354,10 +335,10 @@ def _bench_pairs(cfg: dict, backend: str, command: str) -> Iterator[dict]:
         def run(xt=xt, yt=yt, k=k, matrix=matrix):
             def one(i):
                 return parasail.sw_scan_16(xt[i], yt[i], 1, 1, matrix).score
-            with ThreadPoolExecutor(cores()) as pool:
+            with ThreadPoolExecutor(usable_cores()) as pool:
                 return list(pool.map(one, range(k)))
         sec, got = _best(run, 1)
-        yield _record("pairs", "parasail", "sw_scan_16", f"{cpu_name()} ({cores()} cores)",
+        yield _record("pairs", "parasail", "sw_scan_16", f"{cpu_name()} ({usable_cores()} cores)",
                       {**params, "pairs": k}, sec, k * cfg["m"] * n, "warpalign, same run",
                       command, scores_agree=bool(np.array_equal(got, reference[:k])))
 
@@ -381,7 +362,7 @@ def _bench_lcs(cfg: dict, backend: str, command: str) -> Iterator[dict]:
 
     for na, nb in cfg["sizes"]:
         a, b = dna(na), dna(nb)
-        params = {"a_len": na, "b_len": nb, "data": "random DNA", "threads": cores()}
+        params = {"a_len": na, "b_len": nb, "data": "random DNA", "threads": usable_cores()}
         use_base = LCSseq is not None and na * nb <= cfg["baseline_max_cells"]
         sec, got = _best(lambda a=a, b=b: lcs_length(a, b, backend=backend), cfg["repeat"])
         yield _record("lcs", backend, "llcs", device, {**params, "llcs": got}, sec, na * nb,
@@ -395,7 +376,7 @@ def _bench_lcs(cfg: dict, backend: str, command: str) -> Iterator[dict]:
         a, b = dna(na), dna(nb)
         sec, s = _best(lambda a=a, b=b: lcs(a, b, backend=backend), 1)
         yield _record("lcs", backend, "lcs", device,
-                      {"a_len": na, "b_len": nb, "data": "random DNA", "threads": cores(),
+                      {"a_len": na, "b_len": nb, "data": "random DNA", "threads": usable_cores(),
                        "lcs_len": len(s)}, sec, na * nb, None, command)
 
 

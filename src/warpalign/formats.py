@@ -88,8 +88,7 @@ def alignment_to_json(aln: Alignment) -> dict:
 
 def write_search_json(results: Iterable[Hits], out: TextIO) -> None:
     """One JSON object per query per line (JSON lines)."""
-    for hits in results:
-        out.write(json.dumps(hits_to_json(hits)) + "\n")
+    out.writelines(json.dumps(hits_to_json(hits)) + "\n" for hits in results)
 
 
 def format_alignment(qname: str, tname: str, aln: Alignment, width: int = 60) -> str:

@@ -42,7 +42,6 @@ threads meanwhile; ``lcs_length`` runs one GPU pass over the whole pair when it 
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from ._backends import BACKENDS, check_choice
+from ._backends import choose_backend, usable_cores
 from ._backends.cpu import lcs as _cpu
 from .alphabet import as_bytes_array
 from .errors import AlphabetError, BackendUnavailable
@@ -102,24 +101,12 @@ def _cuda_engine() -> _Engine:
 
 
 def _engine(backend: str) -> _Engine:
-    check_choice("backend", backend, BACKENDS)
-    if backend == "auto":
-        forced = os.environ.get("WARPALIGN_BACKEND")
-        if forced:
-            return _engine(check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:]))
-        try:
-            return _cuda_engine()
-        except BackendUnavailable:
-            return _CPU
-    return _CPU if backend == "cpu" else _cuda_engine()
+    return _CPU if choose_backend(backend, _cuda_engine) == "cpu" else _cuda_engine()
 
 
 def _threads(threads: int | None) -> int:
     if threads is None:
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # not Linux
-            return os.cpu_count() or 1
+        return usable_cores()
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise ValueError(f"invalid threads: {threads!r}; expected a positive int or None")
     return threads

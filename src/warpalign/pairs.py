@@ -20,13 +20,12 @@ few).
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import ALGORITHMS, BACKENDS, check_choice
+from ._backends import ALGORITHMS, BACKENDS, check_choice, choose_backend
 from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end
 from .errors import AlphabetError, BackendUnavailable, NotComputed
 from .results import Alignment
@@ -256,19 +255,10 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
 
 def resolve_backend(backend: str) -> str:
     """"cpu" or "cuda" for ``backend`` ("auto": CUDA when its pair kernels can run)."""
-    check_choice("backend", backend, BACKENDS)
-    if backend == "auto":
-        forced = os.environ.get("WARPALIGN_BACKEND")
-        if forced:
-            return resolve_backend(check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:]))
-        try:
-            return resolve_backend("cuda")
-        except BackendUnavailable:
-            return "cpu"
-    if backend == "cuda":
+    def probe():
         from ._backends.cuda.pairs import check_device
         check_device()   # BackendUnavailable naming the reason: CuPy missing or no device
-    return backend
+    return choose_backend(backend, probe)
 
 
 def _kernel(backend: str, method: str):

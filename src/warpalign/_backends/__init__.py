@@ -23,6 +23,7 @@ then the smallest query end; local score 0 reports ends (0, 0).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -81,27 +82,65 @@ def check_choice(kind: str, value: object, allowed: tuple[str, ...]) -> str:
     return value  # type: ignore[return-value]
 
 
+def usable_cores() -> int:
+    """CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def cpu_name() -> str:
+    """The CPU's model name as the operating system reports it."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or "cpu"
+
+
+def choose_backend(name: str, probe_cuda: Callable[[], object]) -> str:
+    """Resolve "auto" | "cpu" | "cuda" to "cpu" or "cuda" for one job.
+
+    ``probe_cuda()`` raises :class:`BackendUnavailable` (saying why) when the job's CUDA
+    kernels cannot run here. "auto" takes ``WARPALIGN_BACKEND`` when set, else CUDA when
+    the probe passes, else the CPU; an explicit "cuda" that cannot run raises.
+    """
+    check_choice("backend", name, BACKENDS)
+    if name == "auto":
+        forced = os.environ.get("WARPALIGN_BACKEND")
+        if forced:
+            name = check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:])
+        else:
+            try:
+                probe_cuda()
+            except BackendUnavailable:
+                return "cpu"
+            return "cuda"
+    if name == "cuda":
+        probe_cuda()
+    return name
+
+
 _cache: dict[str, object] = {}
 
 
 def get_backend(name="auto"):
-    """Return the backend object for ``name`` ("auto" picks CUDA when a device answers).
+    """Return the search backend object for ``name`` ("auto" picks CUDA when a device answers).
 
     A backend object passes through unchanged, so callers may configure one themselves,
     e.g. ``search(..., backend=CudaBackend(devices=[0, 1]))`` or ``CpuBackend(threads=1)``.
     """
     if not isinstance(name, str) and hasattr(name, "scan") and hasattr(name, "prepare"):
         return name
-    check_choice("backend", name, BACKENDS)
-    if name == "auto":
-        forced = os.environ.get("WARPALIGN_BACKEND")
-        if forced:
-            check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:])
-            return get_backend(forced)
-        try:
-            return get_backend("cuda")
-        except BackendUnavailable:
-            return get_backend("cpu")
+    return _instance(choose_backend(name, lambda: _instance("cuda")))
+
+
+def _instance(name: str):
     if name not in _cache:
         if name == "cpu":
             from .cpu import CpuBackend

@@ -13,14 +13,13 @@ Scores and ends are identical to :func:`pairwise.score_end` for every target.
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import ALGORITHMS, ScoreBatch, TargetSet, check_choice
+from .. import ALGORITHMS, ScoreBatch, TargetSet, check_choice, usable_cores
 from . import batch as _k
 from .pairwise import ALGORITHM_CODES
 
@@ -50,13 +49,6 @@ class CpuTargets:
         return self.lane_len.shape[0]
 
 
-def _default_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
 class CpuBackend:
     """Numba backend. ``threads``: worker threads (default: the CPUs this process may use).
 
@@ -75,7 +67,7 @@ class CpuBackend:
     name = "cpu"
 
     def __init__(self, threads: int | None = None):
-        self.threads = int(threads) if threads else _default_threads()
+        self.threads = int(threads) if threads else usable_cores()
         if self.threads < 1:
             raise ValueError(f"invalid threads: {threads!r}; expected an integer >= 1")
         self._pool: ThreadPoolExecutor | None = None
