@@ -135,8 +135,15 @@ def _show_progress(args) -> bool:
     return sys.stderr.isatty() if args.progress is None else args.progress
 
 
-def _scoring(args):
+def _scoring(args, default: dict | None = None):
+    """The Scoring the flags ask for; ``default`` (match/mismatch/gaps) when none is given."""
     from .scoring import Scoring
+    if default is not None and args.matrix is None and args.match is None and args.mismatch is None:
+        gaps = {k: v for k, v in (("gap_open", args.gap_open), ("gap_extend", args.gap_extend))
+                if v is not None}
+        if len(gaps) == 1 and default["gap_open"] == default["gap_extend"]:
+            gaps = dict.fromkeys(("gap_open", "gap_extend"), *gaps.values())  # stays linear
+        return Scoring(**{**default, **gaps}, alphabet=args.alphabet or "dna")
     if args.match is not None or args.mismatch is not None:
         if args.matrix:
             raise ValueError("give either --matrix or --match/--mismatch, not both")

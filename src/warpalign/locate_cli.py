@@ -49,23 +49,11 @@ def add_locate_command(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _scoring(args):
-    from .cli import _scoring as from_flags
-    from .scoring import Scoring
-
-    if args.matrix is None and args.match is None and args.mismatch is None:
-        given = {k: v for k, v in (("gap_open", args.gap_open), ("gap_extend", args.gap_extend))
-                 if v is not None}
-        return Scoring(**{**DEFAULT_SCORING, **given}, alphabet=args.alphabet or "dna")
-    return from_flags(args)
-
-
 def _locate(args) -> int:
-    from .cli import _output
+    from .cli import _output, _scoring
     from .io import load_sequences
     from .locate import locate_encoded
-
-    scoring = _scoring(args)
+    scoring = _scoring(args, DEFAULT_SCORING)
     if os.path.exists(args.query):
         qnames, queries = load_sequences(args.query, scoring.alphabet, default_name="query")
     else:

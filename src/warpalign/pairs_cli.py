@@ -42,26 +42,12 @@ def add_pairs_command(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def _scoring(args):
-    from .cli import _scoring as from_flags
-    from .scoring import Scoring
-
-    if args.matrix is None and args.match is None and args.mismatch is None:
-        gaps = {k: v for k, v in (("gap_open", args.gap_open), ("gap_extend", args.gap_extend))
-                if v is not None}
-        if len(gaps) == 1:   # one penalty given: a linear gap of that cost
-            gaps = dict.fromkeys(("gap_open", "gap_extend"), next(iter(gaps.values())))
-        return Scoring(**{**DEFAULT_SCORING, **gaps}, alphabet=args.alphabet or "dna")
-    return from_flags(args)
-
-
 def _pairs(args) -> int:
-    from .cli import _output
+    from .cli import _output, _scoring
     from .formats import alignment_fields
     from .io import load_sequences
     from .pairs import score_encoded
-
-    scoring = _scoring(args)
+    scoring = _scoring(args, DEFAULT_SCORING)
     if args.format == "sam" and args.mode != "full":
         raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")
     x_names, xs = load_sequences(args.x, scoring.alphabet)
