@@ -177,22 +177,127 @@ def test_empty_inputs(cuda):
     assert cuda.scan(np.zeros(3, np.uint8), h0, s).scores.size == 0
 
 
-def test_global_semiglobal_fall_back_to_cpu(cuda):
-    """No GPU kernel for global/semiglobal yet: the CPU backend runs them, exactly."""
-    from warpalign._backends.cpu.pairwise import score_end_py
+# -- global and semiglobal (sw_s32<..., ALG>): scores and ends equal score_end ----------
+
+_ALG = {"global": 1, "semiglobal": 2}
+
+
+def _check_alg(cuda, query, targets, scoring, algorithm, handle=None):
+    """Both modes (score only, and ends) of one algorithm against score_end."""
+    h = cuda.prepare(TargetSet.from_list(targets)) if handle is None else handle
+    want = np.array([score_end(query, t, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                               _ALG[algorithm]) for t in targets], dtype=np.int64).reshape(-1, 3)
+    got = cuda.scan(query, h, scoring, algorithm=algorithm, ends=False)
+    assert got.scores.dtype == np.int32 and got.query_ends is None
+    bad = np.flatnonzero(got.scores != want[:, 0])
+    assert bad.size == 0, (f"{algorithm}: {bad.size} score mismatches, e.g. target {bad[0]} "
+                           f"(len {len(targets[bad[0]])}, m {len(query)}): gpu "
+                           f"{got.scores[bad[0]]} cpu {want[bad[0], 0]}")
+    e = cuda.scan(query, h, scoring, algorithm=algorithm, ends=True)
+    np.testing.assert_array_equal(e.scores, want[:, 0])
+    np.testing.assert_array_equal(e.query_ends, want[:, 1])
+    np.testing.assert_array_equal(e.target_ends, want[:, 2])
+    assert e.saturated == 0
+
+
+@pytest.mark.parametrize("algorithm", ["global", "semiglobal"])
+@pytest.mark.parametrize("params", [BLOSUM62, BLOSUM50], ids=["blosum62", "blosum50"])
+@pytest.mark.parametrize("m", [0, 1, 2, 31, 64, 333])
+def test_global_semiglobal_bucket_boundaries(cuda, algorithm, params, m):
+    """Random proteins of lengths 0, 1 and every bucket bound +-1 (single- and multi-pass
+    rows of both widths), plus a few long ones; the query from empty to several tiles."""
+    s = Scoring(**params)
+    rng = np.random.default_rng(100 + m)
+    K = s.matrix.shape[0]
+    lengths = _bucket_lengths() + list(rng.integers(0, 1500, 20)) + [3000, 4097]
+    targets = [rng.integers(0, K, n).astype(np.uint8) for n in lengths]
+    query = rng.integers(0, K, m).astype(np.uint8)
+    # related targets: the semiglobal best sits inside the target, ties in the last row
+    if m:
+        targets += [np.concatenate([rng.integers(0, K, 40), query, rng.integers(0, K, 25)])
+                    .astype(np.uint8), np.tile(query, 3), query.copy()]
+    rng.shuffle(targets)
+    _check_alg(cuda, query, targets, s, algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ["global", "semiglobal"])
+def test_global_semiglobal_long_target(cuda, algorithm):
+    """No length cap: a 35,213-residue target (many tiles of the multi-pass row)."""
+    s = Scoring(**BLOSUM62)
+    rng = np.random.default_rng(55)
+    query = rng.integers(0, 20, 1500).astype(np.uint8)
+    long = rng.integers(0, 20, 35213).astype(np.uint8)
+    long[20000:21500] = query
+    targets = [long, rng.integers(0, 20, 9000).astype(np.uint8), query[::2].copy(),
+               np.zeros(0, np.uint8), query[:1].copy()]
+    _check_alg(cuda, query, targets, s, algorithm)
+    _check_alg(cuda, query[:7].copy(), targets, s, algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ["global", "semiglobal"])
+@pytest.mark.parametrize("params", [{"match": 2, "mismatch": -1, "gap_open": 1, "gap_extend": 1},
+                                    {"match": 1, "mismatch": -2, "gap_open": 3, "gap_extend": 3},
+                                    {"match": 5, "mismatch": -3, "gap_open": 8, "gap_extend": 1}],
+                         ids=["dna-linear", "dna-linear3", "dna-affine"])
+def test_global_semiglobal_dna(cuda, algorithm, params):
+    """DNA with linear gaps (gap_open == gap_extend) and affine, IUPAC codes in targets."""
+    s = Scoring(**params)
+    rng = np.random.default_rng(13)
+    for m in (1, 17, 500):
+        query = rng.integers(0, 4, m).astype(np.uint8)
+        targets = [rng.integers(0, 15, n).astype(np.uint8) for n in _bucket_lengths()]
+        targets += [np.concatenate([rng.integers(0, 4, 300), query, rng.integers(0, 4, 7)])
+                    .astype(np.uint8), np.full(600, query[0], np.uint8)]
+        _check_alg(cuda, query, targets, s, algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ["global", "semiglobal"])
+def test_global_semiglobal_wide_scores_and_real_data(cuda, algorithm):
+    """Scores far below zero (matrix x1000), and Swiss-Prot against itself."""
+    base = Scoring(**BLOSUM62)
+    wide = Scoring(matrix=base.matrix * 1000, gap_open=11000, gap_extend=1000,
+                   alphabet="protein")
+    rng = np.random.default_rng(2)
+    query = rng.integers(0, 26, 120).astype(np.uint8)
+    targets = [rng.integers(0, 26, n).astype(np.uint8) for n in (0, 1, 50, 120, 700, 2000)]
+    _check_alg(cuda, query, targets + [query.copy()], wide, algorithm)
+    seqs = [base.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
+    h = cuda.prepare(TargetSet.from_list(seqs))
+    for qi in (0, 17):
+        _check_alg(cuda, seqs[qi], seqs, base, algorithm, handle=h)
+
+
+@pytest.mark.parametrize("algorithm", ["global", "semiglobal"])
+def test_global_semiglobal_chunked_and_search(cuda, algorithm):
+    """Chunked handles (several uploads) and search()'s GPU top-k give the CPU's hits."""
+    s = Scoring(**BLOSUM62)
+    rng = np.random.default_rng(17)
+    targets = [rng.integers(0, 20, n).astype(np.uint8) for n in rng.integers(0, 900, 80)]
+    targets += [np.zeros(0, np.uint8), targets[3].copy(), targets[3].copy()]
+    query = targets[3][10:200].copy()
+    be = _chunk_backend(devices=cuda.devices[:1], max_resident=2000)
+    h = be.prepare(TargetSet.from_list(targets))
+    assert len(h.chunks) > 1
+    _check_alg(be, query, targets, s, algorithm, handle=h)
+    seqs = [s.alphabet.decode(t) for t in targets]
+    for k in (1, 5, 200):
+        _search_both([seqs[3][10:200], seqs[40][:50], ""], seqs, s, top_k=k, mode="end",
+                     algorithm=algorithm)
+        _search_both([seqs[3][10:200]], seqs, s, top_k=k, algorithm=algorithm)
+
+
+def test_global_semiglobal_options(cuda):
     s = Scoring(**BLOSUM62)
     rng = np.random.default_rng(9)
     targets = [rng.integers(0, 20, n).astype(np.uint8) for n in (0, 1, 7, 40)]
     q = rng.integers(0, 20, 12).astype(np.uint8)
     h = cuda.prepare(TargetSet.from_list(targets))
     for algorithm in ("global", "semiglobal"):
-        got = cuda.scan(q, h, s, algorithm=algorithm, ends=True)
-        want = [score_end_py(q, t, s.matrix, s.gap_open, s.gap_extend, algorithm)
-                for t in targets]
-        assert got.scores.tolist() == [w[0] for w in want]
-        assert got.query_ends.tolist() == [w[1] for w in want]
-    with pytest.raises(ValueError, match="local"):
-        cuda.scan(q, h, s, algorithm="global", method="warp")
+        with pytest.raises(ValueError, match="local"):
+            cuda.scan(q, h, s, algorithm=algorithm, method="warp")
+        empty = cuda.scan(q, cuda.prepare(TargetSet.from_list([])), s, algorithm=algorithm,
+                          ends=True)
+        assert empty.scores.size == 0
     with pytest.raises(ValueError, match="invalid algorithm"):
         cuda.scan(np.zeros(3, np.uint8), h, s, algorithm="nope")
 

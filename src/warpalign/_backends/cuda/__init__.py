@@ -8,8 +8,9 @@ kernel table (``config.py``); ``scan`` scores one query against all of them:
 * ``ends=True``: the 32-bit kernel with per-column maxima, which gives the end cell by the
   tie rule (smallest target end, then smallest query end).
 
-Only local alignment runs on the GPU so far; global and semiglobal run on the CPU backend
-over the host copy of the targets (exact, no GPU).
+Global and semiglobal alignment run in the same 32-bit kernel (template argument ALG:
+no relu, boundary row/column of the algorithm, the last query row read once per tile),
+always with end cells; there is no 16-bit pass for them (their scores go far below zero).
 Constructing the backend raises :class:`~warpalign.errors.BackendUnavailable` naming the
 reason: CuPy missing, no device, or the kernels failed to compile.
 """
@@ -125,7 +126,6 @@ class DeviceTargets:
     buckets16: list[_Bucket]
     buckets32: list[_Bucket]
     upload_seconds: float
-    host: TargetSet = None      # the targets on the host (global/semiglobal run on the CPU)
     rows_pairs: object = None   # device int32: all targets in pairs, longest first
     warp_ids: object = None     # device int32: all targets, longest first
     cache: dict = field(default_factory=dict)
@@ -171,6 +171,8 @@ class CudaBackend:
             + ([config.rows_kernel_name(r) for r in config.ROWS_REGS]
                if rows_min_len is not None else [])
             + [config.kernel_name(c, ends) for c in self._rows32 for ends in (True, False)]
+            + [config.kernel_name(c, True, a) for c in self._rows32
+               for a in ("global", "semiglobal")]
             + ["sw_warp<true>", "sw_warp<false>"]))
         from .loader import get_module
         self._block2 = int(block2)   # threads per block of the two-row kernels (variant 3)
@@ -265,7 +267,7 @@ class CudaBackend:
             cp.cuda.get_current_stream().synchronize()
         return DeviceTargets(cp.cuda.runtime.getDevice(), len(lengths), int(lengths.sum()),
                              codes, d_offsets, lengths, max_code, b16, b32,
-                             time.perf_counter() - t0, host=targets, rows_pairs=rows_pairs,
+                             time.perf_counter() - t0, rows_pairs=rows_pairs,
                              warp_ids=warp_ids)
 
     def _buckets(self, rows, lengths, order, *, paired):
@@ -311,8 +313,6 @@ class CudaBackend:
         "warp" (paper 003's kernel: one warp per alignment, 32-bit). ``handle`` may also be
         a chunked or multi-device handle (:meth:`prepare` decides).
         """
-        if algorithm != "local":
-            return self._cpu_scan(query, handle, scoring, algorithm, ends, method)
         if not isinstance(handle, DeviceTargets):
             got = self.search_batches([query], handle, scoring, algorithm=algorithm, ends=ends,
                                       top_k=None, method=method)[0]
@@ -328,25 +328,6 @@ class CudaBackend:
         return ScoreBatch(cp.asnumpy(scores), None if qends is None else cp.asnumpy(qends),
                           None if tends is None else cp.asnumpy(tends), nsat)
 
-    def _cpu_scan(self, query, handle, scoring, algorithm, ends, method):
-        """Global and semiglobal alignment have no GPU kernel yet: they run on the CPU
-        backend over the host copy of the targets (exact; the GPU is not used)."""
-        check_choice("algorithm", algorithm, ALGORITHMS)
-        check_choice("method", method, METHODS)
-        if method != "auto":
-            raise ValueError(f"method={method!r} computes local alignments only, "
-                             f"not {algorithm!r}")
-        got = handle.cache.get("cpu")
-        if got is None:
-            from ..cpu import CpuBackend
-            host = handle.targets if not isinstance(handle, DeviceTargets) else handle.host
-            cpu = CpuBackend()
-            got = (cpu, cpu.prepare(host))
-            handle.cache["cpu"] = got
-        cpu, h = got
-        return cpu.scan(np.ascontiguousarray(query, dtype=np.uint8), h, scoring,
-                        algorithm=algorithm, ends=ends)
-
     def _check_query(self, q, handle, scoring):
         K = scoring.matrix.shape[0]
         if handle.max_code >= K or (len(q) and int(q.max()) >= K):
@@ -358,9 +339,9 @@ class CudaBackend:
         """Device arrays (scores, qends, tends) and the saturated count; None when empty."""
         check_choice("algorithm", algorithm, ALGORITHMS)
         check_choice("method", method, METHODS)
-        if algorithm != "local":
-            raise ValueError(f"the CUDA backend computes local alignments only so far, "
-                             f"not {algorithm!r}; use backend='cpu'")
+        if algorithm != "local" and method != "auto":
+            raise ValueError(f"method={method!r} computes local alignments only, "
+                             f"not {algorithm!r}")
         cp = self._cp
         if cp.cuda.runtime.getDevice() != handle.device:
             raise ValueError("scan must run on the device the targets were prepared on")
@@ -368,6 +349,8 @@ class CudaBackend:
         n = handle.n
         m = len(q)
         self._check_query(q, handle, scoring)
+        if algorithm != "local":
+            return self._scan_nonlocal(q, handle, scoring, algorithm, ends)
         if n == 0 or m == 0 or handle.residues == 0:
             return None
         tables = self._tables(handle, scoring)
@@ -399,6 +382,33 @@ class CudaBackend:
             item = _Bucket(multi, flagged[:nsat], nsat, 0)
             self._run32(handle, [item], q, tables, scores, None, None, ends=False)
         return scores, None, None, nsat
+
+    def _scan_nonlocal(self, q, handle, scoring, algorithm, ends):
+        """Global/semiglobal: sw_s32<..., ALG> on every width-32 bucket (scores and ends);
+        an empty query has the closed form of cpu/pairwise.score_end."""
+        cp = self._cp
+        n, m = handle.n, len(q)
+        if n == 0:
+            return None
+        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+        if m == 0:
+            # global: H(0, n) = -(go + (n-1) ge), ends (0, n); semiglobal: 0, ends (0, 0)
+            lengths = handle.lengths.astype(np.int64)
+            if algorithm == "global":
+                sc = np.where(lengths > 0, -(go + (lengths - 1) * ge), 0).astype(np.int32)
+                te = lengths.astype(np.int32)
+            else:
+                sc = np.zeros(n, dtype=np.int32)
+                te = np.zeros(n, dtype=np.int32)
+            return (cp.asarray(sc), cp.zeros(n, dtype=cp.int32) if ends else None,
+                    cp.asarray(te) if ends else None, 0)
+        tables = self._tables(handle, scoring)
+        scores = cp.zeros(n, dtype=cp.int32)
+        qends = cp.zeros(n, dtype=cp.int32)
+        tends = cp.zeros(n, dtype=cp.int32)
+        self._run32(handle, handle.buckets32, q, tables, scores, qends, tends, ends=True,
+                    algorithm=algorithm)
+        return scores, (qends if ends else None), (tends if ends else None), 0
 
     # -- whole searches: GPU top-k, chunks, several devices ------------------------------
     def _candidate_ids(self, scores, n, top_k):
@@ -442,16 +452,16 @@ class CudaBackend:
         through two device buffers (upload of the next chunk overlaps the current one's
         kernels); multi-device handles run one thread per device; results merge exactly."""
         check_choice("method", method, METHODS)
+        check_choice("algorithm", algorithm, ALGORITHMS)
         qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
-        if algorithm != "local":
-            return [self._cpu_scan(q, handle, scoring, algorithm, ends, method) for q in qs]
         if isinstance(handle, MultiTargets):
             return self._search_multi(qs, handle, scoring, algorithm, ends, top_k, method)
         if isinstance(handle, ChunkedTargets):
             return self._search_chunked(qs, handle, scoring, algorithm, ends, top_k, method)
         out = []
         for q in qs:
-            if ends and method == "auto" and top_k is not None and top_k < handle.n:
+            if (ends and method == "auto" and algorithm == "local" and top_k is not None
+                    and top_k < handle.n):
                 out.append(self._scan_topk_ends(q, handle, scoring, algorithm, top_k))
                 continue
             res = self._scan_device(q, handle, scoring, algorithm=algorithm, ends=ends,
@@ -713,7 +723,8 @@ class CudaBackend:
         cp.cuda.get_current_stream().synchronize()
         del boundary
 
-    def _run32(self, handle, buckets, q, tables, scores, qends, tends, *, ends):
+    def _run32(self, handle, buckets, q, tables, scores, qends, tends, *, ends,
+               algorithm="local"):
         cp = self._cp
         kp = tables["kp"]
         qrow = self._qrow(q, kp, kp)
@@ -733,7 +744,7 @@ class CudaBackend:
             s = self._streams[k % len(self._streams)]
             s.wait_event(ready)
             with s:
-                self._kernel(config.kernel_name(b.cfg, ends), smem)(
+                self._kernel(config.kernel_name(b.cfg, ends, algorithm), smem)(
                     (grid,), (config.BLOCK,),
                     (handle.codes, handle.offsets, b.items, np.int32(b.count), qrow, np.int32(m),
                      table, np.int32(table.size), np.int32(kp), np.int32(tables["go"]),

@@ -19,7 +19,8 @@ longer serializes a whole search on one warp.
   the pair table stored twice, interleaved so each half-warp reads its own 16 banks
   (512-thread blocks, one per SM: the two copies take 159 KB for protein).
 * width 32: ``sw_s32``, one target per group; used for ``ends=True`` (coordinates by the
-  tie rule), for scorings too large for 16 bits, and for rescoring.
+  tie rule), for scorings too large for 16 bits, and for rescoring; and for every global
+  and semiglobal alignment (template argument ALG, scores and ends, no 16-bit pass).
 
 Single-pass rows need ``group * regs >= max_len`` (one tile covers the bucket). Register
 counts from ptxas (CUDA 13.0, sm_90, ``__launch_bounds__(256, 2)``: at most 128): s16x2
@@ -122,9 +123,17 @@ def rows(width: int) -> tuple[KernelConfig, ...]:
     return (*bounded, last[0])
 
 
-def kernel_name(cfg: KernelConfig, ends: bool = False) -> str:
-    """The template instantiation a row launches (name_expressions use the same string)."""
+ALG_CODES = {"local": 0, "global": 1, "semiglobal": 2}   # sw_s32's ALG template argument
+
+
+def kernel_name(cfg: KernelConfig, ends: bool = False, algorithm: str = "local") -> str:
+    """The template instantiation a row launches (name_expressions use the same string).
+    Global and semiglobal run only in width 32 and always with ends (sw_s32<..., ALG>)."""
     multi = "true" if cfg.multi else "false"
+    if algorithm != "local":
+        if cfg.width != 32:
+            raise ValueError(f"{algorithm} alignment runs in the width-32 kernel only")
+        return f"sw_s32<{cfg.group}, {cfg.regs}, true, {multi}, {ALG_CODES[algorithm]}>"
     if cfg.chained:
         if cfg.variant == 3:
             return f"sw_s16x2r2_chain<{cfg.regs}>"
@@ -145,6 +154,7 @@ def all_kernel_names() -> tuple[str, ...]:
     for c in rows(32):
         names.append(kernel_name(c, ends=True))
         names.append(kernel_name(c, ends=False))
+        names += [kernel_name(c, True, a) for a in ("global", "semiglobal")]
     return tuple(dict.fromkeys(names))
 
 

@@ -1,4 +1,4 @@
-// Smith-Waterman database search kernels (local alignment, affine gaps, Gotoh).
+// Database search kernels (Smith-Waterman local; global/semiglobal in sw_s32), affine gaps, Gotoh.
 //
 // Conventions (DESIGN.md): rows are query positions, columns target positions; a gap of
 // length k costs go + (k-1)*ge; H >= 0.  Both kernels stream the query through a group of
@@ -14,7 +14,8 @@
 //             only.  A target whose maximum reaches `threshold` (32767 - max score) is
 //             appended to `flagged`: before any lane can wrap, a correct H >= threshold has
 //             entered the running maximum, so unflagged scores are exact.
-//   sw_s32    one target per group in 32-bit lanes: the rescoring path and mode="end".
+//   sw_s32    one target per group in 32-bit lanes: the rescoring path and mode="end";
+//             with ALG = 1 / 2, every global / semiglobal alignment (see the kernel).
 //             With ENDS, every column keeps its maximum and the first row reaching it;
 //             the reduction then takes the best score at the smallest column, which is
 //             the DESIGN tie rule (smallest target end, then smallest query end).
@@ -195,7 +196,23 @@ sw_s16x2(const unsigned char* __restrict__ codes, const long long* __restrict__ 
 // 32-bit kernel: one target per group.  ids: target ids to score.  qrow[QPAD + i]: byte
 // offset of query row i's profile row; table[q*kp + a] = S[q][a] (code kp-1 is padding).
 // boundary (MULTI): 2*m int2 per group of the grid.
-template <int G, int R, bool ENDS, bool MULTI>
+//
+// ALG (cpu/pairwise.py score_end is the specification):
+//   0 local       H >= 0 (relu), best cell anywhere by the tie rule.
+//   1 global      no relu; H(0, j) = -(go + (j-1) ge), H(i, 0) = -(go + (i-1) ge); the
+//                 score is H(m, n), ends (m, n).
+//   2 semiglobal  target end gaps free: H(0, j) = 0, H(i, 0) as global; the score is the
+//                 best of the last row (column 0 included), smallest column; ends (m, j).
+// Global/semiglobal lanes skip rows outside [0, m): before the query their registers hold
+// row 0 (the boundary the next lane reads as its diagonal), after it row m, which the
+// group reads once per tile (no running maximum over the cells).  Needs m >= 1 (the host
+// fills m == 0 by the closed form); ENDS is always true for them.
+template <int ALG>
+__device__ __forceinline__ int row0(int j, int go, int ge) {  // H(0, j), 1-based column j
+    return (ALG == 1 && j > 0) ? -(go + (j - 1) * ge) : 0;
+}
+
+template <int G, int R, bool ENDS, bool MULTI, int ALG = 0>
 __global__ void __launch_bounds__(256, 2)
 sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
        const int* __restrict__ ids, int nids, const int* __restrict__ qrow, int m,
@@ -203,6 +220,7 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
        int* __restrict__ scores, int* __restrict__ qends, int* __restrict__ tends,
        int2* __restrict__ boundary)
 {
+    static_assert(ALG == 0 || ENDS, "global/semiglobal always report ends");
     extern __shared__ unsigned smem[];
     load_table(smem, reinterpret_cast<const unsigned*>(table), table_words);
     const int t = threadIdx.x % G;
@@ -216,7 +234,10 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
         const long long o = offsets[id];
         const int len = (int)(offsets[id + 1] - o);
         const int ntiles = MULTI ? max(1, (len + G * R - 1) / (G * R)) : 1;
-        int best = 0, best_i = 0, best_j = 0;  // ENDS: 0-based cell of the best score
+        // ENDS: 0-based cell of the best score.  Global/semiglobal start from H(m, 0)
+        // (column -1 in 0-based terms), which is the answer when the target is empty.
+        int best = 0, best_i = 0, best_j = 0;
+        if constexpr (ALG != 0) { best = -(go + (m - 1) * ge); best_i = m - 1; best_j = -1; }
         for (int tile = 0; tile < ntiles; ++tile) {
             const int c0 = tile * G * R + t * R;
             unsigned idx[R];
@@ -225,9 +246,9 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
             for (int r = 0; r < R; ++r) {
                 const int c = c0 + r;
                 idx[r] = (c < len ? (unsigned)codes[o + c] : pad) * 4u;
-                H[r] = 0;
-                F[r] = -go;
-                if (ENDS) { cmax[r] = 0; crow[r] = 0; }
+                H[r] = row0<ALG>(c + 1, go, ge);
+                F[r] = H[r] - go;
+                if (ENDS && ALG == 0) { cmax[r] = 0; crow[r] = 0; }
             }
             const int2* bin = nullptr;
             int2* bout = nullptr;
@@ -237,7 +258,7 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
                 bout = boundary + ((size_t)gid * 2 + ((tile + 1) & 1)) * m;
                 if (tile > 0 && t == 0 && m > 0) next = bin[0];
             }
-            int hout = 0, eout = -go, hup = 0;
+            int hout = row0<ALG>(c0 + R, go, ge), eout = -go, hup = row0<ALG>(c0, go, ge);
             const int steps = m + G - 1;
             for (int s = 0; s < steps; ++s) {
                 int hin = __shfl_up_sync(mask, hout, 1, G);
@@ -247,6 +268,9 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
                         hin = next.x;
                         ein = next.y;
                         next = (s + 1 < m) ? bin[s + 1] : make_int2(0, -go);
+                    } else if (ALG != 0) {
+                        hin = -(go + s * ge);   // H(s + 1, 0): lane 0 is on row s
+                        ein = hin - go;
                     } else {
                         hin = 0;
                         ein = -go;
@@ -258,19 +282,24 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
                 int diag = hup;
                 hup = hin;
                 int e = ein;
+                if (ALG == 0 || (i >= 0 && live)) {
 #pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    const int sc = (int)ld_shared(smem, qb + idx[r]);
-                    const int h = __vimax3_s32_relu(diag + sc, e, F[r]);
-                    diag = H[r];
-                    H[r] = h;
-                    const int hg = h - go;
-                    e = __viaddmax_s32(e, -ge, hg);
-                    F[r] = __viaddmax_s32(F[r], -ge, hg);
-                    if (ENDS) {
-                        if (live && h > cmax[r]) { cmax[r] = h; crow[r] = i; }
-                    } else {
-                        best = max(best, h);
+                    for (int r = 0; r < R; ++r) {
+                        const int sc = (int)ld_shared(smem, qb + idx[r]);
+                        const int h = ALG == 0 ? __vimax3_s32_relu(diag + sc, e, F[r])
+                                               : __vimax3_s32(diag + sc, e, F[r]);
+                        diag = H[r];
+                        H[r] = h;
+                        const int hg = h - go;
+                        e = __viaddmax_s32(e, -ge, hg);
+                        F[r] = __viaddmax_s32(F[r], -ge, hg);
+                        if (ALG == 0) {
+                            if (ENDS) {
+                                if (live && h > cmax[r]) { cmax[r] = h; crow[r] = i; }
+                            } else {
+                                best = max(best, h);
+                            }
+                        }
                     }
                 }
                 hout = H[R - 1];
@@ -278,7 +307,7 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
                 if (MULTI && t == G - 1 && i >= 0 && i < m && tile + 1 < ntiles)
                     bout[i] = make_int2(hout, eout);
             }
-            if (ENDS) {
+            if (ENDS && ALG == 0) {
                 // best of this lane's real columns: strict > keeps the smallest column
                 int tb = 0, ti = 0, tj = 0;
 #pragma unroll
@@ -294,6 +323,29 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
                 // tiles run left to right: a later tile wins only with a larger score
                 if (tb > best) { best = tb; best_i = ti; best_j = tj; }
             }
+            if (ALG == 1 && tile == ntiles - 1 && len > 0) {
+                // H(m, n): the lane owning column len - 1 of the last tile
+                int v = 0;
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+                    if (c0 + r == len - 1) v = H[r];
+                best = __shfl_sync(mask, v, ((len - 1) % (G * R)) / R, G);
+                best_j = len - 1;
+            }
+            if (ALG == 2) {
+                // best of the last row: strict > keeps the smallest column at every level
+                int tb = -2147483647 - 1, tj = 0;
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+                    if (c0 + r < len && H[r] > tb) { tb = H[r]; tj = c0 + r; }
+#pragma unroll
+                for (int off = G / 2; off > 0; off >>= 1) {
+                    const int ob = __shfl_xor_sync(mask, tb, off, G);
+                    const int oj = __shfl_xor_sync(mask, tj, off, G);
+                    if (ob > tb || (ob == tb && oj < tj)) { tb = ob; tj = oj; }
+                }
+                if (tb > best) { best = tb; best_j = tj; }
+            }
             if (MULTI) __syncwarp(mask);
         }
         if (!ENDS) {
@@ -303,9 +355,12 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
         }
         if (t == 0) {
             scores[id] = best;
-            if (ENDS) {
+            if (ENDS && ALG == 0) {
                 qends[id] = best > 0 ? best_i + 1 : 0;
                 tends[id] = best > 0 ? best_j + 1 : 0;
+            } else if (ENDS) {
+                qends[id] = best_i + 1;
+                tends[id] = best_j + 1;
             }
         }
     }
