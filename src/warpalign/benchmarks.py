@@ -654,7 +654,8 @@ def report(paths: Iterable[str | os.PathLike]) -> str:
     """docs/REPRODUCTION.md's text: each paper's published table beside our measured lines
     (the latest line per setting in ``paths``' JSON lines). Writes no number it did not read."""
     recs = load_results(paths)
-    gpus = sorted({r["device"].split(" (")[0] for r in recs if r.get("backend") == "cuda"})
+    gpus = sorted({r["device"].split(" (")[0].split(" x ")[-1] for r in recs
+                   if r.get("backend") == "cuda"})
     out = [_HEADER.format(gpus=" and ".join(gpus) or "no GPU yet")]
     out.append(_paper000(recs))
     out.append(_paper001(recs))
