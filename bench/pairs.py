@@ -13,12 +13,16 @@ out), total and GCUPS. This script does the same on the CPU, for
 and with ``--gpu``, on the CUDA device (``_backends/cuda/pairs.py``):
 
 * ``bitsliced-32``: the bitsliced circuits on 32-bit words, steps H2G / W2B / SWA / B2W /
-  G2H as the paper's Table IV GPU columns;
+  G2H as the paper's Table IV GPU columns (W2B/B2W by the default transpose; the variants
+  ``bitsliced-32-ballot`` / ``bitsliced-32-swap`` name it: __ballot_sync, or the paper's
+  32x32 swap/copy network of its Table I);
 * ``wordwise``: the 16-bit packed DPX kernel (two pairs per register), H2G / SWA / G2H.
 
 GPU rows report ``gcups`` over the whole call (transfers included) and ``gcups_swa`` over
 the DP kernel alone; each is the median of ``--repeat`` runs after a warm-up. With
-``--cpu-pairs N`` the CPU methods run on the first N pairs only (same rate, less time).
+``--cpu-pairs N`` the CPU methods (parasail included, on all cores) run on the first N
+pairs only (same rate, less time), in the same run as the GPU rows: the in-run baseline.
+``--variants`` alone adds every GPU variant; ``--variants NAME ...`` only those named.
 
 Defaults fit a 2-core machine (2,048 pairs, n up to 4,096); ``--full`` runs the paper's
 size. One JSON line per measurement (DESIGN.md "Measuring"), GCUPS = pairs * m * n /
@@ -46,7 +50,10 @@ def concat(seqs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(seqs.ravel()), np.arange(pairs + 1, dtype=np.int64) * length
 
 
-def run_parasail(xs: np.ndarray, ys: np.ndarray, scoring: Scoring, threads: int) -> np.ndarray:
+def run_parasail(xs: np.ndarray, ys: np.ndarray, scoring: Scoring,
+                 threads: int) -> tuple[np.ndarray, float]:
+    """parasail ``sw_scan_16`` pair by pair on ``threads`` threads (ctypes drops the GIL
+    during each call); scores and wall seconds."""
     import parasail
 
     matrix = parasail.matrix_create("ACGT", scoring.match, scoring.mismatch)
@@ -79,9 +86,9 @@ def main(argv=None) -> int:
     p.add_argument("--cpu-pairs", type=int, default=None,
                    help="run the CPU methods on the first N pairs only (0: none)")
     p.add_argument("--repeat", type=int, default=3, help="GPU runs per size (median)")
-    p.add_argument("--variants", action="store_true",
-                   help="also the GPU kernel variants (bitsliced columns per iteration, "
-                        "word-wise rows per lane)")
+    p.add_argument("--variants", nargs="*", default=None, metavar="NAME",
+                   help="also the GPU kernel variants (bitsliced columns per iteration and "
+                        "transpose, word-wise rows per lane); no NAME: all of them")
     args = p.parse_args(argv)
     if args.full:
         args.pairs, args.n = 32768, [1 << k for k in range(10, 17)]
@@ -95,6 +102,12 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(args.seed)
 
     failed = []
+    if not args.no_parasail:
+        try:
+            import parasail  # noqa: F401
+        except ImportError as exc:   # say so: the in-run baseline is missing
+            print(f"parasail not importable, no sw_scan_16 baseline: {exc}", file=sys.stderr)
+            args.no_parasail = True
     cpu_pairs = args.pairs if args.cpu_pairs is None else min(args.cpu_pairs, args.pairs)
     gpu = None
     if args.gpu:
@@ -111,11 +124,17 @@ def main(argv=None) -> int:
     methods = []
     if gpu is not None:
         methods = [("bitsliced-32", gpu.score_bitsliced), ("wordwise", gpu.score_wordwise)]
-        if args.variants:
-            for cols in (2, 4):
-                methods.append((f"bitsliced-32-cols{cols}",
-                                partial(gpu.score_bitsliced, cols=cols)))
-            methods.append(("wordwise-r16", partial(gpu.score_wordwise, rows=16)))
+        if args.variants is not None:
+            variants = [(f"bitsliced-32-cols{cols}", partial(gpu.score_bitsliced, cols=cols))
+                        for cols in (2, 4)]
+            variants += [(f"bitsliced-32-{tr}", partial(gpu.score_bitsliced, transpose=tr))
+                         for tr in gpu.BS_TRANSPOSES]
+            variants.append(("wordwise-r16", partial(gpu.score_wordwise, rows=16)))
+            unknown = set(args.variants) - {name for name, _ in variants}
+            if unknown:
+                p.error(f"unknown variants {sorted(unknown)}; "
+                        f"known: {[name for name, _ in variants]}")
+            methods += [v for v in variants if not args.variants or v[0] in args.variants]
         for _, fn in methods:   # compiles each kernel (NVRTC) outside the timings
             fn(*concat(warm_x), *concat(warm_y), scoring)
 
@@ -126,6 +145,11 @@ def main(argv=None) -> int:
                   "gap": 1}
         reference = None
         if gpu is not None:
+            baseline_note = None
+            if cpu_pairs:
+                baseline_note = (("parasail sw_scan_16, " if not args.no_parasail else "")
+                                 + f"bitsliced-64, wordwise on the CPU ({cpu_pairs} pairs, "
+                                 f"{cores} threads) in the same run")
             xc, xo = concat(xs)
             yc, yo = concat(ys)
             cells = args.pairs * args.m * n
@@ -152,14 +176,17 @@ def main(argv=None) -> int:
                     failed.append(f"GPU {method}, n={n}")
                 runs[method] = got[len(got) // 2] + (exact,)
             for method, (total, steps, exact) in runs.items():
+                extra = ({"transpose": method.rsplit("-", 1)[1]
+                          if method.endswith(("-ballot", "-swap")) else gpu.BS_TRANSPOSE}
+                         if method.startswith("bitsliced") else {})
                 record = {"job": "pairs", "scope": "item", "backend": "cuda", "method": method,
+                          **extra,
                           "device": gpu_device, "params": params, "seconds": round(total, 6),
                           "gcups": round(cells / total / 1e9, 1),
                           "gcups_swa": round(cells / steps["swa"] / 1e9, 1),
                           **({"gcups_swa_pack": round(cells / (steps["swa"] + steps["pack"])
                                                       / 1e9, 1)} if "pack" in steps else {}),
-                          "baseline": "bitsliced-64, wordwise (CPU) in the same run"
-                          if cpu_pairs else None,
+                          "baseline": baseline_note,
                           "steps": {k: round(v, 6) for k, v in steps.items()},
                           "verified": exact, "command": command}
                 emit(record, out)
@@ -192,14 +219,10 @@ def main(argv=None) -> int:
             raise SystemExit("wordwise and bitsliced scores differ")
         measured.append(("wordwise", total, steps))
         if not args.no_parasail:
-            try:
-                scores, seconds = run_parasail(xs, ys, scoring, cores)
-            except ImportError:
-                args.no_parasail = True
-            else:
-                if not np.array_equal(scores, reference):
-                    raise SystemExit("parasail and bitsliced scores differ")
-                measured.append(("parasail-sw_scan_16", seconds, {"swa": seconds}))
+            scores, seconds = run_parasail(xs, ys, scoring, cores)
+            if not np.array_equal(scores, reference):
+                raise SystemExit("parasail and bitsliced scores differ")
+            measured.append(("parasail-sw_scan_16", seconds, {"swa": seconds}))
         baseline = "parasail sw_scan_16" if not args.no_parasail else None
         for method, total, steps in measured:
             record = dict(base, method=method, seconds=round(total, 6),

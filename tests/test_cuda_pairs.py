@@ -190,8 +190,12 @@ def test_auto_on_cuda_is_exact():
 VARIANTS = [("wordwise", {"rows": 32}), ("wordwise", {"rows": 16}),
             ("wordwise", {"rows": 32, "split": 2}),       # affine: ww_kernel's row chains
             ("wordwise", {"rows": 16, "split": 2}),
-            ("bitsliced", {"cols": 2}), ("bitsliced", {"cols": 4})]
-VARIANT_IDS = ["ww-r32", "ww-r16", "ww-r32-s2", "ww-r16-s2", "bs-c2", "bs-c4"]
+            ("bitsliced", {"cols": 2, "transpose": "ballot"}),
+            ("bitsliced", {"cols": 4, "transpose": "ballot"}),
+            ("bitsliced", {"cols": 2, "transpose": "swap"}),   # paper 000's Table I transpose
+            ("bitsliced", {"cols": 4, "transpose": "swap"})]
+VARIANT_IDS = ["ww-r32", "ww-r16", "ww-r32-s2", "ww-r16-s2", "bs-c2-ballot", "bs-c4-ballot",
+               "bs-c2-swap", "bs-c4-swap"]
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)
@@ -248,3 +252,33 @@ def test_kernel_variants_one_band(variant):
     bad = np.flatnonzero(scores != want)
     assert bad.size == 0, (f"{bad.size} mismatches, e.g. pair {bad[0]} {lengths[bad[0]]}: "
                            f"gpu {scores[bad[0]]} cpu {want[bad[0]]}")
+
+
+@pytest.mark.parametrize("scoring", [PAPER, LINEAR], ids=["paper", "linear"])
+def test_bitsliced_transposes_agree(scoring):
+    """W2B/B2W by __ballot_sync and by the 32x32 swap/copy network give the same scores as
+    the oracle: edge lengths on either side, identical pairs (the most result bits, so
+    B2W sees every plane set), random pairs, and a pair count that is not a multiple of 32."""
+    from warpalign._backends.cuda import pairs as gpu
+    from warpalign.pairs import _concat
+
+    rng = np.random.default_rng(51)
+    lengths = [(a, b) for a in EDGES for b in EDGES]
+    lengths += [(int(a), int(b)) for a, b in rng.integers(0, 300, (37, 2))]
+    xs = [random_seq(rng, a) for a, _ in lengths]
+    ys = [random_seq(rng, b) for _, b in lengths]
+    xs += [random_seq(rng, n) for n in (65, 128, 200)]
+    ys += xs[-3:]
+    enc = scoring.alphabet.encode
+    xc, xo = _concat([enc(x) for x in xs])
+    yc, yo = _concat([enc(y) for y in ys])
+    want = np.array(exact(xs, ys, scoring))
+    for transpose in ("ballot", "swap"):
+        scores, saturated, steps = gpu.score_bitsliced(xc, xo, yc, yo, scoring, "local",
+                                                       transpose=transpose)
+        assert saturated.size == 0 and {"w2b", "b2w"} <= set(steps)
+        bad = np.flatnonzero(scores != want)
+        assert bad.size == 0, (f"{transpose}: {bad.size} mismatches, e.g. pair {bad[0]}: "
+                               f"gpu {scores[bad[0]]} cpu {want[bad[0]]}")
+    with pytest.raises(ValueError):
+        gpu.score_bitsliced(xc, xo, yc, yo, scoring, "local", transpose="shuffle")

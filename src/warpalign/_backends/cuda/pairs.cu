@@ -31,6 +31,8 @@
 //            bs_w2b transposes codes by __ballot_sync, bs_swa runs the paper's circuits
 //            (one warp per group of 32 pairs, R rows per lane, C columns per iteration
 //            with lane t at columns s - Ct .. s - Ct + C - 1), bs_b2w untransposes.
+//            bs_w2b_swap / bs_b2w_swap: the same two steps by the paper's 32x32
+//            swap/copy transpose (Table I) in registers, kept for comparison.
 
 #define FULL_MASK 0xffffffffu
 
@@ -407,7 +409,8 @@ __global__ void bs_w2b(const unsigned char* __restrict__ codes, const long long*
     if (i0 + lane < rows[g]) planes[plane_off[g] + i0 + lane] = mine;
 }
 
-// B2W: result (groups, S) planes -> score of the pair in lane k of group g.
+// B2W: result (groups, S) planes -> score of the pair in lane k of group g (a bit gather
+// per pair; the default, transpose="ballot", with bs_w2b).
 __global__ void bs_b2w(const unsigned* __restrict__ result, int S, const int* __restrict__ pair_of,
                        int npairs, int* __restrict__ out)
 {
@@ -417,6 +420,130 @@ __global__ void bs_b2w(const unsigned* __restrict__ result, int S, const int* __
     int v = 0;
     for (int b = 0; b < S; ++b) v |= (int)((result[(size_t)g * S + b] >> k) & 1u) << b;
     out[pair_of[i]] = v;
+}
+
+// ---- The paper's transpose (Table I), kept as the selectable alternative to the ballot
+// W2B / bit-gather B2W above for comparison (pairs.py: transpose="swap"; measured in
+// docs/gpu-notes.md "Pairs").  Hacker's Delight's 32x32 swap network in registers, with
+// the paper's copy shortcut: while the block size k is at least S (the significant bits
+// of every word), the upper half of every 2k-bit block is empty, so a swap is a copy
+// and the lower rows die (s = 3: 31 copies + 2 swaps, Table I's row s = 3).  Bit c of
+// a[r] (bit 0 = least significant) ends as bit r of a[c].  The 64x64 uint64 version of
+// the CPU (cpu/bitsliced.py transpose_w2b / transpose_b2w) is the same network one stage
+// longer.
+__host__ __device__ __forceinline__ unsigned hd_mask(int lg) {
+    return lg == 0 ? 0x55555555u : lg == 1 ? 0x33333333u : lg == 2 ? 0x0F0F0F0Fu
+         : lg == 3 ? 0x00FF00FFu : 0x0000FFFFu;
+}
+
+// Words a[0..31] using only bits < S -> a[b] (b < S) holds bit b of every word (bit k
+// from word k); a[S..31] are dead afterwards.
+template <int S>
+__host__ __device__ __forceinline__ void hd_w2b32(unsigned (&a)[32]) {
+    int live = 32;
+#pragma unroll
+    for (int lg = 4; lg >= 0; --lg) {
+        const int k = 1 << lg;
+        const unsigned m = hd_mask(lg);
+#pragma unroll
+        for (int r = 0; r < 32; ++r) {
+            if (r < live && (r & k) == 0) {
+                if (k >= S) {          // copy
+                    a[r] = (a[r] & m) | ((a[r + k] & m) << k);
+                } else {               // swap
+                    const unsigned c = ((a[r] >> k) ^ a[r + k]) & m;
+                    a[r] ^= c << k;
+                    a[r + k] ^= c;
+                }
+            }
+        }
+        if (k >= S) live = k;
+    }
+}
+
+// Inverse of hd_w2b32: S bit planes a[0..S-1] -> a[k] = the S-bit value of lane k (the
+// same operations backwards; a copy's inverse splits a word in two).  a[S..P-1] must be
+// zero (P: the smallest power of two >= S); a[P..31] are not read.
+template <int S>
+__host__ __device__ __forceinline__ void hd_b2w32(unsigned (&a)[32]) {
+    int live = 32;
+#pragma unroll
+    for (int lg = 4; lg >= 0; --lg)
+        if ((1 << lg) >= S) live = 1 << lg;
+#pragma unroll
+    for (int lg = 0; lg <= 4; ++lg) {
+        const int k = 1 << lg;
+        const unsigned m = hd_mask(lg);
+        if (k >= S) live = 2 * k;
+#pragma unroll
+        for (int r = 0; r < 32; ++r) {
+            if (r < live && (r & k) == 0) {
+                if (k >= S) {          // split
+                    a[r + k] = (a[r] >> k) & m;
+                    a[r] &= m;
+                } else {               // swap
+                    const unsigned c = ((a[r] >> k) ^ a[r + k]) & m;
+                    a[r] ^= c << k;
+                    a[r + k] ^= c;
+                }
+            }
+        }
+    }
+}
+
+// W2B by the swap/copy transpose: same work items and output as bs_w2b, but lane i owns
+// position 32k+i and loads the code of all 32 pairs there (each load instruction reads
+// 32 consecutive bytes of one sequence: coalesced), then transposes the 32 words
+// code | pad << 2 into the three planes in registers.  The 32 pairs' (start, length)
+// come from a warp-private shared array (one broadcast LDS.128 a pair).  Blocks of at
+// most 256 threads.
+__global__ void __launch_bounds__(256) bs_w2b_swap(const unsigned char* __restrict__ codes,
+                            const long long* __restrict__ offsets, const int* __restrict__ seq,
+                            const long long* __restrict__ chunk_start,
+                            const long long* __restrict__ plane_off, const int* __restrict__ rows,
+                            int ngroups, long long nchunks, uint4* __restrict__ planes)
+{
+    const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (w >= nchunks) return;   // warp-uniform
+    int lo = 0, hi = ngroups - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (chunk_start[mid] <= w) lo = mid; else hi = mid - 1;
+    }
+    const int g = lo;
+    const int pos = (int)(w - chunk_start[g]) * 32 + lane;
+    const int p = seq[g * 32 + lane];
+    __shared__ longlong2 info_all[8][32];
+    longlong2* info = info_all[threadIdx.x >> 5];
+    long long start = 0, len = 0;
+    if (p >= 0) { start = offsets[p]; len = offsets[p + 1] - start; }
+    info[lane] = make_longlong2(start, len);
+    __syncwarp();
+    unsigned a[32];
+#pragma unroll
+    for (int k = 0; k < 32; ++k) {
+        const longlong2 v = info[k];
+        a[k] = pos < v.y ? (unsigned)codes[v.x + pos] : 4u;
+    }
+    hd_w2b32<3>(a);
+    if (pos < rows[g]) planes[plane_off[g] + pos] = make_uint4(a[0], a[1], a[2], 0u);
+}
+
+// B2W by the inverse network: one thread per group of 32 pairs.
+template <int S>
+__global__ void bs_b2w_swap(const unsigned* __restrict__ result, const int* __restrict__ pair_of,
+                            int npairs, int* __restrict__ out)
+{
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g * 32 >= npairs) return;
+    unsigned a[32];
+#pragma unroll
+    for (int b = 0; b < 32; ++b) a[b] = b < S ? result[(size_t)g * S + b] : 0u;
+    hd_b2w32<S>(a);
+#pragma unroll
+    for (int k = 0; k < 32; ++k)
+        if (g * 32 + k < npairs) out[pair_of[g * 32 + k]] = (int)a[k];
 }
 
 // x >= y borrow chain: p = 1 where x < y (greaterthan of the paper), then max.

@@ -16,7 +16,8 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
   reads a K x K table in shared memory. DNA local with linear gaps runs ``ww_dna`` (two
   columns per iteration over columns packed by ``ww_ypack``).
 * :func:`score_bitsliced` (``method="bitsliced"``): paper 000's circuits on 32-bit words,
-  one pair per bit; steps W2B (ballot transpose), SWA (one warp per 32 pairs, 4 rows per
+  one pair per bit; steps W2B (``transpose="ballot"``: __ballot_sync, or ``"swap"``: the
+  paper's 32x32 swap/copy network in registers), SWA (one warp per 32 pairs, 4 rows per
   lane, 2 or 4 columns per iteration), B2W (untranspose). ``s`` is chosen from the scoring and lengths so that no value
   can saturate (as the CPU version, :mod:`warpalign._backends.cpu.bitsliced`).
 
@@ -57,6 +58,14 @@ BS_COLS4_FROM = 4096
 #: path (any other scoring) uses 16 rows, one chain. ww_dna on an H200, 32,768 pairs,
 #: m = 128, n = 16,384, kernel time: R = 32: 8,182 GCUPS, R = 16: 7,729.
 WW_DNA_ROWS = {False: 32, True: 24}
+#: Bitsliced W2B/B2W: "ballot" (bs_w2b: three __ballot_sync per position and warp;
+#: bs_b2w: a bit gather per pair) or "swap" (bs_w2b_swap / bs_b2w_swap: paper 000's
+#: Hacker's Delight 32x32 swap/copy transpose, Table I, in registers). Both stay
+#: selectable (``transpose=``) so the paper's scheme can be measured beside the default.
+#: "ballot" is the measured one (W2B 0.28 / 0.78 / 2.3 ms at n = 1,024 / 4,096 / 16,384,
+#: H200); "swap" is not measured on a device yet (docs/gpu-notes.md, "Pairs").
+BS_TRANSPOSE = "ballot"
+BS_TRANSPOSES = ("ballot", "swap")
 #: ww_kernel (DNA affine path) row chains per thread ("virtual lanes"): a thread's R rows
 #: split into `split` chains that a step updates independently. Measured on an H200 on
 #: the linear DNA path before ww_dna (bench/results/pairs_gpu.jsonl, same setting):
@@ -289,12 +298,16 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
 
 
 def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
-                    scoring, algorithm: str = "local", *, cols: int | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, dict]:
+                    scoring, algorithm: str = "local", *, cols: int | None = None,
+                    transpose: str | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Local scores of DNA pairs on the GPU by the bitsliced circuits (32 pairs per word).
 
     ``cols``: columns per iteration of bs_swa (2 or 4; default by :data:`BS_COLS4_FROM`).
+    ``transpose``: W2B/B2W by ``"ballot"`` or ``"swap"`` (default :data:`BS_TRANSPOSE`).
     """
+    transpose = BS_TRANSPOSE if transpose is None else transpose
+    if transpose not in BS_TRANSPOSES:
+        raise ValueError(f"transpose must be one of {BS_TRANSPOSES}, not {transpose!r}")
     why = bitsliced_unsupported(scoring, algorithm)
     if why is not None:
         raise ValueError(f"method 'bitsliced' cannot score this: {why}")
@@ -353,7 +366,11 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
     cols = int(cols)
     banded = "true" if int(bands.max()) > 1 else "false"
     swa_name = f"bs_swa<{s}, {_BS_R}, {cols}, {c1}, {c2}, {gap}, {banded}>"
-    mod = _module(("bs_w2b", "bs_b2w", swa_name))
+    if transpose == "swap":
+        w2b_name, b2w_name = "bs_w2b_swap", f"bs_b2w_swap<{s}>"
+    else:
+        w2b_name, b2w_name = "bs_w2b", "bs_b2w"
+    mod = _module((w2b_name, b2w_name, swa_name))
 
     t0 = time.perf_counter()
     d_codes = cp.asarray(codes)
@@ -374,7 +391,7 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
     bound = cp.empty(max(1, int(bsizes.sum())), dtype=cp.uint32)
     result = cp.empty(groups * s, dtype=cp.uint32)
     d_out = cp.zeros(npairs, dtype=cp.int32)
-    w2b = mod.get_function("bs_w2b")
+    w2b = mod.get_function(w2b_name)
     clock.mark("w2b")
     for seq, off, chunks, d_chunks, rows, planes in (
             (d_seq_s, d_xo, x_chunks, d_xc, g_m, xplanes),
@@ -390,8 +407,12 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
                                (xplanes, d_xo, d_gm, yplanes, d_yo, d_gn, np.int32(groups),
                                 bound, d_boff, result))
     clock.mark("b2w")
-    mod.get_function("bs_b2w")((-(-npairs // _BLOCK),), (_BLOCK,),
-                               (result, np.int32(s), d_pair_of, np.int32(npairs), d_out))
+    if transpose == "swap":
+        mod.get_function(b2w_name)((-(-groups // _BLOCK),), (_BLOCK,),
+                                   (result, d_pair_of, np.int32(npairs), d_out))
+    else:
+        mod.get_function(b2w_name)((-(-npairs // _BLOCK),), (_BLOCK,),
+                                   (result, np.int32(s), d_pair_of, np.int32(npairs), d_out))
     clock.mark("g2h")
     scores[:] = d_out.get()
     clock.mark(None)
