@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import BackendUnavailable
 from .. import ALGORITHMS, ScoreBatch, TargetSet, check_choice
 from . import config
 from .config import KernelConfig
+from .loader import require_cupy
 
 _FILE = "search.cu"
 _S16_LIMIT = 32767
@@ -143,17 +143,8 @@ class CudaBackend:
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
         sets are streamed in chunks (default: no limit)."""
-        try:
-            import cupy
-        except Exception as exc:  # ImportError, or a CuPy that cannot load its CUDA libraries
-            raise BackendUnavailable(
-                f"CUDA backend needs CuPy (pip install warpalign[cuda]): {exc}") from exc
-        try:
-            ndev = cupy.cuda.runtime.getDeviceCount()
-        except Exception as exc:
-            raise BackendUnavailable(f"no CUDA device answers: {exc}") from exc
-        if ndev < 1:
-            raise BackendUnavailable("no CUDA device answers (device count is 0)")
+        cupy = require_cupy("CUDA backend")
+        ndev = cupy.cuda.runtime.getDeviceCount()
         self._cp = cupy
         self._table = table
         self._nstreams = streams

@@ -41,22 +41,10 @@ import warnings
 import numpy as np
 
 from ...errors import BackendUnavailable
-
-try:
-    import cupy
-except ImportError as exc:  # pragma: no cover - depends on the machine
-    raise BackendUnavailable(f"CUDA LCS backend: CuPy is not installed: {exc}") from None
-
-try:
-    if cupy.cuda.runtime.getDeviceCount() < 1:
-        raise BackendUnavailable("CUDA LCS backend: no CUDA device")
-except BackendUnavailable:
-    raise
-except Exception as exc:  # noqa: BLE001  # pragma: no cover - CUDA runtime errors vary
-    raise BackendUnavailable(f"CUDA LCS backend: no usable CUDA device: {exc}") from None
-
 from ..cpu import lcs as _cpu
-from .loader import get_module
+from .loader import get_module, require_cupy
+
+cupy = require_cupy("CUDA LCS backend")
 
 __all__ = ["MIN_CELLS", "STATS", "busy_seconds", "final_vector", "reset_stats"]
 

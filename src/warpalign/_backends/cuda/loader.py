@@ -18,6 +18,22 @@ _lock = threading.Lock()
 _modules: dict[tuple, object] = {}
 
 
+def require_cupy(what: str = "the CUDA backend"):
+    """CuPy, once a CUDA device answers; else BackendUnavailable saying which is missing."""
+    try:
+        import cupy
+    except Exception as exc:  # ImportError, or a CuPy that cannot load its CUDA libraries
+        raise BackendUnavailable(
+            f"{what} needs CuPy (pip install warpalign[cuda]): {exc}") from exc
+    try:
+        ndev = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # CUDA runtime errors vary by driver and machine
+        raise BackendUnavailable(f"{what}: no CUDA device answers: {exc}") from exc
+    if ndev < 1:
+        raise BackendUnavailable(f"{what}: no CUDA device answers (device count is 0)")
+    return cupy
+
+
 def source(filename: str) -> str:
     text = (_DIR / filename).read_text()
     return f'#line 1 "{filename}"\n{text}'

@@ -39,10 +39,10 @@ import time
 
 import numpy as np
 
-from ...errors import BackendUnavailable
 from ..cpu.bitsliced import unsupported as bitsliced_unsupported
 from ..cpu.bitsliced import value_bits
 from ..cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
+from .loader import require_cupy
 
 _FILE = "pairs.cu"
 _BLOCK = 256
@@ -79,18 +79,7 @@ INT16_SMALL = 4000
 
 
 def _cupy():
-    try:
-        import cupy
-    except Exception as exc:   # ImportError, or a CuPy that cannot load its CUDA libraries
-        raise BackendUnavailable(
-            f"backend 'cuda' needs CuPy (pip install warpalign[cuda]): {exc}") from exc
-    try:
-        ndev = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:
-        raise BackendUnavailable(f"backend 'cuda': no CUDA device answers: {exc}") from exc
-    if ndev < 1:
-        raise BackendUnavailable("backend 'cuda': no CUDA device answers (device count is 0)")
-    return cupy
+    return require_cupy("backend 'cuda'")
 
 
 def check_device() -> None:
