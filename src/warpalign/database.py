@@ -466,13 +466,4 @@ class Database:
         Slices are consecutive and cover every sequence exactly once. A sequence is never
         split: one longer than ``max_residues`` forms a chunk of its own.
         """
-        max_residues = int(max_residues)
-        if max_residues < 1:
-            raise ValueError(f"invalid max_residues: {max_residues}; expected a positive integer")
-        offsets, n, start = self._offsets, len(self), 0
-        while start < n:
-            limit = int(offsets[start]) + max_residues
-            stop = int(np.searchsorted(offsets, limit, side="right")) - 1
-            stop = min(max(stop, start + 1), n)
-            yield start, stop
-            start = stop
+        return self.targets.chunks(max_residues)

@@ -64,6 +64,20 @@ class TargetSet:
     def __getitem__(self, i: int) -> np.ndarray:
         return self.codes[self.offsets[i]:self.offsets[i + 1]]
 
+    def chunks(self, max_residues: int):
+        """(start, stop) slices holding at most ``max_residues`` residues each: consecutive,
+        covering every target once, never splitting one (a longer target is its own chunk)."""
+        max_residues = int(max_residues)
+        if max_residues < 1:
+            raise ValueError(f"invalid max_residues: {max_residues}; expected a positive integer")
+        offsets, n, start = self.offsets, len(self), 0
+        while start < n:
+            limit = int(offsets[start]) + max_residues
+            stop = int(np.searchsorted(offsets, limit, side="right")) - 1
+            stop = min(max(stop, start + 1), n)
+            yield start, stop
+            start = stop
+
 
 @dataclass
 class ScoreBatch:

@@ -194,7 +194,7 @@ class CudaBackend:
 
     def _prepare_chunked(self, targets):
         offsets = np.asarray(targets.offsets, dtype=np.int64)
-        chunks = list(_chunks(offsets, self._max_resident))
+        chunks = list(TargetSet(targets.codes, offsets).chunks(self._max_resident))
         biggest = max(int(offsets[b] - offsets[a]) for a, b in chunks)
         cp = self._cp
         pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(max(biggest, 1)), np.uint8,
@@ -746,17 +746,6 @@ class CudaBackend:
             main.wait_event(s.record())
         main.synchronize()
         del keep
-
-
-def _chunks(offsets, max_residues):
-    """(start, stop) slices of at most max_residues residues (as Database.chunks)."""
-    n, start = len(offsets) - 1, 0
-    while start < n:
-        limit = int(offsets[start]) + max_residues
-        stop = int(np.searchsorted(offsets, limit, side="right")) - 1
-        stop = min(max(stop, start + 1), n)
-        yield start, stop
-        start = stop
 
 
 def _pack2(v: int) -> int:
