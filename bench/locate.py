@@ -4,6 +4,11 @@
 Queries of 128 and 256 symbols, cut from C. elegans chrX with 5% substitutions, against
 references of 1 K ... 33 M symbols (chrX's prefix; beyond its 17.7 Mbp, chrX followed by
 itself reversed). Scoring: match 1, mismatch -2, gap open 5, extend 1 (paper 002).
+Methods: "windows", "dp" and the CPU kernels of issue 6 ("scan": paper 002's row scan with
+int16 rows switching to int32; "scan1": paper 004's single-stage scan; "antidiagonal",
+"blocked"). For "scan" each line also gives the share of cells computed in narrow mode
+(paper 002 Fig. 6's r = l/mn): ``narrow_cell_share`` for the int16 mode the kernel runs,
+``narrow_cell_share_8bit`` for paper 002's 8-bit mode (limit 255), both counted by the kernel.
 One JSON line per (backend, method, query length, reference length) (DESIGN.md
 "Measuring"; job "locate"), GCUPS = query length x reference length / seconds / 1e9
 (the matrix the problem defines; the windows' overlap is extra work, reported as
@@ -11,6 +16,8 @@ One JSON line per (backend, method, query length, reference length) (DESIGN.md
 method's (score, ends) is checked against the first method's in the same run.
 
 CPU run (this machine):  python bench/locate.py --max-size 4194304 --out bench/results/locate_cpu.jsonl
+CPU kernels:  python bench/locate.py --methods windows,dp,scan,scan1,antidiagonal,blocked \
+                  --max-size 1048576 --repeat 2 --out bench/results/locate_cpu.jsonl
 GPU run (device machine): python bench/locate.py --backends cuda --methods windows,scan \\
                               --max-size 33554432 --dp-max-size 0
 """
@@ -28,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from _common import cpu_name, usable_cores
+from warpalign._backends.cpu.scan import score_end_method
 from warpalign.errors import BackendUnavailable
 from warpalign.locate import default_window, locate_encoded, span_bound
 from warpalign.scoring import Scoring
@@ -71,6 +79,8 @@ def main(argv=None) -> int:
     p.add_argument("--max-size", type=int, default=1 << 22, help="largest reference (33554432 on a GPU)")
     p.add_argument("--dp-max-size", type=int, default=1 << 22,
                    help="largest reference for the scalar 'dp' method (0: never)")
+    p.add_argument("--kernel-max-size", type=int, default=1 << 22,
+                   help="largest reference for the CPU kernels scan/scan1/antidiagonal/blocked")
     p.add_argument("--backends", default="cpu", help="comma list: cpu, cuda")
     p.add_argument("--methods", default="windows,dp", help="comma list of locate methods")
     p.add_argument("--mode", default="end", choices=("score", "end", "full"))
@@ -110,6 +120,8 @@ def main(argv=None) -> int:
             for backend, method in runs:
                 if backend not in devices or (method == "dp" and n > args.dp_max_size):
                     continue
+                if method in ("scan", "scan1", "antidiagonal", "blocked") and n > args.kernel_max_size:
+                    continue
 
                 def run(backend=backend, method=method, q=q, ref=ref):
                     return locate_encoded(q, ["ref"], [ref], scoring, mode=args.mode,
@@ -129,6 +141,11 @@ def main(argv=None) -> int:
                 first = first or (f"{backend}/{method}", found)
                 windows = -(-max(n - window, 0) // max(window - span + 1, 1)) + 1
                 overlap = (windows - 1) * (span - 1) if method == "windows" else 0
+                extra = {}
+                if method == "scan":   # rows run wide (int32), counted by the kernel itself
+                    for name, limit in (("narrow_cell_share", 32767), ("narrow_cell_share_8bit", 255)):
+                        wide = score_end_method("scan", q, ref, scoring, limit=limit)[3]
+                        extra[name] = round(1 - wide / m, 6)
                 emit({"job": "locate", "scope": "item", "backend": backend, "method": method,
                       "device": devices[backend],
                       "params": {"query": m, "reference": n, "match": 1, "mismatch": -2,
@@ -136,9 +153,10 @@ def main(argv=None) -> int:
                                  "window": window if method == "windows" else None,
                                  "span_bound": span},
                       "seconds": round(secs, 6), "gcups": round(m * n / secs / 1e9, 4),
-                      "overlap_cells": m * overlap, "score": hit.score,
+                      "overlap_cells": m * overlap, "score": hit.score, **extra,
                       "agrees_with": first[0] if found == first[1] else f"DIFFERS from {first[0]}",
-                      "baseline": "the other methods of this run (dp: exact scalar DP, 1 core)",
+                      "baseline": "the other methods of this run (dp and the scan/antidiagonal "
+                                  "kernels: exact, 1 core)",
                       "command": command}, out)
     return 0
 

@@ -18,6 +18,7 @@ import pytest
 
 from conftest import shared_data
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
+from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
 from warpalign.errors import AlphabetError, BackendUnavailable
 from warpalign.locate import default_window, locate, query_score_bound, span_bound, window_bounds
 from warpalign.locate_cli import add_locate_command
@@ -28,8 +29,11 @@ from warpalign.traceback import align_codes
 PAPER_002 = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
 PAPER_004 = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
 BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
-DNA_SCORINGS = [pytest.param(PAPER_002, id="1/-2/5/1"), pytest.param(PAPER_004, id="5/-3/8/1")]
-METHODS = ("windows", "dp")
+DNA_SCORINGS = [pytest.param(PAPER_002, id="1/-2/5/1"), pytest.param(PAPER_004, id="5/-3/8/1"),
+                pytest.param(Scoring(match=5, mismatch=-3, gap_open=2, gap_extend=2), id="linear")]  # 004's constant gap
+#: The CPU kernels of issue 6 (warpalign._backends.cpu.scan); not yet on the GPU.
+KERNELS = ("scan", "scan1", "antidiagonal", "blocked")
+METHODS = ("windows", "dp", *KERNELS)
 SLICE = (5_000_000, 5_200_000)   # 200 kbp of C. elegans chrX as the test reference
 
 
@@ -70,6 +74,10 @@ def key(a: Alignment) -> tuple:
     return (a.score, a.query_start, a.query_end, a.target_start, a.target_end, a.cigar)
 
 
+def methods(backend: str) -> tuple[str, ...]:
+    return METHODS if backend == "cpu" else ("windows", "dp")
+
+
 def check(q_text: str, records: dict[str, str], s: Scoring, backend: str, **kw) -> Alignment:
     """locate with every method equals the oracle (score, record, both coordinates, path)."""
     names = list(records)
@@ -77,11 +85,13 @@ def check(q_text: str, records: dict[str, str], s: Scoring, backend: str, **kw) 
     q = s.encode(q_text)
     score, r, qe, te = oracle(q, codes, s)
     expected = key(align_codes(q, codes[r], s)) if score else (0, 0, 0, 0, 0, "")
-    for method in METHODS:
+    for method in methods(backend):
         a = locate(q_text, records, s, method=method, backend=backend, **kw)
         assert key(a) == expected, method
         assert (a.query_end, a.target_end) == ((qe, te) if score else (0, 0))
         assert a.record == (names[r] if score else None)
+        if method in KERNELS:   # "full" already checked the kernel's cell; "end" is generic
+            continue
         e = locate(q_text, records, s, method=method, backend=backend, mode="end", **kw)
         assert (e.score, e.query_end, e.target_end, e.query_start) == (score, *a_ends(a), None)
     return a
@@ -225,7 +235,7 @@ def test_top_hits_equal_greedy_oracle(chrx, backend):
     codes = s.encode(ref)
     expected = oracle_top(s.encode(q), [codes], s, 6)
     small = span_bound(s.encode(q), s) + 100
-    for method in METHODS:
+    for method in methods(backend):
         for window in (None, small):
             hits = locate(q, ref, s, top=6, method=method, backend=backend, window=window)
             assert [(0, key(h)) for h in hits] == expected, (method, window)
@@ -252,7 +262,7 @@ def test_repeats_tie_to_smallest_end(backend):
     for w in (None, window, span):
         a = check(unit, {"r": ref}, s, backend, window=w)
         assert (a.score, a.target_start) == (80, starts[0])
-        for method in METHODS:
+        for method in methods(backend):
             hits = locate(unit, ref, s, top=3, method=method, backend=backend, window=w)
             assert [(h.score, h.target_start) for h in hits] == [(80, x) for x in starts]
 
@@ -269,7 +279,7 @@ def test_query_longer_than_reference(backend):
 
 def test_empty_inputs(backend):
     s = PAPER_002
-    for method in METHODS:
+    for method in methods(backend):
         a = locate("", "ACGTACGT", s, method=method, backend=backend)
         assert key(a) == (0, 0, 0, 0, 0, "") and a.record is None
         assert locate("", "ACGT", s, top=3, method=method, backend=backend) == []
@@ -287,7 +297,7 @@ def test_multi_record_reference_names_the_record(backend):
                "chr3": random_dna(rng, 10), "chr4": random_dna(rng, 100) + unit}
     a = check(unit, records, s, backend, window=span_bound(s.encode(unit), s) + 30)
     assert (a.record, a.target_start, a.target_end) == ("chr2", 500, 560)   # tie: earlier record
-    for method in METHODS:
+    for method in methods(backend):
         hits = locate(unit, records, s, top=2, method=method, backend=backend)
         assert [(h.record, h.target_start) for h in hits] == [("chr2", 500), ("chr4", 100)]
     # A window never spans two records: a query across the junction of chr1 and chr2
@@ -333,6 +343,60 @@ def test_random_small_cases_equal_dp(backend):
         check(q, {"r": ref, "s": ref[::-1]}, s, backend, window=max(span, 1) + int(rng.integers(0, 40)))
 
 
+# ------------------------------------------------------------------- the CPU kernels
+
+
+def test_kernels_equal_score_end_on_random_pairs():
+    """Every kernel equals score_end (score and tie-broken end) on small random and related
+    pairs, for affine, linear, zero-extension and BLOSUM62 scoring; "scan" also with narrow
+    limits low enough to switch rows between 16- and 32-bit."""
+    rng = np.random.default_rng(66)
+    schemes = [PAPER_002, PAPER_004, BLOSUM62, Scoring(match=2, mismatch=-3, gap_open=3, gap_extend=3),
+               Scoring(match=2, mismatch=-3, gap_open=4, gap_extend=0)]
+    for trial in range(250):
+        s = schemes[trial % len(schemes)]
+        size = 20 if s is BLOSUM62 else 4
+        t = rng.integers(0, size, int(rng.integers(0, 250))).astype(np.uint8)
+        if len(t) > 10 and trial % 3:
+            a = int(rng.integers(0, len(t) - 5))
+            q = t[a:a + int(rng.integers(1, 150))].copy()
+            flip = rng.random(len(q)) < 0.1
+            q[flip] = rng.integers(0, size, int(flip.sum()))
+            if len(q) > 12:
+                q = np.concatenate([q[:6], q[9:]])
+            if trial % 4 == 0:
+                t = np.concatenate([t, t[::-1], t])      # repeats: ties
+        else:
+            q = rng.integers(0, size, int(rng.integers(0, 80))).astype(np.uint8)
+        want = tuple(int(v) for v in score_end(q, t, s.matrix, s.gap_open, s.gap_extend, LOCAL))
+        for method in KERNELS:
+            for limit in ((12, 40, NARROW_LIMIT) if method == "scan" else (NARROW_LIMIT,)):
+                got = score_end_method(method, q, t, s, limit=limit)
+                assert got[:3] == want, (trial, method, limit)
+
+
+def test_scan_switches_narrow_to_wide_and_back():
+    s = PAPER_002
+    rng = np.random.default_rng(8)
+    unit = random_dna(rng, 60)
+    ref = s.encode(random_dna(rng, 400) + unit + random_dna(rng, 300))
+    q = s.encode(unit + random_dna(rng, 90))     # rows 41.. exceed 40; then scores decay
+    want = tuple(int(v) for v in score_end(q, ref, s.matrix, s.gap_open, s.gap_extend, LOCAL))
+    *cell, wide = score_end_method("scan", q, ref, s, limit=40)
+    assert tuple(cell) == want and want[0] >= 60
+    assert 0 < wide < len(q) - 40                 # switched up, and back (Eq. 10, T = 10)
+    assert score_end_method("scan", q, ref, s)[3] == 0          # int16: never wide
+    # A real int16 overflow: 7000 matches x 5 = 35000 > 32767.
+    s = PAPER_004
+    text = random_dna(rng, 7100)
+    ref, q = s.encode(text), s.encode(text[50:7050])
+    *cell, wide = score_end_method("scan", q, ref, s)
+    assert tuple(cell) == (35_000, 7000, 7050)
+    assert wide == 7000 - 6554 + 1          # row i is wide once 5(i - 1) + 5 > 32767
+    a = locate(text[50:7050], text, s, method="scan", backend="cpu", mode="end")
+    assert (a.score, a.query_end, a.target_end) == (35_000, 7000, 7050)
+
+
 # ------------------------------------------------------------------------------ errors
 
 
@@ -359,9 +423,9 @@ def test_bad_inputs():
         locate("ACGT" * 5, "ACGT" * 100, s, window=10)
     with pytest.raises(ValueError, match="one query"):
         locate(["ACGT", "ACGT"], "ACGT", s)
-    for method in ("scan", "scan1", "antidiagonal", "blocked"):
-        with pytest.raises(BackendUnavailable, match="needs the CUDA backend"):
-            locate("ACGT", "ACGT", s, method=method)
+    for method in KERNELS:
+        with pytest.raises(BackendUnavailable, match="not yet on the GPU"):
+            locate("ACGT", "ACGT", s, method=method, backend="cuda")
 
 
 def test_fasta_path_and_cli(tmp_path):

@@ -12,9 +12,13 @@ today, and every method returns the same hits:
 * ``"dp"``: the exact scalar Gotoh DP (:func:`~warpalign._backends.cpu.pairwise.score_end`)
   over each whole record, on the CPU whatever ``backend`` says: the reference method.
 
-Paper 002's row scan (``"scan"``), paper 004's single-stage scan (``"scan1"``) and its
-comparison methods (``"antidiagonal"``, ``"blocked"``) are GPU methods; they raise
-:class:`~warpalign.errors.BackendUnavailable` until the CUDA kernels of issue 6 land.
+Paper 002's row scan (``"scan"``: a row at a time, a localized max-scan for the
+horizontal gaps, int16 rows switching to int32 before they could overflow), paper 004's
+single-stage scan (``"scan1"``) and its comparison methods (``"antidiagonal"``,
+``"blocked"``) run as exact CPU kernels (:mod:`warpalign._backends.cpu.scan`, the
+specification of the GPU kernels to come) over each whole record, like ``"dp"``, with
+``backend="cpu"`` or ``"auto"``; ``backend="cuda"`` raises
+:class:`~warpalign.errors.BackendUnavailable` until issue 6's CUDA kernels land.
 
 **The span bound (why the windows are exact).** Let q be the query (m symbols) and
 ``Sq = Σ_i max(0, max_c S(q_i, c))``, the most any set of aligned pairs can add. An optimal
@@ -82,6 +86,7 @@ import numpy as np
 
 from ._backends import BACKENDS, TargetSet, check_choice, get_backend
 from ._backends.cpu.pairwise import LOCAL, score_end
+from ._backends.cpu.scan import score_end_method
 from .database import Database
 from .errors import BackendUnavailable, ScoringError
 from .io import load_sequences
@@ -91,7 +96,8 @@ from .scoring import Scoring
 MODES = ("score", "end", "full")
 #: Methods by name; "auto" resolves to "windows".
 METHODS = ("auto", "windows", "dp", "scan", "scan1", "antidiagonal", "blocked")
-#: Methods that exist only as CUDA kernels (issue 6), not yet written.
+#: Methods run by :mod:`warpalign._backends.cpu.scan` on the CPU; their CUDA kernels
+#: (issue 6) are not yet written.
 GPU_METHODS = ("scan", "scan1", "antidiagonal", "blocked")
 ALGORITHMS = ("local",)
 #: New reference symbols per window on a long reference (or 4 x the overlap when that is
@@ -188,8 +194,10 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
         mode: "score", "end" (also both end coordinates) or "full" (also the starts, CIGAR
             and aligned strings).
         method: "auto" (= "windows"), "windows", "dp" (exact scalar DP on the CPU, the
-            reference), or the GPU methods "scan", "scan1", "antidiagonal", "blocked".
-        backend: "auto", "cpu" or "cuda": where "windows" scores its windows.
+            reference), or the row-scan / anti-diagonal methods "scan", "scan1",
+            "antidiagonal", "blocked" (CPU kernels; not yet on the GPU).
+        backend: "auto", "cpu" or "cuda": where "windows" scores its windows; the four
+            kernel methods run on the CPU ("auto", "cpu") and raise on "cuda".
         algorithm: "local" (the only one: the window bound rests on positive scores).
         window: window length for "windows" (default :func:`default_window`); at least
             :func:`span_bound` of the query.
@@ -201,7 +209,8 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
 
     Raises:
         AlphabetError: a symbol outside the alphabet (record, position, character).
-        BackendUnavailable: a GPU-only method, or ``backend="cuda"`` without a device.
+        BackendUnavailable: a kernel method with ``backend="cuda"`` (not yet on the GPU),
+            or ``backend="cuda"`` without a device.
         ValueError: an unknown option, ``top < 1``, a window shorter than the span bound.
 
     Example:
@@ -241,6 +250,9 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
                              f"and scoring ({span}); use window >= {span}")
         engine = get_backend(backend)
         scorer = _WindowScorer(engine, q, scoring)
+    elif method in GPU_METHODS:
+        width = None
+        scorer = _KernelScorer(method, q, scoring)
     else:
         width = None
         scorer = _DpScorer(q, scoring)
@@ -263,10 +275,10 @@ def _check_options(top: Any, mode: str, method: str, backend: str, window: Any) 
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer))
                                or window < 1):
         raise ValueError(f"invalid window: {window!r}; expected an integer >= 1")
-    if method in GPU_METHODS:
-        raise BackendUnavailable(f"locate method {method!r} needs the CUDA backend's locate "
-                                 "kernels (coming with issue 6's GPU kernels); use 'windows' "
-                                 "(CPU or GPU) or 'dp'")
+    if method in GPU_METHODS and backend == "cuda":
+        raise BackendUnavailable(f"locate method {method!r} is not yet on the GPU (issue 6's "
+                                 "CUDA kernels); run it with backend='cpu', or use 'windows' "
+                                 "(CPU or GPU)")
 
 
 def _one_query(query: Any, scoring: Scoring) -> np.ndarray:
@@ -309,6 +321,24 @@ class _DpScorer:
         out = np.zeros((len(pieces), 3), np.int64)
         for k, t in enumerate(pieces):
             out[k] = score_end(self.q, t, s.matrix, s.gap_open, s.gap_extend, LOCAL)
+        return out
+
+
+class _KernelScorer:
+    """Best cell of each piece by a CPU kernel of :mod:`warpalign._backends.cpu.scan`.
+
+    ``wide_rows`` counts the rows the "scan" kernel ran in 32-bit mode (all pieces)."""
+
+    def __init__(self, method: str, q: np.ndarray, scoring: Scoring):
+        self.method, self.q, self.scoring = method, q, scoring
+        self.wide_rows = 0
+
+    def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
+        out = np.zeros((len(pieces), 3), np.int64)
+        for k, t in enumerate(pieces):
+            *cell, wide = score_end_method(self.method, self.q, t, self.scoring)
+            out[k] = cell
+            self.wide_rows += wide
         return out
 
 

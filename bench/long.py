@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Long-pair benchmark (issue 6): paper 004's setting, every locate method side by side.
+
+Pairs of equal lengths 512 … 8,000 (paper 004: "sequences with length varied from 512 to
+8000"): a random DNA sequence and a related copy (8% substitutions, a few indels of 1–6
+symbols). Two gap models, as paper 004: affine (match 5, mismatch −3, gap open 8,
+extend 1 — its Fig. 3 scoring) and constant (linear) gaps (match 5, mismatch −3, every gap
+symbol 8: gap_open = gap_extend = 8). Methods: "dp" (exact scalar Gotoh), "scan"
+(paper 002's row scan, int16 rows switching to int32), "scan1" (paper 004's single-stage
+scan), "antidiagonal" and "blocked" (paper 004's comparison methods) and "windows", all
+through ``locate(mode="end")`` on the CPU; every method's (score, ends) is checked
+against the first one's.
+
+One JSON line per (gap model, length, method) (DESIGN.md "Measuring", job "long"),
+GCUPS = length² / seconds / 1e9, the fastest of ``--repeat`` runs after a warm-up.
+For "scan" the line also gives ``narrow_cell_share`` (int16 mode) and
+``narrow_cell_share_8bit`` (paper 002's 8-bit mode, limit 255): paper 002 Fig. 6's r.
+
+``--ecoli`` adds the two E. coli genomes (4.6 M × 4.6 M) with the fastest CPU method of
+the run when its measured GCUPS would finish within ``--ecoli-budget`` seconds; otherwise
+it prints one line saying how long that would take (and runs nothing).
+
+CPU run:  python bench/long.py --ecoli --out bench/results/long_cpu.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+from _common import SHARED_DATA, cpu_name, emit, usable_cores
+from warpalign._backends.cpu.scan import score_end_method
+from warpalign.locate import locate_encoded
+from warpalign.scoring import Scoring
+
+SCORINGS = {
+    "affine": Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1),
+    "constant": Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=8),
+}
+METHODS = "dp,scan,scan1,antidiagonal,blocked,windows"
+
+
+def related(rng: np.random.Generator, a: np.ndarray, sub: float = 0.08, indels: int = 8) -> np.ndarray:
+    b = a.copy()
+    flip = rng.random(len(b)) < sub
+    b[flip] = (b[flip] + rng.integers(1, 4, int(flip.sum()))) % 4
+    b = list(b)
+    for _ in range(indels):
+        at, size = int(rng.integers(0, len(b))), int(rng.integers(1, 7))
+        if rng.random() < 0.5:
+            del b[at:at + size]
+        else:
+            b[at:at] = list(rng.integers(0, 4, size))
+    return np.asarray(b, np.uint8)
+
+
+def fasta_first(path) -> str:
+    with gzip.open(path, "rt") as fh:
+        fh.readline()
+        seq = []
+        for line in fh:
+            if line.startswith(">"):
+                break
+            seq.append(line.strip())
+    return "".join(seq).upper()
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--lengths", default="512,1024,2048,4096,8000")
+    p.add_argument("--methods", default=METHODS)
+    p.add_argument("--gaps", default="affine,constant", help="comma list: affine, constant")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--seed", type=int, default=4)
+    p.add_argument("--ecoli", action="store_true", help="also the E. coli pair, if it fits")
+    p.add_argument("--ecoli-budget", type=float, default=300.0, help="seconds")
+    p.add_argument("--out", help="append the JSON lines to this file too")
+    args = p.parse_args(argv)
+    command = "python " + " ".join([os.path.relpath(__file__)] + (argv or sys.argv[1:]))
+    device = f"{cpu_name()} ({usable_cores()} cores)"
+    out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
+    rng = np.random.default_rng(args.seed)
+    methods = args.methods.split(",")
+    best_rate = {}   # method -> best GCUPS at the largest length
+    for gap in args.gaps.split(","):
+        s = SCORINGS[gap]
+        for n in (int(x) for x in args.lengths.split(",")):
+            a = rng.integers(0, 4, n).astype(np.uint8)
+            b = related(rng, a)[:n]
+            first = None
+            for method in methods:
+                def run(method=method, a=a, b=b, s=s):
+                    return locate_encoded(a, ["b"], [b], s, mode="end", method=method, backend="cpu")
+                hit = run()   # warm-up (compiles the kernel on first use)
+                times = []
+                for _ in range(max(1, args.repeat)):
+                    t0 = time.perf_counter()
+                    hit = run()
+                    times.append(time.perf_counter() - t0)
+                secs = min(times)
+                found = (hit.score, hit.query_end, hit.target_end)
+                first = first or (method, found)
+                extra = {}
+                if method == "scan":
+                    for name, limit in (("narrow_cell_share", 32767), ("narrow_cell_share_8bit", 255)):
+                        wide = score_end_method("scan", a, b, s, limit=limit)[3]
+                        extra[name] = round(1 - wide / n, 6)
+                gcups = len(a) * len(b) / secs / 1e9
+                best_rate[method] = gcups
+                emit({"job": "long", "scope": "item", "backend": "cpu", "method": method,
+                      "device": device,
+                      "params": {"gap_model": gap, "query": len(a), "reference": len(b),
+                                 "match": 5, "mismatch": -3, "gap_open": s.gap_open,
+                                 "gap_extend": s.gap_extend, "mode": "end",
+                                 "data": "random DNA vs a related copy (8% subs, 8 indels)"},
+                      "seconds": round(secs, 6), "gcups": round(gcups, 4),
+                      "score": hit.score, "query_end": hit.query_end,
+                      "reference_end": hit.target_end, **extra,
+                      "agrees_with": first[0] if found == first[1] else f"DIFFERS from {first[0]}",
+                      "baseline": "the other methods of this run (all exact, 1 core; "
+                                  "windows: the CPU backend's scan)",
+                      "command": command}, out)
+    if args.ecoli:
+        exact = {m: r for m, r in best_rate.items() if m != "windows"} or best_rate
+        method = max(exact, key=exact.get)
+        x = fasta_first(SHARED_DATA / "dna" / "ecoli_K12_W3110.fasta.gz")
+        y = fasta_first(SHARED_DATA / "dna" / "ecoli_EC590.fasta.gz")
+        cells = len(x) * len(y)
+        estimate = cells / (exact[method] * 1e9)
+        if estimate > args.ecoli_budget:
+            print(json.dumps({"job": "long", "note": "E. coli pair not run",
+                              "method": method, "device": device, "cells": cells,
+                              "gcups_measured": round(exact[method], 4),
+                              "estimated_seconds": round(estimate),
+                              "budget_seconds": args.ecoli_budget}), flush=True)
+        else:
+            s = SCORINGS["affine"]
+            t0 = time.perf_counter()
+            hit = locate_encoded(s.encode(x), ["EC590"], [s.encode(y)], s, mode="end",
+                                 method=method, backend="cpu")
+            secs = time.perf_counter() - t0
+            emit({"job": "long", "scope": "item", "backend": "cpu", "method": method,
+                  "device": device, "params": {"gap_model": "affine", "query": len(x),
+                                               "reference": len(y), "data": "E. coli K-12 W3110 vs EC590"},
+                  "seconds": round(secs, 3), "gcups": round(cells / secs / 1e9, 4),
+                  "score": hit.score, "query_end": hit.query_end,
+                  "reference_end": hit.target_end, "baseline": "none", "command": command}, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
