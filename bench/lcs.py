@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import os
 import sys
 import time
@@ -39,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from _common import cpu_name
+from _common import emit as emit_line
 from _common import usable_cores as cores
 from warpalign.lcs import lcs, lcs_length
 
@@ -101,11 +101,7 @@ def main(argv=None) -> int:
                           **extra},
                "seconds": round(seconds, 4), "gcups": round(cells / seconds / 1e9, 2),
                "baseline": baseline, "command": command}
-        line = json.dumps(rec)
-        print(line, flush=True)
-        if out:
-            out.write(line + "\n")
-            out.flush()
+        emit_line(rec, out)
         return rec
 
     lcs_length(b"ACGT" * 3000, b"AGCT" * 3000, backend=args.backend)   # compile
@@ -207,11 +203,7 @@ def gpu_main(args, argv) -> int:
                "params": {"a_len": len(a), "b_len": len(b), "data": data, **extra},
                "seconds": round(seconds, 4), "gcups": round(cells / seconds / 1e9, 2),
                "baseline": baseline, "command": command}
-        line = json.dumps(rec)
-        print(line, flush=True)
-        if out:
-            out.write(line + "\n")
-            out.flush()
+        emit_line(rec, out)
         return rec
 
     # compile / warm up both sides

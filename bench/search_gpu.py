@@ -34,6 +34,7 @@ from warpalign._backends import TargetSet
 from warpalign._backends.cuda import CudaBackend
 from warpalign._backends.cuda.config import TABLE, KernelConfig
 from warpalign.alphabet import PROTEIN
+from warpalign.io import read_sequences
 from warpalign.scoring import Scoring
 
 DATA = [ROOT / ".carry", ROOT.parent / "shared" / "data" / "protein"]
@@ -95,17 +96,9 @@ def _find(name):
 
 
 def read_fasta(path):
-    names, seqs, cur = [], [], []
-    for line in Path(path).read_text().splitlines():
-        if line.startswith(">"):
-            if cur or names:
-                seqs.append("".join(cur))
-            names.append(line[1:].split()[0])
-            cur = []
-        elif line.strip():
-            cur.append(line.strip())
-    seqs.append("".join(cur))
-    return names, seqs
+    """(names, sequences as text) of a FASTA file, plain or gzip (warpalign's reader)."""
+    records = list(read_sequences(path))
+    return [r.name for r in records], [str(r.sequence) for r in records]
 
 
 def make_database(seed):
@@ -127,22 +120,6 @@ def make_database(seed):
 
 TABLE3 = ["P02232", "P01111", "P05013", "P09488", "P14942", "P00762", "P10318", "P07327",
           "P01008", "P10635", "P25705", "P03435"]   # paper 003, Table III
-
-
-def read_fasta_gz(path):
-    names, seqs, cur = [], [], []
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            if line.startswith(">"):
-                if names:
-                    seqs.append("".join(cur))
-                names.append(line[1:].split()[0])
-                cur = []
-            elif line.strip():
-                cur.append(line.strip())
-    if names:
-        seqs.append("".join(cur))
-    return names, seqs
 
 
 def synthetic(lengths, seed):
@@ -315,7 +292,7 @@ def main(argv=None):
                   f"({baseline['threads']} threads), mismatches {bad}", file=sys.stderr)
             del handle, backend
     if args.real:
-        _, rs = read_fasta_gz(_find("mmseqs2_example_DB.fasta.gz"))
+        _, rs = read_fasta(_find("mmseqs2_example_DB.fasta.gz"))
         real = TargetSet.from_list([scoring.encode(x) for x in rs])
         syn = synthetic(np.diff(real.offsets), args.seed + 1)
         backend = CudaBackend(devices=devsets[0])
