@@ -48,7 +48,7 @@ def test_makedb_then_search_tsv(files, capsys):
 
 
 def test_search_json_and_fasta_database(files, capsys):
-    tmp, q, t = files
+    _tmp, q, t = files
     code, out, err = run_cli(capsys, "search", q, t, "--format", "json", "-k", "1",
                              "--matrix", "BLOSUM50", "--gap-open", "10", "--gap-extend", "2")
     assert code == 0, err
@@ -68,7 +68,7 @@ def test_output_file_written_whole(files, capsys):
 
 
 def test_failed_search_leaves_no_output_file(files, capsys):
-    tmp, q, t = files
+    tmp, _q, t = files
     bad = tmp / "bad.fasta"
     bad.write_text(">q1\nMKV\n>q2\nMK1V\n")
     out_path = tmp / "hits.tsv"
@@ -94,7 +94,7 @@ def test_errors_are_one_line_with_nonzero_exit(files, capsys, argv, needle):
     (tmp / "notfasta.txt").write_text("this is not a sequence file\n")
     (tmp / "trunc.fasta.gz").write_bytes(gzip.compress(TARGETS.encode() * 50)[:60])
     args = [a.format(q=q, t=t, tmp=tmp) for a in argv]
-    code, out, err = run_cli(capsys, *args)
+    code, _out, err = run_cli(capsys, *args)
     assert code != 0
     assert needle in err
     assert "Traceback" not in err
@@ -114,7 +114,7 @@ def test_align_text_and_tsv(capsys):
 
 def _cli(*argv, **kw):
     return subprocess.run([sys.executable, "-m", "warpalign", *map(str, argv)],
-                          capture_output=True, text=True, **kw)
+                          check=False, capture_output=True, text=True, **kw)
 
 
 def test_head_exits_quietly_and_no_progress_when_piped(tmp_path):
@@ -123,7 +123,7 @@ def test_head_exits_quietly_and_no_progress_when_piped(tmp_path):
     t = tmp_path / "t.fasta"
     t.write_text(TARGETS)
     cmd = (f"{sys.executable} -m warpalign search {q} {t} -k 4 | head -n 2")
-    proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
+    proc = subprocess.run(["bash", "-c", cmd], check=False, capture_output=True, text=True)
     assert proc.returncode == 0
     assert len(proc.stdout.splitlines()) == 2
     assert proc.stderr == ""  # no bar (stderr is a pipe), no BrokenPipe traceback

@@ -76,14 +76,14 @@ def test_match_mismatch_dna_ambiguity_never_matches():
 
 
 @pytest.mark.parametrize("kwargs, needle", [
-    (dict(matrix="BLOSUM63", gap_open=11, gap_extend=1), "unknown matrix: 'BLOSUM63'"),
-    (dict(matrix="BLOSUM62", gap_open=-11, gap_extend=1), "non-negative"),
-    (dict(matrix="BLOSUM62", gap_open=11, gap_extend=-1), "non-negative"),
-    (dict(matrix="BLOSUM62", gap_open=1, gap_extend=2), "must not exceed"),
-    (dict(matrix="BLOSUM62", gap_open=1.5, gap_extend=1), "integer"),
-    (dict(match=1, gap_open=1, gap_extend=1), "match"),
-    (dict(matrix="BLOSUM62", match=1, mismatch=-1, gap_open=1, gap_extend=1), "not both"),
-    (dict(match=1, mismatch=-1), "gap_open"),
+    ({"matrix": "BLOSUM63", "gap_open": 11, "gap_extend": 1}, "unknown matrix: 'BLOSUM63'"),
+    ({"matrix": "BLOSUM62", "gap_open": -11, "gap_extend": 1}, "non-negative"),
+    ({"matrix": "BLOSUM62", "gap_open": 11, "gap_extend": -1}, "non-negative"),
+    ({"matrix": "BLOSUM62", "gap_open": 1, "gap_extend": 2}, "must not exceed"),
+    ({"matrix": "BLOSUM62", "gap_open": 1.5, "gap_extend": 1}, "integer"),
+    ({"match": 1, "gap_open": 1, "gap_extend": 1}, "match"),
+    ({"matrix": "BLOSUM62", "match": 1, "mismatch": -1, "gap_open": 1, "gap_extend": 1}, "not both"),
+    ({"match": 1, "mismatch": -1}, "gap_open"),
 ])
 def test_bad_scoring_raises_scoring_error(kwargs, needle):
     with pytest.raises(ScoringError, match=needle):

@@ -682,10 +682,18 @@ To measure on your machine: `warpalign bench [JOB ...] [--quick] [--backend auto
 
 
 def _paper000(recs) -> str:
+    # the newest kernel line per n (file order), whichever name the default had then
     gpu = _last(recs, lambda r: r["job"] == "pairs" and r["backend"] == "cuda"
                 and r["method"] in ("bitsliced-32-split1", "bitsliced-32")
                 and r["params"].get("m") == 128 and r["params"].get("pairs") == 32768,
-                lambda r: (r["method"], r["params"]["n"]))
+                lambda r: r["params"]["n"])
+    ww = _last(recs, lambda r: r["job"] == "pairs" and r["backend"] == "cuda"
+               and r["method"] == "wordwise" and r["command"].startswith("python bench/pairs.py")
+               and r["params"].get("m") == 128 and r["params"].get("pairs") == 32768,
+               lambda r: r["params"]["n"])
+    psl = _last(recs, lambda r: r["job"] == "pairs" and r["method"] == "parasail-sw_scan_16"
+                and r["command"].startswith("python bench/pairs.py --gpu")
+                and r["params"].get("m") == 128, lambda r: r["params"]["n"])
     api = _last(recs, lambda r: r["job"] == "pairs" and r["backend"] == "cuda"
                 and r["method"] in ("bitsliced", "wordwise")
                 and r["command"].startswith("warpalign bench")
@@ -699,35 +707,41 @@ def _paper000(recs) -> str:
              ("32,768 random DNA pairs, m = 128, match 2 / mismatch −1 / gap 1, score only. "
              "Paper: GTX TITAN X (32-bit words) and one thread of a Core i7-6700 (64-bit). "
              "Ours on the GPU, two measurements: (a) `bench/pairs.py`'s kernel timings of "
-             "`bitsliced-32-split1` (the current default; an older run's `bitsliced-32` "
-             "where it is missing), the DP kernel alone (`gcups_swa`, the paper's SWA "
-             "column) and the whole call with its steps' sum in ms (H2G+W2B+SWA+B2W+G2H, "
-             "Table IV's GPU total); (b) `warpalign bench pairs`: the public "
-             "`score_pairs` call from encoded sequences to scores (packing and host "
-             "copies included), methods `bitsliced` and `wordwise`. CPU: `bitsliced-64` "
-             "on all the machine's cores."), "",
+             "the default bitsliced-32 (the newest run's line), the DP kernel alone "
+             "(`gcups_swa`, the paper's SWA column), its steps W2B / SWA / B2W / H2G / G2H "
+             "in ms and the whole call with its steps' sum in ms (Table IV's GPU total), "
+             "and the word-wise kernel of the same run (`gcups_swa`); (b) `warpalign bench "
+             "pairs`: the public `score_pairs` call from encoded sequences to scores "
+             "(packing and host copies included), methods `bitsliced` and `wordwise`. "
+             "CPU: `bitsliced-64` on all the machine's cores, and parasail `sw_scan_16` "
+             "on the GPU machine's cores in the run of (a)."), "",
              "| n | paper GPU GCUPS (Table V) | paper GPU total ms (Table IV) "
-             "| ours (a) GCUPS, kernel only | ours (a) total ms (steps' sum) "
+             "| ours (a) bitsliced GCUPS, kernel only | ours (a) W2B / SWA / B2W / H2G / G2H ms "
+             "| ours (a) total ms (steps' sum) | ours (a) word-wise GCUPS, kernel only "
              "| ours (b) GCUPS, score_pairs bitsliced | ours (b) GCUPS, score_pairs wordwise "
-             "| paper CPU GCUPS, 1 thread | "
+             "| paper CPU GCUPS, 1 thread | parasail sw_scan_16 GCUPS, run (a) | "
              + " | ".join(f"ours CPU bitsliced-64, {d}" for d in cpu_devices) + " |",
-             "|" + "---|" * (8 + len(cpu_devices))]
+             "|" + "---|" * (11 + len(cpu_devices))]
     used = []
     stalls = []
     for n, (pc, pg) in PAPER000_TABLE_V.items():
-        g = gpu.get(("bitsliced-32-split1", n)) or gpu.get(("bitsliced-32", n))
+        g, k, p = gpu.get(n), ww.get(n), psl.get(n)
         b, w = api.get(("bitsliced", n)), api.get(("wordwise", n))
-        used += [g, b, w]
+        used += [g, k, p, b, w]
         if g is not None:
-            steps_ms = sum(g.get("steps", {}).values()) * 1e3
+            st = g.get("steps", {})
+            steps_ms = sum(st.values()) * 1e3
             total = f"{g['seconds'] * 1e3:,.2f} ({steps_ms:,.2f})"
+            split = " / ".join(f"{st[x] * 1e3:,.3f}" if x in st else "–"
+                               for x in ("w2b", "swa", "b2w", "h2g", "g2h"))
             if g["seconds"] * 1e3 > 3 * steps_ms:
                 stalls.append(n)
         else:
-            total = _fmt(None)
+            total = split = _fmt(None)
         cells = [_fmt(pg), _fmt(PAPER000_TABLE_IV_GPU32[n][0], 2),
-                 _fmt(g and g.get("gcups_swa")), total, _fmt(b and b["gcups"]),
-                 _fmt(w and w["gcups"]), _fmt(pc, 2)]
+                 _fmt(g and g.get("gcups_swa")), split, total, _fmt(k and k.get("gcups_swa")),
+                 _fmt(b and b["gcups"]), _fmt(w and w["gcups"]), _fmt(pc, 2),
+                 _fmt(p and p["gcups"], 2)]
         for d in cpu_devices:
             c = cpu.get((d, n))
             used.append(c)
@@ -888,10 +902,10 @@ def _paper004(recs) -> str:
         keys = sorted({(r["params"]["gap_model"], r["params"]["query"]) for r in long})
         cell = {(r["params"]["gap_model"], r["params"]["query"], r["method"]): r["gcups"]
                 for r in long}
-        out += ["Ours, paper 004's lengths (equal-length related DNA pairs, 5/−3, affine 8/1 or "
+        out += [("Ours, paper 004's lengths (equal-length related DNA pairs, 5/−3, affine 8/1 or "
                 "constant 8 per gap symbol), GCUPS on the device named below (the kernels on one "
                 "core; `windows` through the CPU backend's threads); every method's score and "
-                "end agree:", "",
+                "end agree:"), "",
                 "| gap | length | " + " | ".join(methods) + " |",
                 "|---|---|" + "---|" * len(methods)]
         for gap, n in keys:

@@ -62,9 +62,10 @@ WW_DNA_ROWS = {False: 32, True: 24}
 #: bs_b2w: a bit gather per pair) or "swap" (bs_w2b_swap / bs_b2w_swap: paper 000's
 #: Hacker's Delight 32x32 swap/copy transpose, Table I, in registers). Both stay
 #: selectable (``transpose=``) so the paper's scheme can be measured beside the default.
-#: "ballot" is the measured one (W2B 0.28 / 0.78 / 2.3 ms at n = 1,024 / 4,096 / 16,384,
-#: H200); "swap" is not measured on a device yet (docs/gpu-notes.md, "Pairs").
-BS_TRANSPOSE = "ballot"
+#: "swap" is the default: same run, H200, 32,768 pairs, m = 128 (bench/results/pairs_gpu.jsonl),
+#: W2B 0.144 / 0.344 / 0.954 ms at n = 1,024 / 4,096 / 16,384 against the ballot's
+#: 0.240 / 0.658 / 2.28 ms; B2W 15 us against 4-5 us; the kernel and scores identical.
+BS_TRANSPOSE = "swap"
 BS_TRANSPOSES = ("ballot", "swap")
 #: ww_kernel (DNA affine path) row chains per thread ("virtual lanes"): a thread's R rows
 #: split into `split` chains that a step updates independently. Measured on an H200 on
