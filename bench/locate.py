@@ -18,8 +18,16 @@ method's (score, ends) is checked against the first method's in the same run.
 CPU run (this machine):  python bench/locate.py --max-size 4194304 --out bench/results/locate_cpu.jsonl
 CPU kernels:  python bench/locate.py --methods windows,dp,scan,scan1,antidiagonal,blocked \
                   --max-size 1048576 --repeat 2 --out bench/results/locate_cpu.jsonl
-GPU run (device machine): python bench/locate.py --backends cuda --methods windows,scan \\
-                              --max-size 33554432 --dp-max-size 0
+GPU run (device machine): python bench/locate.py --backends cuda --methods windows \\
+                              --min-size 1048576 --max-size 33554432 --dp-max-size 0 \\
+                              --old-gpu-max-size 4194304 --out bench/results/locate_gpu.jsonl
+(cuda/windows: the GPU windows kernel with the reference resident, its upload timed apart as
+``reference_upload_seconds``; windows-copy32: the GPU path before it, as the baseline.)
+GPU kernels of issue 6 (device machine), the CPU kernels on small references as baseline:
+    python bench/locate.py --backends cpu,cuda --methods scan,scan1,antidiagonal,blocked \
+        --max-size 33554432 --dp-max-size 0 --kernel-max-size 65536 --repeat 2 \
+        --out bench/results/locate_gpu.jsonl
+(on the GPU the narrow-cell shares of "scan" are counted by the GPU kernel itself.)
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ import numpy as np
 from _common import cpu_name, usable_cores
 from warpalign._backends.cpu.scan import score_end_method
 from warpalign.errors import BackendUnavailable
-from warpalign.locate import default_window, locate_encoded, span_bound
+from warpalign.locate import default_window, locate_encoded, span_bound, window_bounds
 from warpalign.scoring import Scoring
 
 HERE = Path(__file__).resolve().parent
@@ -71,6 +79,39 @@ def emit(record: dict, out) -> None:
         out.flush()
 
 
+def copy32(q, ref, scoring, window):
+    """The GPU path before issue 6 (the baseline): every window copied into a TargetSet,
+    uploaded, and scanned by the 32-bit ends kernel; the best cell by the tie rule."""
+    from types import SimpleNamespace
+
+    from warpalign._backends import TargetSet, get_backend
+    from warpalign.locate import window_bounds
+    engine = get_backend("cuda")
+    bounds = window_bounds(len(ref), window, span_bound(q, scoring))
+    handle = engine.prepare(TargetSet.from_list([ref[lo:hi] for lo, hi in bounds.tolist()]))
+    b = engine.scan(q, handle, scoring, algorithm="local", ends=True)
+    te = b.target_ends.astype(np.int64) + bounds[:, 0]
+    k = int(np.lexsort((b.query_ends, te, -b.scores.astype(np.int64)))[0])
+    return SimpleNamespace(score=int(b.scores[k]), query_end=int(b.query_ends[k]),
+                           target_end=int(te[k]))
+
+
+def gpu_windows_facts(q, ref, scoring, span, window):
+    """The GPU windows path's window length and count, the reference upload time (a fresh
+    upload, timed apart: the timed queries find the reference resident) and the scores
+    kernel alone (CUDA events, fastest of 3)."""
+    from warpalign._backends.cuda import windows as gw
+    width = window or default_window(span, len(ref), gw.wanted_windows(len(q)))
+    bounds = window_bounds(len(ref), width, span)
+    upload = min(gw.DeviceReference([ref]).seconds for _ in range(3))
+    dev = gw.resident([ref])
+    kernel = min(gw.window_scores(dev, q, scoring, bounds[:, 0], bounds[:, 1] - bounds[:, 0])[2]
+                 for _ in range(3))
+    return {"window": width, "windows": len(bounds), "reference_upload_seconds": round(upload, 6),
+            "reference_resident": True, "kernel_seconds": round(kernel, 6),
+            "kernel_gcups": round(len(q) * len(ref) / kernel / 1e9, 1)}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reference", default=str(CHRX))
@@ -81,6 +122,8 @@ def main(argv=None) -> int:
                    help="largest reference for the scalar 'dp' method (0: never)")
     p.add_argument("--kernel-max-size", type=int, default=1 << 22,
                    help="largest reference for the CPU kernels scan/scan1/antidiagonal/blocked")
+    p.add_argument("--gpu-kernel-max-size", type=int, default=1 << 25,
+                   help="largest reference for the GPU kernels scan/scan1/antidiagonal/blocked")
     p.add_argument("--backends", default="cpu", help="comma list: cpu, cuda")
     p.add_argument("--methods", default="windows,dp", help="comma list of locate methods")
     p.add_argument("--mode", default="end", choices=("score", "end", "full"))
@@ -88,11 +131,15 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=2)
     p.add_argument("--out", help="append the JSON lines to this file too")
+    p.add_argument("--old-gpu-max-size", type=int, default=0,
+                   help="largest reference for the GPU path before issue 6 (window copies + "
+                        "the 32-bit ends kernel), method 'windows-copy32'; 0: never")
     args = p.parse_args(argv)
     command = "python " + " ".join([os.path.relpath(__file__)] + (argv or sys.argv[1:]))
 
     scoring = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
     ref_all = load_reference(Path(args.reference), args.max_size, scoring)
+    ref_all.setflags(write=False)   # read-only: the GPU path keeps it resident between queries
     rng = np.random.default_rng(args.seed)
     sizes = []
     n = args.min_size
@@ -101,6 +148,8 @@ def main(argv=None) -> int:
         n *= 2
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     runs = [(b, m) for b in args.backends.split(",") for m in args.methods.split(",")]
+    if args.old_gpu_max_size and "cuda" in args.backends.split(","):
+        runs.append(("cuda", "windows-copy32"))
     devices = {}
     for backend in {b for b, _ in runs}:
         try:
@@ -120,10 +169,15 @@ def main(argv=None) -> int:
             for backend, method in runs:
                 if backend not in devices or (method == "dp" and n > args.dp_max_size):
                     continue
-                if method in ("scan", "scan1", "antidiagonal", "blocked") and n > args.kernel_max_size:
+                kernel_max = args.gpu_kernel_max_size if backend == "cuda" else args.kernel_max_size
+                if method in ("scan", "scan1", "antidiagonal", "blocked") and n > kernel_max:
+                    continue
+                if method == "windows-copy32" and n > args.old_gpu_max_size:
                     continue
 
-                def run(backend=backend, method=method, q=q, ref=ref):
+                def run(backend=backend, method=method, q=q, ref=ref, old_window=window):
+                    if method == "windows-copy32":
+                        return copy32(q, ref, scoring, old_window)
                     return locate_encoded(q, ["ref"], [ref], scoring, mode=args.mode,
                                           method=method, backend=backend, window=args.window)
                 try:
@@ -139,18 +193,25 @@ def main(argv=None) -> int:
                 secs = min(times)
                 found = (hit.score, hit.query_end, hit.target_end)
                 first = first or (f"{backend}/{method}", found)
-                windows = -(-max(n - window, 0) // max(window - span + 1, 1)) + 1
-                overlap = (windows - 1) * (span - 1) if method == "windows" else 0
-                extra = {}
+                extra, win_used = {}, window
+                if backend == "cuda" and method in ("windows", "auto"):
+                    extra.update(gpu_windows_facts(q, ref, scoring, span, args.window))
+                    win_used = extra.pop("window")
+                windows = -(-max(n - win_used, 0) // max(win_used - span + 1, 1)) + 1
+                overlap = (windows - 1) * (span - 1) if method.startswith("windows") else 0
                 if method == "scan":   # rows run wide (int32), counted by the kernel itself
                     for name, limit in (("narrow_cell_share", 32767), ("narrow_cell_share_8bit", 255)):
-                        wide = score_end_method("scan", q, ref, scoring, limit=limit)[3]
+                        if backend == "cuda":
+                            from warpalign._backends.cuda.scan import score_end_method_gpu
+                            wide = score_end_method_gpu("scan", q, ref, scoring, limit=limit)[3]
+                        else:
+                            wide = score_end_method("scan", q, ref, scoring, limit=limit)[3]
                         extra[name] = round(1 - wide / m, 6)
                 emit({"job": "locate", "scope": "item", "backend": backend, "method": method,
                       "device": devices[backend],
                       "params": {"query": m, "reference": n, "match": 1, "mismatch": -2,
                                  "gap_open": 5, "gap_extend": 1, "mode": args.mode,
-                                 "window": window if method == "windows" else None,
+                                 "window": win_used if method.startswith("windows") else None,
                                  "span_bound": span},
                       "seconds": round(secs, 6), "gcups": round(m * n / secs / 1e9, 4),
                       "overlap_cells": m * overlap, "score": hit.score, **extra,

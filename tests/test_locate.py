@@ -31,7 +31,7 @@ PAPER_004 = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
 BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 DNA_SCORINGS = [pytest.param(PAPER_002, id="1/-2/5/1"), pytest.param(PAPER_004, id="5/-3/8/1"),
                 pytest.param(Scoring(match=5, mismatch=-3, gap_open=2, gap_extend=2), id="linear")]  # 004's constant gap
-#: The CPU kernels of issue 6 (warpalign._backends.cpu.scan); not yet on the GPU.
+#: The kernels of issue 6 (CPU here; their GPU versions are tested in test_cuda_locate.py).
 KERNELS = ("scan", "scan1", "antidiagonal", "blocked")
 METHODS = ("windows", "dp", *KERNELS)
 SLICE = (5_000_000, 5_200_000)   # 200 kbp of C. elegans chrX as the test reference
@@ -423,9 +423,13 @@ def test_bad_inputs():
         locate("ACGT" * 5, "ACGT" * 100, s, window=10)
     with pytest.raises(ValueError, match="one query"):
         locate(["ACGT", "ACGT"], "ACGT", s)
-    for method in KERNELS:
-        with pytest.raises(BackendUnavailable, match="not yet on the GPU"):
-            locate("ACGT", "ACGT", s, method=method, backend="cuda")
+    try:   # the kernel methods run on the GPU where a device answers (test_cuda_locate.py)
+        from warpalign._backends.cuda.scan import check_device
+        check_device()
+    except BackendUnavailable:
+        for method in KERNELS:
+            with pytest.raises(BackendUnavailable, match="CUDA locate kernels"):
+                locate("ACGT", "ACGT", s, method=method, backend="cuda")
 
 
 def test_fasta_path_and_cli(tmp_path):
@@ -445,3 +449,77 @@ def test_fasta_path_and_cli(tmp_path):
     assert rows[0][:3] == ["q1", "two", "9"] and rows[0][7:] == ["4", "12", "9M"]
     assert rows[1][:3] == ["q1", "two", "9"] and rows[1][7:9] == ["16", "24"]
     assert rows[2][:3] == ["q2", "one", "8"]
+
+
+# -------------------------------------------------------------------------- lazy ends
+
+
+class LazyDp:
+    """A lazy scorer as locate's GPU path is (scores first, ends on demand), built on the
+    exact DP: counts the windows whose ends ``_Search`` asks for."""
+
+    def __init__(self, q, s):
+        from warpalign.locate import _DpScorer
+        self.dp = _DpScorer(q, s)
+        self.asked = 0
+
+    def windows(self, records, rows):
+        cells = self.dp([records[r][lo:hi] for r, lo, hi in rows.tolist()])
+        cells[:, 1:] = -1
+        return cells
+
+    def ends(self, records, rows):
+        self.asked += len(rows)
+        return self.dp([records[r][lo:hi] for r, lo, hi in rows.tolist()])
+
+
+def lazy_and_eager(q, records, s, width, top, mode):
+    from warpalign.locate import _DpScorer, _Search
+    span = span_bound(q, s)
+    lazy = LazyDp(q, s)
+    got = _Search(q, records, s, span, width, lazy).run(top, mode)
+    want = _Search(q, records, s, span, width, _DpScorer(q, s)).run(top, mode)
+    return got, want, lazy
+
+
+@pytest.mark.parametrize("mode", ["score", "end", "full"])
+def test_lazy_ends_equal_eager_search(mode):
+    """Scores of every window first, ends only for the windows tied at the best score of
+    the earliest record: the same hits (record, score, ends, path) as computing every
+    window's end, with repeats tying across windows, seams and records."""
+    s = PAPER_002
+    rng = np.random.default_rng(11)
+    unit = random_dna(rng, 70)
+    q = s.encode(unit)
+    span = span_bound(q, s)
+    width = span + 25                      # many windows, many seams
+    recs = [random_dna(rng, 400) + unit + random_dna(rng, 333) + unit + random_dna(rng, 50),
+            random_dna(rng, 90) + unit,
+            random_dna(rng, 700) + mutate(rng, unit, 0.05, 1) + random_dna(rng, 200)]
+    records = [s.encode(r) for r in recs]
+    windows = sum(len(window_bounds(len(r), width, span)) for r in records)
+    for top in (1, 3, 5):
+        got, want, lazy = lazy_and_eager(q, records, s, width, top, mode)
+        assert got == want, top
+        assert [(r, h.score) for r, h in got][:3] == [(0, 70), (0, 70), (1, 70)][:top]
+        if mode == "score" and top == 1:
+            assert lazy.asked == 0
+        else:
+            assert 0 < lazy.asked < windows / 2, (top, lazy.asked, windows)
+
+
+def test_lazy_ends_raise_on_disagreeing_engines():
+    """A 16-bit score that the exact ends path contradicts is an error, never a hit."""
+    from warpalign.locate import _Search
+    s = PAPER_002
+    q = s.encode("ACGTACGTAC")
+    records = [s.encode("TTTTACGTACGTACTTTT")]
+
+    class Wrong(LazyDp):
+        def windows(self, records, rows):
+            cells = super().windows(records, rows)
+            cells[:, 0] += 1
+            return cells
+
+    with pytest.raises(RuntimeError, match="internal inconsistency"):
+        _Search(q, records, s, span_bound(q, s), None, Wrong(q, s)).run(1, "end")

@@ -4,21 +4,25 @@ The reference is one sequence or many records (a multi-record FASTA: a chromosom
 contigs); a hit names its record and gives coordinates within it. Two exact methods run
 today, and every method returns the same hits:
 
-* ``"windows"`` (what ``"auto"`` picks): the records are cut into overlapping windows that
-  are scored like a database (:class:`~warpalign._backends.TargetSet` ->
-  ``backend.prepare`` / ``backend.scan(..., ends=True)``), on the CPU or the GPU. The
+* ``"windows"`` (what ``"auto"`` picks): the records are cut into overlapping windows. The
   overlap is :func:`span_bound` − 1, so no optimal local alignment is cut (derivation
-  below).
+  below). On the CPU they are scored like a database (:class:`~warpalign._backends.TargetSet`
+  -> ``backend.prepare`` / ``backend.scan(..., ends=True)``); on the GPU by a dedicated
+  kernel (:mod:`warpalign._backends.cuda.windows`: the records uploaded once and kept
+  resident, a window is a (start, length) pair into them, scores in 16-bit DPX, possibly
+  saturated windows rescored exactly in 32 bits) that gives scores only, the end cells
+  coming lazily (below). Scorings with scores or penalties above 4000 take the
+  database path on the GPU too.
 * ``"dp"``: the exact scalar Gotoh DP (:func:`~warpalign._backends.cpu.pairwise.score_end`)
   over each whole record, on the CPU whatever ``backend`` says: the reference method.
 
 Paper 002's row scan (``"scan"``: a row at a time, a localized max-scan for the
 horizontal gaps, int16 rows switching to int32 before they could overflow), paper 004's
 single-stage scan (``"scan1"``) and its comparison methods (``"antidiagonal"``,
-``"blocked"``) run as exact CPU kernels (:mod:`warpalign._backends.cpu.scan`, the
-specification of the GPU kernels to come) over each whole record, like ``"dp"``, with
-``backend="cpu"`` or ``"auto"``; ``backend="cuda"`` raises
-:class:`~warpalign.errors.BackendUnavailable` until issue 6's CUDA kernels land.
+``"blocked"``) run over each whole record, like ``"dp"``: on the CPU as exact Numba
+kernels (:mod:`warpalign._backends.cpu.scan`, the specification) and on the GPU as CUDA
+kernels (:mod:`warpalign._backends.cuda.scan`) when the backend resolves to "cuda"
+(``backend="cuda"``, or ``"auto"`` with a device); both give the same cells.
 
 **The span bound (why the windows are exact).** Let q be the query (m symbols) and
 ``Sq = Σ_i max(0, max_c S(q_i, c))``, the most any set of aligned pairs can add. An optimal
@@ -50,6 +54,15 @@ in tie order. So the minimum of (−score, record, reference end, query end) ove
 windows' reports, in record coordinates, is exactly the record's answer: no window can
 win a tie that the whole record would break differently. Records come in input order, so
 ties across records go to the earlier record.
+
+**Lazy ends (GPU).** Only windows that report the best score can hold the minimum above,
+and among them only those of the earliest record that reports it. So the GPU path scores
+every window without ends, and before each pick computes the end cells of exactly those
+windows (``_Search._resolve``); their exact scores must equal the 16-bit ones (a
+disagreement raises). A window's end cell comes from the same argument one level down:
+the window is cut into sub-windows of :func:`sub_window` symbols overlapping by span − 1,
+scored with ends in one launch, and the best sub-window cell by the tie rule is the
+window's. With ``mode="score"`` the last hit needs no end at all.
 
 **The alignment (``mode="full"``).** With the end (i*, j*) known, :func:`align_codes`
 runs on the reference segment ``[max(lo, j* − span), j*)`` (lo: where the record, or the
@@ -84,11 +97,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import BACKENDS, TargetSet, check_choice, get_backend
+from ._backends import BACKENDS, TargetSet, check_choice, choose_backend, get_backend
 from ._backends.cpu.pairwise import LOCAL, score_end
 from ._backends.cpu.scan import score_end_method
 from .database import Database
-from .errors import BackendUnavailable, ScoringError
+from .errors import ScoringError
 from .io import load_sequences
 from .results import Alignment
 from .scoring import Scoring
@@ -96,8 +109,8 @@ from .scoring import Scoring
 MODES = ("score", "end", "full")
 #: Methods by name; "auto" resolves to "windows".
 METHODS = ("auto", "windows", "dp", "scan", "scan1", "antidiagonal", "blocked")
-#: Methods run by :mod:`warpalign._backends.cpu.scan` on the CPU; their CUDA kernels
-#: (issue 6) are not yet written.
+#: Methods run by :mod:`warpalign._backends.cpu.scan` on the CPU and by
+#: :mod:`warpalign._backends.cuda.scan` on the GPU (issue 6).
 GPU_METHODS = ("scan", "scan1", "antidiagonal", "blocked")
 ALGORITHMS = ("local",)
 #: New reference symbols per window on a long reference (or 4 x the overlap when that is
@@ -163,17 +176,38 @@ def window_bounds(length: int, window: int, span: int | None) -> np.ndarray:
     return np.stack([lo, np.minimum(lo + window, length)], axis=1)
 
 
-def default_window(span: int | None, residues: int | None = None) -> int:
-    """The window length ``locate`` uses: the overlap (span − 1) plus a stride of
-    max(DEFAULT_STRIDE, 4·overlap) new symbols, so the overlap costs at most 25% more
-    cells; for a short reference (``residues`` in all) the stride shrinks towards
+def default_window(span: int | None, residues: int | None = None,
+                   windows: int | None = None) -> int:
+    """The window length ``locate`` uses: the overlap (span − 1) plus a stride of new
+    symbols.
+
+    By default the stride is max(DEFAULT_STRIDE, 4·overlap), so the overlap costs at most
+    25% more cells; for a short reference (``residues`` in all) it shrinks towards
     ``residues / MIN_WINDOWS`` (not below max(MIN_STRIDE, overlap)) so that there are
-    enough windows to fill the kernels' lanes."""
+    enough windows to fill the kernels' lanes. With ``windows`` (how many windows fill the
+    device once, the GPU path) the stride is ``residues / windows``, at least
+    max(MIN_STRIDE, 4·overlap): one wave of equal windows on a long reference.
+
+    Example:
+        >>> default_window(507), default_window(507, 1_000_000)
+        (4602, 4413)
+        >>> default_window(507, 33_554_432, windows=8448)
+        4478
+    """
     overlap = max((span or 1) - 1, 0)
+    if windows is not None and residues is not None:
+        return overlap + max(MIN_STRIDE, 4 * overlap, -(-int(residues) // max(int(windows), 1)))
     stride = max(DEFAULT_STRIDE, 4 * overlap)
     if residues is not None:
         stride = min(stride, max(MIN_STRIDE, overlap, -(-int(residues) // MIN_WINDOWS)))
     return overlap + stride
+
+
+def sub_window(span: int | None) -> int:
+    """Length of the sub-windows the GPU path cuts a window into for its end cell: the
+    span bound plus 256, so a window of a few thousand symbols becomes a few dozen short
+    ones scored in parallel (a group of lanes walks its window one column per step)."""
+    return (span or 0) + 256
 
 
 def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
@@ -195,9 +229,9 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
             and aligned strings).
         method: "auto" (= "windows"), "windows", "dp" (exact scalar DP on the CPU, the
             reference), or the row-scan / anti-diagonal methods "scan", "scan1",
-            "antidiagonal", "blocked" (CPU kernels; not yet on the GPU).
-        backend: "auto", "cpu" or "cuda": where "windows" scores its windows; the four
-            kernel methods run on the CPU ("auto", "cpu") and raise on "cuda".
+            "antidiagonal", "blocked" (exact kernels on the CPU or the GPU).
+        backend: "auto", "cpu" or "cuda": where "windows" scores its windows and the four
+            kernel methods run ("auto": the GPU when a device answers).
         algorithm: "local" (the only one: the window bound rests on positive scores).
         window: window length for "windows" (default :func:`default_window`); at least
             :func:`span_bound` of the query.
@@ -209,8 +243,7 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
 
     Raises:
         AlphabetError: a symbol outside the alphabet (record, position, character).
-        BackendUnavailable: a kernel method with ``backend="cuda"`` (not yet on the GPU),
-            or ``backend="cuda"`` without a device.
+        BackendUnavailable: ``backend="cuda"`` without a device (or CuPy).
         ValueError: an unknown option, ``top < 1``, a window shorter than the span bound.
 
     Example:
@@ -238,21 +271,21 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
     q = np.ascontiguousarray(q, dtype=np.uint8)
     size = scoring.matrix.shape[0]
     for name, codes in zip(["query", *names], [q, *records]):
-        if codes.size and int(codes.max()) >= size:
+        if codes.size and _max_code(codes) >= size:
             raise ValueError(f"{name}: code {int(codes.max())} is outside the "
                              f"{scoring.alphabet.name} alphabet ({size} codes)")
     span = span_bound(q, scoring)
     if method in ("auto", "windows"):
         residues = sum(len(r) for r in records)
-        width = default_window(span, residues) if window is None else int(window)
+        engine = get_backend(backend)
+        scorer = _WindowScorer(engine, q, scoring)
+        width = scorer.default_window(span, residues) if window is None else int(window)
         if span is not None and span > width:
             raise ValueError(f"window ({width}) is shorter than the span bound of this query "
                              f"and scoring ({span}); use window >= {span}")
-        engine = get_backend(backend)
-        scorer = _WindowScorer(engine, q, scoring)
     elif method in GPU_METHODS:
         width = None
-        scorer = _KernelScorer(method, q, scoring)
+        scorer = _KernelScorer(method, q, scoring, backend)
     else:
         width = None
         scorer = _DpScorer(q, scoring)
@@ -275,10 +308,27 @@ def _check_options(top: Any, mode: str, method: str, backend: str, window: Any) 
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer))
                                or window < 1):
         raise ValueError(f"invalid window: {window!r}; expected an integer >= 1")
-    if method in GPU_METHODS and backend == "cuda":
-        raise BackendUnavailable(f"locate method {method!r} is not yet on the GPU (issue 6's "
-                                 "CUDA kernels); run it with backend='cpu', or use 'windows' "
-                                 "(CPU or GPU)")
+
+
+#: codes.max() of read-only arrays by (address, size, strides), with the array kept alive
+#: (so the address is not reused): a reference queried many times is scanned once.
+_MAX_CODES: dict[tuple, tuple[np.ndarray, int]] = {}
+_MAX_CODES_KEPT = 8
+
+
+def _max_code(codes: np.ndarray) -> int:
+    """``int(codes.max())``, remembered for read-only arrays, which are taken as immutable
+    (as the GPU path's resident reference does: a Database's memory map, or arrays marked
+    ``setflags(write=False)``)."""
+    if codes.flags.writeable:
+        return int(codes.max())
+    key = (codes.__array_interface__["data"][0], codes.size, codes.strides)
+    hit = _MAX_CODES.get(key)
+    if hit is None:
+        hit = _MAX_CODES[key] = (codes, int(codes.max()))
+        while len(_MAX_CODES) > _MAX_CODES_KEPT:
+            _MAX_CODES.pop(next(iter(_MAX_CODES)))
+    return hit[1]
 
 
 def _one_query(query: Any, scoring: Scoring) -> np.ndarray:
@@ -325,28 +375,64 @@ class _DpScorer:
 
 
 class _KernelScorer:
-    """Best cell of each piece by a CPU kernel of :mod:`warpalign._backends.cpu.scan`.
+    """Best cell of each piece by a kernel of :mod:`warpalign._backends.cpu.scan` or, when
+    ``backend`` resolves to "cuda", of :mod:`warpalign._backends.cuda.scan`.
 
     ``wide_rows`` counts the rows the "scan" kernel ran in 32-bit mode (all pieces)."""
 
-    def __init__(self, method: str, q: np.ndarray, scoring: Scoring):
+    def __init__(self, method: str, q: np.ndarray, scoring: Scoring, backend: str = "cpu"):
         self.method, self.q, self.scoring = method, q, scoring
         self.wide_rows = 0
+        self.backend = choose_backend(backend, _cuda_kernels_probe)
+        self._fn = score_end_method
+        if self.backend == "cuda":
+            from ._backends.cuda.scan import score_end_method_gpu
+            self._fn = score_end_method_gpu
 
     def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
         out = np.zeros((len(pieces), 3), np.int64)
         for k, t in enumerate(pieces):
-            *cell, wide = score_end_method(self.method, self.q, t, self.scoring)
+            *cell, wide = self._fn(self.method, self.q, t, self.scoring)
             out[k] = cell
             self.wide_rows += wide
         return out
 
 
+def _cuda_kernels_probe() -> None:
+    from ._backends.cuda.scan import check_device
+    check_device()
+
+
 class _WindowScorer:
-    """Best cell of each piece by a backend's database scan (``ends=True``)."""
+    """Best cell of each piece by a backend's database scan (``ends=True``).
+
+    On the CUDA backend with a scoring the 16-bit kernel takes, pieces are scored lazily
+    (``lazy``): :meth:`windows` runs ``win_s16`` on windows of the resident reference
+    (:mod:`warpalign._backends.cuda.windows`) and returns scores with unknown ends (-1),
+    except for windows flagged as possibly saturated, which are rescored here by the exact
+    32-bit ends path; :meth:`ends` gives the end cells of the few pieces ``_Search`` asks
+    for. ``saturated`` counts the rescored windows, ``kernel_seconds`` the kernel time.
+    """
 
     def __init__(self, engine, q: np.ndarray, scoring: Scoring):
         self.engine, self.q, self.scoring = engine, q, scoring
+        self.lazy = False
+        self.saturated = 0
+        self.kernel_seconds = 0.0
+        self._ref = None
+        self.span = span_bound(q, scoring)
+        if getattr(engine, "name", None) == "cuda" and len(q):
+            from ._backends.cuda import windows as gpu_windows
+            if gpu_windows.supports(scoring):
+                self.lazy = True
+                self._gpu = gpu_windows
+
+    def default_window(self, span: int | None, residues: int) -> int:
+        """The window length for this scorer (:func:`default_window`; on the GPU enough
+        windows to fill the device once)."""
+        if self.lazy:
+            return default_window(span, residues, self._gpu.wanted_windows(len(self.q)))
+        return default_window(span, residues)
 
     def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
         out = np.zeros((len(pieces), 3), np.int64)
@@ -364,6 +450,62 @@ class _WindowScorer:
             start = stop
         return out
 
+    def windows(self, records: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
+        """Cells (score, query end, reference end within the window) of the windows
+        ``rows`` = (record, lo, hi); ends are -1 where not computed (lazy scorer)."""
+        if not self.lazy:
+            return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
+        ref = self._resident(records)
+        starts = ref.starts[rows[:, 0]] + rows[:, 1]
+        scores, flagged, secs = self._gpu.window_scores(ref, self.q, self.scoring, starts,
+                                                        rows[:, 2] - rows[:, 1])
+        self.kernel_seconds += secs
+        out = np.full((len(rows), 3), -1, np.int64)
+        out[:, 0] = scores
+        if len(flagged):   # possibly saturated in 16 bits: exact 32-bit scores and ends
+            self.saturated += len(flagged)
+            out[flagged] = self.ends(records, rows[flagged])
+        return out
+
+    def ends(self, records: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
+        """Exact cells (score, query end, reference end within the window) of ``rows``.
+
+        Lazy scorer: each window is cut again into sub-windows of :func:`sub_window`
+        symbols overlapping by span − 1 (the windows argument of the module docstring,
+        applied inside the window, so the best cell by the tie rule over the sub-windows is
+        the window's), scored with ends by the 16-bit kernel in one launch (a long window
+        walked by one group of lanes would take milliseconds); a flagged sub-window is
+        rescored by the 32-bit ends path."""
+        if not self.lazy:
+            return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
+        width = sub_window(self.span)
+        sub = [(k, r, lo + a, lo + z) for k, (r, lo, hi) in enumerate(rows.tolist())
+               for a, z in window_bounds(hi - lo, width, self.span).tolist()]
+        out = np.zeros((len(rows), 3), np.int64)
+        if not sub:
+            return out
+        sub = np.array(sub, np.int64)
+        ref = self._resident(records)
+        cells, flagged, secs = self._gpu.window_ends(ref, self.q, self.scoring,
+                                                     ref.starts[sub[:, 1]] + sub[:, 2],
+                                                     sub[:, 3] - sub[:, 2])
+        self.kernel_seconds += secs
+        if len(flagged):
+            self.saturated += len(flagged)
+            cells[flagged] = self([records[r][lo:hi] for _, r, lo, hi in sub[flagged].tolist()])
+        hit = cells[:, 0] > 0
+        cells[hit, 2] += sub[hit, 2] - rows[sub[hit, 0], 1]   # sub-window -> window ends
+        order = np.lexsort((cells[:, 1], cells[:, 2], -cells[:, 0], sub[:, 0]))
+        ks = sub[order, 0]
+        first = order[np.r_[True, ks[1:] != ks[:-1]]]
+        out[sub[first, 0]] = cells[first]
+        return out
+
+    def _resident(self, records: list[np.ndarray]):
+        if self._ref is None or self._ref[0] is not records:   # one upload per locate call
+            self._ref = (records, self._gpu.resident(records))
+        return self._ref[1]
+
 
 # ----------------------------------------------------------------------------- search
 
@@ -379,28 +521,64 @@ class _Search:
     def __init__(self, q, records, scoring, span, width, scorer):
         self.q, self.records, self.scoring = q, records, scoring
         self.span, self.width, self.scorer = span, width, scorer
-        rows = []
+        parts = [np.zeros((0, 5), np.int64)]
         if span != 0:  # span 0: nothing can score above 0
             for r, rec in enumerate(records):
                 n = len(rec)
                 # "dp": one piece per record (a window as long as the record)
-                for lo, hi in window_bounds(n, width or max(n, 1), span).tolist():
-                    rows.append((r, lo, hi, 0, n))
-        self.p = np.array(rows, np.int64).reshape(-1, 5)
+                bounds = window_bounds(n, width or max(n, 1), span)
+                part = np.empty((len(bounds), 5), np.int64)
+                part[:, 0], part[:, 1:3], part[:, 3], part[:, 4] = r, bounds, 0, n
+                parts.append(part)
+        self.p = np.concatenate(parts)
         self.best = self._score(self.p)
 
     def _score(self, p: np.ndarray) -> np.ndarray:
+        """Best cells of pieces ``p``, ends in record coordinates; a lazy scorer leaves
+        the ends at -1 (unknown) until :meth:`_resolve` asks for them."""
         if len(p) == 0:
             return np.zeros((0, 3), np.int64)
-        cells = self.scorer([self.records[r][lo:hi] for r, lo, hi in p[:, :3].tolist()])
-        cells[:, 2] += p[:, 1]  # window ends -> record coordinates
+        windows = getattr(self.scorer, "windows", None)
+        if windows is not None:
+            cells = windows(self.records, p[:, :3].copy())
+        else:
+            cells = self.scorer([self.records[r][lo:hi] for r, lo, hi in p[:, :3].tolist()])
+        known = cells[:, 2] >= 0
+        cells[known, 2] += p[known, 1]  # window ends -> record coordinates
         return cells
+
+    def _resolve(self) -> None:
+        """Ends of every piece that can be the next hit: the pieces of the earliest record
+        among those with the best score (module docstring, "Lazy ends")."""
+        b = self.best
+        if len(b) == 0 or not (b[:, 2] < 0).any():
+            return
+        score = int(b[:, 0].max())
+        if score <= 0:
+            return
+        tied = b[:, 0] == score
+        rec = int(self.p[tied, 0].min())
+        need = np.flatnonzero(tied & (self.p[:, 0] == rec) & (b[:, 2] < 0))
+        if len(need) == 0:
+            return
+        cells = self.scorer.ends(self.records, self.p[need, :3].copy())
+        if not np.array_equal(cells[:, 0], b[need, 0]):
+            bad = int(need[np.flatnonzero(cells[:, 0] != b[need, 0])[0]])
+            raise RuntimeError(  # two exact engines disagree: a bug, never a result
+                f"internal inconsistency in locate: window {self.p[bad, :3].tolist()} scored "
+                f"{int(b[bad, 0])} in 16 bits and {int(cells[need == bad][0, 0])} by the "
+                "32-bit ends kernel")
+        cells[:, 2] += self.p[need, 1]
+        self.best[need] = cells
 
     def run(self, top: int, mode: str) -> list[tuple[int, Alignment]]:
         hits = []
         while len(hits) < top and len(self.p):
+            if mode != "score" or len(hits) + 1 < top:
+                self._resolve()   # the last hit of mode "score" needs no ends
             b = self.best
-            k = int(np.lexsort((b[:, 1], b[:, 2], self.p[:, 0], -b[:, 0]))[0])
+            cand = np.flatnonzero(b[:, 0] == b[:, 0].max())   # the tie rule among the best
+            k = int(cand[np.lexsort((b[cand, 1], b[cand, 2], self.p[cand, 0]))[0]])
             score, qe, te = (int(v) for v in b[k])
             if score <= 0:
                 break
