@@ -14,6 +14,7 @@ Prints one JSON line per measurement (DESIGN.md keys) and appends them to --out.
 
     python bench/search_gpu.py --queries 20 --variants default --out bench/results/search_gpu.jsonl
     python bench/search_gpu.py --scoring blosum50 --table3 --real --devices 0,1 --devices 0
+    python bench/search_gpu.py --paired   # default path, then the queries paired by length
 """
 
 from __future__ import annotations
@@ -161,6 +162,14 @@ def main(argv=None):
     ap.add_argument("--table3", action="store_true", help="paper 003 Table III (auto, warp)")
     ap.add_argument("--real", action="store_true", help="real 20,000-protein subset check")
     ap.add_argument("--top-k", type=int, default=10)
+    ap.add_argument("--paired", action="store_true",
+                    help="also run the queries paired by length through the two-query "
+                         "kernel (CudaBackend.search_paired, sw_rowsq2), same backend")
+    ap.add_argument("--packed", action="store_true",
+                    help="also run all queries as one packed batch (CudaBackend.search_packed, "
+                         "sw_rowsqb), same backend")
+    ap.add_argument("--pair-variants", default="2",
+                    help="comma-separated two-query kernels for --paired (config.PAIR_VARIANTS)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     command = "python bench/search_gpu.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -228,6 +237,118 @@ def main(argv=None):
         print(f"#   per query (m:GCUPS) {' '.join(per)}", file=sys.stderr)
         return g
 
+    def run_paired(backend, handle, qset, label, params, pv):
+        """The queries paired by length, one two-query pass per pair (search_paired with
+        GPU top-k); a pair's time is shared by its queries in proportion to their lengths."""
+        t1 = time.perf_counter()
+        backend.search_paired([qset[0][1], qset[1 % len(qset)][1]], handle, scoring,
+                              top_k=args.top_k, variant=pv)   # warm-up: compile, stream
+        warm = time.perf_counter() - t1
+        other = next((q for n, q in qset if n != qn0), q0)
+        got = backend.scan_many([q0, other], handle, scoring, variant=pv)[0].scores[slice_ids]
+        bad = int((got != want).sum())
+        if bad:
+            print(f"# paired: {bad} mismatches against the CPU backend!", file=sys.stderr)
+        nres = handle.residues
+        from warpalign._backends.cuda.config import pair_kernel_name
+        pp = {**params, "variant": params["variant"] + f"+paired-v{pv}",
+              "code": f"{pair_kernel_name(0, pv).split('<')[0]} (two queries per register, "
+                      "targets streamed)",
+              "paired_mismatches": bad, "first_call_seconds": warm}
+        total_cells, total_s, per = 0, 0.0, []
+        for a, b in backend.pair_by_length([len(q) for _, q in qset]):
+            idx = [a] if b is None else [a, b]
+            s0 = time.perf_counter()
+            r = backend.search_paired([qset[i][1] for i in idx], handle, scoring,
+                                      top_k=args.top_k, variant=pv)
+            sec = time.perf_counter() - s0
+            ms = [len(qset[i][1]) for i in idx]
+            total_cells += sum(ms) * nres
+            total_s += sec
+            g = sum(ms) * nres / sec / 1e9
+            for i, rr in zip(idx, r):
+                per.append(f"{len(qset[i][1])}:{g:.0f}")
+                emit({"job": "search", "scope": "item", "backend": "cuda",
+                      "method": "paired", "device": backend.device_name,
+                      "params": {**pp, "query": qset[i][0], "query_len": len(qset[i][1]),
+                                 "pair": [qset[k][0] for k in idx], "pair_lens": ms,
+                                 "pair_seconds": sec, "saturated": rr.saturated,
+                                 "ends": False},
+                      "seconds": sec * len(qset[i][1]) / sum(ms), "gcups": g,
+                      "baseline": None, "command": command})
+        g = total_cells / total_s / 1e9
+        emit({"job": "search", "scope": "total", "backend": "cuda", "method": "paired",
+              "device": backend.device_name, "params": {**pp, "queries": len(qset),
+              "ends": False}, "seconds": total_s, "gcups": g, "baseline": baseline,
+              "command": command})
+        print(f"# {label}: {g:.0f} GCUPS total ({total_s:.2f} s, {len(qset)} queries), "
+              f"mismatches {bad}", file=sys.stderr)
+        print(f"#   per query (m:GCUPS of its pair) {' '.join(per)}", file=sys.stderr)
+        return g
+
+    def run_packed(backend, handle, qset, label, params, repeat=3):
+        """All queries in one packed batch (search_packed, GPU top-k per query); the batch
+        is timed as a whole (median of `repeat`), so there are no per-query times."""
+        t1 = time.perf_counter()
+        backend.search_packed([q for _, q in qset[:3]], handle, scoring, top_k=args.top_k)
+        warm = time.perf_counter() - t1
+        other = next((q for n, q in qset if n != qn0), q0)
+        got = backend.scan_packed([q0, other], handle, scoring)[0].scores[slice_ids]
+        bad = int((got != want).sum())
+        if bad:
+            print(f"# packed: {bad} mismatches against the CPU backend!", file=sys.stderr)
+        times, res = [], None
+        for _ in range(repeat):
+            s0 = time.perf_counter()
+            res = backend.search_packed([q for _, q in qset], handle, scoring, top_k=args.top_k)
+            times.append(time.perf_counter() - s0)
+        sec = float(np.median(times))
+        cells = sum(len(q) for _, q in qset) * handle.residues
+        g = cells / sec / 1e9
+        emit({"job": "search", "scope": "total", "backend": "cuda", "method": "packed",
+              "device": backend.device_name,
+              "params": {**params, "variant": params["variant"] + "+packed",
+                         "code": "sw_rowsqb (query batch packed in two 16-bit halves)",
+                         "queries": len(qset), "ends": False, "packed_mismatches": bad,
+                         "first_call_seconds": warm, "repeats": times,
+                         "saturated": [r.saturated for r in res]},
+              "seconds": sec, "gcups": g, "baseline": baseline, "command": command})
+        print(f"# {label}: {g:.0f} GCUPS total ({sec:.2f} s median of {repeat}, "
+              f"{[round(x, 3) for x in times]}), mismatches {bad}", file=sys.stderr)
+        return g
+
+    def run_batch(backend, handle, qset, label, params, packed, repeat=3):
+        """One search_batches call over all queries (what search() runs): packed batches
+        (config.PAIR_QUERIES, the default) or one query at a time, pipelined; the call is
+        timed as a whole (median of `repeat`)."""
+        from warpalign._backends.cuda import config as cfg
+        saved = cfg.PAIR_QUERIES
+        cfg.PAIR_QUERIES = packed
+        try:
+            qs = [q for _, q in qset]
+            backend.search_batches(qs, handle, scoring, top_k=args.top_k)   # warm-up
+            times, res = [], None
+            for _ in range(repeat):
+                s0 = time.perf_counter()
+                res = backend.search_batches(qs, handle, scoring, top_k=args.top_k)
+                times.append(time.perf_counter() - s0)
+        finally:
+            cfg.PAIR_QUERIES = saved
+        sec = float(np.median(times))
+        g = sum(len(q) for q in qs) * handle.residues / sec / 1e9
+        how = "packed batches" if packed else "one query at a time, pipelined"
+        emit({"job": "search", "scope": "total", "backend": "cuda", "method": "auto",
+              "device": backend.device_name,
+              "params": {**params, "variant": params["variant"] + ("+batch" if packed
+                                                                   else "+each-pipelined"),
+                         "call": f"search_batches over all queries ({how})",
+                         "queries": len(qs), "ends": False, "repeats": times,
+                         "saturated": [r.saturated for r in res]},
+              "seconds": sec, "gcups": g, "baseline": baseline, "command": command})
+        print(f"# {label} ({how}): {g:.0f} GCUPS total ({sec:.3f} s median of {repeat}, "
+              f"{[round(x, 3) for x in times]})", file=sys.stderr)
+        return g
+
     devsets = [tuple(int(x) for x in d.split(",")) for d in (args.devices or ["0"])]
     summary = []
     for devs in devsets:
@@ -254,6 +375,10 @@ def main(argv=None):
             label = f"{variant} gpus={ngpu}"
             g = run_set(backend, handle, queries, "auto", False, label + " auto", params)
             summary.append((label, args.scoring, "auto", g))
+            for packed in (True, False):
+                g = run_batch(backend, handle, queries, label + " search_batches", params,
+                              packed)
+                summary.append((label, args.scoring, "batch" if packed else "each", g))
             if args.ends:
                 # search flow (top-k): 16-bit scores, then ends for the candidates only
                 g = run_set(backend, handle, queries, "auto", True, label + " end top-k",
@@ -288,6 +413,13 @@ def main(argv=None):
                     g = run_set(backend, handle, t3, method, False, label + f" table3 {method}", p3)
                     summary.append((label, "blosum50 table3", method, g))
                 scoring = saved
+            for pv in (args.pair_variants.split(",") if args.paired else []):
+                g = run_paired(backend, handle, queries, label + f" paired v{pv}", params,
+                               int(pv))
+                summary.append((label, args.scoring, f"paired v{pv}", g))
+            if args.packed:
+                g = run_packed(backend, handle, queries, label + " packed", params)
+                summary.append((label, args.scoring, "packed", g))
             print(f"# {label}: prepare {up:.2f} s, CPU slice {baseline['gcups']:.2f} GCUPS "
                   f"({baseline['threads']} threads), mismatches {bad}", file=sys.stderr)
             del handle, backend

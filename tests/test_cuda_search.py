@@ -485,3 +485,231 @@ def test_rows_kernel_exact(cuda):
     got = be.scan(query, be.prepare(TargetSet.from_list(ts)), s)
     np.testing.assert_array_equal(got.scores, _want(query, ts, s)[:, 0])
     assert got.saturated >= 1
+
+
+# -- two queries per pass (sw_rowsq2: lanes own rows of a query pair, targets streamed) --
+
+def _pair_backend(cuda):
+    from warpalign._backends.cuda import CudaBackend
+    return CudaBackend(devices=cuda.devices[:1])
+
+
+def _check_many(be, queries, targets, s, handle=None, variant=None):
+    """scan_many equals score_end for every query; returns the ScoreBatches."""
+    h = be.prepare(TargetSet.from_list(targets)) if handle is None else handle
+    got = be.scan_many(queries, h, s, variant=variant)
+    assert len(got) == len(queries)
+    for q, g in zip(queries, got):
+        want = _want(q, targets, s)[:, 0]
+        bad = np.flatnonzero(g.scores != want)
+        assert bad.size == 0, (f"m={len(q)}: {bad.size} mismatches, e.g. target {bad[0]} "
+                               f"(len {len(targets[bad[0]])}): gpu {g.scores[bad[0]]} "
+                               f"cpu {want[bad[0]]}")
+    return got
+
+
+@pytest.mark.parametrize("variant", [1, 2])
+@pytest.mark.parametrize("group_min", [None, 1], ids=["groups-default", "groups-tiny"])
+@pytest.mark.parametrize("params", [BLOSUM62, BLOSUM50], ids=["blosum62", "blosum50"])
+def test_pair_kernel_bucket_bounds(cuda, params, group_min, variant, monkeypatch):
+    """Every bucket bound +-1, lengths 0-3, random lengths and a 35,213-residue target;
+    query pairs of equal and of very different lengths, one strip and several; with the
+    default guided groups and with one target per group (every target ends a group)."""
+    from warpalign._backends.cuda import config
+    if group_min is not None:
+        monkeypatch.setattr(config, "PAIR_GROUP_MIN", group_min)
+        monkeypatch.setattr(config, "PAIR_GUIDE", 10 ** 9)
+    be = _pair_backend(cuda)
+    s = Scoring(**params)
+    rng = np.random.default_rng(31)
+    K = s.matrix.shape[0]
+    lengths = _bucket_lengths() + list(rng.integers(0, 1500, 30)) + [35213]
+    targets = [rng.integers(0, K, n).astype(np.uint8) for n in lengths]
+    rng.shuffle(targets)
+    queries = [rng.integers(0, K, m).astype(np.uint8) for m in (1, 2, 64, 127, 896, 897, 1900)]
+    queries.append(np.concatenate([targets[5][:300], rng.integers(0, K, 40)]).astype(np.uint8))
+    _check_many(be, queries, targets, s, variant=variant)
+
+
+def test_pair_kernel_real_proteins(cuda):
+    """Swiss-Prot 196 against itself: scan_many (paired) equals score_end and scan."""
+    be = _pair_backend(cuda)
+    s = Scoring(**BLOSUM62)
+    seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
+    queries = [seqs[i] for i in (0, 17, 101, 150, 195)]
+    h = be.prepare(TargetSet.from_list(seqs))
+    got = _check_many(be, queries, seqs, s, handle=h)
+    for q, g in zip(queries, got):
+        np.testing.assert_array_equal(g.scores, be.scan(q, h, s).scores)
+
+
+@pytest.mark.parametrize("variant", [1, 2])
+def test_pair_kernel_saturation(cuda, variant, monkeypatch):
+    """A 5,000-residue query against itself and near copies: flagged, rescored in 32 bits,
+    counted per query; its pair partner (a short query) stays exact and unsaturated."""
+    from warpalign._backends.cuda import config
+    monkeypatch.setattr(config, "PAIR_VARIANT", variant)
+    be = _pair_backend(cuda)
+    s = Scoring(**BLOSUM62)
+    W = s.encode("W")[0]
+    rng = np.random.default_rng(12)
+    query = np.full(5000, W, dtype=np.uint8)
+    near = query.copy()
+    near[rng.integers(0, 5000, 250)] = rng.integers(0, 20, 250)
+    targets = [query.copy(), near, query[:2600].copy(), rng.integers(0, 20, 5000).astype(np.uint8),
+               np.full(3000, W, np.uint8), np.full(200, W, np.uint8), np.zeros(0, np.uint8)]
+    short = rng.integers(0, 20, 4000).astype(np.uint8)
+    h = be.prepare(TargetSet.from_list(targets))
+    for qb in (short, None):
+        got = be.scan_pair(query, qb, h, s)
+        assert len(got) == (2 if qb is not None else 1)
+        np.testing.assert_array_equal(got[0].scores, _want(query, targets, s)[:, 0])
+        assert got[0].saturated >= 3
+        assert got[0].scores[0] == 5000 * 11
+        if qb is not None:
+            np.testing.assert_array_equal(got[1].scores, _want(qb, targets, s)[:, 0])
+            assert got[1].saturated == 0
+    # both halves saturating at once
+    got = be.scan_pair(near, query, h, s)
+    np.testing.assert_array_equal(got[0].scores, _want(near, targets, s)[:, 0])
+    np.testing.assert_array_equal(got[1].scores, _want(query, targets, s)[:, 0])
+    assert got[0].saturated >= 2 and got[1].saturated >= 3
+
+
+def test_pair_kernel_odd_counts_and_unequal_lengths(cuda):
+    """Odd numbers of queries (one runs alone), empty queries, and pairs of very different
+    lengths (one strip beside seven); pairing is by length, results in the order given."""
+    from warpalign._backends.cuda import CudaBackend
+    assert CudaBackend.pair_by_length([5, 1, 9, 3, 7]) == [(1, None), (3, 0), (4, 2)]
+    assert CudaBackend.pair_by_length([4, 4]) == [(0, 1)]
+    assert CudaBackend.pair_by_length([]) == []
+    be = _pair_backend(cuda)
+    s = Scoring(**BLOSUM62)
+    rng = np.random.default_rng(13)
+    targets = [rng.integers(0, 26, n).astype(np.uint8) for n in (0, 1, 3, 33, 300, 2000, 5000)]
+    for ms in ((7,), (1, 6000), (0, 40, 900), (0,), (3000, 12, 500, 2, 4100)):
+        queries = [rng.integers(0, 26, m).astype(np.uint8) for m in ms]
+        got = _check_many(be, queries, targets, s)
+        assert all(g.saturated == 0 for g in got)
+    h = be.prepare(TargetSet.from_list(targets))
+    a, b = rng.integers(0, 26, 6000).astype(np.uint8), rng.integers(0, 26, 5).astype(np.uint8)
+    got = be.scan_pair(a, b, h, s)
+    np.testing.assert_array_equal(got[0].scores, _want(a, targets, s)[:, 0])
+    np.testing.assert_array_equal(got[1].scores, _want(b, targets, s)[:, 0])
+    empty = be.prepare(TargetSet.from_list([]))
+    assert [g.scores.size for g in be.scan_many([a, b, a], empty, s)] == [0, 0, 0]
+    with pytest.raises(ValueError, match="variant"):
+        be.scan_pair(a, b, h, s, variant=7)
+
+
+def test_pair_kernel_search_paired_topk(cuda):
+    """search_paired gives the same top-k candidates as search_batches (default path)."""
+    be = _pair_backend(cuda)
+    s = Scoring(**BLOSUM62)
+    seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
+    db = seqs + seqs[:60]      # duplicates: ties at the cut
+    h = be.prepare(TargetSet.from_list(db))
+    queries = [seqs[3], seqs[40][:50], seqs[77], seqs[120][5:400], np.zeros(0, np.uint8)]
+    for k in (1, 3, 10, 500):
+        a = be.search_batches(queries, h, s, top_k=k)
+        b = be.search_paired(queries, h, s, top_k=k)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(_topk(x, k), _topk(y, k))
+            assert x.saturated == y.saturated
+
+
+# -- a packed batch (sw_rowsqb: several queries per half, each from a lane boundary) ------
+
+@pytest.mark.parametrize("group_min", [None, 1], ids=["groups-default", "groups-tiny"])
+def test_packed_kernel_exact(cuda, group_min, monkeypatch):
+    """scan_packed equals score_end: batches of many short queries (several per half and
+    pass), long ones running over several passes, empty ones, odd counts; targets at every
+    bucket bound +-1, lengths 0-3 and a 35,213-residue one."""
+    from warpalign._backends.cuda import config
+    if group_min is not None:
+        monkeypatch.setattr(config, "PAIR_GROUP_MIN", group_min)
+        monkeypatch.setattr(config, "PAIR_GUIDE", 10 ** 9)
+    be = _pair_backend(cuda)
+    s = Scoring(**BLOSUM62)
+    rng = np.random.default_rng(41)
+    lengths = _bucket_lengths() + list(rng.integers(0, 1500, 20)) + [35213]
+    targets = [rng.integers(0, 26, n).astype(np.uint8) for n in lengths]
+    rng.shuffle(targets)
+    h = be.prepare(TargetSet.from_list(targets))
+    for ms in ((1, 2, 3, 31, 32, 33, 100, 250, 0), (3000, 1900, 5, 897, 40),
+               (144, 189, 222, 375, 464, 567, 657), (7,)):
+        queries = [rng.integers(0, 26, m).astype(np.uint8) for m in ms]
+        queries[-1] = np.concatenate([targets[3][:ms[-1]], queries[-1]])[:ms[-1]].astype(np.uint8)
+        got = be.scan_packed(queries, h, s)
+        for q, g in zip(queries, got):
+            np.testing.assert_array_equal(g.scores, _want(q, targets, s)[:, 0])
+            assert g.saturated == 0
+
+
+def test_packed_kernel_saturation_and_search(cuda):
+    """Saturating queries inside a packed batch are rescored and counted per query; the
+    packed search gives the same top-k as search_batches on real proteins."""
+    be = _pair_backend(cuda)
+    s = Scoring(**BLOSUM62)
+    W = s.encode("W")[0]
+    rng = np.random.default_rng(42)
+    query = np.full(5000, W, dtype=np.uint8)
+    near = query.copy()
+    near[rng.integers(0, 5000, 250)] = rng.integers(0, 20, 250)
+    targets = [query.copy(), near, query[:2600].copy(), rng.integers(0, 20, 5000).astype(np.uint8),
+               np.full(3000, W, np.uint8), np.full(200, W, np.uint8), np.zeros(0, np.uint8)]
+    h = be.prepare(TargetSet.from_list(targets))
+    batch = [rng.integers(0, 20, 300).astype(np.uint8), query, near[:4000],
+             rng.integers(0, 20, 2000).astype(np.uint8)]
+    got = be.scan_packed(batch, h, s)
+    for q, g in zip(batch, got):
+        np.testing.assert_array_equal(g.scores, _want(q, targets, s)[:, 0])
+    assert got[1].saturated >= 3 and got[2].saturated >= 1
+    assert got[0].saturated == 0 and got[3].saturated == 0
+    seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
+    db = seqs + seqs[:60]
+    h = be.prepare(TargetSet.from_list(db))
+    queries = [seqs[3], seqs[40][:50], seqs[77], seqs[120][5:400], np.zeros(0, np.uint8)]
+    for k in (1, 10, 500):
+        a = be._search_each(queries, h, s, "local", False, k, "auto")   # one at a time
+        b = be.search_packed(queries, h, s, top_k=k)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(_topk(x, k), _topk(y, k))
+
+
+@pytest.mark.parametrize("packed", [True, False], ids=["packed", "pipelined"])
+def test_search_loop_batches_and_pipeline(cuda, packed, monkeypatch):
+    """search() over many queries: packed batches (split by the score budget, a low-fill
+    batch run query by query) or one query at a time with the next query's kernels queued
+    before the previous one's results are read; hits equal the CPU backend's."""
+    from warpalign._backends.cuda import config
+
+    monkeypatch.setattr(config, "PAIR_QUERIES", packed)
+    s = Scoring(**BLOSUM62)
+    seqs = _fasta(_data("uniprot_sprot196.fasta"))
+    rng = np.random.default_rng(7)
+    db = list(seqs) + [seqs[i] for i in rng.integers(0, len(seqs), 40)]
+    queries = [seqs[i] for i in rng.integers(0, len(seqs), 9)] + [seqs[3][:12], "", seqs[8]]
+    if packed:   # ~4 queries per batch: several batches, each packed
+        monkeypatch.setattr(config, "PACK_SCORE_BYTES", 8 * len(db) * 4)
+    for k in (1, 5, 300):
+        _search_both(queries, db, s, top_k=k)
+    # two very unequal queries: the plan's fill is low, so each runs alone
+    long_q = "".join(seqs[:12])[:3000]
+    _search_both([long_q, seqs[5][:40]], db, s, top_k=3)
+
+
+def test_pack_batches_fill_rule(cuda):
+    from warpalign._backends.cuda import config
+
+    be = _pair_backend(cuda)
+    s = Scoring(**BLOSUM62)
+    rng = np.random.default_rng(8)
+    h = be.prepare(TargetSet.from_list([rng.integers(0, 20, 300).astype(np.uint8)
+                                        for _ in range(50)]))
+    qs = [rng.integers(0, 20, m).astype(np.uint8) for m in (400, 410, 390, 405)]
+    assert be._pack_batches(qs, h, s) == [[0, 1, 2, 3]]
+    unequal = [rng.integers(0, 20, m).astype(np.uint8) for m in (3000, 40)]
+    assert be._pack_batches(unequal, h, s) == [[0], [1]]
+    R, passes, _ = config.pack_plan([3000, 40], be._tables(h, s)["kp"], 100 * 1024)
+    assert (3000 + 40) / (2 * passes * 32 * R) < config.PACK_MIN_FILL

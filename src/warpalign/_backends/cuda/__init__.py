@@ -319,6 +319,325 @@ class CudaBackend:
         return ScoreBatch(cp.asnumpy(scores), None if qends is None else cp.asnumpy(qends),
                           None if tends is None else cp.asnumpy(tends), nsat)
 
+    # -- two queries per pass: sw_rowsq2 (B.2 with a query pair per register) -------------
+    @staticmethod
+    def pair_by_length(lengths) -> list[tuple[int, int | None]]:
+        """Query index pairs for :meth:`scan_pair`: neighbours in length order (the pair
+        runs max(m_a, m_b) rows, so similar lengths waste least); with an odd count the
+        shortest query runs alone (its second half then scores padding)."""
+        order = np.argsort(np.asarray(lengths, dtype=np.int64), kind="stable").tolist()
+        out: list[tuple[int, int | None]] = []
+        if len(order) % 2:
+            out.append((order.pop(0), None))
+        out += [(order[k], order[k + 1]) for k in range(0, len(order), 2)]
+        return out
+
+    def scan_pair(self, qa, qb, handle, scoring, *, variant=None) -> list[ScoreBatch]:
+        """Local scores of two queries (``qb`` may be None) against every target in one
+        pass of the two-query kernel: one ScoreBatch per query given. Saturated targets
+        are rescored by the 32-bit kernel and counted per query, as in :meth:`scan`.
+        ``variant``: the kernel (config.PAIR_VARIANTS; default config.PAIR_VARIANT)."""
+        cp = self._cp
+        if not isinstance(handle, DeviceTargets):
+            return [self.scan(q, handle, scoring) for q in (qa, qb) if q is not None]
+        got = self._scan_pair_device(qa, qb, handle, scoring, variant)
+        out = []
+        for res in got:
+            if res is None:
+                out.append(ScoreBatch(np.zeros(handle.n, dtype=np.int32), None, None, 0))
+            else:
+                out.append(ScoreBatch(cp.asnumpy(res[0]), None, None, res[3]))
+        return out
+
+    def scan_many(self, queries, handle, scoring, *, variant=None) -> list[ScoreBatch]:
+        """:meth:`scan_pair` over queries paired by length (:meth:`pair_by_length`); one
+        ScoreBatch per query, in the order given."""
+        qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
+        out: list[ScoreBatch | None] = [None] * len(qs)
+        for a, b in self.pair_by_length([len(q) for q in qs]):
+            got = self.scan_pair(qs[a], None if b is None else qs[b], handle, scoring,
+                                 variant=variant)
+            out[a] = got[0]
+            if b is not None:
+                out[b] = got[1]
+        return out
+
+    def search_paired(self, queries, handle, scoring, *, top_k=None,
+                      variant=None) -> list[Candidates]:
+        """``search_batches`` for local scores (no ends, method "auto") on a resident
+        handle, queries paired by length through the two-query kernel: one Candidates per
+        query, in the order given (the same GPU top-k selection as ``search_batches``)."""
+        if not isinstance(handle, DeviceTargets):
+            raise TypeError("search_paired needs a resident single-device handle")
+        qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
+        out: list[Candidates | None] = [None] * len(qs)
+        for a, b in self.pair_by_length([len(q) for q in qs]):
+            got = self._scan_pair_device(qs[a], None if b is None else qs[b], handle, scoring,
+                                         variant)
+            for qi, res in zip((a, b), got):
+                out[qi] = (_empty(handle.n, False) if res is None
+                           else self._select(res, handle.n, top_k))
+        return out
+
+    def _pair_kernel(self, name, smem):
+        """Kernels of the two-query module (compiled on first use, all R at once)."""
+        if getattr(self, "_pair_module", None) is None:
+            from .loader import get_module
+            names = tuple(config.pair_kernel_name(r, v) for v in config.PAIR_VARIANTS
+                          for r in config.PAIR_REGS)
+            names += tuple(config.pack_kernel_name(r) for r in config.PAIR_REGS)
+            self._pair_module = get_module(_FILE, names + ("rowsq2_stream",),
+                                           (f"R2_BLOCK={self._block2}",))
+            self._pair_kernels = {}
+        k = self._pair_kernels.get(name)
+        if k is None:
+            k = self._pair_module.get_function(name)
+            self._pair_kernels[name] = k
+        if smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < smem:
+            k.max_dynamic_shared_size_bytes = smem
+        return k
+
+    def _pair_stream(self, handle):
+        """The target stream of sw_rowsq2 (cached per handle): non-empty targets longest
+        first, back to back, first columns marked; groups of whole targets with guided
+        sizes (large first, PAIR_GROUP_MIN columns at the end) for the dynamic ticket."""
+        got = handle.cache.get("rowsq2")
+        if got is not None:
+            return got
+        cp = self._cp
+        lengths = np.asarray(handle.lengths, dtype=np.int64)
+        order = np.argsort(-lengths, kind="stable")
+        order = order[lengths[order] > 0]
+        sstart = np.zeros(len(order) + 1, dtype=np.int64)
+        np.cumsum(lengths[order], out=sstart[1:])
+        total = int(sstart[-1])
+        warps = self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
+        bounds, k = [0], 0
+        while k < len(order):
+            want = max(config.PAIR_GROUP_MIN, (total - int(sstart[k])) // (config.PAIR_GUIDE * warps))
+            k2 = int(np.searchsorted(sstart, sstart[k] + want, "left"))
+            k = min(max(k2, k + 1), len(order))
+            bounds.append(k)
+        bounds = np.asarray(bounds, dtype=np.int64)
+        d_ids = cp.asarray(order.astype(np.int32))
+        d_sstart = cp.asarray(sstart)
+        stream = cp.empty(max(total, 1), dtype=cp.uint8)
+        if len(order):
+            grid = max(1, min(-(-len(order) // (config.BLOCK // 32)), self._sms * 8))
+            self._pair_kernel("rowsq2_stream", 0)(
+                (grid,), (config.BLOCK,),
+                (handle.codes, handle.offsets, d_ids, d_sstart, np.int32(len(order)), stream))
+        got = {"stream": stream, "ids": d_ids, "gstart": cp.asarray(sstart[bounds]),
+               "gfirst": cp.asarray(bounds.astype(np.int32)), "ngroups": len(bounds) - 1,
+               "total": total, "boundary": None}
+        handle.cache["rowsq2"] = got
+        return got
+
+    def _pair_profile(self, qa, qb, R, strips, tables):
+        """prof[strip][a][t][RS]: S[qa[row]][a] (low half) | S[qb[row]][a] << 16, row =
+        strip * 32R + t * R + r; rows past a query score the padding letter."""
+        kp = tables["kp"]
+        P = tables["P16"]
+        rows = strips * 32 * R
+        RS = config.rows_stride(R)
+
+        def codes(q):
+            c = np.full(rows, kp - 1, dtype=np.int64)
+            if q is not None:
+                c[:len(q)] = q
+            return c
+
+        word = ((P[codes(qa)] & 0xFFFF) | ((P[codes(qb)] & 0xFFFF) << 16)).astype(np.uint32)
+        prof = np.zeros((strips, kp, 32, RS), dtype=np.uint32)
+        prof[..., :R] = word.reshape(strips, 32, R, kp).transpose(0, 3, 1, 2)
+        return prof.reshape(strips, -1)
+
+    def _scan_pair_device(self, qa, qb, handle, scoring, variant=None):
+        """Device results of :meth:`_scan_device` form, (scores, None, None, saturated) or
+        None, for qa and (when given) qb, from one pass of sw_rowsq2 per strip."""
+        cp = self._cp
+        variant = config.PAIR_VARIANT if variant is None else variant
+        config.pair_kernel_name(4, variant)   # ValueError for an unknown variant
+        if cp.cuda.runtime.getDevice() != handle.device:
+            raise ValueError("scan must run on the device the targets were prepared on")
+        qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in (qa, qb) if q is not None]
+        for q in qs:
+            self._check_query(q, handle, scoring)
+        n = handle.n
+        m = max(len(q) for q in qs)
+        tables = self._tables(handle, scoring) if n and handle.residues else None
+        if tables is None or m == 0 or tables["s16"] is None:
+            return [self._scan_device(q, handle, scoring) for q in qs]
+        kp = tables["kp"]
+        R, strips = config.pair_plan(m, kp, _SMEM_LIMIT)
+        prof = cp.asarray(self._pair_profile(qs[0], qs[1] if len(qs) > 1 else None, R,
+                                             strips, tables))
+        st = self._pair_stream(handle)
+        if strips > 1 and st["boundary"] is None:
+            st["boundary"] = cp.empty(2 * max(st["total"], 1), dtype=cp.uint32)
+        boundary = st["boundary"] if strips > 1 else cp.empty(2, dtype=cp.uint32)
+        scores = cp.zeros(2 * n, dtype=cp.int32)
+        flagged = cp.empty(2 * n, dtype=cp.int32)
+        nflagged = cp.zeros(1, dtype=cp.int32)
+        tickets = cp.zeros(strips, dtype=cp.int32)
+        ng = st["ngroups"]
+        # up to 4 blocks per SM: small R leaves room for more than two (the ticket balances)
+        grid = max(1, min(self._sms * 4, -(-ng // (config.BLOCK // 32))))
+        smem = prof.shape[1] * 4
+        k = self._pair_kernel(config.pair_kernel_name(R, variant), smem)
+        for s in range(strips):
+            k((grid,), (config.BLOCK,),
+              (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng), tickets[s:],
+               prof[s], np.int32(kp), np.int32(s == 0), np.int32(s + 1 == strips),
+               np.uint32(tables["neg_ge"]), np.uint32(tables["bvec"]),
+               np.uint32(tables["neg_go_int"]), np.uint32(1), np.int32(tables["go"]),
+               np.int32(tables["threshold"]), np.int32(n), scores, flagged, nflagged,
+               boundary),
+              shared_mem=smem)
+        nsat = int(nflagged.get()[0])
+        counts = [0, 0]
+        if nsat:
+            f = flagged[:nsat]
+            for h, q in enumerate(qs):
+                ids = (f[f < n] if h == 0 else f[f >= n] - n).astype(cp.int32)
+                counts[h] = int(ids.size)
+                if counts[h]:
+                    item = _Bucket(self._rows32[-1], ids, counts[h], 0)
+                    self._run32(handle, [item], q, tables, scores[h * n:(h + 1) * n], None,
+                                None, ends=False)
+        return [(scores[h * n:(h + 1) * n], None, None, counts[h]) for h in range(len(qs))]
+
+    # -- a packed batch of queries: sw_rowsqb (both halves hold query row streams) --------
+    def scan_packed(self, queries, handle, scoring) -> list[ScoreBatch]:
+        """Local scores of every query against every target, the whole batch packed into
+        the two halves of the two-query kernel (several queries per half, each starting at
+        a lane boundary): no pairing padding and one R for all. One ScoreBatch per query,
+        in the order given; saturation rescored and counted per query."""
+        cp = self._cp
+        qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
+        if not isinstance(handle, DeviceTargets):
+            return [self.scan(q, handle, scoring) for q in qs]
+        out = []
+        for res in self._scan_packed_device(qs, handle, scoring):
+            if res is None:
+                out.append(ScoreBatch(np.zeros(handle.n, dtype=np.int32), None, None, 0))
+            else:
+                out.append(ScoreBatch(cp.asnumpy(res[0]), None, None, res[3]))
+        return out
+
+    def search_packed(self, queries, handle, scoring, *, top_k=None) -> list[Candidates]:
+        """:meth:`search_paired` with the packed batch kernel (:meth:`scan_packed`)."""
+        if not isinstance(handle, DeviceTargets):
+            raise TypeError("search_packed needs a resident single-device handle")
+        qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
+        return [_empty(handle.n, False) if res is None else self._select(res, handle.n, top_k)
+                for res in self._scan_packed_device(qs, handle, scoring)]
+
+    @staticmethod
+    def _pack_lanes(halves, R, passes):
+        """Per pass and lane: keep mask, slot A, slot B, flags (bit 0/1: the lane ends its
+        query's rows of this pass in half A/B and writes; bit 2/3: that query starts in this
+        pass, so no earlier pass wrote), and per half the (query, row) of every row."""
+        rows = passes * 32 * R
+        owner = np.full((2, rows), -1, dtype=np.int64)
+        qrow = np.zeros((2, rows), dtype=np.int64)
+        for h in range(2):
+            r0 = 0
+            for qi, k in halves[h]:
+                owner[h, r0:r0 + k] = qi
+                qrow[h, r0:r0 + k] = np.arange(k)
+                r0 += k
+        first = owner[:, ::R].reshape(2, passes, 32)          # owner of each lane's rows
+        prev = np.concatenate([np.full((2, 1), -1), owner[:, R - 1:-1:R]], axis=1)
+        prev = prev.reshape(2, passes, 32)                    # owner of the row above
+        nxt = np.concatenate([first.reshape(2, -1)[:, 1:], np.full((2, 1), -1)], axis=1)
+        nxt = nxt.reshape(2, passes, 32)
+        nxt[:, :, 31] = -1                                    # a pass's last lane always ends
+        live = first >= 0
+        keep = (live & (prev == first)).astype(np.int64)
+        writes = live & (nxt != first)
+        starts = np.zeros((2, passes, 32), dtype=bool)        # the query's row 0 is in this pass
+        q0 = qrow[:, ::R].reshape(2, passes, 32) == 0
+        for h in range(2):
+            for p in range(passes):
+                for t in range(32):
+                    if writes[h, p, t]:
+                        u = t
+                        while u > 0 and first[h, p, u - 1] == first[h, p, t]:
+                            u -= 1
+                        starts[h, p, t] = q0[h, p, u]
+        info = np.zeros((passes, 32, 4), dtype=np.int64)
+        info[..., 0] = keep[0] * 0xFFFF + keep[1] * 0xFFFF0000
+        info[..., 1] = first[0]
+        info[..., 2] = first[1]
+        info[..., 3] = writes[0] + 2 * writes[1] + 4 * starts[0] + 8 * starts[1]
+        return info.astype(np.uint32).view(np.int32), owner, qrow
+
+    def _scan_packed_device(self, qs, handle, scoring):
+        """Device results (scores view, None, None, saturated) or None per query."""
+        cp = self._cp
+        if cp.cuda.runtime.getDevice() != handle.device:
+            raise ValueError("scan must run on the device the targets were prepared on")
+        for q in qs:
+            self._check_query(q, handle, scoring)
+        n = handle.n
+        lengths = [len(q) for q in qs]
+        tables = self._tables(handle, scoring) if n and handle.residues else None
+        if tables is None or not any(lengths) or tables["s16"] is None:
+            return [self._scan_device(q, handle, scoring) for q in qs]
+        kp = tables["kp"]
+        R, passes, halves = config.pack_plan(lengths, kp, _SMEM_LIMIT)
+        info, owner, qrow = self._pack_lanes(halves, R, passes)
+        P = tables["P16"]
+        codes = np.full(owner.shape, kp - 1, dtype=np.int64)
+        for h in range(2):
+            for qi, _ in halves[h]:
+                sel = owner[h] == qi
+                rr = qrow[h, sel]
+                codes[h, sel] = np.where(rr < lengths[qi], qs[qi][np.minimum(rr, lengths[qi] - 1)],
+                                         kp - 1)
+        word = ((P[codes[0]] & 0xFFFF) | ((P[codes[1]] & 0xFFFF) << 16)).astype(np.uint32)
+        RS = config.rows_stride(R)
+        prof = np.zeros((passes, kp, 32, RS), dtype=np.uint32)
+        prof[..., :R] = word.reshape(passes, 32, R, kp).transpose(0, 3, 1, 2)
+        prof = cp.asarray(prof.reshape(passes, -1))
+        d_info = cp.asarray(info.reshape(passes, -1))
+        st = self._pair_stream(handle)
+        if passes > 1 and st["boundary"] is None:
+            st["boundary"] = cp.empty(2 * max(st["total"], 1), dtype=cp.uint32)
+        boundary = st["boundary"] if passes > 1 else cp.empty(2, dtype=cp.uint32)
+        nq = len(qs)
+        scores = cp.zeros(nq * n, dtype=cp.int32)
+        flagged = cp.empty(nq * n, dtype=cp.int32)
+        nflagged = cp.zeros(1, dtype=cp.int32)
+        tickets = cp.zeros(passes, dtype=cp.int32)
+        ng = st["ngroups"]
+        grid = max(1, min(self._sms * 4, -(-ng // (config.BLOCK // 32))))
+        smem = prof.shape[1] * 4
+        k = self._pair_kernel(config.pack_kernel_name(R), smem)
+        for p in range(passes):
+            k((grid,), (config.BLOCK,),
+              (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng), tickets[p:],
+               prof[p], d_info[p], np.int32(kp), np.int32(p == 0), np.int32(p + 1 == passes),
+               np.uint32(tables["neg_ge"]), np.uint32(tables["bvec"]),
+               np.uint32(tables["neg_go_int"]), np.uint32(1), np.int32(tables["go"]),
+               np.int32(tables["threshold"]), np.int32(n), scores, flagged, nflagged,
+               boundary),
+              shared_mem=smem)
+        nsat = int(nflagged.get()[0])
+        counts = [0] * nq
+        if nsat:
+            f = flagged[:nsat]
+            slot = f // n
+            for qi in np.unique(cp.asnumpy(slot)).tolist():
+                ids = (f[slot == qi] - qi * n).astype(cp.int32)
+                counts[qi] = int(ids.size)
+                item = _Bucket(self._rows32[-1], ids, counts[qi], 0)
+                self._run32(handle, [item], qs[qi], tables, scores[qi * n:(qi + 1) * n], None,
+                            None, ends=False)
+        return [None if lengths[qi] == 0 else (scores[qi * n:(qi + 1) * n], None, None, counts[qi])
+                for qi in range(nq)]
+
     def _check_query(self, q, handle, scoring):
         K = scoring.matrix.shape[0]
         if handle.max_code >= K or (len(q) and int(q.max()) >= K):
@@ -449,8 +768,69 @@ class CudaBackend:
             return self._search_multi(qs, handle, scoring, algorithm, ends, top_k, method)
         if isinstance(handle, ChunkedTargets):
             return self._search_chunked(qs, handle, scoring, algorithm, ends, top_k, method)
+        return self._search_resident(qs, handle, scoring, algorithm, ends, top_k, method,
+                                     packed=config.PAIR_QUERIES)
+
+    def _search_resident(self, qs, handle, scoring, algorithm, ends, top_k, method, *,
+                         packed):
+        """search_batches on one resident handle. Local scores of several queries go
+        through the packed two-half kernel in batches (:meth:`_pack_batches`); the rest
+        one query at a time, pipelined."""
+        if packed and len(qs) >= 2 and not ends and method == "auto" and algorithm == "local":
+            out: list = [None] * len(qs)
+            alone = []
+            for batch in self._pack_batches(qs, handle, scoring):
+                if len(batch) < 2:
+                    alone += batch
+                    continue
+                got = self.search_packed([qs[i] for i in batch], handle, scoring, top_k=top_k)
+                for i, g in zip(batch, got):
+                    out[i] = g
+            if alone:
+                got = self._search_each([qs[i] for i in alone], handle, scoring, algorithm,
+                                        ends, top_k, method)
+                for i, g in zip(alone, got):
+                    out[i] = g
+            return out
+        return self._search_each(qs, handle, scoring, algorithm, ends, top_k, method)
+
+    def _pack_batches(self, qs, handle, scoring):
+        """Query index batches for the packed kernel, in input order, each within
+        config.PACK_SCORE_BYTES; a batch whose plan fills less than config.PACK_MIN_FILL of
+        its rows with query rows is returned as single queries (run alone)."""
+        n = handle.n
+        tables = self._tables(handle, scoring) if n and handle.residues else None
+        if tables is None or tables["s16"] is None:
+            return [[i] for i in range(len(qs))]
+        per = max(1, config.PACK_SCORE_BYTES // max(8 * n, 1))
         out = []
+        for lo in range(0, len(qs), per):
+            batch = list(range(lo, min(lo + per, len(qs))))
+            lengths = [len(qs[i]) for i in batch]
+            try:
+                R, passes, _ = config.pack_plan(lengths, tables["kp"], _SMEM_LIMIT)
+            except ValueError:      # the profile does not fit shared memory
+                out += [[i] for i in batch]
+                continue
+            fill = sum(lengths) / (2 * passes * 32 * R)
+            out += [batch] if fill >= config.PACK_MIN_FILL else [[i] for i in batch]
+        return out
+
+    def _search_each(self, qs, handle, scoring, algorithm, ends, top_k, method):
+        """One query at a time; local score scans are pipelined (the next query's kernels
+        are queued before the previous query's results are read)."""
+        out = []
+        pending = None   # (slot in out, launched query): finished once the next is queued
         for q in qs:
+            launched = (self._launch_local(q, handle, scoring)
+                        if algorithm == "local" and method == "auto" and not ends else None)
+            if pending is not None:
+                out[pending[0]] = self._finish_local(pending[1], handle, top_k)
+                pending = None
+            if launched is not None:
+                out.append(None)
+                pending = (len(out) - 1, launched)
+                continue
             if (ends and method == "auto" and algorithm == "local" and top_k is not None
                     and top_k < handle.n):
                 out.append(self._scan_topk_ends(q, handle, scoring, algorithm, top_k))
@@ -458,7 +838,42 @@ class CudaBackend:
             res = self._scan_device(q, handle, scoring, algorithm=algorithm, ends=ends,
                                     method=method)
             out.append(_empty(handle.n, ends) if res is None else self._select(res, handle.n, top_k))
+        if pending is not None:
+            out[pending[0]] = self._finish_local(pending[1], handle, top_k)
         return out
+
+    def _launch_local(self, q, handle, scoring):
+        """First half of a pipelined local score scan: the 16-bit kernels of ``q`` queued
+        on the worker streams and not joined, so that the host finishes the previous
+        query (saturation count, rescoring, top-k, copies) while they run. None where
+        :meth:`_scan_device` runs another path (empty input, no 16-bit table, the
+        row-strip kernel)."""
+        cp = self._cp
+        if cp.cuda.runtime.getDevice() != handle.device:
+            raise ValueError("scan must run on the device the targets were prepared on")
+        self._check_query(q, handle, scoring)
+        n, m = handle.n, len(q)
+        if n == 0 or m == 0 or handle.residues == 0:
+            return None
+        tables = self._tables(handle, scoring)
+        if tables["s16"] is None or (self._rows_min_len is not None and m >= self._rows_min_len):
+            return None
+        scores = cp.zeros(n, dtype=cp.int32)
+        flagged = cp.empty(n, dtype=cp.int32)
+        nflagged = cp.zeros(1, dtype=cp.int32)
+        launched = self._launch16(handle, q, tables, scores, flagged, nflagged)
+        return q, tables, scores, flagged, nflagged, launched
+
+    def _finish_local(self, pending, handle, top_k):
+        """Second half: join the query's kernels, rescore its saturated targets in 32-bit
+        (as :meth:`_scan_device`), select its candidates on the device."""
+        q, tables, scores, flagged, nflagged, launched = pending
+        self._join(launched)
+        nsat = int(nflagged.get()[0])   # waits for this query's kernels, not the next one's
+        if nsat:
+            item = _Bucket(self._rows32[-1], flagged[:nsat], nsat, 0)
+            self._run32(handle, [item], q, tables, scores, None, None, ends=False)
+        return self._select((scores, None, None, nsat), handle.n, top_k)
 
     def _search_chunked(self, qs, handle, scoring, algorithm, ends, top_k, method):
         cp = self._cp
@@ -473,8 +888,10 @@ class CudaBackend:
                 nxt = self._prepare_chunk(handle, c + 1, copy)   # overlaps this chunk's work
             cp.cuda.get_current_stream().wait_event(ready)
             start = handle.chunks[c][0]
-            got = self.search_batches(qs, cur, scoring, algorithm=algorithm, ends=ends,
-                                      top_k=top_k, method=method)
+            # not packed: the packed kernel's stream and boundary buffers (9 bytes per
+            # residue) would exceed the max_resident budget a chunked handle stands for
+            got = self._search_resident(qs, cur, scoring, algorithm, ends, top_k, method,
+                                        packed=False)
             for qi, g in enumerate(got):
                 g.ids = g.ids + start
                 parts[qi].append(g)
@@ -594,6 +1011,20 @@ class CudaBackend:
         return self._cp.asarray(rows)
 
     def _run16(self, handle, q, tables, scores, flagged, nflagged):
+        self._join(self._launch16(handle, q, tables, scores, flagged, nflagged))
+        self._cp.cuda.get_current_stream().synchronize()
+
+    def _join(self, launched):
+        """The current stream waits for the kernels :meth:`_launch16` queued (their
+        buffers stay alive in ``launched`` until then)."""
+        main = self._cp.cuda.get_current_stream()
+        for ev in launched[1]:
+            main.wait_event(ev)
+
+    def _launch16(self, handle, q, tables, scores, flagged, nflagged):
+        """Queue the 16-bit kernels of every bucket on the worker streams, without joining
+        them: returns (buffers to keep alive, one event per worker stream) for
+        :meth:`_join`."""
         cp = self._cp
         kp = tables["kp"]
         il = any(b.cfg.variant == 4 for b in handle.buckets16)
@@ -604,7 +1035,7 @@ class CudaBackend:
         smem = table.size * 4
         m = len(q)
         mr = m + (m & 1)   # boundary slot length (two-row kernels store row pairs)
-        keep = []          # boundary buffers stay alive until every stream has joined
+        keep = [qrow]      # buffers stay alive until every stream has joined
         main = cp.cuda.get_current_stream()
         ready = main.record()
         consts = (np.uint32(tables["neg_go"]), np.uint32(tables["neg_ge"]),
@@ -645,10 +1076,7 @@ class CudaBackend:
                     (handle.codes, handle.offsets, b.items, np.int32(b.count), qrow, *common,
                      boundary),
                     shared_mem=smem)
-        for s in self._streams:
-            main.wait_event(s.record())
-        main.synchronize()
-        del keep
+        return keep, [s.record() for s in self._streams]
 
     def _run_rows(self, handle, q, tables, scores, flagged, nflagged):
         """Row-strip kernel: strips of 32*R query rows, one launch per strip, in order."""

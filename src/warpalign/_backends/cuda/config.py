@@ -113,6 +113,81 @@ def rows_kernel_name(R: int) -> str:
     return f"sw_rows16<{R}>"
 
 
+# Two-query row-strip kernel (sw_rowsq2<R>): the query pair runs in ceil(m / (32 * 28))
+# strips of equal R (R >= 4), so the last strip wastes less than 32 rows of each.  Targets
+# stream back to back per group (guided sizes: remaining columns / (PAIR_GUIDE * warps),
+# at least PAIR_GROUP_MIN), so the wavefront fills once per group.  PAIR_QUERIES: whether
+# the search loop runs batches of queries through the packed kernel (sw_rowsqb<R>,
+# pack_plan: several queries per 16-bit half); CudaBackend.scan_pair / scan_many /
+# search_paired / scan_packed / search_packed use these kernels whatever the flag.
+PAIR_REGS = tuple(range(4, 29))
+PAIR_GROUP_MIN = 2048
+PAIR_GUIDE = 2
+PAIR_QUERIES = True
+# The search loop (CudaBackend.search_batches, resident handles, local scores) packs a
+# batch of >= 2 queries into sw_rowsqb when the plan's rows are at least PACK_MIN_FILL
+# query rows (the rest is padding; below it, e.g. two queries of very unequal length,
+# each query runs alone through the 16-bit target-per-lane kernels, pipelined). Batches
+# hold at most PACK_SCORE_BYTES of scores and flags (8 bytes per query and target).
+# Measured on an H200, the 20 standard queries (fill 0.97) vs the Swiss-Prot-sized
+# database: 5,004 GCUPS packed, 4,101 one query at a time (docs/gpu-notes.md).
+PACK_MIN_FILL = 0.85
+PACK_SCORE_BYTES = 1 << 30
+# 1: sw_rowsq2 (one dependency chain: step s+1 waits for the shuffle of step s's last
+# row); 2: sw_rowsq2k2 (lanes skewed by two columns, two chains interleaved, no branch in
+# iterations without a target start)
+PAIR_VARIANTS = (1, 2)
+PAIR_VARIANT = 2
+
+
+def pair_plan(m: int, kp: int, smem_limit: int) -> tuple[int, int]:
+    """(R, number of strips) of the two-query kernel for m rows (the longer query of the
+    pair) and a profile of kp letters that must fit smem_limit bytes of shared memory."""
+    fits = [r for r in PAIR_REGS if kp * 32 * rows_stride(r) * 4 <= smem_limit]
+    if not fits:
+        raise ValueError(f"the two-query profile of {kp} letters does not fit shared memory")
+    top = fits[-1]
+    strips = max(1, -(-m // (32 * top)))
+    need = -(-max(m, 1) // (32 * strips))
+    return next(r for r in fits if r >= need), strips
+
+
+def pack_plan(lengths, kp: int, smem_limit: int):
+    """Packed batch (sw_rowsqb<R>): (R, passes, halves). Each query of m > 0 rows takes
+    ceil(m / R) * R rows of one half, longest first into the half with fewer rows so far;
+    halves[h] lists (query index, rows) in row order. R minimizes the estimated cost:
+    padded rows x (6.1 + 37 / R) instructions per cell pair (sw_rowsq2k2's SASS: 7.43 at
+    R = 28, the per-step prologue ~37)."""
+    fits = [r for r in PAIR_REGS if kp * 32 * rows_stride(r) * 4 <= smem_limit]
+    if not fits:
+        raise ValueError(f"the two-query profile of {kp} letters does not fit shared memory")
+    order = sorted((i for i, m in enumerate(lengths) if m > 0), key=lambda i: -lengths[i])
+    best = None
+    for R in fits:
+        halves, rows = ([], []), [0, 0]
+        for i in order:
+            h = 0 if rows[0] <= rows[1] else 1
+            k = -(-lengths[i] // R) * R
+            halves[h].append((i, k))
+            rows[h] += k
+        passes = max(1, -(-max(rows) // (32 * R)))
+        cost = passes * 32 * R * (6.1 + 37 / R)
+        if best is None or cost < best[0]:
+            best = (cost, R, passes, halves)
+    return best[1:]
+
+
+def pack_kernel_name(R: int) -> str:
+    return f"sw_rowsqb<{R}>"
+
+
+def pair_kernel_name(R: int, variant: int = PAIR_VARIANT) -> str:
+    if variant not in PAIR_VARIANTS:
+        raise ValueError(f"invalid pair kernel variant: {variant!r}; expected one of "
+                         f"{', '.join(map(repr, PAIR_VARIANTS))}")
+    return f"sw_rowsq2<{R}>" if variant == 1 else f"sw_rowsq2k2<{R}>"
+
+
 def rows(width: int) -> tuple[KernelConfig, ...]:
     """The rows of one width, bounded rows by increasing bound, the multi-pass row last."""
     sel = [c for c in TABLE if c.width == width]

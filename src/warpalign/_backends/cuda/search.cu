@@ -976,3 +976,426 @@ sw_warp(const unsigned char* __restrict__ codes, const long long* __restrict__ o
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Row-strip kernel with two queries per register (KERNELS.md B.2 in full).  Lanes own
+// query rows as in sw_rows16, but the two 16-bit halves of every register belong to two
+// *queries* (A low, B high) against one target stream, so the profile word of a row pair,
+// prof[a][t][r] = S[qA_row][a] | S[qB_row][a] << 16, is used as it is loaded: one LDS.128
+// serves 4 rows x 2 queries and no merge is needed.
+// The targets of a group (several whole targets, longest first) are streamed back to back
+// through the warp: `stream` holds their codes, the first column of every target marked by
+// bit 7.  A lane whose column starts a target (or is the group's end, j == len) resets its
+// state for that column (diagonal, H of the previous column, E: the matrix's column 0) and
+// hands the finished target's maximum on: `done` = max(its own rows' best, the left lane's
+// done of the step before), so lane 31's done covers all 32*R rows of the strip.  The
+// wavefront fills once per group, not once per target.  Only those lanes take the branch,
+// once per target, so it costs little.  Strips of 32*R rows run one launch after another;
+// the strip's last lane stores (H, F) of its last row per column at boundary[gstart + j]
+// for the next strip's lane 0, scores[id] (query A) and scores[n + id] (query B) keep the
+// running maximum over strips, and an index into scores is appended to `flagged` when the
+// score first reaches the threshold (exactly as sw_rows16).  Zero-length targets are not
+// in the stream (their score is 0).
+template <int R>
+__global__ void __launch_bounds__(256, 2)
+sw_rowsq2(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
+          const int* __restrict__ gfirst, const int* __restrict__ ids, int ngroups,
+          int* __restrict__ ticket, const unsigned* __restrict__ prof, int kp, int first,
+          int last, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one, int go,
+          int threshold, int n, int* __restrict__ scores, int* __restrict__ flagged,
+          int* __restrict__ nflagged, uint2* __restrict__ boundary)
+{
+    constexpr int G = 32;
+    constexpr int RS = ((R + 3) / 4) % 2 == 0 ? ((R + 3) / 4) * 4 + 4 : ((R + 3) / 4) * 4;
+    constexpr int W = G * RS;  // words per letter
+    extern __shared__ unsigned smem[];
+    load_table(smem, prof, kp * W);   // this strip's two-query profile
+    const int t = threadIdx.x & 31;
+    const unsigned mask = 0xffffffffu;
+    const unsigned pad = (unsigned)(kp - 1);
+    const unsigned h0 = bvec, e0 = 0u;  // H = 0, E = F = -go (stored plus go)
+    for (;;) {
+        int g = 0;
+        if (t == 0) g = atomicAdd(ticket, 1);
+        g = __shfl_sync(mask, g, 0);
+        if (g >= ngroups) break;
+        const long long o = gstart[g];
+        const int len = (int)(gstart[g + 1] - o);
+        const int* gid = ids + gfirst[g];
+        unsigned Ha[R], Hb[R], E[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) { Ha[r] = h0; Hb[r] = h0; E[r] = e0; }
+        uint2* bslot = boundary + o;
+        uint2 next = make_uint2(h0, e0);
+        if (!first && t == 0 && len > 0) next = bslot[0];
+        unsigned best = h0, hout = h0, fout = e0, bout = h0, hup = h0;
+        int tk = -1;   // index (in the group) of the target this lane is in
+        const int steps = len + G;   // the end marker (j == len) reaches lane 31 last
+        auto step = [&](int s, unsigned (&Hin)[R], unsigned (&Hout)[R]) {
+            unsigned hin = __shfl_up_sync(mask, hout, 1);
+            unsigned fin = __shfl_up_sync(mask, fout, 1);
+            const unsigned bin = __shfl_up_sync(mask, bout, 1);
+            if (t == 0) {
+                if (!first) {
+                    hin = next.x;
+                    fin = next.y;
+                    next = (s + 1 < len) ? bslot[s + 1] : make_uint2(h0, e0);
+                } else {
+                    hin = h0;
+                    fin = e0;
+                }
+            }
+            const int j = s - t;
+            const unsigned c = (j >= 0 && j < len) ? (unsigned)__ldg(stream + o + j)
+                                                   : (j == len ? 0x80u | pad : pad);
+            unsigned diag = hup;
+            hup = hin;
+            if (c & 0x80u) {
+                // column j starts a target (or ends the group): finish the previous target
+                const unsigned done = __vmaxs2(best, t ? bin : h0);
+                bout = done;
+                if (t == G - 1 && tk >= 0) {
+                    const int id = gid[tk];
+                    const int sa = (int)(short)(done & 0xffffu) - go;
+                    const int sb = (int)(short)(done >> 16) - go;
+                    const int pa = first ? 0 : scores[id];
+                    const int pb = first ? 0 : scores[n + id];
+                    scores[id] = max(pa, sa);
+                    scores[n + id] = max(pb, sb);
+                    if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = id;
+                    if (pb < threshold && sb >= threshold)
+                        flagged[atomicAdd(nflagged, 1)] = n + id;
+                }
+                ++tk;
+                best = h0;
+                diag = h0;
+#pragma unroll
+                for (int r = 0; r < R; ++r) { Hin[r] = h0; E[r] = e0; }
+            }
+            const unsigned* rp = smem + (c & 0x7fu) * W + t * RS;
+            unsigned f = fin;
+#pragma unroll
+            for (int k = 0; k < R; k += 4) {
+                unsigned sc[4];
+                if (k + 4 <= R) {
+                    const uint4 w = *reinterpret_cast<const uint4*>(rp + k);
+                    sc[0] = w.x; sc[1] = w.y; sc[2] = w.z; sc[3] = w.w;
+                } else {
+#pragma unroll
+                    for (int q = k; q < R; ++q) sc[q - k] = rp[q];
+                }
+#pragma unroll
+                for (int r = k; r < k + 4 && r < R; ++r) {
+                    const unsigned x = __viaddmax_s16x2(r == 0 ? diag : Hin[r - 1], sc[r - k], E[r]);
+                    const unsigned h = __vimax3_s16x2(x, f, bvec);
+                    Hout[r] = h;
+                    const unsigned ht = mad1(h, one, neg_go_int);
+                    f = __viaddmax_s16x2(f, neg_ge, ht);
+                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
+                }
+            }
+#pragma unroll
+            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Hout[r], Hout[r + 1]);
+            if (R & 1) best = __vmaxs2(best, Hout[R - 1]);
+            hout = Hout[R - 1];
+            fout = f;
+            if (!last && t == G - 1 && j >= 0 && j < len) bslot[j] = make_uint2(hout, fout);
+        };
+        for (int s = 0; s < steps; s += 2) {
+            step(s, Ha, Hb);
+            if (s + 1 < steps) step(s + 1, Hb, Ha);
+        }
+    }
+}
+
+// The target stream of sw_rowsq2: targets ids[k] copied back to back from sstart[k] on,
+// the first column of each marked by bit 7 (codes stay below 128).  One warp per target.
+__global__ void rowsq2_stream(const unsigned char* __restrict__ codes,
+                              const long long* __restrict__ offsets, const int* __restrict__ ids,
+                              const long long* __restrict__ sstart, int k,
+                              unsigned char* __restrict__ out)
+{
+    const int lane = threadIdx.x & 31;
+    const int warps = (gridDim.x * blockDim.x) >> 5;
+    for (int w = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; w < k; w += warps) {
+        const long long o = offsets[ids[w]];
+        const int len = (int)(offsets[ids[w] + 1] - o);
+        unsigned char* dst = out + sstart[w];
+        for (int c = lane; c < len; c += 32) dst[c] = codes[o + c] | (c == 0 ? 0x80 : 0);
+    }
+}
+
+// sw_rowsq2 with lanes skewed by two columns (lane t at column j = s - 2t) and two steps
+// per iteration.  Lane t's inputs for step s are lane t-1's outputs of step s-2, so both
+// steps of an iteration take their shuffled inputs at its start and step s+1's row r only
+// waits for step s's row r: two dependency chains interleave (sw_rowsq2 runs one chain,
+// since step s+1's first row needs the shuffle of step s's last).  Iterations where no
+// lane's two columns start a target (a warp vote) run both steps with no branch; the
+// others run them one after the other with the resets.  The codes and lane 0's inputs of
+// the next iteration are loaded one iteration ahead.  Same arguments and results.
+template <int R>
+__global__ void __launch_bounds__(256, 2)
+sw_rowsq2k2(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
+            const int* __restrict__ gfirst, const int* __restrict__ ids, int ngroups,
+            int* __restrict__ ticket, const unsigned* __restrict__ prof, int kp, int first,
+            int last, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one, int go,
+            int threshold, int n, int* __restrict__ scores, int* __restrict__ flagged,
+            int* __restrict__ nflagged, uint2* __restrict__ boundary)
+{
+    constexpr int G = 32;
+    constexpr int RS = ((R + 3) / 4) % 2 == 0 ? ((R + 3) / 4) * 4 + 4 : ((R + 3) / 4) * 4;
+    constexpr int W = G * RS;  // words per letter
+    extern __shared__ unsigned smem[];
+    load_table(smem, prof, kp * W);
+    const int t = threadIdx.x & 31;
+    const unsigned mask = 0xffffffffu;
+    const unsigned pad = (unsigned)(kp - 1);
+    const unsigned h0 = bvec, e0 = 0u;
+    for (;;) {
+        int g = 0;
+        if (t == 0) g = atomicAdd(ticket, 1);
+        g = __shfl_sync(mask, g, 0);
+        if (g >= ngroups) break;
+        const long long o = gstart[g];
+        const int len = (int)(gstart[g + 1] - o);
+        const int* gid = ids + gfirst[g];
+        unsigned Ha[R], Hb[R], E[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) { Ha[r] = h0; Hb[r] = h0; E[r] = e0; }
+        uint2* bslot = boundary + o;
+        unsigned best = h0, hup = h0;
+        unsigned ho0 = h0, fo0 = e0, bo0 = h0;   // this lane's outputs of step s-2
+        unsigned ho1 = h0, fo1 = e0, bo1 = h0;   // and of step s-1
+        int tk = -1;
+        const int steps = len + 2 * (G - 1) + 1;   // the end marker reaches lane 31 last
+        auto code = [&](int j) -> unsigned {
+            return (j >= 0 && j < len) ? (unsigned)__ldg(stream + o + j)
+                                       : (j == len ? 0x80u | pad : pad);
+        };
+        auto above = [&](int s) -> uint2 {   // lane 0: (H, F) of the strip above, column s
+            return (t == 0 && !first && s < len) ? bslot[s] : make_uint2(h0, e0);
+        };
+        auto finish = [&](unsigned bin, unsigned& diag, unsigned (&Hin)[R]) -> unsigned {
+            const unsigned done = __vmaxs2(best, t ? bin : h0);
+            if (t == G - 1 && tk >= 0) {
+                const int id = gid[tk];
+                const int sa = (int)(short)(done & 0xffffu) - go;
+                const int sb = (int)(short)(done >> 16) - go;
+                const int pa = first ? 0 : scores[id];
+                const int pb = first ? 0 : scores[n + id];
+                scores[id] = max(pa, sa);
+                scores[n + id] = max(pb, sb);
+                if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = id;
+                if (pb < threshold && sb >= threshold) flagged[atomicAdd(nflagged, 1)] = n + id;
+            }
+            ++tk;
+            best = h0;
+            diag = h0;
+#pragma unroll
+            for (int r = 0; r < R; ++r) { Hin[r] = h0; E[r] = e0; }
+            return done;
+        };
+        auto body = [&](unsigned c, unsigned fin, unsigned diag, const unsigned (&Hin)[R],
+                        unsigned (&Hout)[R], unsigned& hout, unsigned& fout) {
+            const unsigned* rp = smem + (c & 0x7fu) * W + t * RS;
+            unsigned f = fin;
+#pragma unroll
+            for (int k = 0; k < R; k += 4) {
+                unsigned sc[4];
+                if (k + 4 <= R) {
+                    const uint4 w = *reinterpret_cast<const uint4*>(rp + k);
+                    sc[0] = w.x; sc[1] = w.y; sc[2] = w.z; sc[3] = w.w;
+                } else {
+#pragma unroll
+                    for (int q = k; q < R; ++q) sc[q - k] = rp[q];
+                }
+#pragma unroll
+                for (int r = k; r < k + 4 && r < R; ++r) {
+                    const unsigned x = __viaddmax_s16x2(r == 0 ? diag : Hin[r - 1], sc[r - k], E[r]);
+                    const unsigned h = __vimax3_s16x2(x, f, bvec);
+                    Hout[r] = h;
+                    const unsigned ht = mad1(h, one, neg_go_int);
+                    f = __viaddmax_s16x2(f, neg_ge, ht);
+                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
+                }
+            }
+#pragma unroll
+            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Hout[r], Hout[r + 1]);
+            if (R & 1) best = __vmaxs2(best, Hout[R - 1]);
+            hout = Hout[R - 1];
+            fout = f;
+        };
+        unsigned c0 = code(-2 * t), c1 = code(1 - 2 * t);
+        uint2 a0 = above(0), a1 = above(1);
+        for (int s = 0; s < steps; s += 2) {
+            unsigned hi0 = __shfl_up_sync(mask, ho0, 1), fi0 = __shfl_up_sync(mask, fo0, 1);
+            unsigned hi1 = __shfl_up_sync(mask, ho1, 1), fi1 = __shfl_up_sync(mask, fo1, 1);
+            const unsigned bi0 = __shfl_up_sync(mask, bo0, 1), bi1 = __shfl_up_sync(mask, bo1, 1);
+            if (t == 0) { hi0 = a0.x; fi0 = a0.y; hi1 = a1.x; fi1 = a1.y; }
+            const unsigned n0 = code(s + 2 - 2 * t), n1 = code(s + 3 - 2 * t);
+            const uint2 na0 = above(s + 2), na1 = above(s + 3);
+            if (!__any_sync(mask, (c0 | c1) & 0x80u)) {
+                body(c0, fi0, hup, Ha, Hb, ho0, fo0);
+                body(c1, fi1, hi0, Hb, Ha, ho1, fo1);
+            } else {
+                unsigned d = hup;
+                bo0 = (c0 & 0x80u) ? finish(bi0, d, Ha) : bo1;
+                body(c0, fi0, d, Ha, Hb, ho0, fo0);
+                d = hi0;
+                bo1 = (c1 & 0x80u) ? finish(bi1, d, Hb) : bo0;
+                body(c1, fi1, d, Hb, Ha, ho1, fo1);
+            }
+            hup = hi1;
+            if (!last && t == G - 1) {
+                const int j = s - 2 * (G - 1);
+                if (j >= 0 && j < len) bslot[j] = make_uint2(ho0, fo0);
+                if (j + 1 >= 0 && j + 1 < len) bslot[j + 1] = make_uint2(ho1, fo1);
+            }
+            c0 = n0; c1 = n1; a0 = na0; a1 = na1;
+        }
+    }
+}
+
+// sw_rowsq2k2 over a packed batch of queries: each 16-bit half runs its own row stream,
+// the concatenation of several queries (each padded to a multiple of R rows), cut into
+// passes of 32*R rows (one launch per pass).  So a lane's R rows always belong to one
+// query, and a query starts and ends at lane boundaries: lane t resets its inputs from
+// lane t-1 (or, for lane 0, from the pass above) in a half where its rows start a query,
+// by one mask (`keep`: 0xffff in each half whose input continues), and the done chain
+// starts afresh there.  The last lane of a query's rows in this pass (`lane[4t + 3]`
+// bits 0 / 1 for halves A / B) writes the max into scores[slot * n + id], slot =
+// lane[4t + 1] / lane[4t + 2] (the query's index), as a running max over passes unless
+// bit 2 / 3 says the segment holds the query's first row; flagged entries are slot * n + id.
+// lane[4t]: keep.  No pass ever leaves lanes idle (padding rows score the pad letter).
+template <int R>
+__global__ void __launch_bounds__(256, 2)
+sw_rowsqb(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
+          const int* __restrict__ gfirst, const int* __restrict__ ids, int ngroups,
+          int* __restrict__ ticket, const unsigned* __restrict__ prof,
+          const int* __restrict__ lane_info, int kp, int first, int last, unsigned neg_ge,
+          unsigned bvec, unsigned neg_go_int, unsigned one, int go, int threshold, int n,
+          int* __restrict__ scores, int* __restrict__ flagged, int* __restrict__ nflagged,
+          uint2* __restrict__ boundary)
+{
+    constexpr int G = 32;
+    constexpr int RS = ((R + 3) / 4) % 2 == 0 ? ((R + 3) / 4) * 4 + 4 : ((R + 3) / 4) * 4;
+    constexpr int W = G * RS;  // words per letter
+    extern __shared__ unsigned smem[];
+    load_table(smem, prof, kp * W);
+    const int t = threadIdx.x & 31;
+    const unsigned mask = 0xffffffffu;
+    const unsigned pad = (unsigned)(kp - 1);
+    const unsigned h0 = bvec, e0 = 0u;
+    const unsigned keep = (unsigned)lane_info[4 * t];
+    const unsigned hreset = h0 & ~keep;              // h0 in the halves that restart
+    const unsigned dkeep = t ? keep : 0u;            // the done chain: lane 0 starts it
+    const unsigned dreset = h0 & ~dkeep;
+    const int slot_a = lane_info[4 * t + 1], slot_b = lane_info[4 * t + 2];
+    const int wflags = lane_info[4 * t + 3];
+    for (;;) {
+        int g = 0;
+        if (t == 0) g = atomicAdd(ticket, 1);
+        g = __shfl_sync(mask, g, 0);
+        if (g >= ngroups) break;
+        const long long o = gstart[g];
+        const int len = (int)(gstart[g + 1] - o);
+        const int* gid = ids + gfirst[g];
+        unsigned Ha[R], Hb[R], E[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) { Ha[r] = h0; Hb[r] = h0; E[r] = e0; }
+        uint2* bslot = boundary + o;
+        unsigned best = h0, hup = h0;
+        unsigned ho0 = h0, fo0 = e0, bo0 = h0;   // this lane's outputs of step s-2
+        unsigned ho1 = h0, fo1 = e0, bo1 = h0;   // and of step s-1
+        int tk = -1;
+        const int steps = len + 2 * (G - 1) + 1;
+        auto code = [&](int j) -> unsigned {
+            return (j >= 0 && j < len) ? (unsigned)__ldg(stream + o + j)
+                                       : (j == len ? 0x80u | pad : pad);
+        };
+        auto above = [&](int s) -> uint2 {
+            return (t == 0 && !first && s < len) ? bslot[s] : make_uint2(h0, e0);
+        };
+        auto put = [&](int slot, int id, int v, bool fresh) {
+            const int k = slot * n + id;
+            const int p = fresh ? 0 : scores[k];
+            scores[k] = max(p, v);
+            if (p < threshold && v >= threshold) flagged[atomicAdd(nflagged, 1)] = k;
+        };
+        auto finish = [&](unsigned bin, unsigned& diag, unsigned (&Hin)[R]) -> unsigned {
+            const unsigned done = __vmaxs2(best, (bin & dkeep) | dreset);
+            if ((wflags & 3) && tk >= 0) {
+                const int id = gid[tk];
+                if (wflags & 1) put(slot_a, id, (int)(short)(done & 0xffffu) - go, wflags & 4);
+                if (wflags & 2) put(slot_b, id, (int)(short)(done >> 16) - go, wflags & 8);
+            }
+            ++tk;
+            best = h0;
+            diag = h0;
+#pragma unroll
+            for (int r = 0; r < R; ++r) { Hin[r] = h0; E[r] = e0; }
+            return done;
+        };
+        auto body = [&](unsigned c, unsigned fin, unsigned diag, const unsigned (&Hin)[R],
+                        unsigned (&Hout)[R], unsigned& hout, unsigned& fout) {
+            const unsigned* rp = smem + (c & 0x7fu) * W + t * RS;
+            unsigned f = fin;
+#pragma unroll
+            for (int k = 0; k < R; k += 4) {
+                unsigned sc[4];
+                if (k + 4 <= R) {
+                    const uint4 w = *reinterpret_cast<const uint4*>(rp + k);
+                    sc[0] = w.x; sc[1] = w.y; sc[2] = w.z; sc[3] = w.w;
+                } else {
+#pragma unroll
+                    for (int q = k; q < R; ++q) sc[q - k] = rp[q];
+                }
+#pragma unroll
+                for (int r = k; r < k + 4 && r < R; ++r) {
+                    const unsigned x = __viaddmax_s16x2(r == 0 ? diag : Hin[r - 1], sc[r - k], E[r]);
+                    const unsigned h = __vimax3_s16x2(x, f, bvec);
+                    Hout[r] = h;
+                    const unsigned ht = mad1(h, one, neg_go_int);
+                    f = __viaddmax_s16x2(f, neg_ge, ht);
+                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
+                }
+            }
+#pragma unroll
+            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Hout[r], Hout[r + 1]);
+            if (R & 1) best = __vmaxs2(best, Hout[R - 1]);
+            hout = Hout[R - 1];
+            fout = f;
+        };
+        unsigned c0 = code(-2 * t), c1 = code(1 - 2 * t);
+        uint2 a0 = above(0), a1 = above(1);
+        for (int s = 0; s < steps; s += 2) {
+            unsigned hi0 = __shfl_up_sync(mask, ho0, 1), fi0 = __shfl_up_sync(mask, fo0, 1);
+            unsigned hi1 = __shfl_up_sync(mask, ho1, 1), fi1 = __shfl_up_sync(mask, fo1, 1);
+            const unsigned bi0 = __shfl_up_sync(mask, bo0, 1), bi1 = __shfl_up_sync(mask, bo1, 1);
+            if (t == 0) { hi0 = a0.x; fi0 = a0.y; hi1 = a1.x; fi1 = a1.y; }
+            // a half whose rows start a query here: H = 0 and F = -go above its first row
+            hi0 = (hi0 & keep) | hreset; hi1 = (hi1 & keep) | hreset;
+            fi0 &= keep; fi1 &= keep;
+            const unsigned n0 = code(s + 2 - 2 * t), n1 = code(s + 3 - 2 * t);
+            const uint2 na0 = above(s + 2), na1 = above(s + 3);
+            if (!__any_sync(mask, (c0 | c1) & 0x80u)) {
+                body(c0, fi0, hup, Ha, Hb, ho0, fo0);
+                body(c1, fi1, hi0, Hb, Ha, ho1, fo1);
+            } else {
+                unsigned d = hup;
+                bo0 = (c0 & 0x80u) ? finish(bi0, d, Ha) : bo1;
+                body(c0, fi0, d, Ha, Hb, ho0, fo0);
+                d = hi0;
+                bo1 = (c1 & 0x80u) ? finish(bi1, d, Hb) : bo0;
+                body(c1, fi1, d, Hb, Ha, ho1, fo1);
+            }
+            hup = hi1;
+            if (!last && t == G - 1) {
+                const int j = s - 2 * (G - 1);
+                if (j >= 0 && j < len) bslot[j] = make_uint2(ho0, fo0);
+                if (j + 1 >= 0 && j + 1 < len) bslot[j + 1] = make_uint2(ho1, fo1);
+            }
+            c0 = n0; c1 = n1; a0 = na0; a1 = na1;
+        }
+    }
+}
