@@ -86,6 +86,9 @@ def main(argv=None) -> int:
     p.add_argument("--cpu-pairs", type=int, default=None,
                    help="run the CPU methods on the first N pairs only (0: none)")
     p.add_argument("--repeat", type=int, default=3, help="GPU runs per size (median)")
+    p.add_argument("--kernel-runs", type=int, default=1, metavar="K",
+                   help="launch each GPU DP kernel K times back to back; gcups_swa from the "
+                        "mean (K = 1: one launch right after the host-to-device copy)")
     p.add_argument("--variants", nargs="*", default=None, metavar="NAME",
                    help="also the GPU kernel variants (bitsliced columns per iteration and "
                         "transpose, word-wise rows per lane); no NAME: all of them")
@@ -135,6 +138,8 @@ def main(argv=None) -> int:
                 p.error(f"unknown variants {sorted(unknown)}; "
                         f"known: {[name for name, _ in variants]}")
             methods += [v for v in variants if not args.variants or v[0] in args.variants]
+        if args.kernel_runs != 1:
+            methods = [(name, partial(fn, kernel_runs=args.kernel_runs)) for name, fn in methods]
         for _, fn in methods:   # compiles each kernel (NVRTC) outside the timings
             fn(*concat(warm_x), *concat(warm_y), scoring)
 
@@ -184,7 +189,10 @@ def main(argv=None) -> int:
                          if method.startswith("bitsliced") else {})
                 record = {"job": "pairs", "scope": "item", "backend": "cuda", "method": method,
                           **extra,
-                          "device": gpu_device, "params": params, "seconds": round(total, 6),
+                          "device": gpu_device,
+                          "params": ({**params, "kernel_runs": args.kernel_runs}
+                                     if args.kernel_runs != 1 else params),
+                          "seconds": round(total, 6),
                           "gcups": round(cells / total / 1e9, 1),
                           "gcups_swa": round(cells / steps["swa"] / 1e9, 1),
                           **({"gcups_swa_pack": round(cells / (steps["swa"] + steps["pack"])

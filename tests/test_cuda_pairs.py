@@ -138,6 +138,31 @@ def test_wordwise_saturation_is_flagged_and_rescored():
     assert res.saturated >= 1 and res.scores[0] == 34000
 
 
+@pytest.mark.parametrize("fn", ["score_wordwise", "score_bitsliced"])
+def test_kernel_runs_repeat_the_same_result(fn):
+    """The benchmarks' back-to-back launches (kernel_runs) change no score or flag."""
+    from warpalign._backends.cuda import pairs as gpu
+    from warpalign.pairs import _concat
+
+    big = Scoring(match=10, mismatch=-10, gap_open=20, gap_extend=20)
+    rng = np.random.default_rng(45)
+    x = random_seq(rng, 3400)                     # saturates int16 in the word-wise path
+    xs = [x] + [random_seq(rng, int(k)) for k in rng.integers(0, 300, 70)]
+    ys = [x] + [mutate(rng, s) for s in xs[1:]]
+    scoring = PAPER if fn == "score_bitsliced" else big
+    enc = [scoring.alphabet.encode(s) for s in xs], [scoring.alphabet.encode(s) for s in ys]
+    args = (*_concat(enc[0]), *_concat(enc[1]), scoring)
+    once = getattr(gpu, fn)(*args)
+    thrice = getattr(gpu, fn)(*args, kernel_runs=3)
+    assert np.array_equal(once[0], thrice[0]) and np.array_equal(once[1], thrice[1])
+    # raw kernel scores: exact except the flagged pairs (score_pairs rescores those)
+    ok = np.setdiff1d(np.arange(len(xs)), once[1])
+    assert once[0][ok].tolist() == np.asarray(exact(xs, ys, scoring))[ok].tolist()
+    assert fn == "score_bitsliced" or 0 in once[1].tolist()
+    with pytest.raises(ValueError, match="kernel_runs"):
+        getattr(gpu, fn)(*args, kernel_runs=0)
+
+
 @pytest.mark.parametrize("algorithm", ["local", "global", "semiglobal"])
 @pytest.mark.parametrize("scoring", [PAPER, AFFINE], ids=["linear", "affine"])
 def test_wordwise_dna_algorithms(scoring, algorithm):
