@@ -21,6 +21,18 @@ the run when its measured GCUPS would finish within ``--ecoli-budget`` seconds; 
 it prints one line saying how long that would take (and runs nothing).
 
 CPU run:  python bench/long.py --ecoli --out bench/results/long_cpu.jsonl
+
+``--gpu`` adds, per (gap model, length), the long-pair GPU kernel (``_backends/cuda/long.py``,
+method "long": score and end of one pair in one persistent launch) beside the CPU methods
+of the same run (its (score, ends) checked against the first CPU method's). With
+``--ecoli`` and ``--gpu`` the E. coli pair runs on the GPU instead: first the leading
+``--ecoli-slice`` letters of each genome (a prediction), then the whole pair (score and
+end); ``--ecoli-full`` also times the full alignment (GPU score/end, GPU anchored start,
+GPU Myers–Miller splits of at least ``MIN_CELLS`` cells, level by level, CPU below) of the leading
+``--full-slice`` letters of each genome (0: the whole genomes).
+
+GPU run:  python bench/long.py --gpu --methods dp,scan --ecoli --ecoli-full \
+          --out bench/results/long_gpu.jsonl
 """
 
 from __future__ import annotations
@@ -80,6 +92,13 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=4)
     p.add_argument("--ecoli", action="store_true", help="also the E. coli pair, if it fits")
     p.add_argument("--ecoli-budget", type=float, default=300.0, help="seconds")
+    p.add_argument("--gpu", action="store_true", help="also the long-pair GPU kernel")
+    p.add_argument("--ecoli-slice", type=int, default=1_000_000,
+                   help="with --gpu: letters of each genome for the first E. coli run")
+    p.add_argument("--ecoli-full", action="store_true",
+                   help="with --gpu: also time the full alignment of the E. coli pair")
+    p.add_argument("--full-slice", type=int, default=0,
+                   help="letters of each genome for --ecoli-full (0: whole genomes)")
     p.add_argument("--out", help="append the JSON lines to this file too")
     args = p.parse_args(argv)
     command = "python " + " ".join([os.path.relpath(__file__)] + (argv or sys.argv[1:]))
@@ -88,9 +107,9 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(args.seed)
     methods = args.methods.split(",")
     best_rate = {}   # method -> best GCUPS at the largest length
-    for gap in args.gaps.split(","):
+    for gap in (g for g in args.gaps.split(",") if g):
         s = SCORINGS[gap]
-        for n in (int(x) for x in args.lengths.split(",")):
+        for n in (int(x) for x in args.lengths.split(",") if x):
             a = rng.integers(0, 4, n).astype(np.uint8)
             b = related(rng, a)[:n]
             first = None
@@ -126,7 +145,11 @@ def main(argv=None) -> int:
                       "baseline": "the other methods of this run (all exact, 1 core; "
                                   "windows: the CPU backend's scan)",
                       "command": command}, out)
-    if args.ecoli:
+            if args.gpu:
+                gpu_item(a, b, s, gap, args.repeat, first, command, out)
+    if args.ecoli and args.gpu:
+        gpu_ecoli(args, command, out)
+    elif args.ecoli:
         exact = {m: r for m, r in best_rate.items() if m != "windows"} or best_rate
         method = max(exact, key=exact.get)
         x = fasta_first(SHARED_DATA / "dna" / "ecoli_K12_W3110.fasta.gz")
@@ -152,6 +175,119 @@ def main(argv=None) -> int:
                   "score": hit.score, "query_end": hit.query_end,
                   "reference_end": hit.target_end, "baseline": "none", "command": command}, out)
     return 0
+
+
+def _gpu():
+    from warpalign._backends.cuda import long as gpu_long
+    return gpu_long, gpu_long.device_name()
+
+
+def gpu_item(a, b, s, gap, repeat, first, command, out) -> None:
+    """One GPU line: the long-pair kernel's score and end of (a, b), fastest of ``repeat``."""
+    gpu_long, name = _gpu()
+    pair = gpu_long.LongPair(a, b, s)
+    found = pair.score_end(0)            # warm-up: compiles the kernel on first use
+    times = []
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        found = pair.score_end(0)
+        times.append(time.perf_counter() - t0)
+    secs = min(times)
+    emit({"job": "long", "scope": "item", "backend": "cuda", "method": "long", "device": name,
+          "params": {"gap_model": gap, "query": len(a), "reference": len(b), "match": 5,
+                     "mismatch": -3, "gap_open": s.gap_open, "gap_extend": s.gap_extend,
+                     "mode": "end", "data": "random DNA vs a related copy (8% subs, 8 indels)"},
+          "seconds": round(secs, 6), "gcups": round(len(a) * len(b) / secs / 1e9, 4),
+          "score": found[0], "query_end": found[1], "reference_end": found[2],
+          "agrees_with": first[0] if found == first[1] else f"DIFFERS from {first[0]}",
+          "baseline": f"the CPU methods of this run ({first[0]} first; same (score, ends))",
+          "command": command}, out)
+
+
+class _Timed:
+    """A LongPair whose passes are timed (wall seconds per pass kind, calls per kind)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.min_cells = inner.min_cells
+        self.seconds = {"score_end": 0.0, "anchored_start": 0.0, "path": 0.0}
+        self.calls = dict.fromkeys(self.seconds, 0)
+
+    def _timed(self, name, *args):
+        t0 = time.perf_counter()
+        result = getattr(self.inner, name)(*args)
+        self.seconds[name] += time.perf_counter() - t0
+        self.calls[name] += 1
+        return result
+
+    def score_end(self, *args):
+        return self._timed("score_end", *args)
+
+    def anchored_start(self, *args):
+        return self._timed("anchored_start", *args)
+
+    def path(self, *args):
+        return self._timed("path", *args)
+
+
+def gpu_ecoli(args, command, out) -> None:
+    """The E. coli pair on the GPU: a slice (prediction), the whole pair, the full alignment."""
+    from warpalign.traceback import align_codes
+    gpu_long, name = _gpu()
+    s = SCORINGS["affine"]
+    x = s.encode(fasta_first(SHARED_DATA / "dna" / "ecoli_K12_W3110.fasta.gz"))
+    y = s.encode(fasta_first(SHARED_DATA / "dna" / "ecoli_EC590.fasta.gz"))
+    params = {"gap_model": "affine", "match": 5, "mismatch": -3, "gap_open": 8, "gap_extend": 1,
+              "data": "E. coli K-12 W3110 (query) vs EC590 (reference), first records"}
+    runs = [(args.ecoli_slice, "end")] if 0 < args.ecoli_slice < min(len(x), len(y)) else []
+    runs.append((0, "end"))
+    rate = None
+    for cut, mode in runs:
+        a, b = (x[:cut], y[:cut]) if cut else (x, y)
+        if rate and len(a) * len(b) / rate > args.ecoli_budget:
+            print(json.dumps({"job": "long", "note": "E. coli pair not run on the GPU",
+                              "device": name, "gcups_slice": round(rate / 1e9, 2),
+                              "estimated_seconds": round(len(a) * len(b) / rate),
+                              "budget_seconds": args.ecoli_budget}), flush=True)
+            return
+        pair = gpu_long.LongPair(a, b, s)
+        if cut:
+            pair.score_end(0)                # warm-up (kernel compile)
+        t0 = time.perf_counter()
+        found = pair.score_end(0)
+        secs = time.perf_counter() - t0
+        rate = len(a) * len(b) / secs
+        emit({"job": "long", "scope": "item", "backend": "cuda", "method": "long", "device": name,
+              "params": {**params, "query": len(a), "reference": len(b), "mode": mode,
+                         "slice": cut or "whole genomes"},
+              "seconds": round(secs, 3), "gcups": round(len(a) * len(b) / secs / 1e9, 2),
+              "score": found[0], "query_end": found[1], "reference_end": found[2],
+              "baseline": "none (CPU dp would take hours; see long_cpu.jsonl)",
+              "command": command}, out)
+    if args.ecoli_full:
+        cut = args.full_slice
+        a, b = (x[:cut], y[:cut]) if cut else (x, y)
+        gpu_long.STATS.update(launches=0, seconds=0.0, cells=0)
+        t0 = time.perf_counter()
+        pair = _Timed(gpu_long.LongPair(a, b, s))
+        aln = align_codes(a, b, s, "local", engine=pair)
+        secs = time.perf_counter() - t0
+        st = dict(gpu_long.STATS)
+        emit({"job": "long", "scope": "item", "backend": "cuda", "method": "long+myers-miller",
+              "device": name,
+              "params": {**params, "query": len(a), "reference": len(b), "mode": "full",
+                         "slice": cut or "whole genomes", "gpu_min_cells": pair.min_cells},
+              "seconds": round(secs, 3), "gcups": round(len(a) * len(b) / secs / 1e9, 2),
+              "gpu_launches": st["launches"], "gpu_seconds": round(st["seconds"], 3),
+              "gpu_cells": st["cells"],
+              "pass_seconds": {k: round(v, 3) for k, v in pair.seconds.items()},
+              "times_score_pass": round(secs / max(pair.seconds["score_end"], 1e-9), 2),
+              "score": aln.score,
+              "query_start": aln.query_start, "query_end": aln.query_end,
+              "reference_start": aln.target_start, "reference_end": aln.target_end,
+              "cigar_ops": aln.cigar.count("M") + aln.cigar.count("I") + aln.cigar.count("D"),
+              "identity": aln.identity,
+              "baseline": "the score/end line of this run (same pair)", "command": command}, out)
 
 
 if __name__ == "__main__":

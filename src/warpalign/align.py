@@ -7,12 +7,16 @@ from typing import Any, Literal
 import numpy as np
 
 from ._backends import ALGORITHMS, TargetSet, check_choice, get_backend
-from ._backends.cpu.pairwise import score_end_py
+from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end_py
 from .results import Alignment
 from .scoring import Scoring
 
 Mode = Literal["score", "end", "full"]
 MODES = ("score", "end", "full")
+#: Pairs of at least this many cells run on the long-pair GPU kernel (cuda/long.py) when
+#: the backend is CUDA: the score/end pass, and for mode="full" the anchored start pass and
+#: the large Myers–Miller splits too.
+LONG_PAIR_CELLS = 1 << 26
 
 
 def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
@@ -28,8 +32,10 @@ def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
             coordinates, CIGAR and aligned strings; linear space for long pairs).
         algorithm: "local" (Smith-Waterman), "global" (Needleman-Wunsch) or "semiglobal"
             (end gaps free on the target, as for a read inside a reference).
-        backend: "auto", "cpu" or "cuda" for the score/end pass; the path is traced on
-            the CPU in linear space.
+        backend: "auto", "cpu" or "cuda" for the score/end pass. On CUDA, pairs of at
+            least ``LONG_PAIR_CELLS`` cells run every exact pass on the long-pair GPU
+            kernel (score/end, the start, the large Myers–Miller splits); the rest of the
+            path is traced on the CPU in linear space.
 
     Returns:
         An :class:`Alignment`. With ``mode="score"`` only ``score`` is set; with
@@ -51,11 +57,14 @@ def align_encoded(q: np.ndarray, t: np.ndarray, scoring: Scoring, *, mode: Mode 
     """:func:`align` on sequences already encoded in ``scoring.alphabet``'s codes."""
     check_choice("mode", mode, MODES)
     check_choice("algorithm", algorithm, ALGORITHMS)
+    long_pair = _long_pair(q, t, scoring, backend)
     if mode == "full":
         from .traceback import align_codes
-        return align_codes(q, t, scoring, algorithm)
-    engine = get_backend(backend)
-    if engine.name == "cpu":
+        return align_codes(q, t, scoring, algorithm, engine=long_pair)
+    engine = get_backend(backend) if long_pair is None else None
+    if long_pair is not None:
+        score, qe, te = long_pair.score_end(ALGORITHM_CODES[algorithm])
+    elif engine.name == "cpu":
         score, qe, te = score_end_py(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend,
                                      algorithm)
     else:
@@ -67,6 +76,16 @@ def align_encoded(q: np.ndarray, t: np.ndarray, scoring: Scoring, *, mode: Mode 
     if mode == "score":
         return Alignment(score=score, algorithm=algorithm)
     return Alignment(score=score, query_end=qe, target_end=te, algorithm=algorithm)
+
+
+def _long_pair(q: np.ndarray, t: np.ndarray, scoring: Scoring, backend: str):
+    """The GPU long-pair engine for a pair of at least LONG_PAIR_CELLS cells on CUDA, else None."""
+    if q.size * t.size < LONG_PAIR_CELLS or get_backend(backend).name != "cuda":
+        return None
+    from ._backends.cuda import long as gpu_long
+    if not gpu_long.supported(q.size, t.size, scoring):
+        return None
+    return gpu_long.LongPair(q, t, scoring)
 
 
 def _name(seq: Any, default: str) -> str:

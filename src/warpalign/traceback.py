@@ -320,8 +320,9 @@ def _executor() -> ThreadPoolExecutor:
 class _Path:
     """Myers–Miller over one segment pair; collects ops (arrays) left to right."""
 
-    def __init__(self, q, t, matrix, gap_open, gap_extend, max_full_cells):
+    def __init__(self, q, t, matrix, gap_open, gap_extend, max_full_cells, engine=None):
         self.q, self.t, self.matrix = q, t, matrix
+        self.engine = engine          # GPU passes (cuda/long.py LongPair) for large splits
         self.go, self.ge = int(gap_open), int(gap_extend)
         self.max_full_cells = max_full_cells
         self.pieces: list[np.ndarray] = []
@@ -351,7 +352,9 @@ class _Path:
                ge if start_in_gap else go, hf, ff)
         rev = (self.q, qhi - 1, -1, a - mid, self.t, thi - 1, -1, b, self.matrix, go, ge,
                ge if end_in_gap else go, hr, fr)
-        if a * b >= PARALLEL_CELLS:
+        if self.engine is not None and a * b >= self.engine.min_cells:
+            hf, ff, hr, fr = self.engine.halves(qlo, qhi, mid, tlo, thi, start_in_gap, end_in_gap)
+        elif a * b >= PARALLEL_CELLS:
             job = _executor().submit(_last_row, *fwd)
             _last_row(*rev)
             job.result()
@@ -377,16 +380,20 @@ class _Path:
 
 
 def global_path(q: np.ndarray, t: np.ndarray, scoring: Scoring, qlo: int, qhi: int, tlo: int, thi: int,
-                *, max_full_cells: int | None = None) -> tuple[int, np.ndarray]:
+                *, max_full_cells: int | None = None, engine=None) -> tuple[int, np.ndarray]:
     """Optimal global affine-gap path of q[qlo:qhi] vs t[tlo:thi]: (score, ops).
 
     ops is a uint8 array of OP_M / OP_I / OP_D in alignment order. Linear space when the
     segment has more than ``max_full_cells`` cells (default :data:`FULL_MATRIX_CELLS`).
+    ``engine`` (optional, e.g. a GPU ``LongPair``) runs the half passes of large splits.
     """
     limit = FULL_MATRIX_CELLS if max_full_cells is None else int(max_full_cells)
-    path = _Path(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, limit)
-    score = path.solve(qlo, qhi, tlo, thi, False, False)
-    ops = path.ops()
+    if engine is not None and hasattr(engine, "path"):     # e.g. the GPU's level-parallel MM
+        score, ops = engine.path(qlo, qhi, tlo, thi, limit)
+    else:
+        path = _Path(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, limit, engine)
+        score = path.solve(qlo, qhi, tlo, thi, False, False)
+        ops = path.ops()
     check, qend, tend = _path_score(ops, q, qlo, t, tlo, scoring.matrix, scoring.gap_open,
                                     scoring.gap_extend)
     if (int(check), int(qend), int(tend)) != (score, qhi, thi):
@@ -415,7 +422,7 @@ def _aligned(codes: np.ndarray, ops: np.ndarray, gap_op: int, scoring: Scoring) 
 
 
 def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str = "local", *,
-                max_full_cells: int | None = None) -> Alignment:
+                max_full_cells: int | None = None, engine=None) -> Alignment:
     """Best alignment of encoded sequences q (query) and t (target), with its path.
 
     Args:
@@ -425,6 +432,11 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str =
         algorithm: "local", "global" or "semiglobal" (target end gaps free).
         max_full_cells: largest (sub)problem traced back from a full direction matrix;
             larger ones go through Myers–Miller (default :data:`FULL_MATRIX_CELLS`).
+        engine: optional object running the exact passes elsewhere (the GPU's
+            ``_backends.cuda.long.LongPair``): ``score_end(code)``,
+            ``anchored_start(qe, te, score, full_query)``, and either ``path(...)`` (the
+            whole Myers–Miller path, as :func:`global_path`) or ``halves(...)`` for the
+            splits of at least ``engine.min_cells`` cells.
 
     Returns:
         An :class:`~warpalign.results.Alignment` with score, 0-based half-open
@@ -453,17 +465,24 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str =
         qs, qe, ts, te = 0, m, 0, n
         expected = None
     else:
-        s, qe, te = (int(v) for v in score_end(q, t, matrix, go, ge, code))
+        if engine is not None:
+            s, qe, te = engine.score_end(code)
+        else:
+            s, qe, te = (int(v) for v in score_end(q, t, matrix, go, ge, code))
         if code == LOCAL and s == 0:
             return Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
                              cigar="", query_aligned="", target_aligned="", algorithm=algorithm)
-        di, dj = (int(v) for v in _anchored_start(q, qe, t, te, matrix, go, ge, s, code == SEMIGLOBAL))
+        if engine is not None:
+            di, dj = engine.anchored_start(qe, te, s, code == SEMIGLOBAL)
+        else:
+            di, dj = (int(v) for v in _anchored_start(q, qe, t, te, matrix, go, ge, s, code == SEMIGLOBAL))
         if di < 0:
             raise TracebackError(f"internal error: the reverse pass from ({qe}, {te}) does not "
                                  f"reach score {s}")
         qs, ts = qe - di, te - dj
         expected = s
-    score, ops = global_path(q, t, scoring, qs, qe, ts, te, max_full_cells=max_full_cells)
+    score, ops = global_path(q, t, scoring, qs, qe, ts, te, max_full_cells=max_full_cells,
+                             engine=engine)
     if expected is not None and score != expected:
         raise TracebackError(f"internal error: the {algorithm} score is {expected} but the global "
                              f"alignment of q[{qs}:{qe}] and t[{ts}:{te}] scores {score}")

@@ -1,0 +1,217 @@
+"""GPU long-pair kernel (issue 6 item 2): every pass equals its exact CPU counterpart.
+
+Every test is cuda-marked and skips where no CUDA device answers. Oracles: ``score_end``
+(``_backends/cpu/pairwise.py``: score and end cell under DESIGN.md's tie rule),
+``traceback._anchored_start`` and ``traceback._last_row`` (the reverse and Myers–Miller
+passes), and the CPU ``align`` for whole alignments (score, coordinates, CIGAR; the CIGAR
+is also rescored). Inputs: lengths 0, 1, 31, 32, 33, the stripe height (1,024) and the
+progress granularity (128 columns) +-1, several stripes, 10^4-10^5 letters, near-identical
+pairs (substitutions and indels), tandem repeats and one-letter runs (many ties), linear
+gaps, zero gaps, protein BLOSUM62, and scores that need 16-bit profile entries.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from warpalign import Scoring, align
+from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
+from warpalign.errors import BackendUnavailable
+
+pytestmark = pytest.mark.cuda
+align_mod = importlib.import_module("warpalign.align")   # the module (the package exports the function)
+
+AFFINE = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)     # paper 004
+LINEAR = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=8)     # paper 004, constant
+PAPER000 = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+ZERO_GAP = Scoring(match=1, mismatch=-1, gap_open=0, gap_extend=0)
+WIDE = Scoring(match=200, mismatch=-90, gap_open=70, gap_extend=9)   # S + go needs 16 bits
+BLOSUM = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+ALGOS = ["local", "global", "semiglobal"]
+EDGES = [0, 1, 31, 32, 33, 127, 128, 129, 1023, 1024, 1025, 2049]
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    try:
+        from warpalign._backends.cuda import long as gpu_long
+        gpu_long.device_name()
+    except BackendUnavailable as exc:
+        pytest.skip(f"no CUDA device: {exc}")
+    return gpu_long
+
+
+def related(rng, a, sub=0.08, indels=8, alphabet=4):
+    b = a.copy()
+    flip = rng.random(len(b)) < sub
+    b[flip] = (b[flip] + rng.integers(1, alphabet, int(flip.sum()))) % alphabet
+    b = list(b)
+    for _ in range(indels):
+        at, size = int(rng.integers(0, len(b) + 1)), int(rng.integers(1, 7))
+        if rng.random() < 0.5:
+            del b[at:at + size]
+        else:
+            b[at:at] = list(rng.integers(0, alphabet, size))
+    return np.asarray(b, np.uint8)
+
+
+def check(gpu, q, t, s, algorithm):
+    code = ALGORITHM_CODES[algorithm]
+    got = gpu.LongPair(q, t, s).score_end(code)
+    want = tuple(int(v) for v in score_end(q, t, s.matrix, s.gap_open, s.gap_extend, code))
+    assert got == want, f"{algorithm} m={len(q)} n={len(t)}: gpu {got} cpu {want}"
+    return got
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+def test_edge_lengths(gpu, algorithm):
+    rng = np.random.default_rng(6)
+    for m in EDGES:
+        for n in EDGES:
+            if m * n > 1_500_000:
+                continue
+            q = rng.integers(0, 4, m).astype(np.uint8)
+            t = rng.integers(0, 4, n).astype(np.uint8)
+            check(gpu, q, t, AFFINE, algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+@pytest.mark.parametrize("scoring", [AFFINE, LINEAR, PAPER000, ZERO_GAP, WIDE],
+                         ids=["affine", "linear", "paper000", "zero_gap", "wide16"])
+def test_related_pairs(gpu, scoring, algorithm):
+    rng = np.random.default_rng(7)
+    for m in (700, 3000, 5121):
+        a = rng.integers(0, 4, m).astype(np.uint8)
+        b = related(rng, a)
+        check(gpu, a, b, scoring, algorithm)
+        check(gpu, b, a, scoring, algorithm)
+        # the related part in the middle of unrelated flanks (a local optimum inside)
+        flank = rng.integers(0, 4, 1500).astype(np.uint8)
+        check(gpu, np.concatenate([flank, a, flank[::-1]]), b, scoring, algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+def test_repeats_and_ties(gpu, algorithm):
+    rng = np.random.default_rng(8)
+    unit = rng.integers(0, 4, 7).astype(np.uint8)
+    rep = np.tile(unit, 400)
+    for q, t in [(np.zeros(1500, np.uint8), np.zeros(2100, np.uint8)),
+                 (rep, rep[3:]), (rep[:1030], rep),
+                 (np.tile(np.array([0, 1], np.uint8), 700), np.tile(np.array([1, 0], np.uint8), 900))]:
+        for s in (AFFINE, LINEAR, ZERO_GAP):
+            check(gpu, q, t, s, algorithm)
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+def test_protein(gpu, algorithm):
+    rng = np.random.default_rng(9)
+    k = BLOSUM.matrix.shape[0]
+    for m, n in [(1, 1), (33, 1025), (1025, 33), (2500, 3100)]:
+        q = rng.integers(0, k, m).astype(np.uint8)
+        t = related(rng, q, sub=0.3, alphabet=20)[: max(n, 1)] if m == n else \
+            rng.integers(0, k, n).astype(np.uint8)
+        check(gpu, q, t, BLOSUM, algorithm)
+    a = rng.integers(0, 20, 3000).astype(np.uint8)
+    check(gpu, a, related(rng, a, sub=0.25, alphabet=20), BLOSUM, algorithm)
+
+
+def test_long_pairs(gpu):
+    rng = np.random.default_rng(10)
+    a = rng.integers(0, 4, 100_000).astype(np.uint8)
+    b = related(rng, a[20_000:50_000], sub=0.05, indels=40)
+    check(gpu, a, b, AFFINE, "local")
+    check(gpu, b, a, AFFINE, "semiglobal")
+    c = related(rng, a[:20_000], sub=0.02, indels=20)
+    check(gpu, a[:20_000], c, LINEAR, "global")
+    check(gpu, a[:20_000], c, AFFINE, "local")
+
+
+@pytest.mark.parametrize("full_query", [False, True])
+def test_anchored_start(gpu, full_query):
+    from warpalign.traceback import _anchored_start
+    rng = np.random.default_rng(11)
+    for m in (1, 40, 1024, 2600):
+        a = rng.integers(0, 4, m).astype(np.uint8)
+        b = related(rng, a)
+        if b.size == 0:
+            continue
+        code = ALGORITHM_CODES["semiglobal" if full_query else "local"]
+        s, qe, te = (int(v) for v in score_end(a, b, AFFINE.matrix, 8, 1, code))
+        if qe == 0 or te == 0:
+            continue
+        want = tuple(int(v) for v in _anchored_start(a, qe, b, te, AFFINE.matrix, 8, 1, s, full_query))
+        got = gpu.LongPair(a, b, AFFINE).anchored_start(qe, te, s, full_query)
+        assert got == want
+
+
+@pytest.mark.parametrize("gaps", [(False, False), (True, False), (False, True), (True, True)])
+def test_myers_miller_halves(gpu, gaps):
+    from warpalign.traceback import _last_row
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 4, 3000).astype(np.uint8)
+    b = related(rng, a)
+    start_in_gap, end_in_gap = gaps
+    pair = gpu.LongPair(a, b, AFFINE)
+    for qlo, qhi, tlo, thi in [(0, 3000, 0, b.size), (17, 2900, 5, 2950), (1000, 1003, 9, 2100)]:
+        mid = (qhi - qlo) // 2
+        got = pair.halves(qlo, qhi, mid, tlo, thi, start_in_gap, end_in_gap)
+        nb = thi - tlo
+        hf, ff, hr, fr = (np.empty(nb + 1, np.int64) for _ in range(4))
+        _last_row(a, qlo, 1, mid, b, tlo, 1, nb, AFFINE.matrix, 8, 1, 1 if start_in_gap else 8, hf, ff)
+        _last_row(a, qhi - 1, -1, qhi - qlo - mid, b, thi - 1, -1, nb, AFFINE.matrix, 8, 1,
+                  1 if end_in_gap else 8, hr, fr)
+        for g, w, what in zip(got, (hf, ff, hr, fr), ("hf", "ff", "hr", "fr")):
+            np.testing.assert_array_equal(g, w, err_msg=what)
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+@pytest.mark.parametrize("scoring", [AFFINE, LINEAR, BLOSUM], ids=["affine", "linear", "blosum62"])
+def test_full_alignment_equals_cpu(gpu, monkeypatch, scoring, algorithm):
+    """align(backend="cuda") through the GPU passes (thresholds lowered) = align on the CPU."""
+    import warpalign.traceback as tb
+    from warpalign.traceback import _path_score
+    monkeypatch.setattr(align_mod, "LONG_PAIR_CELLS", 1)
+    monkeypatch.setattr(gpu, "MIN_CELLS", 1 << 16)
+    monkeypatch.setattr(tb, "FULL_MATRIX_CELLS", 1 << 16)   # Myers–Miller on both sides
+    rng = np.random.default_rng(13)
+    k = 20 if scoring is BLOSUM else 4
+    a = rng.integers(0, k, 4000).astype(np.uint8)
+    b = np.concatenate([rng.integers(0, k, 300).astype(np.uint8),
+                        related(rng, a[500:3500], sub=0.1, indels=12, alphabet=k)])
+    sa, sb = scoring.alphabet.decode(a), scoring.alphabet.decode(b)
+    before = gpu.STATS["launches"]
+    got = align(sa, sb, scoring, algorithm=algorithm, backend="cuda")
+    assert gpu.STATS["launches"] > before + 2          # score/end, start, and MM splits on the GPU
+    want = align(sa, sb, scoring, algorithm=algorithm, backend="cpu")
+    for key in ("score", "query_start", "query_end", "target_start", "target_end", "cigar"):
+        assert getattr(got, key) == getattr(want, key), key
+    ops = np.frombuffer(got.query_aligned.encode(), np.uint8)
+    ops = np.where(ops == ord("-"), 2, np.where(np.frombuffer(got.target_aligned.encode(), np.uint8)
+                                                == ord("-"), 1, 0)).astype(np.uint8)
+    s, qe, te = _path_score(ops, a, got.query_start, b, got.target_start, scoring.matrix,
+                            scoring.gap_open, scoring.gap_extend)
+    assert (int(s), int(qe), int(te)) == (got.score, got.query_end, got.target_end)
+
+
+def test_score_and_end_modes_through_align(gpu, monkeypatch):
+    monkeypatch.setattr(align_mod, "LONG_PAIR_CELLS", 1)
+    rng = np.random.default_rng(14)
+    a = rng.integers(0, 4, 3000).astype(np.uint8)
+    b = related(rng, a)
+    sa, sb = AFFINE.alphabet.decode(a), AFFINE.alphabet.decode(b)
+    for algorithm in ALGOS:
+        for mode in ("score", "end"):
+            got = align(sa, sb, AFFINE, mode=mode, algorithm=algorithm, backend="cuda")
+            want = align(sa, sb, AFFINE, mode=mode, algorithm=algorithm, backend="cpu")
+            assert (got.score, got.query_end, got.target_end) == \
+                (want.score, want.query_end, want.target_end)
+
+
+def test_unsupported_scoring_is_refused(gpu):
+    huge = Scoring(match=40000, mismatch=-1, gap_open=1, gap_extend=1)
+    assert gpu.score_width(huge) is None
+    with pytest.raises(ValueError, match="cannot score this pair exactly"):
+        gpu.LongPair(np.zeros(10, np.uint8), np.zeros(10, np.uint8), huge)
