@@ -319,7 +319,7 @@ def main(argv=None):
 
     def run_batch(backend, handle, qset, label, params, packed, repeat=3):
         """One search_batches call over all queries (what search() runs): packed batches
-        (config.PAIR_QUERIES, the default) or one query at a time, pipelined; the call is
+        (config.PAIR_QUERIES, the default) or one query at a time; the call is
         timed as a whole (median of `repeat`)."""
         from warpalign._backends.cuda import config as cfg
         saved = cfg.PAIR_QUERIES
@@ -336,11 +336,11 @@ def main(argv=None):
             cfg.PAIR_QUERIES = saved
         sec = float(np.median(times))
         g = sum(len(q) for q in qs) * handle.residues / sec / 1e9
-        how = "packed batches" if packed else "one query at a time, pipelined"
+        how = "packed batches" if packed else "one query at a time"
         emit({"job": "search", "scope": "total", "backend": "cuda", "method": "auto",
               "device": backend.device_name,
               "params": {**params, "variant": params["variant"] + ("+batch" if packed
-                                                                   else "+each-pipelined"),
+                                                                   else "+each"),
                          "call": f"search_batches over all queries ({how})",
                          "queries": len(qs), "ends": False, "repeats": times,
                          "saturated": [r.saturated for r in res]},

@@ -17,6 +17,8 @@ reason: CuPy missing, no device, or the kernels failed to compile.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -530,8 +532,26 @@ class CudaBackend:
         if not isinstance(handle, DeviceTargets):
             raise TypeError("search_packed needs a resident single-device handle")
         qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
-        return [_empty(handle.n, False) if res is None else self._select(res, handle.n, top_k)
-                for res in self._scan_packed_device(qs, handle, scoring)]
+        got = self._scan_packed_device(qs, handle, scoring)
+        n = handle.n
+        if top_k is None or top_k >= n or any(res is None for res in got):
+            return [_empty(n, False) if res is None else self._select(res, n, top_k)
+                    for res in got]
+        return self._select_many(got, n, top_k)
+
+    def _select_many(self, got, n, top_k):
+        """:meth:`_select` for a batch of queries in a few device calls: per query every
+        target scoring at least its k-th best score, ids ascending."""
+        cp = self._cp
+        S = cp.stack([res[0] for res in got])
+        kth = cp.partition(S, n - top_k, axis=1)[:, n - top_k]
+        rows, cols = cp.nonzero(S >= kth[:, None])          # row-major: rows, then ids
+        picked = cp.asnumpy(cp.stack([rows.astype(cp.int64), cols.astype(cp.int64),
+                                      S[rows, cols].astype(cp.int64)]))
+        cut = np.searchsorted(picked[0], np.arange(len(got) + 1))
+        return [Candidates(picked[2, a:b].astype(np.int32), None, None, res[3],
+                           picked[1, a:b].copy())
+                for res, a, b in zip(got, cut[:-1], cut[1:])]
 
     @staticmethod
     def _pack_lanes(halves, R, passes):
@@ -586,22 +606,9 @@ class CudaBackend:
         if tables is None or not any(lengths) or tables["s16"] is None:
             return [self._scan_device(q, handle, scoring) for q in qs]
         kp = tables["kp"]
-        R, passes, halves = config.pack_plan(lengths, kp, _SMEM_LIMIT)
-        info, owner, qrow = self._pack_lanes(halves, R, passes)
-        P = tables["P16"]
-        codes = np.full(owner.shape, kp - 1, dtype=np.int64)
-        for h in range(2):
-            for qi, _ in halves[h]:
-                sel = owner[h] == qi
-                rr = qrow[h, sel]
-                codes[h, sel] = np.where(rr < lengths[qi], qs[qi][np.minimum(rr, lengths[qi] - 1)],
-                                         kp - 1)
-        word = ((P[codes[0]] & 0xFFFF) | ((P[codes[1]] & 0xFFFF) << 16)).astype(np.uint32)
-        RS = config.rows_stride(R)
-        prof = np.zeros((passes, kp, 32, RS), dtype=np.uint32)
-        prof[..., :R] = word.reshape(passes, 32, R, kp).transpose(0, 3, 1, 2)
-        prof = cp.asarray(prof.reshape(passes, -1))
-        d_info = cp.asarray(info.reshape(passes, -1))
+        R, passes, prof, info = _packed_profile(qs, tables["P16"], kp)
+        prof = cp.asarray(prof)
+        d_info = cp.asarray(info)
         st = self._pair_stream(handle)
         if passes > 1 and st["boundary"] is None:
             st["boundary"] = cp.empty(2 * max(st["total"], 1), dtype=cp.uint32)
@@ -775,7 +782,7 @@ class CudaBackend:
                          packed):
         """search_batches on one resident handle. Local scores of several queries go
         through the packed two-half kernel in batches (:meth:`_pack_batches`); the rest
-        one query at a time, pipelined."""
+        one query at a time."""
         if packed and len(qs) >= 2 and not ends and method == "auto" and algorithm == "local":
             out: list = [None] * len(qs)
             alone = []
@@ -817,20 +824,12 @@ class CudaBackend:
         return out
 
     def _search_each(self, qs, handle, scoring, algorithm, ends, top_k, method):
-        """One query at a time; local score scans are pipelined (the next query's kernels
-        are queued before the previous query's results are read)."""
+        """One query at a time, each query's kernels finished before the next is queued.
+        (A one-query lookahead — queue query i+1 before reading query i's results — ran
+        4,228 vs 4,097 GCUPS on an H100 but hung in two of four device runs after a
+        packed search; it was taken out undiagnosed, docs/gpu-notes.md.)"""
         out = []
-        pending = None   # (slot in out, launched query): finished once the next is queued
         for q in qs:
-            launched = (self._launch_local(q, handle, scoring)
-                        if algorithm == "local" and method == "auto" and not ends else None)
-            if pending is not None:
-                out[pending[0]] = self._finish_local(pending[1], handle, top_k)
-                pending = None
-            if launched is not None:
-                out.append(None)
-                pending = (len(out) - 1, launched)
-                continue
             if (ends and method == "auto" and algorithm == "local" and top_k is not None
                     and top_k < handle.n):
                 out.append(self._scan_topk_ends(q, handle, scoring, algorithm, top_k))
@@ -838,42 +837,7 @@ class CudaBackend:
             res = self._scan_device(q, handle, scoring, algorithm=algorithm, ends=ends,
                                     method=method)
             out.append(_empty(handle.n, ends) if res is None else self._select(res, handle.n, top_k))
-        if pending is not None:
-            out[pending[0]] = self._finish_local(pending[1], handle, top_k)
         return out
-
-    def _launch_local(self, q, handle, scoring):
-        """First half of a pipelined local score scan: the 16-bit kernels of ``q`` queued
-        on the worker streams and not joined, so that the host finishes the previous
-        query (saturation count, rescoring, top-k, copies) while they run. None where
-        :meth:`_scan_device` runs another path (empty input, no 16-bit table, the
-        row-strip kernel)."""
-        cp = self._cp
-        if cp.cuda.runtime.getDevice() != handle.device:
-            raise ValueError("scan must run on the device the targets were prepared on")
-        self._check_query(q, handle, scoring)
-        n, m = handle.n, len(q)
-        if n == 0 or m == 0 or handle.residues == 0:
-            return None
-        tables = self._tables(handle, scoring)
-        if tables["s16"] is None or (self._rows_min_len is not None and m >= self._rows_min_len):
-            return None
-        scores = cp.zeros(n, dtype=cp.int32)
-        flagged = cp.empty(n, dtype=cp.int32)
-        nflagged = cp.zeros(1, dtype=cp.int32)
-        launched = self._launch16(handle, q, tables, scores, flagged, nflagged)
-        return q, tables, scores, flagged, nflagged, launched
-
-    def _finish_local(self, pending, handle, top_k):
-        """Second half: join the query's kernels, rescore its saturated targets in 32-bit
-        (as :meth:`_scan_device`), select its candidates on the device."""
-        q, tables, scores, flagged, nflagged, launched = pending
-        self._join(launched)
-        nsat = int(nflagged.get()[0])   # waits for this query's kernels, not the next one's
-        if nsat:
-            item = _Bucket(self._rows32[-1], flagged[:nsat], nsat, 0)
-            self._run32(handle, [item], q, tables, scores, None, None, ends=False)
-        return self._select((scores, None, None, nsat), handle.n, top_k)
 
     def _search_chunked(self, qs, handle, scoring, algorithm, ends, top_k, method):
         cp = self._cp
@@ -910,7 +874,6 @@ class CudaBackend:
         return dev, stream.record()
 
     def _search_multi(self, qs, handle, scoring, algorithm, ends, top_k, method):
-        import threading
         results = [None] * len(handle.parts)
         errors = []
 
@@ -1049,12 +1012,12 @@ class CudaBackend:
             g = b.cfg.group
             if b.cfg.chained:   # alone on the first stream: it runs longest
                 s = self._streams[0]
-                s.wait_event(ready)
                 bk = self._block(b.cfg)
                 grid = max(1, min(-(-b.count // (bk // 32)), self._sms * config.BLOCKS_PER_SM))
                 counters = cp.zeros(b.count + 1, dtype=cp.int32)
                 boundary = cp.empty(b.count * mr * 2, dtype=cp.uint32)
                 keep += [counters, boundary]
+                s.wait_event(main.record())   # after the counters' memset (queued on main)
                 with s:
                     self._kernel(config.kernel_name(b.cfg), smem)(
                         (grid,), (bk,),
@@ -1174,6 +1137,47 @@ class CudaBackend:
             main.wait_event(s.record())
         main.synchronize()
         del keep
+
+
+_PACKED_CACHE: dict = {}
+_PACKED_LOCK = threading.Lock()
+
+
+def _packed_profile(qs, P, kp):
+    """(R, passes, profile, lane info) of a packed query batch on the host: pack_plan's
+    layout, prof[pass][a][t][RS] = S[half A row][a] | S[half B row][a] << 16 (rows past a
+    query score the padding letter). Memoized for the last few batches and shared by the
+    threads of a multi-device search, so each device only uploads it (building it takes
+    tens of ms, which the devices would otherwise pay one after another)."""
+    lengths = [len(q) for q in qs]
+    digest = hashlib.blake2b(P.tobytes(), digest_size=16)
+    for q in qs:
+        digest.update(len(q).to_bytes(8, "little"))
+        digest.update(q.tobytes())
+    key = (kp, digest.hexdigest())
+    with _PACKED_LOCK:
+        got = _PACKED_CACHE.get(key)
+        if got is not None:
+            return got
+        R, passes, halves = config.pack_plan(lengths, kp, _SMEM_LIMIT)
+        info, owner, qrow = CudaBackend._pack_lanes(halves, R, passes)
+        codes = np.full(owner.shape, kp - 1, dtype=np.intp)
+        for h in range(2):
+            for qi, _ in halves[h]:
+                sel = owner[h] == qi
+                rr = qrow[h, sel]
+                codes[h, sel] = np.where(rr < lengths[qi],
+                                         qs[qi][np.minimum(rr, lengths[qi] - 1)], kp - 1)
+        low = (P & 0xFFFF).astype(np.uint32)
+        word = low[codes[0]] | (low[codes[1]] << np.uint32(16))
+        RS = config.rows_stride(R)
+        prof = np.zeros((passes, kp, 32, RS), dtype=np.uint32)
+        prof[..., :R] = word.reshape(passes, 32, R, kp).transpose(0, 3, 1, 2)
+        got = (R, passes, prof.reshape(passes, -1), info.reshape(passes, -1))
+        if len(_PACKED_CACHE) >= 4:
+            _PACKED_CACHE.pop(next(iter(_PACKED_CACHE)))
+        _PACKED_CACHE[key] = got
+        return got
 
 
 def _pack2(v: int) -> int:

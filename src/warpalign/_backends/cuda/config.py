@@ -127,7 +127,7 @@ PAIR_QUERIES = True
 # The search loop (CudaBackend.search_batches, resident handles, local scores) packs a
 # batch of >= 2 queries into sw_rowsqb when the plan's rows are at least PACK_MIN_FILL
 # query rows (the rest is padding; below it, e.g. two queries of very unequal length,
-# each query runs alone through the 16-bit target-per-lane kernels, pipelined). Batches
+# each query runs alone through the 16-bit target-per-lane kernels). Batches
 # hold at most PACK_SCORE_BYTES of scores and flags (8 bytes per query and target).
 # Measured on an H200, the 20 standard queries (fill 0.97) vs the Swiss-Prot-sized
 # database: 5,004 GCUPS packed, 4,101 one query at a time (docs/gpu-notes.md).
