@@ -22,7 +22,9 @@ GPU run (device machine): python bench/locate.py --backends cuda --methods windo
                               --min-size 1048576 --max-size 33554432 --dp-max-size 0 \\
                               --old-gpu-max-size 4194304 --out bench/results/locate_gpu.jsonl
 (cuda/windows: the GPU windows kernel with the reference resident, its upload timed apart as
-``reference_upload_seconds``; windows-copy32: the GPU path before it, as the baseline.)
+``reference_upload_seconds``; ``kernel_seconds`` the scores kernel alone, ``kernel_ends_seconds``
+the kernel with end cells that locate runs; windows-copy32: the GPU path before it, as the
+baseline.)
 GPU kernels of issue 6 (device machine), the CPU kernels on small references as baseline:
     python bench/locate.py --backends cpu,cuda --methods scan,scan1,antidiagonal,blocked \
         --max-size 33554432 --dp-max-size 0 --kernel-max-size 65536 --repeat 2 \
@@ -105,11 +107,14 @@ def gpu_windows_facts(q, ref, scoring, span, window):
     bounds = window_bounds(len(ref), width, span)
     upload = min(gw.DeviceReference([ref]).seconds for _ in range(3))
     dev = gw.resident([ref])
-    kernel = min(gw.window_scores(dev, q, scoring, bounds[:, 0], bounds[:, 1] - bounds[:, 0])[2]
-                 for _ in range(3))
+    lo, length = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
+    kernel = min(gw.window_scores(dev, q, scoring, lo, length)[2] for _ in range(3))
+    ends = min(gw.window_ends(dev, q, scoring, lo, length)[2] for _ in range(3))
+    cells = len(q) * len(ref)
     return {"window": width, "windows": len(bounds), "reference_upload_seconds": round(upload, 6),
             "reference_resident": True, "kernel_seconds": round(kernel, 6),
-            "kernel_gcups": round(len(q) * len(ref) / kernel / 1e9, 1)}
+            "kernel_gcups": round(cells / kernel / 1e9, 1),
+            "kernel_ends_seconds": round(ends, 6), "kernel_ends_gcups": round(cells / ends / 1e9, 1)}
 
 
 def main(argv=None) -> int:

@@ -134,6 +134,39 @@ def test_window_ends_equal_score_end(gpu, m):
         assert tuple(cells[k]) == tuple(int(v) for v in want), (k, lo[k], length[k])
 
 
+@pytest.mark.parametrize("m", [33, 128, 256, 700])
+def test_window_ends_on_long_windows_with_reused_layouts(gpu, m):
+    """The end cells come from the scores kernel (per step, not per cell) on windows as long
+    as locate's (thousands of columns), paired with windows of other lengths (pad columns),
+    with pad rows (m not a multiple of the band) and ties (repeats); a window layout reused
+    from the cache (same windows) and a new one with as many windows give exact cells too,
+    and the scores-only kernel agrees on every score."""
+    s = PAPER_002 if m % 2 else PAPER_004
+    rng = np.random.default_rng(m + 7)
+    unit = rng.integers(0, 4, 5).astype(np.uint8)
+    ref = np.concatenate([rng.integers(0, 4, 30_000).astype(np.uint8), np.resize(unit, 6_000),
+                          rng.integers(0, 4, 24_000).astype(np.uint8)])
+    q = ref[12_000:12_000 + m].copy()
+    q[rng.random(m) < 0.08] = rng.integers(0, 4)
+    q[m // 3:m // 3 + 20] = np.resize(unit, 20)
+    ref[40_000:40_000 + m] = q
+    ref.setflags(write=False)
+    dev = gpu.DeviceReference([ref])
+    for trial in range(3):
+        if trial != 1:   # trial 1 repeats trial 0's windows: the cached layout
+            lo = rng.integers(0, len(ref) - 6_000, 21)
+            length = rng.integers(3_000, 6_000, 21)
+            lo[:4] = (11_500, 28_000, 39_000, 33_000)
+        cells, flagged, _ = gpu.window_ends(dev, q, s, lo, length)
+        scores, _, _ = gpu.window_scores(dev, q, s, lo, length)
+        assert len(flagged) == 0
+        assert np.array_equal(scores, cells[:, 0])
+        for k in range(len(lo)):
+            want = score_end(q, ref[lo[k]:lo[k] + length[k]], s.matrix, s.gap_open,
+                             s.gap_extend, LOCAL)
+            assert tuple(cells[k]) == tuple(int(v) for v in want), (trial, k, lo[k], length[k])
+
+
 def test_saturation_is_flagged_and_rescored(gpu):
     """A 400-symbol perfect match at match 100 scores 40,000 (> int16): the window is
     flagged, and locate rescores it exactly (score and ends equal the CPU)."""

@@ -523,3 +523,264 @@ def test_lazy_ends_raise_on_disagreeing_engines():
 
     with pytest.raises(RuntimeError, match="internal inconsistency"):
         _Search(q, records, s, span_bound(q, s), None, Wrong(q, s)).run(1, "end")
+
+
+# ------------------------------------------------------- the traceback segment of a hit
+
+
+def test_span_bound_at_a_score_covers_every_alignment_that_scores_it():
+    """An alignment scoring S spans at most span_bound(query[:query_end], s, S) reference
+    symbols (the segment "full" traces on): random pairs, many with long gaps, some with
+    the bound attained exactly (one gap as long as the score allows)."""
+    rng = np.random.default_rng(61)
+    tight = 0
+    for trial in range(300):
+        s = (PAPER_002, PAPER_004, Scoring(match=2, mismatch=-3, gap_open=3, gap_extend=3))[trial % 3]
+        q = random_dna(rng, int(rng.integers(4, 40)))
+        gap = random_dna(rng, int(rng.integers(0, 30)))
+        cut = int(rng.integers(0, len(q) + 1))
+        t = random_dna(rng, int(rng.integers(0, 20))) + q[:cut] + gap + q[cut:] + random_dna(rng, 5)
+        a = align_codes(s.encode(q), s.encode(t), s)
+        if a.score == 0:
+            continue
+        bound = span_bound(s.encode(q)[:a.query_end], s, a.score)
+        assert a.target_end - a.target_start <= bound, (trial, q, t)
+        tight += a.target_end - a.target_start == bound
+        assert span_bound(s.encode(q), s, a.score + 10**6) == 0
+    assert tight >= 5   # the bound is attained, not only respected
+
+
+@pytest.mark.parametrize("backend", ["cpu"])
+def test_full_mode_on_the_score_bounded_segment(backend):
+    """mode "full" traces on a segment bounded by the hit's score; its alignment equals the
+    traceback over the whole record (align_codes), with gaps as long as the score allows
+    and repetitive sequences where many cells tie."""
+    rng = np.random.default_rng(62)
+    for trial in range(40):
+        s = (PAPER_002, PAPER_004)[trial % 2]
+        q = random_dna(rng, int(rng.integers(20, 80)))
+        if trial % 4 == 3:
+            q = ("ACG" * 40)[:len(q)]
+        cut = int(rng.integers(1, len(q)))
+        # a reference gap of up to the longest the match can pay for
+        most = max(1, (len(q) * int(s.matrix.max()) - s.gap_open) // s.gap_extend)
+        gap = random_dna(rng, int(rng.integers(1, most + 1)))
+        ref = random_dna(rng, 300) + q[:cut] + gap + q[cut:] + random_dna(rng, 300)
+        if trial % 4 == 3:
+            ref = ("ACG" * 400)[:len(ref)]
+        check(q, {"r": ref}, s, backend)
+
+
+class FakeGpuWindows:
+    """CPU stand-in for ``_backends.cuda.windows`` (same functions, exact DP per window):
+    runs locate's GPU path (scores, then ends on score-bounded sub-windows) without a GPU.
+    Counts the sub-windows scored with ends and the launches with a sub-window longer than
+    the score allows."""
+
+    def __init__(self):
+        self.sub_windows = 0
+        self.too_long = 0
+
+    @staticmethod
+    def supports(scoring):
+        return True
+
+    @staticmethod
+    def wanted_windows(m):
+        return 64
+
+    def resident(self, records):
+        from types import SimpleNamespace
+        starts = np.zeros(len(records) + 1, np.int64)
+        np.cumsum([len(r) for r in records], out=starts[1:])
+        codes = np.concatenate(records) if records else np.zeros(0, np.uint8)
+        return SimpleNamespace(starts=starts, codes=codes)
+
+    @staticmethod
+    def DeviceQuery(q, scoring):   # the class it stands for
+        return None
+
+    def _cells(self, ref, q, s, starts, lengths):
+        return np.array([score_end(q, ref.codes[a:a + n], s.matrix, s.gap_open, s.gap_extend,
+                                   LOCAL) for a, n in zip(starts.tolist(), lengths.tolist())],
+                        np.int64).reshape(-1, 3)
+
+    def window_cells(self, ref, q, s, starts, lengths, query=None, ends=False, keep_layout=True):
+        if ends:
+            return self.window_ends(ref, q, s, starts, lengths)
+        cells = self._cells(ref, q, s, starts, lengths)
+        cells[:, 1:] = -1
+        return cells, np.zeros(0, np.int64), 0.0
+
+    def window_ends(self, ref, q, s, starts, lengths, query=None, keep_layout=True):
+        self.sub_windows += len(starts)
+        cells = self._cells(ref, q, s, starts, lengths)
+        # sub-windows as short as the best score allows: span_bound at that score + 64
+        self.too_long += int(np.max(lengths) > span_bound(q, s, int(cells[:, 0].max())) + 64)
+        return cells, np.zeros(0, np.int64), 0.0
+
+
+def test_gpu_path_ends_on_score_bounded_sub_windows(monkeypatch):
+    """locate's GPU path logic on the CPU (windows.py replaced by exact DP per window): the
+    end cells found on sub-windows overlapping by span_bound(query, scoring, S) - 1 equal the
+    whole record's, for every mode and top, with ties (repeats) and gaps; the sub-windows
+    are as short as the score allows."""
+    import importlib
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import windows as gpu_windows
+    loc = importlib.import_module("warpalign.locate")
+    fake = FakeGpuWindows()
+    for name in ("supports", "wanted_windows", "resident", "DeviceQuery", "window_cells",
+                 "window_ends"):
+        monkeypatch.setattr(gpu_windows, name, getattr(fake, name))
+    monkeypatch.setattr(loc, "get_backend", lambda backend: SimpleNamespace(name="cuda"))
+    rng = np.random.default_rng(63)
+    for trial in range(24):
+        s = (PAPER_002, PAPER_004)[trial % 2]
+        ref = random_dna(rng, int(rng.integers(2_000, 6_000)))
+        at = int(rng.integers(0, len(ref) - 120))
+        q = mutate(rng, ref[at:at + int(rng.integers(30, 120))], 0.06, trial % 3)
+        if trial % 6 == 5:   # tandem repeats: many cells tie at the best score
+            ref = ("ACGTTGCA" * 800)[:len(ref)]
+            q = ("ACGTTGCA" * 20)[:len(q)]
+        records = {"a": ref, "b": ref[::-1][:1_500]}
+        for top, mode in ((1, "end"), (1, "full"), (3, "full"), (2, "end")):
+            got = locate(q, records, s, top=top, mode=mode, backend="cuda")
+            want = locate(q, records, s, top=top, mode=mode, method="dp", backend="cpu")
+            got, want = ([got], [want]) if top == 1 else (got, want)
+            assert [(h.record, *key(h)) for h in got] == [(h.record, *key(h)) for h in want], (
+                trial, top, mode)
+    assert fake.sub_windows > 0 and fake.too_long == 0
+
+
+class EmulatedCupy:
+    """Just enough of CuPy for ``_backends/cuda/windows.py`` on the CPU: device arrays are
+    NumPy arrays, pointers their addresses, copies ``ctypes.memmove``; the kernel
+    ``win_s16`` is emulated by the exact DP per window, reading its windows and writing its
+    results through the pointers it is given (so the buffer layouts, offsets and result
+    parsing of windows.py are what is tested)."""
+
+    uint32, int32 = np.uint32, np.int32
+
+    def __init__(self, q, scoring, flag_at):
+        import ctypes
+        from types import SimpleNamespace
+        self.q, self.scoring, self.flag_at, self.ct = q, scoring, flag_at, ctypes
+        stream = SimpleNamespace(ptr=0, synchronize=lambda: None)
+        runtime = SimpleNamespace(
+            memcpyHostToDevice=1, memcpyDeviceToHost=2, getDevice=lambda: 0,
+            memsetAsync=lambda ptr, v, size, s: ctypes.memset(ptr, v, size),
+            memcpyAsync=lambda dst, src, size, kind, s: ctypes.memmove(dst, src, size))
+        self.cuda = SimpleNamespace(
+            runtime=runtime, get_current_stream=lambda: stream, alloc_pinned_memory=self._pinned,
+            Event=lambda: SimpleNamespace(record=lambda s=None: None),
+            get_elapsed_time=lambda a, b: 0.0,
+            Device=lambda *a: SimpleNamespace(id=0, synchronize=lambda: None,
+                                              attributes={"MultiProcessorCount": 4}))
+        self.launches = []
+
+    class Array:
+        def __init__(self, a):
+            from types import SimpleNamespace
+            self.a = np.ascontiguousarray(a)
+            self.nbytes, self.shape, self.dtype = self.a.nbytes, self.a.shape, self.a.dtype
+            self.data = SimpleNamespace(ptr=self.a.ctypes.data)
+
+    def empty(self, shape, dtype):
+        return self.Array(np.empty(shape, dtype))
+
+    def asarray(self, a):
+        return self.Array(np.array(a))
+
+    @staticmethod
+    def _pinned(n):
+        return _Pinned(n)
+
+    def read(self, ptr, dtype, count):
+        raw = (self.ct.c_char * (np.dtype(dtype).itemsize * count)).from_address(int(ptr))
+        return np.frombuffer(raw, dtype, count)
+
+    def kernel(self, name):
+        ends = "true" in name
+
+        def launch(grid, block, args, shared_mem=0):
+            codes, starts_p, lengths_p, items_p, nitems = args[:5]
+            out_p, flagged_p, count_p, qend_p, tend_p = args[15:20]
+            items = self.read(items_p, np.int32, 2 * int(nitems))
+            ids = items[items >= 0]
+            s = self.scoring
+            out = self.read(out_p, np.int32, int(ids.max()) + 1)
+            qend = self.read(qend_p, np.int32, int(ids.max()) + 1)
+            tend = self.read(tend_p, np.int32, int(ids.max()) + 1)
+            count = self.read(count_p, np.int32, 1)
+            assert count[0] == 0   # zeroed before the launch
+            for w in ids.tolist():
+                a = int(self.read(starts_p + 8 * w, np.int64, 1)[0])
+                n = int(self.read(lengths_p + 4 * w, np.int32, 1)[0])
+                cell = score_end(self.q, codes.a[a:a + n], s.matrix, s.gap_open, s.gap_extend, LOCAL)
+                out[w] = cell[0]
+                if ends:
+                    qend[w], tend[w] = cell[1], cell[2]
+                if cell[0] >= self.flag_at:   # as the kernel flags a possibly saturated window
+                    self.read(flagged_p + 4 * int(count[0]), np.int32, 1)[0] = w
+                    count[0] += 1
+            self.launches.append((ends, len(ids)))
+        return launch
+
+
+class _Pinned(bytearray):
+    """Pinned memory stand-in: a buffer of garbage (as fresh pinned memory may hold) with
+    an address (``ptr``)."""
+
+    def __init__(self, n):
+        import ctypes
+        super().__init__(b"\xa5" * n)
+        self.ptr = ctypes.addressof(ctypes.c_char.from_buffer(self))
+
+
+@pytest.mark.parametrize("mode", ["end", "full"])
+def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
+    """windows.py's buffers (packed window layout, pinned uploads, one result buffer read
+    back at offsets) and locate's GPU path around it, with the kernel emulated by the exact
+    DP: the cells equal score_end per window, flagged windows come back, a cached layout
+    is reused, and locate's hits equal the CPU dp method's."""
+    import importlib
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import windows as gw
+    loc = importlib.import_module("warpalign.locate")
+    s = PAPER_002
+    rng = np.random.default_rng(64)
+    ref = random_dna(rng, 12_000)
+    q = s.encode(mutate(rng, ref[7_000:7_150], 0.05, 1))
+    codes = s.encode(ref)
+    codes.setflags(write=False)
+    emu = EmulatedCupy(q, s, flag_at=10**9)
+    monkeypatch.setattr(gw, "require_cupy", lambda what="": emu)
+    monkeypatch.setattr(gw, "get_module", lambda f, names: SimpleNamespace(get_function=emu.kernel))
+    gw.clear_cache()
+    dev = gw.resident([codes])
+    lo = rng.integers(0, 11_000, 9)
+    length = np.minimum(rng.integers(0, 3_000, 9), len(codes) - lo)
+    want = np.array([score_end(q, codes[a:a + n], s.matrix, s.gap_open, s.gap_extend, LOCAL)
+                     for a, n in zip(lo, length)], np.int64)
+    for keep in (True, True, False):   # the second call reuses the kept layout
+        cells, flagged, _ = gw.window_ends(dev, q, s, lo, length, keep_layout=keep)
+        assert np.array_equal(cells, want) and len(flagged) == 0
+    assert len(dev.layouts) == 1
+    scores, flagged, _ = gw.window_scores(dev, q, s, lo, length, query=gw.DeviceQuery(q, s))
+    assert np.array_equal(scores, want[:, 0])
+    emu.flag_at = int(np.sort(want[:, 0])[-3])   # the three best windows come back flagged
+    scores, flagged, _ = gw.window_scores(dev, q, s, lo, length)
+    assert flagged.tolist() == sorted(np.flatnonzero(want[:, 0] >= emu.flag_at).tolist())
+    emu.flag_at = 10**9
+    monkeypatch.setattr(loc, "get_backend", lambda backend: SimpleNamespace(name="cuda"))
+    for top in (1, 2):
+        got = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, backend="cuda")
+        exp = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, method="dp",
+                                 backend="cpu")
+        got, exp = ([got], [exp]) if top == 1 else (got, exp)
+        assert [key(h) for h in got] == [key(h) for h in exp]
+    assert any(ends for ends, _ in emu.launches)   # the lazy ends ran on sub-windows
+    gw.clear_cache()

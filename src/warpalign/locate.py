@@ -55,22 +55,29 @@ windows' reports, in record coordinates, is exactly the record's answer: no wind
 win a tie that the whole record would break differently. Records come in input order, so
 ties across records go to the earlier record.
 
-**Lazy ends (GPU).** Only windows that report the best score can hold the minimum above,
-and among them only those of the earliest record that reports it. So the GPU path scores
-every window without ends, and before each pick computes the end cells of exactly those
-windows (``_Search._resolve``); their exact scores must equal the 16-bit ones (a
-disagreement raises). A window's end cell comes from the same argument one level down:
-the window is cut into sub-windows of :func:`sub_window` symbols overlapping by span − 1,
-scored with ends in one launch, and the best sub-window cell by the tie rule is the
-window's. With ``mode="score"`` the last hit needs no end at all.
+**Lazy ends (GPU).** Only windows that report the best score S can hold the minimum
+above, and among them only those of the earliest record that reports it. So the GPU path
+scores every window without ends, and before each pick computes the end cells of exactly
+those windows (``_Search._resolve``); their exact scores must equal the 16-bit ones (a
+disagreement raises). A window's end cell comes from the same argument one level down,
+for the alignments scoring S: each spans at most ``s = span_bound(query, scoring, S)``
+reference symbols (the span bound with S in place of 1), so the window is cut into
+sub-windows of :func:`sub_window` (s) symbols overlapping by s − 1; every cell of value S
+in the window then has value S in a sub-window that holds an alignment ending there,
+sub-windows never overstate the window, and the best sub-window cell by the tie rule is
+the window's. The sub-windows are scored with ends (``windows.cu``'s per-step tracking) in
+one short launch. With ``mode="score"`` the last hit needs no end at all.
 
 **The alignment (``mode="full"``).** With the end (i*, j*) known, :func:`align_codes`
-runs on the reference segment ``[max(lo, j* − span), j*)`` (lo: where the record, or the
-part of it still free, begins). The segment contains every alignment ending at (i*, j*)
-that scores S* (each spans ≤ span symbols), never scores above S*, and any other cell of
-it with value S* lies in column j* below row i*, so the segment's best cell is
-(i*, j* − start) and its anchored reverse pass finds the same start as on the whole
-record. Both facts are checked on every hit.
+runs with the query's first i* symbols on the reference segment ``[max(lo, j* − s), j*)``
+(lo: where the record, or the part of it still free, begins), where
+``s = span_bound(query[:i*], scoring, S*)``: the span bound above with S* in place of 1
+and only the i* query symbols an alignment ending in row i* can use (278 instead of 507
+for a 256-symbol query scoring 230 under paper 002's scoring). The segment contains every
+alignment ending at (i*, j*) that scores S* (each spans ≤ s symbols), never scores above
+S*, and any other cell of it with value S* lies in column j* (rows past i* are not in the
+problem), so the segment's best cell is (i*, j* − start) and its anchored reverse pass
+finds the same start as on the whole record. Both facts are checked on every hit.
 
 **Several hits (``top=N``).** Hit 1 is the best alignment above. Hit k is the best local
 alignment (same tie rule) whose reference interval ``[target_start, target_end)`` is
@@ -134,28 +141,38 @@ def query_score_bound(query: np.ndarray, scoring: Scoring) -> int:
     return int(np.maximum(scoring.matrix[q].max(axis=1), 0).sum(dtype=np.int64))
 
 
-def span_bound(query: np.ndarray, scoring: Scoring) -> int | None:
-    """Most reference symbols an optimal local alignment of ``query`` can cover.
+def span_bound(query: np.ndarray, scoring: Scoring, score: int = 1) -> int | None:
+    """Most reference symbols a local alignment of ``query`` scoring at least ``score``
+    (≥ 1) can cover.
 
-    ``m + max(0, ⌊(Sq − gop − 1)/gex⌋ + 1)`` (module docstring); 0 when nothing can score
-    above 0; None when gaps are free to extend (``gap_extend == 0``) and so unbounded.
+    ``m + max(0, ⌊(Sq − gop − score)/gex⌋ + 1)`` (module docstring, with S* ≥ ``score``);
+    0 when nothing can score that much; None when gaps are free to extend
+    (``gap_extend == 0``) and so unbounded. ``locate`` cuts its windows with ``score=1``
+    and traces a hit of score S* on a segment of ``span_bound(query[:qe], scoring, S*)``.
 
     Example:
         >>> s = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
         >>> span_bound(s.encode("A" * 256), s)      # KERNELS.md §E: overlap 506
         507
+        >>> span_bound(s.encode("A" * 256), s, 230)
+        278
     """
-    sq = query_score_bound(query, scoring)
-    if sq <= 0:
+    return _span(query_score_bound(query, scoring), len(query), scoring, score)
+
+
+def _span(sq: int, m: int, scoring: Scoring, score: int) -> int | None:
+    """:func:`span_bound` of a query of ``m`` symbols with ``Sq = sq``."""
+    score = max(int(score), 1)
+    if sq < score:
         return 0
-    slack = sq - scoring.gap_open - 1
+    slack = sq - scoring.gap_open - score
     if slack < 0:
         gaps = 0
     elif scoring.gap_extend == 0:
         return None
     else:
         gaps = slack // scoring.gap_extend + 1
-    return len(query) + gaps
+    return m + gaps
 
 
 def window_bounds(length: int, window: int, span: int | None) -> np.ndarray:
@@ -205,9 +222,11 @@ def default_window(span: int | None, residues: int | None = None,
 
 def sub_window(span: int | None) -> int:
     """Length of the sub-windows the GPU path cuts a window into for its end cell: the
-    span bound plus 256, so a window of a few thousand symbols becomes a few dozen short
-    ones scored in parallel (a group of lanes walks its window one column per step)."""
-    return (span or 0) + 256
+    span bound (of the alignments scoring the window's best score) plus 64, so a window of
+    a few thousand symbols becomes dozens of short ones scored in parallel (a group of
+    lanes walks its window one column per step: the launch takes about as many steps as a
+    sub-window has columns)."""
+    return (span or 0) + 64
 
 
 def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
@@ -411,8 +430,12 @@ class _WindowScorer:
     (:mod:`warpalign._backends.cuda.windows`) and returns scores with unknown ends (-1),
     except for windows flagged as possibly saturated, which are rescored here by the exact
     32-bit ends path; :meth:`ends` gives the end cells of the few pieces ``_Search`` asks
-    for. ``saturated`` counts the rescored windows, ``kernel_seconds`` the kernel time.
+    for (all tied at one score). ``saturated`` counts the rescored windows,
+    ``kernel_seconds`` the kernel time.
     """
+
+    #: :meth:`ends` takes the pieces' (common) score: it bounds the sub-windows' overlap.
+    ends_take_score = True
 
     def __init__(self, engine, q: np.ndarray, scoring: Scoring):
         self.engine, self.q, self.scoring = engine, q, scoring
@@ -420,7 +443,9 @@ class _WindowScorer:
         self.saturated = 0
         self.kernel_seconds = 0.0
         self._ref = None
-        self.span = span_bound(q, scoring)
+        self._query = None
+        self.sq = query_score_bound(q, scoring)
+        self.span = _span(self.sq, len(q), scoring, 1)
         if getattr(engine, "name", None) == "cuda" and len(q):
             from ._backends.cuda import windows as gpu_windows
             if gpu_windows.supports(scoring):
@@ -457,30 +482,32 @@ class _WindowScorer:
             return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
         ref = self._resident(records)
         starts = ref.starts[rows[:, 0]] + rows[:, 1]
-        scores, flagged, secs = self._gpu.window_scores(ref, self.q, self.scoring, starts,
-                                                        rows[:, 2] - rows[:, 1])
+        cells, flagged, secs = self._gpu.window_cells(ref, self.q, self.scoring, starts,
+                                                      rows[:, 2] - rows[:, 1],
+                                                      query=self._device_query())
         self.kernel_seconds += secs
-        out = np.full((len(rows), 3), -1, np.int64)
-        out[:, 0] = scores
         if len(flagged):   # possibly saturated in 16 bits: exact 32-bit scores and ends
             self.saturated += len(flagged)
-            out[flagged] = self.ends(records, rows[flagged])
-        return out
+            cells[flagged] = self([records[r][lo:hi] for r, lo, hi in rows[flagged].tolist()])
+        return cells
 
-    def ends(self, records: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
+    def ends(self, records: list[np.ndarray], rows: np.ndarray, score: int | None = None
+             ) -> np.ndarray:
         """Exact cells (score, query end, reference end within the window) of ``rows``.
 
         Lazy scorer: each window is cut again into sub-windows of :func:`sub_window`
-        symbols overlapping by span − 1 (the windows argument of the module docstring,
-        applied inside the window, so the best cell by the tie rule over the sub-windows is
-        the window's), scored with ends by the 16-bit kernel in one launch (a long window
-        walked by one group of lanes would take milliseconds); a flagged sub-window is
-        rescored by the 32-bit ends path."""
+        symbols overlapping by s − 1, s = ``span_bound(query, scoring, score)`` (``score``:
+        the windows' common best score; the windows argument of the module docstring
+        applied inside the window to the alignments scoring that much, so the best cell by
+        the tie rule over the sub-windows is the window's), scored with ends by the 16-bit
+        kernel in one launch (a long window walked by one group of lanes would take
+        milliseconds); a flagged sub-window is rescored by the 32-bit ends path."""
         if not self.lazy:
             return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
-        width = sub_window(self.span)
+        span = self.span if score is None else _span(self.sq, len(self.q), self.scoring, score)
+        width = sub_window(span)
         sub = [(k, r, lo + a, lo + z) for k, (r, lo, hi) in enumerate(rows.tolist())
-               for a, z in window_bounds(hi - lo, width, self.span).tolist()]
+               for a, z in window_bounds(hi - lo, width, span).tolist()]
         out = np.zeros((len(rows), 3), np.int64)
         if not sub:
             return out
@@ -488,7 +515,9 @@ class _WindowScorer:
         ref = self._resident(records)
         cells, flagged, secs = self._gpu.window_ends(ref, self.q, self.scoring,
                                                      ref.starts[sub[:, 1]] + sub[:, 2],
-                                                     sub[:, 3] - sub[:, 2])
+                                                     sub[:, 3] - sub[:, 2],
+                                                     query=self._device_query(),
+                                                     keep_layout=False)
         self.kernel_seconds += secs
         if len(flagged):
             self.saturated += len(flagged)
@@ -501,6 +530,11 @@ class _WindowScorer:
         out[sub[first, 0]] = cells[first]
         return out
 
+    def _device_query(self):
+        if self._query is None:   # the query's profile, uploaded once per locate call
+            self._query = self._gpu.DeviceQuery(self.q, self.scoring)
+        return self._query
+
     def _resident(self, records: list[np.ndarray]):
         if self._ref is None or self._ref[0] is not records:   # one upload per locate call
             self._ref = (records, self._gpu.resident(records))
@@ -508,6 +542,41 @@ class _WindowScorer:
 
 
 # ----------------------------------------------------------------------------- search
+
+
+#: Piece tables of read-only records (the GPU path's resident ones), by (records, span,
+#: width), with the records kept alive: a reference queried many times is cut once.
+_PIECES: dict[tuple, tuple[list[np.ndarray], np.ndarray]] = {}
+_PIECES_KEPT = 8
+
+
+def _pieces(records: list[np.ndarray], span: int | None, width: int | None) -> np.ndarray:
+    """The first pieces of a search (int64 [k, 5]: record, lo, hi, seg_lo, seg_hi): the
+    windows of every record, each in the segment of its whole record ("dp": one piece per
+    record). Read-only when remembered (records all read-only, as :func:`_max_code`)."""
+    key = None
+    if all(not r.flags.writeable for r in records):
+        key = (span, width, tuple((r.__array_interface__["data"][0], r.size, r.strides)
+                                  for r in records))
+        hit = _PIECES.get(key)
+        if hit is not None:
+            return hit[1]
+    parts = [np.zeros((0, 5), np.int64)]
+    if span != 0:  # span 0: nothing can score above 0
+        for r, rec in enumerate(records):
+            n = len(rec)
+            # "dp": one piece per record (a window as long as the record)
+            bounds = window_bounds(n, width or max(n, 1), span)
+            part = np.empty((len(bounds), 5), np.int64)
+            part[:, 0], part[:, 1:3], part[:, 3], part[:, 4] = r, bounds, 0, n
+            parts.append(part)
+    p = np.concatenate(parts)
+    if key is not None:
+        p.setflags(write=False)
+        _PIECES[key] = (list(records), p)
+        while len(_PIECES) > _PIECES_KEPT:
+            _PIECES.pop(next(iter(_PIECES)))
+    return p
 
 
 class _Search:
@@ -521,16 +590,7 @@ class _Search:
     def __init__(self, q, records, scoring, span, width, scorer):
         self.q, self.records, self.scoring = q, records, scoring
         self.span, self.width, self.scorer = span, width, scorer
-        parts = [np.zeros((0, 5), np.int64)]
-        if span != 0:  # span 0: nothing can score above 0
-            for r, rec in enumerate(records):
-                n = len(rec)
-                # "dp": one piece per record (a window as long as the record)
-                bounds = window_bounds(n, width or max(n, 1), span)
-                part = np.empty((len(bounds), 5), np.int64)
-                part[:, 0], part[:, 1:3], part[:, 3], part[:, 4] = r, bounds, 0, n
-                parts.append(part)
-        self.p = np.concatenate(parts)
+        self.p = _pieces(records, span, width)
         self.best = self._score(self.p)
 
     def _score(self, p: np.ndarray) -> np.ndarray:
@@ -540,34 +600,38 @@ class _Search:
             return np.zeros((0, 3), np.int64)
         windows = getattr(self.scorer, "windows", None)
         if windows is not None:
-            cells = windows(self.records, p[:, :3].copy())
+            cells = windows(self.records, p[:, :3])
         else:
             cells = self.scorer([self.records[r][lo:hi] for r, lo, hi in p[:, :3].tolist()])
-        known = cells[:, 2] >= 0
-        cells[known, 2] += p[known, 1]  # window ends -> record coordinates
+        # window ends -> record coordinates (unknown ends, -1, stay)
+        np.add(cells[:, 2], p[:, 1], out=cells[:, 2], where=cells[:, 2] >= 0)
         return cells
 
     def _resolve(self) -> None:
         """Ends of every piece that can be the next hit: the pieces of the earliest record
         among those with the best score (module docstring, "Lazy ends")."""
         b = self.best
-        if len(b) == 0 or not (b[:, 2] < 0).any():
+        if len(b) == 0:
             return
         score = int(b[:, 0].max())
         if score <= 0:
             return
-        tied = b[:, 0] == score
-        rec = int(self.p[tied, 0].min())
-        need = np.flatnonzero(tied & (self.p[:, 0] == rec) & (b[:, 2] < 0))
+        tied = np.flatnonzero(b[:, 0] == score)
+        rec = self.p[tied, 0]
+        need = tied[(rec == rec.min()) & (b[tied, 2] < 0)]
         if len(need) == 0:
             return
-        cells = self.scorer.ends(self.records, self.p[need, :3].copy())
+        rows = self.p[need, :3].copy()
+        if getattr(self.scorer, "ends_take_score", False):
+            cells = self.scorer.ends(self.records, rows, score)
+        else:
+            cells = self.scorer.ends(self.records, rows)
         if not np.array_equal(cells[:, 0], b[need, 0]):
             bad = int(need[np.flatnonzero(cells[:, 0] != b[need, 0])[0]])
             raise RuntimeError(  # two exact engines disagree: a bug, never a result
                 f"internal inconsistency in locate: window {self.p[bad, :3].tolist()} scored "
-                f"{int(b[bad, 0])} in 16 bits and {int(cells[need == bad][0, 0])} by the "
-                "32-bit ends kernel")
+                f"{int(b[bad, 0])} first and {int(cells[need == bad][0, 0])} when its end "
+                "was computed")
         cells[:, 2] += self.p[need, 1]
         self.best[need] = cells
 
@@ -595,14 +659,18 @@ class _Search:
                 hits.append((r, Alignment(score=score, query_end=qe, target_end=te)))
             else:
                 hits.append((r, Alignment(score=score)))
-            self._cut(r, seg_lo, seg_hi, aln.target_start, aln.target_end)
+            if len(hits) < top:   # the last hit leaves nothing to rescore
+                self._cut(r, seg_lo, seg_hi, aln.target_start, aln.target_end)
         return hits
 
     def _align(self, r: int, seg_lo: int, score: int, qe: int, te: int) -> Alignment:
-        """The alignment ending at (qe, te) of record r, traced on [te - span, te)."""
+        """The alignment ending at (qe, te) of record r, traced with the query's first qe
+        symbols on [te - span, te), span = :func:`span_bound` of them at this score."""
         from .traceback import align_codes
-        lo = seg_lo if self.span is None else max(seg_lo, te - self.span)
-        aln = align_codes(self.q, self.records[r][lo:te], self.scoring, "local")
+        q = self.q[:qe]
+        span = span_bound(q, self.scoring, score)
+        lo = seg_lo if span is None else max(seg_lo, te - span)
+        aln = align_codes(q, self.records[r][lo:te], self.scoring, "local")
         if (aln.score, aln.query_end, aln.target_end) != (score, qe, te - lo):
             raise RuntimeError(  # a disagreement between engines is a bug, never a result
                 f"internal inconsistency in locate: the scan gave score {score} ending at "
@@ -613,7 +681,7 @@ class _Search:
 
     def _cut(self, r: int, seg_lo: int, seg_hi: int, ts: int, te: int) -> None:
         """Remove [ts, te) of record r from the free reference; rescore clipped pieces."""
-        p, best = self.p, self.best
+        p, best = self.p.copy(), self.best   # self.p may be a shared read-only table
         same = (p[:, 0] == r) & (p[:, 3] == seg_lo)
         left = same & (p[:, 2] <= ts)
         right = same & (p[:, 1] >= te)

@@ -37,10 +37,24 @@
 // maximum is unchanged.
 //
 // ENDS = true also gives each window's end cell by DESIGN.md's tie rule (best score, then
-// smallest column, then smallest row): every lane keeps, per half, the best (value, column,
-// row) over its real cells (column < window length, row < m) with the full tie-rule
-// comparison (bands visit cells out of column order), and the group reduces them.  It
-// costs ~2x the plain kernel; locate runs it on a few short windows only.
+// smallest column, then smallest row), tracked per step rather than per cell.  It still
+// costs ~20% over the scores on long windows (H100, 256 x 33.5 M: 2,906 vs 3,510 GCUPS;
+// the step loop is no longer unrolled and a branch ends each step), so locate scores every
+// window without ends and runs ENDS only on short sub-windows of the windows tied at the
+// best score.  Per band a lane keeps its running max of the band (bm) and, per half, the
+// first column at which bm rose and the smallest of its rows holding the new max there.
+// Each step takes the max of the lane's R new H (the same max3 chain as the scores), one
+// max into bm and an XOR with the old bm (nonzero in a half that rose), and only when a
+// half rose (a few times per window and lane) a search of the R rows for the first one
+// equal to the new max.  Within a band a lane visits its columns in increasing order, so
+// "rose strictly" keeps the smallest column, then row, among its cells of value bm; bands
+// are merged at each band's end and lanes at the end by the full (value desc, column asc,
+// row asc) comparison.  Pad cells (columns past a window's end, rows past the query,
+// columns < 0 of the skewed start) are tracked too: a pad cell of value v > 0 gets it from
+// Hdiag + pad (pad <= 0; the cell one column left), from E (a cell of its row in an
+// earlier column) or from F (a cell above in its column), so a cell earlier in (column,
+// row) order holds at least v, and by induction a real one holds exactly v when v is the
+// window's maximum: the minimum the reduction takes is a real cell.
 
 #define FULL_MASK 0xffffffffu
 
@@ -66,8 +80,7 @@ __device__ __forceinline__ bool win_better(int v, int j, int i, int bv, int bj, 
     return v > bv || (v == bv && (j < bj || (j == bj && i < bi)));
 }
 
-// ENDS: qend / tend[w] = window w's end cell (row + 1, column + 1), (0, 0) for score 0;
-// m = the query length.
+// ENDS: qend / tend[w] = window w's end cell (row + 1, column + 1), (0, 0) for score 0.
 template <int R, bool ENDS>
 __global__ void __launch_bounds__(256, 2)
 win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wstart,
@@ -75,7 +88,7 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
         int bands, const unsigned short* __restrict__ prof, int K, int go, int ge, int thr,
         unsigned one, unsigned* __restrict__ bound, long long bstride,
         int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged,
-        int m, int* __restrict__ qend, int* __restrict__ tend)
+        int* __restrict__ qend, int* __restrict__ tend)
 {
     static_assert(R % 8 == 0, "R must be a multiple of 8 (one LDS.128 per 8 rows)");
     constexpr int C = R / 8;                   // 16-byte chunks per lane and column
@@ -124,6 +137,9 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
             fu = ncols >= 1 ? buff[1] : 0u;
         }
         const bool last_band = band == bands - 1;
+        const int row0 = band * GR + t * R;
+        unsigned bm = bvec;                    // ENDS: this band's running max of the lane
+        int bja = -1, bia = -1, bjb = -1, bib = -1;
         int j = -t;                            // this lane's column this step
         unsigned ya = ypad, yb = ypad;
         if (j >= 0 && j < na) ya = ref[sa + j];
@@ -154,22 +170,27 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
                 E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
                 f = __viaddmax_s16x2(f, neg_ge, ht);
             }
-#pragma unroll
-            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
             if (ENDS) {
-                const int row0 = band * GR + t * R;
+                unsigned mx = __vimax3_s16x2(H[0], H[1], H[2]);
 #pragma unroll
-                for (int r = 0; r < R; ++r) {
-                    if (row0 + r >= m) break;
-                    const int va = (int)(short)(H[r] & 0xffffu) - go;
-                    const int vb = (int)(short)(H[r] >> 16) - go;
-                    if (j >= 0 && j < na && va > 0 && win_better(va, j, row0 + r, eva, eja, eia)) {
-                        eva = va; eja = j; eia = row0 + r;
+                for (int r = 3; r + 1 < R; r += 2) mx = __vimax3_s16x2(mx, H[r], H[r + 1]);
+                if (R % 2 == 0) mx = __vmaxs2(mx, H[R - 1]);
+                const unsigned nm = __vmaxs2(bm, mx);
+                const unsigned rose = nm ^ bm;  // per half: nonzero where bm rose
+                bm = nm;
+                if (rose) {                     // rare: this lane's band max rose at column j
+                    unsigned rsel = 0u;          // per half: the first row r with H[r] == mx
+#pragma unroll
+                    for (int r = R - 1; r >= 0; --r) {
+                        const unsigned eq = __vcmpeq2(H[r], mx);
+                        rsel = (eq & (0x10001u * (unsigned)r)) | (~eq & rsel);
                     }
-                    if (j >= 0 && j < nb && vb > 0 && win_better(vb, j, row0 + r, evb, ejb, eib)) {
-                        evb = vb; ejb = j; eib = row0 + r;
-                    }
+                    if (rose & 0xffffu) { bja = j; bia = row0 + (int)(rsel & 0xffffu); }
+                    if (rose >> 16) { bjb = j; bib = row0 + (int)(rsel >> 16); }
                 }
+            } else {
+#pragma unroll
+                for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
             }
             const unsigned outh = H[R - 1];
             if (t == G - 1 && !last_band && j >= 0 && j < ncols) {
@@ -193,6 +214,13 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
             fu = rf;
             ya = ya_n;
             yb = yb_n;
+        }
+        if (ENDS) {                            // merge the band's best cells (tie rule)
+            best = __vmaxs2(best, bm);
+            const int va = (int)(short)(bm & 0xffffu) - go;
+            const int vb = (int)(short)(bm >> 16) - go;
+            if (va > 0 && win_better(va, bja, bia, eva, eja, eia)) { eva = va; eja = bja; eia = bia; }
+            if (vb > 0 && win_better(vb, bjb, bib, evb, ejb, eib)) { evb = vb; ejb = bjb; eib = bib; }
         }
     }
     for (int o = 1; o < G; o <<= 1) best = __vmaxs2(best, __shfl_xor_sync(FULL_MASK, best, o, G));

@@ -9,14 +9,17 @@ conflict-free LDS.128) and returns each window's best local score. Windows whose
 maximum could have saturated are returned as ``flagged``: their score is not exact and the
 caller rescores them wider (``locate`` does so through ``CudaBackend.scan(ends=True)``).
 
-:func:`window_ends` is the same kernel with end cells (tie rule); ``locate`` runs it only on
-sub-windows of the few windows tied at the best score (module docstring of
-:mod:`warpalign.locate`, "Lazy ends").
+:func:`window_ends` is the same kernel with each window's end cell (tie rule), tracked per
+step rather than per cell (~20% dearer on long windows, so ``locate`` runs it only on short
+sub-windows of the windows tied at the best score); :func:`window_cells` is either, as
+cells. A :class:`DeviceQuery` (plan and profile) serves several launches of one query.
+The window layout (starts, lengths, the pairing of windows) is uploaded once per resident
+reference and reused by later queries over the same windows (:func:`_layout`).
 
-Measured on one NVIDIA H200 (bench/results/locate_gpu.jsonl, paper 002's 1/-2/5/1, m x n
-cells): the scores kernel 3,445 GCUPS at 256 x 33.5 M and 3,348 at 128 x 33.5 M; the whole
-``locate`` call with the reference resident (mode "end") 1,556 and 1,012 (the GPU path
-before this kernel: 207 and 111); docs/gpu-notes.md has the breakdown.
+Measured (bench/results/locate_gpu.jsonl, paper 002's 1/-2/5/1, m x n cells): the scores
+kernel 3,445 GCUPS at 256 x 33.5 M on an H200, 3,511 on an H100; the whole ``locate`` call
+with the reference resident (mode "end", H100) 2,512 with ends tracked inside the scores
+kernel, 1,621 before (separate per-cell ends launch); docs/gpu-notes.md has the breakdown.
 
 :func:`resident` keeps the last uploaded references per device, keyed on the identity of
 read-only record arrays (a :class:`~warpalign.database.Database`'s memory map, or arrays the
@@ -27,6 +30,7 @@ call (a copy costs ~1 ms per 10 MB; it is the kernel that matters).
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 
@@ -142,98 +146,195 @@ def clear_cache() -> None:
         _cache.clear()
 
 
+@functools.lru_cache(maxsize=16)
+def _chunk_order(r: int, g: int) -> np.ndarray:
+    """For each position of a band's profile column, the band row stored there (the
+    inverse of ``windows.cu``'s chunk layout: lane t's k-th run of 8 rows is chunk k*G + t)."""
+    local = np.arange(g * r)
+    lane, within = local // r, local % r
+    pos = ((within // 8) * g + lane) * 8 + within % 8
+    order = np.argsort(pos)
+    order.setflags(write=False)
+    return order
+
+
 def profile(q: np.ndarray, scoring, r: int, g: int, bands: int) -> np.ndarray:
     """uint16 [bands, K + 1, G*R]: S(q_row, c) per band, code column c (c = K: the pad
     column) and row, rows in the chunk order of ``windows.cu`` (lane t's k-th run of 8 rows
     is chunk k*G + t). Rows past the query and the pad column score min(0, min S)."""
-    matrix = np.asarray(scoring.matrix, np.int64)
+    matrix = np.asarray(scoring.matrix)
     k = matrix.shape[0]
     pad = min(0, int(matrix.min()))
     gr = g * r
-    rows = np.full((bands * gr, k + 1), pad, np.int64)
-    rows[:len(q), :k] = matrix[np.asarray(q, np.intp)]
-    local = np.arange(gr)
-    lane, within = local // r, local % r
-    pos = ((within // 8) * g + lane) * 8 + within % 8
-    out = np.empty((bands, k + 1, gr), np.int64)
-    out[:, :, pos] = rows.reshape(bands, gr, k + 1).transpose(0, 2, 1)
-    return out.astype(np.int16).view(np.uint16)
+    rows = np.full((k + 1, bands * gr), pad, np.int16)
+    rows[:k, :len(q)] = matrix.T.astype(np.int16)[:, np.asarray(q, np.intp)]
+    out = rows.reshape(k + 1, bands, gr)[:, :, _chunk_order(r, g)].transpose(1, 0, 2)
+    return np.ascontiguousarray(out).view(np.uint16)
+
+
+def _upload(host: np.ndarray, stream):
+    """(device copy, pinned staging) of ``host``: the copy is queued on ``stream`` from pinned
+    memory, with no wait; the staging must live until the stream has passed the copy."""
+    cp = require_cupy("locate on the GPU")
+    pinned = cp.cuda.alloc_pinned_memory(max(host.nbytes, 1))
+    np.frombuffer(pinned, host.dtype, host.size)[:] = host.ravel()
+    dev = cp.empty(host.shape, host.dtype)
+    if host.nbytes:
+        cp.cuda.runtime.memcpyAsync(dev.data.ptr, pinned.ptr, host.nbytes,
+                                    cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
+    return dev, pinned
+
+
+class DeviceQuery:
+    """A query prepared for the windows kernel on the current device: its plan (R, G,
+    bands), its profile uploaded once, the kernel constants. Made by :func:`_launch` per
+    call, or once by the caller (``locate`` scores and then resolves ends with one)."""
+
+    def __init__(self, q: np.ndarray, scoring):
+        cp = require_cupy("locate on the GPU")
+        if not supports(scoring):
+            raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
+                             "more than 47 codes, do not fit the 16-bit windows kernel")
+        self.m = len(q)
+        self.r, self.g, self.bands = plan(self.m)
+        matrix = np.asarray(scoring.matrix)
+        self.k = int(matrix.shape[0])
+        self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
+        self.thr = 32767 - max(int(matrix.max()), 0) - 2
+        host = profile(q, scoring, self.r, self.g, self.bands)
+        self.prof, self._staging = _upload(host, cp.cuda.get_current_stream())
 
 
 def window_scores(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
-                  lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+                  lengths: np.ndarray, *, query: DeviceQuery | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, float]:
     """Best local score of ``q`` in each window ``[starts[w], starts[w] + lengths[w])`` of
-    ``ref``'s concatenated codes (16-bit DPX).
+    ``ref``'s concatenated codes (16-bit DPX); ``query``: ``q`` already prepared.
 
     Returns (scores int64 [windows], flagged window indices int64, kernel seconds). A flagged
     window's score is not exact (its 16-bit maximum could have saturated); every other
     score is.
     """
-    scores, _, flagged, seconds = _launch(ref, q, scoring, starts, lengths, False)
-    return scores, flagged, seconds
+    cells, flagged, seconds = window_cells(ref, q, scoring, starts, lengths, query=query)
+    return cells[:, 0], flagged, seconds
 
 
 def window_ends(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
-                lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+                lengths: np.ndarray, *, query: DeviceQuery | None = None,
+                keep_layout: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
     """:func:`window_scores` with end cells: (cells int64 [windows, 3] = score, query end,
     reference end within the window by DESIGN.md's tie rule, (0, 0) for score 0; flagged
-    window indices, whose cells are not exact; kernel seconds). The kernel walks a window
-    column by column on one group of lanes, so callers give it short windows."""
-    scores, ends, flagged, seconds = _launch(ref, q, scoring, starts, lengths, True)
-    return np.column_stack([scores, ends]), flagged, seconds
+    window indices, whose cells are not exact; kernel seconds). The end cells are tracked
+    per step, not per cell, yet cost ~20% over the scores on long windows (H100), so
+    ``locate`` asks for them only on short sub-windows of the windows tied at the best
+    score."""
+    return window_cells(ref, q, scoring, starts, lengths, query=query, ends=True,
+                        keep_layout=keep_layout)
 
 
-def _launch(ref, q, scoring, starts, lengths, want_ends):
+def window_cells(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
+                 lengths: np.ndarray, *, query: DeviceQuery | None = None, ends: bool = False,
+                 keep_layout: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
+    """One launch of ``win_s16``: (cells int64 [windows, 3], flagged, kernel seconds) as
+    :func:`window_ends`, with the ends -1 unless ``ends``. ``keep_layout=False``: one-off
+    windows, not remembered on ``ref``."""
+    return _launch(ref, q, scoring, starts, lengths, ends, query, keep_layout)
+
+
+class _Layout:
+    """A set of windows on the device, in one buffer of int32 words: starts (int64, as word
+    pairs), lengths, then items (pairs of window ids, the longest windows first). Kept on
+    their :class:`DeviceReference` so that queries over the same windows upload nothing but
+    their profile."""
+
+    def __init__(self, starts: np.ndarray, lengths: np.ndarray, stream):
+        self.starts, self.lengths = starts.copy(), lengths.copy()
+        n = len(starts)
+        order = np.argsort(-lengths, kind="stable").astype(np.int32)
+        self.nitems = -(-n // 2)
+        words = np.full(3 * n + 2 * self.nitems, -1, np.int32)
+        words[:2 * n] = self.starts.view(np.int32)
+        words[2 * n:3 * n] = lengths
+        words[3 * n:3 * n + n] = order
+        self.longest = int(lengths.max(initial=0))
+        self.dev, self._staging = _upload(words, stream)
+        base = self.dev.data.ptr
+        self.starts_ptr = np.uint64(base)
+        self.lengths_ptr = np.uint64(base + 8 * n)
+        self.items_ptr = np.uint64(base + 12 * n)
+
+    def matches(self, starts: np.ndarray, lengths: np.ndarray) -> bool:
+        return np.array_equal(self.starts, starts) and np.array_equal(self.lengths, lengths)
+
+
+#: Window layouts kept per resident reference (most recent last).
+LAYOUTS_KEPT = 4
+
+
+def _layout(ref: DeviceReference, starts: np.ndarray, lengths: np.ndarray, stream,
+            keep: bool) -> _Layout:
+    if not keep:
+        return _Layout(starts, lengths, stream)
+    with _lock:
+        layouts = ref.__dict__.setdefault("layouts", [])
+        for k, lay in enumerate(layouts):
+            if lay.matches(starts, lengths):
+                layouts.append(layouts.pop(k))
+                return lay
+    lay = _Layout(starts, lengths, stream)
+    with _lock:
+        layouts.append(lay)
+        del layouts[:-LAYOUTS_KEPT]
+    return lay
+
+
+def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout):
     cp = require_cupy("locate on the GPU")
-    starts = np.asarray(starts, np.int64)
-    lengths = np.asarray(lengths, np.int64)
+    starts = np.ascontiguousarray(starts, np.int64)
+    lengths = np.ascontiguousarray(lengths, np.int64)
     n = len(starts)
-    if not supports(scoring):
+    if query is None and not supports(scoring):
         raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
                          "more than 47 codes, do not fit the 16-bit windows kernel")
     if n == 0 or len(q) == 0:
-        return np.zeros(n, np.int64), np.zeros((n, 2), np.int64), np.zeros(0, np.int64), 0.0
+        return np.zeros((n, 3), np.int64), np.zeros(0, np.int64), 0.0
     if lengths.max(initial=0) >= 1 << 31:
         raise ValueError("a window is longer than 2**31 - 1 symbols")
-    r, g, bands = plan(len(q))
-    k = int(np.asarray(scoring.matrix).shape[0])
-    prof = profile(q, scoring, r, g, bands)
-    go, ge = int(scoring.gap_open), int(scoring.gap_extend)
-    smax = max(int(np.asarray(scoring.matrix).max()), 0)
-    thr = 32767 - smax - 2
-    order = np.argsort(-lengths, kind="stable").astype(np.int32)
-    items = np.full(-(-n // 2) * 2, -1, np.int32)
-    items[:n] = order
-    nitems = items.size // 2
-    bstride = 0
-    if bands > 1:
-        bstride = 2 * (int(lengths.max()) + 2)
-    name = f"win_s16<{r}, {'true' if want_ends else 'false'}>"
-    mod = get_module(_FILE, (name,))
-    d_starts = cp.asarray(starts)
-    d_ints = cp.asarray(np.concatenate([lengths.astype(np.int32), items]))  # lengths, items
-    d_prof = cp.asarray(prof)
-    bound = cp.empty(max(1, nitems * bstride), dtype=cp.uint32)
+    stream = cp.cuda.get_current_stream()
+    dq = query if query is not None else DeviceQuery(q, scoring)
+    lay = _layout(ref, starts, lengths, stream, keep_layout)
+    name = f"win_s16<{dq.r}, {'true' if want_ends else 'false'}>"
+    fn = get_module(_FILE, (name,)).get_function(name)
+    bstride = 2 * (lay.longest + 2) if dq.bands > 1 else 0
+    bound = cp.empty(max(1, lay.nitems * bstride), dtype=cp.uint32)
     # one result buffer (one copy back): scores [n], flagged [n], count [1], query ends [n],
-    # reference ends [n]
-    res = cp.zeros(4 * n + 1, dtype=cp.int32)
-    grid = -(-nitems * g // _BLOCK)
+    # reference ends [n]; every window's score (and ends) is written, only the count zeroed
+    words = 4 * n + 1 if want_ends else 2 * n + 1
+    res = cp.empty(4 * n + 1, dtype=cp.int32)
+    base = res.data.ptr
+    cp.cuda.runtime.memsetAsync(base + 8 * n, 0, 4, stream.ptr)
     start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    mod.get_function(name)(
-        (grid,), (_BLOCK,),
-        (ref.codes, d_starts, d_ints[:n], d_ints[n:], np.int32(nitems), np.int32(g),
-         np.int32(bands), d_prof, np.int32(k), np.int32(go), np.int32(ge), np.int32(thr),
-         np.uint32(1), bound, np.int64(bstride), res[:n], res[n:2 * n], res[2 * n:2 * n + 1],
-         np.int32(len(q)), res[2 * n + 1:3 * n + 1], res[3 * n + 1:]),
-        shared_mem=(k + 1) * g * r * 2)
-    stop.record()
-    host = res.get()
+    start.record(stream)
+    fn((-(-lay.nitems * dq.g // _BLOCK),), (_BLOCK,),
+       (ref.codes, lay.starts_ptr, lay.lengths_ptr, lay.items_ptr, np.int32(lay.nitems),
+        np.int32(dq.g), np.int32(dq.bands), dq.prof, np.int32(dq.k), np.int32(dq.go),
+        np.int32(dq.ge), np.int32(dq.thr), np.uint32(1), bound, np.int64(bstride),
+        np.uint64(base), np.uint64(base + 4 * n), np.uint64(base + 8 * n),
+        np.uint64(base + 4 * (2 * n + 1)), np.uint64(base + 4 * (3 * n + 1))),
+       shared_mem=(dq.k + 1) * dq.g * dq.r * 2)
+    stop.record(stream)
+    pinned = cp.cuda.alloc_pinned_memory(4 * words)
+    host = np.frombuffer(pinned, np.int32, words)
+    cp.cuda.runtime.memcpyAsync(host.ctypes.data, base, 4 * words,
+                                cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+    stream.synchronize()
     seconds = cp.cuda.get_elapsed_time(start, stop) / 1e3
-    scores = host[:n].astype(np.int64)
-    flagged = np.sort(host[n:n + int(host[2 * n])]).astype(np.int64)
-    ends = np.zeros((n, 2), np.int64)
+    cells = np.empty((n, 3), np.int64)
+    cells[:, 0] = host[:n]
     if want_ends:
-        ends[:, 0] = host[2 * n + 1:3 * n + 1]
-        ends[:, 1] = host[3 * n + 1:]
-    return scores, ends, flagged, seconds
+        cells[:, 1] = host[2 * n + 1:3 * n + 1]
+        cells[:, 2] = host[3 * n + 1:]
+    else:
+        cells[:, 1:] = -1
+    flagged = np.sort(host[n:n + int(host[2 * n])]).astype(np.int64)
+    return cells, flagged, seconds
