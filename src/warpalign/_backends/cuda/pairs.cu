@@ -637,6 +637,18 @@ __device__ __forceinline__ void ww_dna_step(const unsigned (&sel)[R], const unsi
     if (R & 1) best = __vmaxs2(best, Ho[R - 1]);
 }
 
+// w[k] = the k-th 32-bit word from the one holding byte a (R/4 + 1 words cover bytes a ..
+// a + R - 1 at any alignment); the caller's buffer has 4 readable bytes past its end.
+template <int R>
+__device__ __forceinline__ void ww_words(const unsigned char* __restrict__ x, long long a,
+                                         unsigned (&w)[R / 4 + 1])
+{
+    static_assert(R % 4 == 0, "ww_dna: rows per lane must be a multiple of 4");
+    const unsigned* p = reinterpret_cast<const unsigned*>(x) + (a >> 2);
+#pragma unroll
+    for (int k = 0; k <= R / 4; ++k) w[k] = __ldg(p + k);
+}
+
 // ypk / ypoff: ww_ypack's columns.  Other arguments as ww_kernel (local, linear, DNA).
 template <int R, bool BANDED>
 __global__ void __launch_bounds__(256, 2)
@@ -686,15 +698,38 @@ ww_dna(const unsigned char* __restrict__ xcodes, const long long* __restrict__ x
     for (int band = 0; band < bands; ++band) {
         const int row0 = band * G * R + t * R;
         unsigned sel[R], HA[R], HB[R];
+        const int qa0 = row0 - pada, qb0 = row0 - padb;
+        if (qa0 >= 0 && qb0 >= 0) {
+            // every row of both pairs is real: R/4 + 1 word loads per sequence instead of
+            // R byte loads (lanes R bytes apart: each byte load instruction touched 32 L2
+            // sectors; the byte loads were the kernel's fixed ~20 us, docs/gpu-notes.md)
+            unsigned wa[R / 4 + 1], wb[R / 4 + 1];
+            ww_words<R>(xcodes, oxa + qa0, wa);
+            ww_words<R>(xcodes, oxb + qb0, wb);
+            const unsigned sha = (unsigned)((oxa + qa0) & 3) * 8u;
+            const unsigned shb = (unsigned)((oxb + qb0) & 3) * 8u;
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const int qa = row0 + r - pada, qb = row0 + r - padb;
-            const int xa = qa >= 0 ? (int)xcodes[oxa + qa] : -1;
-            const int xb = qb >= 0 ? (int)xcodes[oxb + qb] : -1;
-            const unsigned sa = xa >= 0 ? (unsigned)(xa | ((xa | 8) << 4)) : 0x88u;
-            const unsigned sb = xb >= 0 ? (unsigned)((4 + xb) | ((4 + xb) | 8) << 4) : 0xCCu;
-            sel[r] = sa | (sb << 8);
-            HA[r] = 0u;
+            for (int k = 0; k < R / 4; ++k) {
+                const unsigned va = __funnelshift_r(wa[k], wa[k + 1], sha);
+                const unsigned vb = __funnelshift_r(wb[k], wb[k + 1], shb);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    const unsigned xa = (va >> (8 * j)) & 0xffu, xb = (vb >> (8 * j)) & 0xffu;
+                    sel[4 * k + j] = (xa | ((xa | 8u) << 4)) | (((4u + xb) | ((4u + xb) | 8u) << 4) << 8);
+                    HA[4 * k + j] = 0u;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int qa = qa0 + r, qb = qb0 + r;
+                const int xa = qa >= 0 ? (int)xcodes[oxa + qa] : -1;
+                const int xb = qb >= 0 ? (int)xcodes[oxb + qb] : -1;
+                const unsigned sa = xa >= 0 ? (unsigned)(xa | ((xa | 8) << 4)) : 0x88u;
+                const unsigned sb = xb >= 0 ? (unsigned)((4 + xb) | ((4 + xb) | 8) << 4) : 0xCCu;
+                sel[r] = sa | (sb << 8);
+                HA[r] = 0u;
+            }
         }
         const bool rd = BANDED && t == 0 && band > 0;
         const bool wr = BANDED && t == G - 1 && band < bands - 1;

@@ -204,7 +204,10 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     smax = int(table.view(np.int8).max()) if dna else int(table.max())
 
     t0 = time.perf_counter()
-    d_x = cp.asarray(xcodes if xcodes.size else np.zeros(1, np.uint8))
+    # 4 zero bytes past the end: ww_dna reads the x rows of a lane as whole 32-bit words
+    d_x = cp.zeros(xcodes.size + 4, dtype=cp.uint8)
+    if xcodes.size:
+        d_x[:xcodes.size].set(np.ascontiguousarray(xcodes, dtype=np.uint8))
     d_y = cp.asarray(ycodes if ycodes.size else np.zeros(1, np.uint8))
     d_xo = cp.asarray(xoff)
     d_yo = cp.asarray(yoff)
