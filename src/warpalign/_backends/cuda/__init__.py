@@ -391,13 +391,7 @@ class CudaBackend:
             self._pair_module = get_module(_FILE, names + ("rowsq2_stream",),
                                            (f"R2_BLOCK={self._block2}",))
             self._pair_kernels = {}
-        k = self._pair_kernels.get(name)
-        if k is None:
-            k = self._pair_module.get_function(name)
-            self._pair_kernels[name] = k
-        if smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < smem:
-            k.max_dynamic_shared_size_bytes = smem
-        return k
+        return _function(self._pair_module, self._pair_kernels, name, smem)
 
     def _pair_stream(self, handle):
         """The target stream of sw_rowsq2 (cached per handle): non-empty targets longest
@@ -949,13 +943,7 @@ class CudaBackend:
         return out
 
     def _kernel(self, name, smem):
-        k = self._kernels.get(name)
-        if k is None:
-            k = self._module.get_function(name)
-            self._kernels[name] = k
-        if smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < smem:
-            k.max_dynamic_shared_size_bytes = smem
-        return k
+        return _function(self._module, self._kernels, name, smem)
 
     def _block(self, cfg):
         if cfg.width == 16 and cfg.variant == 4:
@@ -1178,6 +1166,18 @@ def _packed_profile(qs, P, kp):
             _PACKED_CACHE.pop(next(iter(_PACKED_CACHE)))
         _PACKED_CACHE[key] = got
         return got
+
+
+def _function(module, cache, name, smem):
+    """A kernel of ``module`` (memoized in ``cache``) allowed ``smem`` bytes of dynamic
+    shared memory (above 48 KB only by opting in)."""
+    k = cache.get(name)
+    if k is None:
+        k = module.get_function(name)
+        cache[name] = k
+    if smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < smem:
+        k.max_dynamic_shared_size_bytes = smem
+    return k
 
 
 def _pack2(v: int) -> int:

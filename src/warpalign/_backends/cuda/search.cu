@@ -996,6 +996,46 @@ sw_warp(const unsigned char* __restrict__ codes, const long long* __restrict__ o
 // running maximum over strips, and an index into scores is appended to `flagged` when the
 // score first reaches the threshold (exactly as sw_rows16).  Zero-length targets are not
 // in the stream (their score is 0).
+// One step of the two-query row kernels (sw_rowsq2, sw_rowsq2k2, sw_rowsqb): the lane's R rows at
+// target column code c (bit 7 is a marker, masked off), H of the column to the left in
+// Hin, F from the lane above in fin, row 0's diagonal in diag; writes Hout, this lane's
+// last-row H and F (hout, fout), updates E and the running max.
+template <int R, int RS, int W>
+__device__ __forceinline__ void rowsq_step(const unsigned* smem, int t, unsigned c, unsigned fin,
+                                           unsigned diag, const unsigned (&Hin)[R],
+                                           unsigned (&Hout)[R], unsigned (&E)[R], unsigned& best,
+                                           unsigned bvec, unsigned neg_ge, unsigned neg_go_int,
+                                           unsigned one, unsigned& hout, unsigned& fout)
+{
+    const unsigned* rp = smem + (c & 0x7fu) * W + t * RS;
+    unsigned f = fin;
+#pragma unroll
+    for (int k = 0; k < R; k += 4) {
+        unsigned sc[4];
+        if (k + 4 <= R) {
+            const uint4 w = *reinterpret_cast<const uint4*>(rp + k);
+            sc[0] = w.x; sc[1] = w.y; sc[2] = w.z; sc[3] = w.w;
+        } else {
+#pragma unroll
+            for (int q = k; q < R; ++q) sc[q - k] = rp[q];
+        }
+#pragma unroll
+        for (int r = k; r < k + 4 && r < R; ++r) {
+            const unsigned x = __viaddmax_s16x2(r == 0 ? diag : Hin[r - 1], sc[r - k], E[r]);
+            const unsigned h = __vimax3_s16x2(x, f, bvec);
+            Hout[r] = h;
+            const unsigned ht = mad1(h, one, neg_go_int);
+            f = __viaddmax_s16x2(f, neg_ge, ht);
+            E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Hout[r], Hout[r + 1]);
+    if (R & 1) best = __vmaxs2(best, Hout[R - 1]);
+    hout = Hout[R - 1];
+    fout = f;
+}
+
 template <int R>
 __global__ void __launch_bounds__(256, 2)
 sw_rowsq2(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
@@ -1072,33 +1112,8 @@ sw_rowsq2(const unsigned char* __restrict__ stream, const long long* __restrict_
 #pragma unroll
                 for (int r = 0; r < R; ++r) { Hin[r] = h0; E[r] = e0; }
             }
-            const unsigned* rp = smem + (c & 0x7fu) * W + t * RS;
-            unsigned f = fin;
-#pragma unroll
-            for (int k = 0; k < R; k += 4) {
-                unsigned sc[4];
-                if (k + 4 <= R) {
-                    const uint4 w = *reinterpret_cast<const uint4*>(rp + k);
-                    sc[0] = w.x; sc[1] = w.y; sc[2] = w.z; sc[3] = w.w;
-                } else {
-#pragma unroll
-                    for (int q = k; q < R; ++q) sc[q - k] = rp[q];
-                }
-#pragma unroll
-                for (int r = k; r < k + 4 && r < R; ++r) {
-                    const unsigned x = __viaddmax_s16x2(r == 0 ? diag : Hin[r - 1], sc[r - k], E[r]);
-                    const unsigned h = __vimax3_s16x2(x, f, bvec);
-                    Hout[r] = h;
-                    const unsigned ht = mad1(h, one, neg_go_int);
-                    f = __viaddmax_s16x2(f, neg_ge, ht);
-                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
-                }
-            }
-#pragma unroll
-            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Hout[r], Hout[r + 1]);
-            if (R & 1) best = __vmaxs2(best, Hout[R - 1]);
-            hout = Hout[R - 1];
-            fout = f;
+            rowsq_step<R, RS, W>(smem, t, c, fin, diag, Hin, Hout, E, best, bvec, neg_ge,
+                                 neg_go_int, one, hout, fout);
             if (!last && t == G - 1 && j >= 0 && j < len) bslot[j] = make_uint2(hout, fout);
         };
         for (int s = 0; s < steps; s += 2) {
@@ -1197,33 +1212,8 @@ sw_rowsq2k2(const unsigned char* __restrict__ stream, const long long* __restric
         };
         auto body = [&](unsigned c, unsigned fin, unsigned diag, const unsigned (&Hin)[R],
                         unsigned (&Hout)[R], unsigned& hout, unsigned& fout) {
-            const unsigned* rp = smem + (c & 0x7fu) * W + t * RS;
-            unsigned f = fin;
-#pragma unroll
-            for (int k = 0; k < R; k += 4) {
-                unsigned sc[4];
-                if (k + 4 <= R) {
-                    const uint4 w = *reinterpret_cast<const uint4*>(rp + k);
-                    sc[0] = w.x; sc[1] = w.y; sc[2] = w.z; sc[3] = w.w;
-                } else {
-#pragma unroll
-                    for (int q = k; q < R; ++q) sc[q - k] = rp[q];
-                }
-#pragma unroll
-                for (int r = k; r < k + 4 && r < R; ++r) {
-                    const unsigned x = __viaddmax_s16x2(r == 0 ? diag : Hin[r - 1], sc[r - k], E[r]);
-                    const unsigned h = __vimax3_s16x2(x, f, bvec);
-                    Hout[r] = h;
-                    const unsigned ht = mad1(h, one, neg_go_int);
-                    f = __viaddmax_s16x2(f, neg_ge, ht);
-                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
-                }
-            }
-#pragma unroll
-            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Hout[r], Hout[r + 1]);
-            if (R & 1) best = __vmaxs2(best, Hout[R - 1]);
-            hout = Hout[R - 1];
-            fout = f;
+            rowsq_step<R, RS, W>(smem, t, c, fin, diag, Hin, Hout, E, best, bvec, neg_ge,
+                                 neg_go_int, one, hout, fout);
         };
         unsigned c0 = code(-2 * t), c1 = code(1 - 2 * t);
         uint2 a0 = above(0), a1 = above(1);
@@ -1338,33 +1328,8 @@ sw_rowsqb(const unsigned char* __restrict__ stream, const long long* __restrict_
         };
         auto body = [&](unsigned c, unsigned fin, unsigned diag, const unsigned (&Hin)[R],
                         unsigned (&Hout)[R], unsigned& hout, unsigned& fout) {
-            const unsigned* rp = smem + (c & 0x7fu) * W + t * RS;
-            unsigned f = fin;
-#pragma unroll
-            for (int k = 0; k < R; k += 4) {
-                unsigned sc[4];
-                if (k + 4 <= R) {
-                    const uint4 w = *reinterpret_cast<const uint4*>(rp + k);
-                    sc[0] = w.x; sc[1] = w.y; sc[2] = w.z; sc[3] = w.w;
-                } else {
-#pragma unroll
-                    for (int q = k; q < R; ++q) sc[q - k] = rp[q];
-                }
-#pragma unroll
-                for (int r = k; r < k + 4 && r < R; ++r) {
-                    const unsigned x = __viaddmax_s16x2(r == 0 ? diag : Hin[r - 1], sc[r - k], E[r]);
-                    const unsigned h = __vimax3_s16x2(x, f, bvec);
-                    Hout[r] = h;
-                    const unsigned ht = mad1(h, one, neg_go_int);
-                    f = __viaddmax_s16x2(f, neg_ge, ht);
-                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
-                }
-            }
-#pragma unroll
-            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Hout[r], Hout[r + 1]);
-            if (R & 1) best = __vmaxs2(best, Hout[R - 1]);
-            hout = Hout[R - 1];
-            fout = f;
+            rowsq_step<R, RS, W>(smem, t, c, fin, diag, Hin, Hout, E, best, bvec, neg_ge,
+                                 neg_go_int, one, hout, fout);
         };
         unsigned c0 = code(-2 * t), c1 = code(1 - 2 * t);
         uint2 a0 = above(0), a1 = above(1);
