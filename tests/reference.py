@@ -35,3 +35,20 @@ def dp(q, t, S, go, ge, algorithm="local"):
         cells = [(H[m][n], -n, -m)]
     best, nj, ni = max(cells)
     return best, -ni, -nj
+
+
+def mutate_dna(rng, text: str, sub: float, indels: int) -> str:
+    """``text`` with substitutions at rate ``sub`` (to another of ACGT) and ``indels``
+    insertions/deletions of 1-6 symbols at random places (``rng``: a numpy Generator)."""
+    import numpy as np
+
+    chars = list(text)
+    for i in np.flatnonzero(rng.random(len(chars)) < sub):
+        chars[i] = "ACGT"[(("ACGT".find(chars[i].upper()) + int(rng.integers(1, 4))) % 4)]
+    for _ in range(indels):
+        at, size = int(rng.integers(0, len(chars))), int(rng.integers(1, 7))
+        if rng.random() < 0.5:
+            del chars[at:at + size]
+        else:
+            chars[at:at] = "".join(rng.choice(list("ACGT"), size))
+    return "".join(chars)

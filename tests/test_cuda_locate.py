@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from conftest import shared_data
+from reference import mutate_dna
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
 from warpalign.errors import BackendUnavailable
@@ -76,17 +77,7 @@ def random_dna(rng, n):
     return "".join(rng.choice(list("ACGT"), n))
 
 
-def mutate(rng, text, sub, indels):
-    chars = list(text)
-    for i in np.flatnonzero(rng.random(len(chars)) < sub):
-        chars[i] = "ACGT"[("ACGT".find(chars[i]) + int(rng.integers(1, 4))) % 4]
-    for _ in range(indels):
-        at, size = int(rng.integers(0, len(chars))), int(rng.integers(1, 7))
-        if rng.random() < 0.5:
-            del chars[at:at + size]
-        else:
-            chars[at:at] = rng.choice(list("ACGT"), size)
-    return "".join(chars)
+mutate = mutate_dna
 
 
 # ----------------------------------------------------------------------- C. elegans chrX

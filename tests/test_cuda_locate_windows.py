@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import shared_data
+from reference import mutate_dna
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign.errors import BackendUnavailable
 from warpalign.locate import locate, locate_encoded, span_bound, window_bounds
@@ -45,17 +46,7 @@ def chrx() -> str:
     return text[5_000_000:5_300_000].upper()
 
 
-def mutate(rng, text: str, sub: float, indels: int) -> str:
-    chars = list(text)
-    for i in np.flatnonzero(rng.random(len(chars)) < sub):
-        chars[i] = "ACGT"[("ACGT".find(chars[i]) + int(rng.integers(1, 4))) % 4]
-    for _ in range(indels):
-        at, size = int(rng.integers(0, len(chars))), int(rng.integers(1, 7))
-        if rng.random() < 0.5:
-            del chars[at:at + size]
-        else:
-            chars[at:at] = "".join(rng.choice(list("ACGT"), size))
-    return "".join(chars)
+mutate = mutate_dna
 
 
 def key(a) -> tuple:

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import shared_data
+from reference import mutate_dna
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
 from warpalign.errors import AlphabetError, BackendUnavailable
@@ -101,18 +102,7 @@ def a_ends(a: Alignment) -> tuple[int, int]:
     return a.query_end, a.target_end
 
 
-def mutate(rng: np.random.Generator, text: str, sub: float, indels: int) -> str:
-    """Substitutions at rate ``sub`` and ``indels`` insertions/deletions of 1-6 symbols."""
-    chars = list(text)
-    for i in np.flatnonzero(rng.random(len(chars)) < sub):
-        chars[i] = "ACGT"[(("ACGT".find(chars[i].upper()) + rng.integers(1, 4)) % 4)]
-    for _ in range(indels):
-        at, size = int(rng.integers(0, len(chars))), int(rng.integers(1, 7))
-        if rng.random() < 0.5:
-            del chars[at:at + size]
-        else:
-            chars[at:at] = "".join(rng.choice(list("ACGT"), size))
-    return "".join(chars)
+mutate = mutate_dna
 
 
 def random_dna(rng: np.random.Generator, n: int) -> str:
