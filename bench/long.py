@@ -27,9 +27,11 @@ method "long": score and end of one pair in one persistent launch) beside the CP
 of the same run (its (score, ends) checked against the first CPU method's). With
 ``--ecoli`` and ``--gpu`` the E. coli pair runs on the GPU instead: first the leading
 ``--ecoli-slice`` letters of each genome (a prediction), then the whole pair (score and
-end); ``--ecoli-full`` also times the full alignment (GPU score/end, GPU anchored start,
-GPU Myers–Miller splits of at least ``MIN_CELLS`` cells, level by level, CPU below) of the leading
-``--full-slice`` letters of each genome (0: the whole genomes).
+end); ``--ecoli-full`` also times the full alignment of the leading ``--full-slice`` letters
+of each genome (0: the whole genomes): by default the staged traceback (``long.Staged``:
+score pass keeping special rows, strips between them, segments by Myers–Miller), with
+``--full-route old`` the previous route (GPU score/end, GPU anchored start over the whole
+matrix, GPU Myers–Miller splits of at least ``MIN_CELLS`` cells, CPU below), ``both`` both.
 
 GPU run:  python bench/long.py --gpu --methods dp,scan --ecoli --ecoli-full \
           --out bench/results/long_gpu.jsonl
@@ -97,6 +99,9 @@ def main(argv=None) -> int:
                    help="with --gpu: letters of each genome for the first E. coli run")
     p.add_argument("--ecoli-full", action="store_true",
                    help="with --gpu: also time the full alignment of the E. coli pair")
+    p.add_argument("--full-route", default="staged", choices=["staged", "old", "both"],
+                   help="--ecoli-full: the staged traceback (default), the previous route "
+                        "(whole-matrix start pass + Myers-Miller), or both")
     p.add_argument("--full-slice", type=int, default=0,
                    help="letters of each genome for --ecoli-full (0: whole genomes)")
     p.add_argument("--out", help="append the JSON lines to this file too")
@@ -242,6 +247,7 @@ def gpu_ecoli(args, command, out) -> None:
     runs = [(args.ecoli_slice, "end")] if 0 < args.ecoli_slice < min(len(x), len(y)) else []
     runs.append((0, "end"))
     rate = None
+    end_secs = None
     for cut, mode in runs:
         a, b = (x[:cut], y[:cut]) if cut else (x, y)
         if rate and len(a) * len(b) / rate > args.ecoli_budget:
@@ -257,6 +263,7 @@ def gpu_ecoli(args, command, out) -> None:
         found = pair.score_end(0)
         secs = time.perf_counter() - t0
         rate = len(a) * len(b) / secs
+        end_secs = secs if not cut else end_secs
         emit({"job": "long", "scope": "item", "backend": "cuda", "method": "long", "device": name,
               "params": {**params, "query": len(a), "reference": len(b), "mode": mode,
                          "slice": cut or "whole genomes"},
@@ -267,28 +274,49 @@ def gpu_ecoli(args, command, out) -> None:
     if args.ecoli_full:
         cut = args.full_slice
         a, b = (x[:cut], y[:cut]) if cut else (x, y)
-        gpu_long.STATS.update(launches=0, seconds=0.0, cells=0)
-        t0 = time.perf_counter()
-        pair = _Timed(gpu_long.LongPair(a, b, s))
-        aln = align_codes(a, b, s, "local", engine=pair)
-        secs = time.perf_counter() - t0
-        st = dict(gpu_long.STATS)
-        emit({"job": "long", "scope": "item", "backend": "cuda", "method": "long+myers-miller",
-              "device": name,
-              "params": {**params, "query": len(a), "reference": len(b), "mode": "full",
-                         "slice": cut or "whole genomes", "gpu_min_cells": pair.min_cells},
-              "seconds": round(secs, 3), "gcups": round(len(a) * len(b) / secs / 1e9, 2),
-              "gpu_launches": st["launches"], "gpu_seconds": round(st["seconds"], 3),
-              "gpu_cells": st["cells"],
-              "pass_seconds": {k: round(v, 3) for k, v in pair.seconds.items()},
-              "times_score_pass": round(secs / max(pair.seconds["score_end"], 1e-9), 2),
-              "score": aln.score,
-              "query_start": aln.query_start, "query_end": aln.query_end,
-              "reference_start": aln.target_start, "reference_end": aln.target_end,
-              "cigar_ops": aln.cigar.count("M") + aln.cigar.count("I") + aln.cigar.count("D"),
-              "identity": aln.identity,
-              "baseline": "the score/end line of this run (same pair)", "command": command}, out)
-
+        routes = ["staged", "old"] if args.full_route == "both" else [args.full_route]
+        warm = gpu_long.LongPair(a[:30_000], b[:30_000], s)    # compiles every pass's kernel
+        align_codes(warm.q_host, warm.t_host, s, "local", engine=warm)
+        for route in routes:
+            gpu_long.STATS.update(launches=0, seconds=0.0, cells=0)
+            t0 = time.perf_counter()
+            inner = gpu_long.LongPair(a, b, s)
+            inner.staged = route == "staged"
+            pair = inner if inner.staged else _Timed(inner)
+            aln = align_codes(a, b, s, "local", engine=pair)
+            secs = time.perf_counter() - t0
+            st = dict(gpu_long.STATS)
+            if inner.staged:
+                staged = inner.last_staged
+                passes = {k: round(v, 3) for k, v in staged.seconds.items()}
+                first = staged.seconds["stage1"]
+                extra = {"stage_cells": staged.cells, "strips": staged.strips,
+                         "special_rows_every": inner.special,
+                         "crosspoints": len(staged.points) - 1,
+                         "gap_crosspoints": sum(1 for p in staged.points if p[2])}
+                method = "long+staged"
+            else:
+                passes = {k: round(v, 3) for k, v in pair.seconds.items()}
+                first = pair.seconds["score_end"]
+                extra = {}
+                method = "long+myers-miller"
+            emit({"job": "long", "scope": "item", "backend": "cuda", "method": method,
+                  "device": name,
+                  "params": {**params, "query": len(a), "reference": len(b), "mode": "full",
+                             "slice": cut or "whole genomes", "gpu_min_cells": inner.min_cells},
+                  "seconds": round(secs, 3), "gcups": round(len(a) * len(b) / secs / 1e9, 2),
+                  "gpu_launches": st["launches"], "gpu_seconds": round(st["seconds"], 3),
+                  "gpu_cells": st["cells"], "pass_seconds": passes, **extra,
+                  "times_score_pass": round(secs / max(first, 1e-9), 2),
+                  "times_score_end_line": round(secs / end_secs, 2) if end_secs and not cut else None,
+                  "score": aln.score,
+                  "query_start": aln.query_start, "query_end": aln.query_end,
+                  "reference_start": aln.target_start, "reference_end": aln.target_end,
+                  "cigar_ops": aln.cigar.count("M") + aln.cigar.count("I") + aln.cigar.count("D"),
+                  "identity": aln.identity,
+                  "baseline": "the score/end line of this run (same pair): times_score_end_line; "
+                              "times_score_pass: against this run's own score pass",
+                  "command": command}, out)
 
 if __name__ == "__main__":
     sys.exit(main())

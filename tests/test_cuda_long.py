@@ -1,5 +1,13 @@
 """GPU long-pair kernel (issue 6 item 2): every pass equals its exact CPU counterpart.
 
+The staged traceback (``long.Staged``: special rows, strips between them, segments) is
+run with special rows every 1,024 or 2,048 query rows, so pairs of 10^4-10^5 cross tens
+of them; its score, start and end must be the CPU ``align``'s and its path must rescore to
+the score (the path itself may be another optimal one). Cases: related pairs, gaps longer
+than the special-row spacing in either sequence (crosspoints inside a vertical gap),
+tandem repeats and one-letter runs (ties between many optimal alignments), linear and
+affine gaps, BLOSUM62, 16-bit profile entries.
+
 Every test is cuda-marked and skips where no CUDA device answers. Oracles: ``score_end``
 (``_backends/cpu/pairwise.py``: score and end cell under DESIGN.md's tie rule),
 ``traceback._anchored_start`` and ``traceback._last_row`` (the reverse and Myers–Miller
@@ -170,9 +178,11 @@ def test_myers_miller_halves(gpu, gaps):
 @pytest.mark.parametrize("algorithm", ALGOS)
 @pytest.mark.parametrize("scoring", [AFFINE, LINEAR, BLOSUM], ids=["affine", "linear", "blosum62"])
 def test_full_alignment_equals_cpu(gpu, monkeypatch, scoring, algorithm):
-    """align(backend="cuda") through the GPU passes (thresholds lowered) = align on the CPU."""
+    """align(backend="cuda") through the GPU passes (thresholds lowered; the previous route:
+    anchored start pass, then Myers–Miller) = align on the CPU, CIGAR included."""
     import warpalign.traceback as tb
     from warpalign.traceback import _path_score
+    monkeypatch.setattr(gpu, "STAGED", False)
     monkeypatch.setattr(align_mod, "LONG_PAIR_CELLS", 1)
     monkeypatch.setattr(gpu, "MIN_CELLS", 1 << 16)
     monkeypatch.setattr(tb, "FULL_MATRIX_CELLS", 1 << 16)   # Myers–Miller on both sides
@@ -215,3 +225,113 @@ def test_unsupported_scoring_is_refused(gpu):
     assert gpu.score_width(huge) is None
     with pytest.raises(ValueError, match="cannot score this pair exactly"):
         gpu.LongPair(np.zeros(10, np.uint8), np.zeros(10, np.uint8), huge)
+
+
+def _rescored(aln, a, b, scoring):
+    from warpalign.traceback import _path_score
+    qa = np.frombuffer(aln.query_aligned.encode(), np.uint8)
+    ta = np.frombuffer(aln.target_aligned.encode(), np.uint8)
+    ops = np.where(qa == ord("-"), 2, np.where(ta == ord("-"), 1, 0)).astype(np.uint8)
+    s, qe, te = _path_score(ops, a, aln.query_start, b, aln.target_start, scoring.matrix,
+                            scoring.gap_open, scoring.gap_extend)
+    return int(s), int(qe), int(te)
+
+
+def staged_check(gpu, monkeypatch, a, b, scoring, algorithm, rows=1024, min_strips=2):
+    """The staged full alignment of (a, b) on the GPU against the CPU's align."""
+    from warpalign.traceback import align_codes
+    runs = []
+
+    class Recording(gpu.Staged):
+        def run(self, *args):
+            runs.append(self)
+            return super().run(*args)
+
+    monkeypatch.setattr(gpu, "Staged", Recording)
+    monkeypatch.setattr(gpu, "STAGE_ROWS", rows)
+    monkeypatch.setattr(gpu, "MIN_CELLS", 1 << 16)        # stage 3's splits on the GPU too
+    pair = gpu.LongPair(a, b, scoring)
+    assert pair.staged
+    got = align_codes(a, b, scoring, algorithm, max_full_cells=1 << 16, engine=pair)
+    want = align_codes(a, b, scoring, algorithm)
+    key = ("score", "query_start", "query_end", "target_start", "target_end")
+    assert tuple(getattr(got, k) for k in key) == tuple(getattr(want, k) for k in key)
+    assert _rescored(got, a, b, scoring) == (got.score, got.query_end, got.target_end)
+    (run,) = runs
+    if got.score:
+        assert pair.special == rows and run.strips >= min_strips
+    return got, want, run
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+@pytest.mark.parametrize("scoring", [AFFINE, LINEAR, WIDE], ids=["affine", "linear", "wide16"])
+def test_staged_related(gpu, monkeypatch, scoring, algorithm):
+    rng = np.random.default_rng(20)
+    a = rng.integers(0, 4, 14_000).astype(np.uint8)
+    b = related(rng, a, sub=0.06, indels=30)
+    staged_check(gpu, monkeypatch, a, b, scoring, algorithm, min_strips=10)
+    flank = rng.integers(0, 4, 3000).astype(np.uint8)      # local optimum inside unrelated flanks
+    c = np.concatenate([flank, b[3000:12_000], flank[::-1]])
+    staged_check(gpu, monkeypatch, a, c, scoring, algorithm, rows=2048, min_strips=4)
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+@pytest.mark.parametrize("swap", [False, True], ids=["query_gap", "target_gap"])
+def test_staged_long_gaps(gpu, monkeypatch, algorithm, swap):
+    """Gaps of 2,500 and 3,000 letters against special rows every 1,024: the path crosses
+    special rows inside a vertical gap (or runs along one in a horizontal gap)."""
+    rng = np.random.default_rng(21)
+    a = rng.integers(0, 4, 16_000).astype(np.uint8)
+    b = np.concatenate([a[:5000], a[8000:12_000], a[14_500:]])
+    b = related(rng, b, sub=0.03, indels=10)
+    if swap:
+        a, b = b, a
+    for scoring in (AFFINE, PAPER000):
+        got, _, run = staged_check(gpu, monkeypatch, a, b, scoring, algorithm, min_strips=10)
+        if not swap and scoring is AFFINE:
+            assert any(gap for _, _, gap in run.points), "no crosspoint inside a vertical gap"
+        assert "I" in got.cigar if not swap else "D" in got.cigar
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+def test_staged_repeats_and_ties(gpu, monkeypatch, algorithm):
+    rng = np.random.default_rng(22)
+    unit = rng.integers(0, 4, 7).astype(np.uint8)
+    rep = np.tile(unit, 1200)
+    cases = [(rep, rep[3:7000]), (rep[:6000], related(rng, rep, sub=0.01, indels=6)),
+             (np.zeros(6000, np.uint8), np.zeros(7100, np.uint8)),
+             (np.tile(np.array([0, 1], np.uint8), 4000), np.tile(np.array([1, 0], np.uint8), 4500))]
+    for a, b in cases:
+        for scoring in (AFFINE, LINEAR, ZERO_GAP):
+            staged_check(gpu, monkeypatch, a, b, scoring, algorithm, min_strips=1)
+
+
+def test_staged_protein_and_long(gpu, monkeypatch):
+    rng = np.random.default_rng(23)
+    a = rng.integers(0, 20, 12_000).astype(np.uint8)
+    for algorithm in ALGOS:
+        staged_check(gpu, monkeypatch, a, related(rng, a, sub=0.25, alphabet=20), BLOSUM, algorithm,
+                     min_strips=8)
+    q = rng.integers(0, 4, 100_000).astype(np.uint8)       # 10^5 query, a 12,000 local match
+    t = np.concatenate([rng.integers(0, 4, 500).astype(np.uint8),
+                        related(rng, q[61_000:73_000], sub=0.05, indels=20)])
+    got, _, run = staged_check(gpu, monkeypatch, q, t, AFFINE, "local", min_strips=10)
+    assert got.query_start > 60_000 and run.strips < 40      # strips stop above the start
+
+
+def test_staged_through_align(gpu, monkeypatch):
+    """align(backend="cuda", mode="full") takes the staged route for long pairs."""
+    monkeypatch.setattr(align_mod, "LONG_PAIR_CELLS", 1)
+    monkeypatch.setattr(gpu, "STAGE_ROWS", 1024)
+    rng = np.random.default_rng(24)
+    a = rng.integers(0, 4, 9000).astype(np.uint8)
+    b = related(rng, a, indels=20)
+    sa, sb = AFFINE.alphabet.decode(a), AFFINE.alphabet.decode(b)
+    calls = []
+    monkeypatch.setattr(gpu.LongPair, "anchored_start", lambda *args: calls.append(args))
+    got = align(sa, sb, AFFINE, backend="cuda")
+    want = align(sa, sb, AFFINE, backend="cpu")
+    assert not calls                                         # no whole-matrix start pass
+    assert (got.score, got.query_start, got.query_end, got.target_start, got.target_end) == \
+        (want.score, want.query_start, want.query_end, want.target_start, want.target_end)
+    assert _rescored(got, a, b, AFFINE) == (got.score, got.query_end, got.target_end)

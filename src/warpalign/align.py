@@ -34,8 +34,9 @@ def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
             (end gaps free on the target, as for a read inside a reference).
         backend: "auto", "cpu" or "cuda" for the score/end pass. On CUDA, pairs of at
             least ``LONG_PAIR_CELLS`` cells run every exact pass on the long-pair GPU
-            kernel (score/end, the start, the large Myers–Miller splits); the rest of the
-            path is traced on the CPU in linear space.
+            kernel; ``mode="full"`` takes its staged traceback (``cuda/long.py``
+            ``Staged``: same score and coordinates as the CPU, an optimal path that may
+            differ from the CPU's among equally scoring ones), small segments on the CPU.
 
     Returns:
         An :class:`Alignment`. With ``mode="score"`` only ``score`` is set; with

@@ -433,7 +433,9 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str =
         max_full_cells: largest (sub)problem traced back from a full direction matrix;
             larger ones go through Myers–Miller (default :data:`FULL_MATRIX_CELLS`).
         engine: optional object running the exact passes elsewhere (the GPU's
-            ``_backends.cuda.long.LongPair``): ``score_end(code)``,
+            ``_backends.cuda.long.LongPair``): with a true ``staged`` attribute its
+            ``full_alignment(code, max_full_cells)`` gives everything (score, both
+            coordinates, ops); otherwise ``score_end(code)``,
             ``anchored_start(qe, te, score, full_query)``, and either ``path(...)`` (the
             whole Myers–Miller path, as :func:`global_path`) or ``halves(...)`` for the
             splits of at least ``engine.min_cells`` cells.
@@ -461,6 +463,19 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str =
     matrix, go, ge = scoring.matrix, scoring.gap_open, scoring.gap_extend
     m, n = q.size, t.size
     code = ALGORITHM_CODES[algorithm]
+    if engine is not None and getattr(engine, "staged", False) and m and n:
+        # the GPU's staged traceback (cuda/long.py Staged): score pass with special rows,
+        # then strips between them; its path is checked against the score inside
+        limit = FULL_MATRIX_CELLS if max_full_cells is None else int(max_full_cells)
+        s, qs, qe, ts, te, ops = engine.full_alignment(code, limit)
+        if code == LOCAL and s == 0:
+            return Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
+                             cigar="", query_aligned="", target_aligned="", algorithm=algorithm)
+        return Alignment(score=s, query_start=qs, query_end=qe, target_start=ts, target_end=te,
+                         cigar=cigar_string(ops),
+                         query_aligned=_aligned(q[qs:qe], ops, OP_D, scoring),
+                         target_aligned=_aligned(t[ts:te], ops, OP_I, scoring),
+                         algorithm=algorithm)
     if code == GLOBAL:
         qs, qe, ts, te = 0, m, 0, n
         expected = None

@@ -30,6 +30,11 @@
 // (score, row, column), 1-based DP coordinates, to res[3k..3k+2]; the host reduces stripes.
 // Rows past m (the last stripe's padding) pass the row above through unchanged and never
 // count as ends, so the bus ends up holding row m exactly.
+//
+// Strips (the staged traceback, long.py): ``corner`` is H(0, 0) and ``first_open`` sets
+// column 0 (a value near -2^29 makes column 0 a wall); the host may fill the bus with any
+// row 0. With ``saved`` and save_every > 0 the pass also keeps every save_every-th stripe
+// boundary row (H - go, F) in ``saved``, one row of n entries each.
 
 #define LONG_NEG (-(1 << 30))
 #define LONG_FULL 0xffffffffu
@@ -56,9 +61,11 @@ __device__ __forceinline__ int long_score(const int4 (&pv)[W * 2], int r) {
 }
 
 template <int MODE>
-__device__ __forceinline__ int long_col0(long long i, int first_open, int ge) {
-    // H(i, 0): the value of column 0 in DP row i (1-based rows; row 0 is 0).
-    if (MODE == 0 || i <= 0) return 0;
+__device__ __forceinline__ int long_col0(long long i, int first_open, int ge, int corner) {
+    // H(i, 0): the value of column 0 in DP row i (1-based rows; row 0 is ``corner``, 0 for
+    // a whole matrix, another value for a strip whose origin lies elsewhere).
+    if (MODE == 0) return 0;
+    if (i <= 0) return corner;
     return -(first_open + (int)(i - 1) * ge);
 }
 
@@ -75,18 +82,19 @@ __device__ __forceinline__ int long_wait(const int* progress, int known, int nee
 template <int MODE, int W, bool PARTIAL>
 __device__ __forceinline__ void long_stripe(
         const unsigned char* __restrict__ t, int n, const int4* __restrict__ prof, int lane, int nvalid,
-        long long row0, int go, int ge, int first_open, int2* __restrict__ bus,
-        const int* __restrict__ prev_progress, int* __restrict__ progress, int& best, int& bi, int& bj) {
+        long long row0, int go, int ge, int first_open, int corner, int2* __restrict__ bus,
+        int2* __restrict__ keep, const int* __restrict__ prev_progress, int* __restrict__ progress,
+        int& best, int& bi, int& bj) {
     constexpr int R = 32;
     constexpr bool RELU = MODE == 0;
     constexpr bool TRACK = MODE == 0 || MODE == 3;
     int hg[R], e[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-        hg[r] = long_col0<MODE>(row0 + r + 1, first_open, ge) - go;
+        hg[r] = long_col0<MODE>(row0 + r + 1, first_open, ge, corner) - go;
         e[r] = LONG_NEG;
     }
-    int updiag = long_col0<MODE>(row0, first_open, ge) - go;   // H(row0, j-1) - go
+    int updiag = long_col0<MODE>(row0, first_open, ge, corner) - go;   // H(row0, j-1) - go
     const int nge = -ge;
     int known = prev_progress ? 0 : n;
     // chunk 0 of the bus and the target
@@ -181,6 +189,7 @@ __device__ __forceinline__ void long_stripe(
             const int done = s - 31;          // column finished by lane 31 in this step
             if (lane == 0 && done >= 0 && done < n) {
                 __stcg(bus + done, make_int2(rh, rf));
+                if (keep) __stcg(keep + done, make_int2(rh, rf));
                 if (((done + 1) % LONG_PUBLISH) == 0 || done == n - 1) {
                     __threadfence();
                     *(volatile int*)progress = done + 1;
@@ -203,9 +212,9 @@ __device__ __forceinline__ void long_stripe(
 template <int MODE, int W>
 __global__ void __launch_bounds__(128) long_pass(
         const unsigned char* __restrict__ q, long long m, const unsigned char* __restrict__ t, int n,
-        const int* __restrict__ smat, int K, int go, int ge, int first_open,
+        const int* __restrict__ smat, int K, int go, int ge, int first_open, int corner,
         int2* __restrict__ bus, int* __restrict__ progress, int* __restrict__ ticket,
-        int* __restrict__ res, int nstripes) {
+        int* __restrict__ res, int nstripes, int2* __restrict__ saved, int save_every) {
     constexpr int R = 32;
     extern __shared__ int4 long_smem[];
     const int lane = threadIdx.x & 31;
@@ -240,12 +249,16 @@ __global__ void __launch_bounds__(128) long_pass(
         __syncwarp();
         int best = 0, bi = 0, bj = 0;
         const int* prev = k > 0 ? progress + (k - 1) : nullptr;
+        // special rows: the bottom row of every save_every-th stripe (DP row (k+1)*1024) is
+        // kept in saved[(k+1)/save_every - 1] (the staged traceback's forward rows)
+        int2* keep = save_every > 0 && (k + 1) % save_every == 0 && k + 1 < nstripes
+                   ? saved + (long long)((k + 1) / save_every - 1) * n : nullptr;
         if (k == nstripes - 1 && m % (32 * R) != 0)
-            long_stripe<MODE, W, true>(t, n, prof, lane, nvalid, row0, go, ge, first_open, bus, prev,
-                                    progress + k, best, bi, bj);
+            long_stripe<MODE, W, true>(t, n, prof, lane, nvalid, row0, go, ge, first_open, corner, bus,
+                                    keep, prev, progress + k, best, bi, bj);
         else
-            long_stripe<MODE, W, false>(t, n, prof, lane, nvalid, row0, go, ge, first_open, bus, prev,
-                                     progress + k, best, bi, bj);
+            long_stripe<MODE, W, false>(t, n, prof, lane, nvalid, row0, go, ge, first_open, corner, bus,
+                                     keep, prev, progress + k, best, bi, bj);
         // reduce the lanes by the tie rule: larger score, then smaller column, then smaller row
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) {

@@ -21,6 +21,15 @@ scores (no saturation, no length cap beyond int32 indices); any substitution mat
 split of a level launched at once over several streams; subproblems below ``MIN_CELLS`` on
 CPU threads), choosing the same splits as ``traceback._Path``, so the path is the CPU's.
 
+:meth:`LongPair.full_alignment` (used by ``align(..., mode="full")`` while ``STAGED``) is
+the staged traceback (:class:`Staged`, CUDAlign's plan): the score pass also keeps the
+forward rows every ``STAGE_ROWS`` query rows; strips between them go upwards from the end
+(reverse passes over provably sufficient column ranges, rows masked to the columns that
+optimal alignments cross) to the start, which is the CPU's; forward strips from the start
+pick one crosspoint per special row; the segments between crosspoints are aligned together
+by :meth:`LongPair.path_items`. Its path is optimal (rescored) but may differ from the
+CPU's CIGAR among equally scoring ones; ``STAGED = False`` restores the previous route.
+
 ``STATS`` counts kernel launches and their seconds (host wall time around launch + copy).
 
 Measured on one NVIDIA H200 (bench/results/long_gpu.jsonl, affine 5/-3/8/1): E. coli
@@ -37,6 +46,7 @@ instructions for global/semiglobal (96 VIADDMNMX, 32 VIMNMX, 32 PRMT, 37 VIADD, 
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -60,6 +70,15 @@ _SMEM_BLOCK = 48 * 1024          # dynamic shared memory per block (no opt-in ne
 _MAX_WARPS_PER_BLOCK = 4         # __launch_bounds__(128)
 
 STATS = {"launches": 0, "seconds": 0.0, "cells": 0}
+#: Full alignments (align(..., mode="full") on CUDA) take the staged traceback (``Staged``:
+#: special rows in the score pass, then strips between them); False: the previous route
+#: (anchored start pass over the whole matrix, then Myers–Miller with GPU half passes).
+STAGED = True
+#: Query rows between special rows (a multiple of ROWS), and the share of the free device
+#: memory they may take (the spacing doubles until they fit).
+STAGE_ROWS = 1 << 14
+STAGE_MEMORY = 0.6
+WALL = 1 << 29                   # first_open that makes column 0 a wall (values below -2^29)
 
 
 def score_width(scoring) -> int | None:
@@ -104,6 +123,8 @@ class LongPair:
         self.K = int(scoring.matrix.shape[0])
         self.smat = cp.asarray((scoring.matrix.astype(np.int64) + self.go).astype(np.int32))
         self.min_cells = MIN_CELLS
+        self.staged = STAGED
+        self.stage_rows = STAGE_ROWS
         per_warp = self.K * self.width * 1024
         self.warps_per_block = max(1, min(_MAX_WARPS_PER_BLOCK, _SMEM_BLOCK // per_warp))
         if per_warp > _SMEM_BLOCK:
@@ -131,21 +152,28 @@ class LongPair:
             self._capacity[mode] = max(1, blocks) * self.warps_per_block * sms
         return self._capacity[mode]
 
-    def launch(self, qd, td, mode: int, first_open: int | None = None):
+    def launch(self, qd, td, mode: int, first_open: int | None = None, *, corner: int = 0,
+               bus=None, saved=None, save_every: int = 0):
         """Start one pass over device segments qd (rows) x td (columns), both non-empty, on
         the current stream. Returns device arrays (last row: (n, 2) int32 of (H - gap_open,
-        F) for columns 1..n; per-stripe (score, row, column): (stripes, 3) int32)."""
+        F) for columns 1..n; per-stripe (score, row, column): (stripes, 3) int32).
+
+        ``bus`` (optional, (n, 2) int32 on the device, overwritten): row 0 as (H - gap_open,
+        F) instead of the mode's own; ``corner``: H(0, 0). ``saved`` with ``save_every``:
+        keep the bottom row of every ``save_every``-th stripe (DP rows ``k * save_every *
+        ROWS``) in ``saved[k - 1]`` (the staged traceback's special rows)."""
         cp = self.cp
         m, n = int(qd.size), int(td.size)
         go, ge = self.go, self.ge
         fo = go if first_open is None else int(first_open)
         func = self._function(mode)
-        bus = cp.empty((n, 2), dtype=cp.int32)
-        if mode in (MODE_LOCAL, MODE_SEMIGLOBAL):
-            bus[:, 0] = -go
-        else:
-            bus[:, 0] = -(go + cp.arange(n, dtype=cp.int32) * ge) - go
-        bus[:, 1] = NEG
+        if bus is None:
+            bus = cp.empty((n, 2), dtype=cp.int32)
+            if mode in (MODE_LOCAL, MODE_SEMIGLOBAL):
+                bus[:, 0] = -go
+            else:
+                bus[:, 0] = -(go + cp.arange(n, dtype=cp.int32) * ge) - go
+            bus[:, 1] = NEG
         stripes = -(-m // ROWS)
         capacity = self._resident_warps(mode, func)
         rounds = -(-stripes // capacity)
@@ -155,9 +183,12 @@ class LongPair:
         ticket = cp.zeros(1, dtype=cp.int32)
         res = cp.zeros((stripes, 3), dtype=cp.int32)
         smem = self.K * self.width * 1024 * self.warps_per_block
+        if saved is None:
+            saved, save_every = bus, 0
         func((blocks,), (32 * self.warps_per_block,),
              (qd, np.int64(m), td, np.int32(n), self.smat, np.int32(self.K), np.int32(go),
-              np.int32(ge), np.int32(fo), bus, progress, ticket, res, np.int32(stripes)),
+              np.int32(ge), np.int32(fo), np.int32(corner), bus, progress, ticket, res,
+              np.int32(stripes), saved, np.int32(save_every)),
              shared_mem=smem)
         STATS["launches"] += 1
         STATS["cells"] += m * n
@@ -172,15 +203,28 @@ class LongPair:
         return row, best
 
     # ------------------------------------------------------------------ passes
-    def score_end(self, algorithm: int) -> tuple[int, int, int]:
-        """(score, query end, target end) of the whole pair, as ``pairwise.score_end``."""
+    def score_end(self, algorithm: int, *, save_every: int = 0) -> tuple[int, int, int]:
+        """(score, query end, target end) of the whole pair, as ``pairwise.score_end``.
+
+        ``save_every`` > 0 also keeps the forward rows (H - gap_open, F) at every
+        ``save_every * ROWS``-th query row in ``self.saved`` (the staged traceback's stage 1).
+        """
         m, n = self.q.size, self.t.size
         if m == 0 or n == 0:
             from ..cpu.pairwise import score_end
             s, i, j = score_end(self.q_host, self.t_host, self.scoring.matrix, self.go, self.ge,
                                 algorithm)
             return int(s), int(i), int(j)
-        row, best = self.run(self.q, self.t, _MODES[algorithm])
+        saved = None
+        if save_every > 0:
+            count = (-(-m // ROWS) - 1) // save_every
+            saved = self.saved = self.cp.empty((max(count, 1), n, 2), dtype=self.cp.int32)
+            self.saved_rows = count
+            self.save_every = save_every
+        t0 = time.perf_counter()
+        bus, res = self.launch(self.q, self.t, _MODES[algorithm], saved=saved, save_every=save_every)
+        row, best = self.cp.asnumpy(bus), self.cp.asnumpy(res)
+        STATS["seconds"] += time.perf_counter() - t0
         if algorithm == LOCAL:
             return _best_cell(best)
         last = row[:, 0].astype(np.int64) + self.go
@@ -282,6 +326,13 @@ class LongPair:
         argmax), so the path is the CPU's. Subproblems below ``min_cells`` are solved by
         ``traceback._Path`` on CPU threads.
         """
+        return self.path_items([("node", (qlo, qhi, tlo, thi, False, False))], max_full_cells)
+
+    def path_items(self, items: list, max_full_cells: int):
+        """:meth:`path` of a list of ("node", (qlo, qhi, tlo, thi, start_in_gap, end_in_gap))
+        and ("ops", array) items in alignment order: every node's optimal path (as
+        ``traceback._Path.solve``), all nodes of a level at once. Returns (score, ops); the
+        score is the first split's (that of the whole when there is one node)."""
         from concurrent.futures import ThreadPoolExecutor
 
         from ...traceback import OP_I, _Path
@@ -294,7 +345,6 @@ class LongPair:
             return (a >= 2 and b >= 1 and (a + 1) * (b + 1) > max_full_cells
                     and a * b >= self.min_cells)
 
-        items: list = [("node", (qlo, qhi, tlo, thi, False, False))]
         score = None
         while True:
             split = [it[1] for it in items if it[0] == "node" and big(it[1])]
@@ -342,6 +392,279 @@ class LongPair:
                 pieces.append(ops)
         ops = np.concatenate(pieces) if pieces else np.empty(0, np.uint8)
         return score, ops
+
+
+    # ------------------------------------------------------------------ staged traceback
+    def full_alignment(self, algorithm: int, max_full_cells: int):
+        """Score, coordinates and path by the staged traceback (see :class:`Staged`):
+        (score, query start, query end, target start, target end, ops)."""
+        self.last_staged = Staged(self)
+        return self.last_staged.run(algorithm, max_full_cells)
+
+    def forward_pass(self, algorithm: int) -> tuple[int, int, int]:
+        """Stage 1: :meth:`score_end` keeping the special rows (every ``stage_rows`` rows,
+        doubled until they fit ``STAGE_MEMORY`` of the free device memory)."""
+        m, n = self.q.size, self.t.size
+        every = max(1, self.stage_rows // ROWS)
+        free = int(self.cp.cuda.Device().mem_info[0])
+        while (-(-m // ROWS) - 1) // every * n * 8 > STAGE_MEMORY * free:
+            every *= 2
+        result = self.score_end(algorithm, save_every=every)
+        self.special = every * ROWS
+        return result
+
+    def special_row(self, r: int, lo: int, hi: int, algorithm: int):
+        """Forward H and F (int64) at special row r (0 or a multiple of ``self.special``),
+        columns lo..hi."""
+        go, ge = self.go, self.ge
+        cols = np.arange(lo, hi + 1, dtype=np.int64)
+        f = np.full(cols.size, NEG, np.int64)
+        if r == 0:
+            if algorithm == GLOBAL:
+                h = np.where(cols == 0, 0, -(go + (cols - 1) * ge))
+            else:
+                h = np.zeros(cols.size, np.int64)
+            return h, f
+        k = r // self.special - 1
+        a = max(lo, 1)
+        if a <= hi:
+            row = self.cp.asnumpy(self.saved[k, a - 1:hi]).astype(np.int64)
+            h = np.empty(cols.size, np.int64)
+            h[a - lo:] = row[:, 0] + go
+            f[a - lo:] = row[:, 1]
+        else:
+            h = np.empty(cols.size, np.int64)
+        if lo == 0:
+            h[0] = 0 if algorithm == LOCAL else -(go + (r - 1) * ge)
+            f[0] = NEG if algorithm == LOCAL else h[0]
+        return h, f
+
+    def first_reaching(self, r: int, cmax: int, threshold: int, slope: int, algorithm: int) -> int | None:
+        """Smallest column c <= cmax with forward H(r, c) + slope * c >= threshold, or None."""
+        cp = self.cp
+        go, ge = self.go, self.ge
+        if r == 0:
+            h, _ = self.special_row(0, 0, cmax, algorithm)
+            hit = np.flatnonzero(h + slope * np.arange(cmax + 1) >= threshold)
+            return int(hit[0]) if hit.size else None
+        h0 = 0 if algorithm == LOCAL else -(go + (r - 1) * ge)
+        if h0 >= threshold:
+            return 0
+        if cmax == 0:
+            return None
+        k = r // self.special - 1
+        v = self.saved[k, :cmax, 0].astype(cp.int64) + (go + slope) + slope * cp.arange(cmax, dtype=cp.int64)
+        ok = (v >= threshold).astype(cp.int8)
+        c = int(cp.argmax(ok))
+        return c + 1 if int(ok[c]) else None
+
+    def strip(self, q0: int, q1: int, t0: int, t1: int, reverse: bool, mode: int, first_open: int,
+              corner: int, row_h: np.ndarray, row_f: np.ndarray):
+        """One pass over q[q0:q1] x t[t0:t1] (both reversed when ``reverse``; t1 may pass the
+        target's end by one column, that of a wall) from the given row 0 (H, F; int64,
+        t1 - t0 entries) and column 0 (``corner``, ``first_open``).
+        Returns its last row (H, F as int64) and the best cell (score, row, column)."""
+        cp = self.cp
+        qd, td = self.q[q0:q1], self.t[t0:t1]
+        if t1 > self.t.size:     # the column behind a wall: its letter is never used
+            td = cp.concatenate((td, cp.zeros(t1 - self.t.size, cp.uint8)))
+        if reverse:
+            qd, td = qd[::-1], td[::-1]
+        bus = np.empty((t1 - t0, 2), np.int32)
+        bus[:, 0] = np.maximum(row_h - self.go, NEG)
+        bus[:, 1] = np.maximum(row_f, NEG)
+        t_start = time.perf_counter()
+        out, res = self.launch(cp.ascontiguousarray(qd), cp.ascontiguousarray(td), mode, first_open,
+                               corner=corner, bus=cp.asarray(bus))
+        out, res = cp.asnumpy(out).astype(np.int64), cp.asnumpy(res)
+        STATS["seconds"] += time.perf_counter() - t_start
+        return out[:, 0] + self.go, out[:, 1], _best_cell(res)
+
+
+class Staged:
+    """The staged traceback of one long pair (CUDAlign's idea, exact under DESIGN.md's rules).
+
+    Stage 1: the score pass (``engine.forward_pass``) keeps the forward rows H and F at
+    every ``engine.special``-th query row (the special rows; 16,384 by default).
+
+    Stage 2, upwards from the end cell, strip by strip between special rows: the reverse
+    pass anchored at the end (``traceback._anchored_start``'s recurrence) restricted to a
+    column range that provably holds every optimal alignment ending there. Its row 0 is the
+    previous strip's last row with every column masked that no optimal alignment crosses
+    (forward + reverse < score, for H and for the vertical-gap state F); column 0 is a
+    wall. Masking loses only non-optimal paths, so every cell of an optimal alignment gets
+    its exact reverse value and a cell reaches the score exactly where the CPU's reverse
+    pass finds it: the start is the CPU's (largest target start, then largest query start).
+    The range of a strip of a rows ends at the rightmost crossing column; it starts at the
+    smallest column c whose forward value at the strip's top row could still complete an
+    optimal alignment: F(c) + P*a + max_c' (V(c') - gmin*(c' - c)) >= score, where V is the
+    masked reverse row (H, or F + open - extend), gmin = min(open, extend) the least cost
+    of a gap symbol and P = max(0, max score + gmin) (a path over a rows and b columns
+    scores at most P*min(a, b) - gmin*b).
+
+    Stage 2b, downwards from the start: forward passes anchored at the last crosspoint
+    (value 0, a horizontal gap along its row, a vertical one down its column opening at
+    gap_open, or at gap_extend when it sits inside a vertical gap), over the columns from
+    the crosspoint to the last crossing column of the next special row; the next crosspoint
+    is the first column where prefix + forward + reverse = score (H), else the first where
+    the vertical gap state does (F + F + open - extend = score: a gap crossing the row).
+
+    Stage 3: the segments between consecutive crosspoints (as Myers–Miller's splits: a
+    vertical-gap crosspoint contributes two I ops and the start/end-in-gap conditions),
+    all solved together level by level by ``engine.path_items``.
+    """
+
+    def __init__(self, engine):
+        self.e = engine
+        self.seconds = {"stage1": 0.0, "stage2": 0.0, "stage2b": 0.0, "stage3": 0.0}
+        self.cells = {"stage2": 0, "stage2b": 0}
+        self.strips = 0
+        self.points: list = []          # crosspoints (row, column, inside a vertical gap)
+
+    def run(self, algorithm: int, max_full_cells: int):
+        from ...traceback import OP_I, TracebackError, _path_score
+
+        e = self.e
+        go, ge = e.go, e.ge
+        t0 = time.perf_counter()
+        s, qe, te = e.forward_pass(algorithm)
+        self.seconds["stage1"] = time.perf_counter() - t0
+        if algorithm == LOCAL and s == 0:
+            return 0, 0, 0, 0, 0, np.empty(0, np.uint8)
+        t0 = time.perf_counter()
+        qs, ts, crossing_rows = self._upwards(algorithm, s, qe, te)
+        self.seconds["stage2"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        points = self._downwards(s, qs, ts, qe, crossing_rows)
+        self.seconds["stage2b"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        items = []
+        points.append((qe, te, False))
+        for (ra, ca, ga), (rb, cb, gb) in itertools.pairwise(points):
+            items.append(("node", (ra + 1 if ga else ra, rb - 1 if gb else rb, ca, cb, ga, gb)))
+            if gb:
+                items.append(("ops", np.full(2, OP_I, np.uint8)))
+        self.points = points
+        _, ops = e.path_items(items, max_full_cells)
+        self.seconds["stage3"] = time.perf_counter() - t0
+        check, i, j = _path_score(ops, e.q_host, qs, e.t_host, ts, e.scoring.matrix, go, ge)
+        if (int(check), int(i), int(j)) != (s, qe, te):
+            raise TracebackError(f"internal error: the staged path scores {int(check)} and ends at "
+                                 f"({int(i)}, {int(j)}); the score pass says {s} at ({qe}, {te})")
+        return s, qs, qe, ts, te, ops
+
+    def _upwards(self, algorithm: int, s: int, qe: int, te: int):
+        """Stage 2: (query start, target start, {special row: (lo, masked H, masked F)})."""
+        from ...traceback import TracebackError
+
+        e = self.e
+        go, ge = e.go, e.ge
+        gmin = min(go, ge)
+        slope_p = max(0, int(e.scoring.matrix.max()) + gmin)
+        special = e.special
+        tops = [k * special for k in range(min(e.saved_rows, (qe - 1) // special), 0, -1)] + [0]
+        cur_lo = te
+        cur_h = np.zeros(1, np.int64)            # reverse row at the end cell's row
+        cur_f = np.full(1, NEG, np.int64)
+        tail = algorithm == GLOBAL               # global: H(qe, c < te) = a trailing horizontal gap
+        r = qe
+        rows = {}
+        start = None                             # (target start, query start), largest wins
+        mode = MODE_ANCHORED if algorithm == LOCAL else MODE_GLOBAL
+        for top in tops:
+            v = np.maximum(cur_h, cur_f + (go - ge))
+            live = np.flatnonzero(v > -VALUE_LIMIT)
+            if live.size == 0:
+                break
+            hi = cur_lo + int(live[-1])
+            cmin = cur_lo + int(live[0])
+            a = r - top
+            best_v = int(np.max(v[live] - gmin * (cur_lo + live)))
+            if tail and te > 0:      # c' < te: -(go + (te-c'-1) ge) - gmin c', largest at c' = te-1
+                best_v = max(best_v, -go - gmin * (te - 1))
+            c0 = e.first_reaching(top, cmin, s - slope_p * a - best_v, gmin, algorithm)
+            lo = cmin if c0 is None else min(c0, cmin)
+            width = hi - lo + 1
+            row_h = np.full(width, NEG, np.int64)   # bus index k - 1 <-> column hi + 1 - k
+            row_f = np.full(width, NEG, np.int64)
+            a0 = max(lo, cur_lo)                  # columns a0..hi carry the row below
+            row_h[: hi - a0 + 1] = cur_h[a0 - cur_lo: hi - cur_lo + 1][::-1]
+            row_f[: hi - a0 + 1] = cur_f[a0 - cur_lo: hi - cur_lo + 1][::-1]
+            if tail:
+                cols = np.arange(lo, te)
+                row_h[hi - cols] = -(go + (te - cols - 1) * ge)
+                tail = False
+            out_h, out_f, best = e.strip(top, r, lo, hi + 1, True, mode, WALL, -WALL, row_h, row_f)
+            self.strips += 1
+            self.cells["stage2"] += a * width
+            if algorithm == LOCAL and best[0] == s:
+                found = (hi + 1 - best[2], r - best[1])
+                if start is None or found > start:
+                    start = found
+            rev_h, rev_f = out_h[::-1], out_f[::-1]         # columns lo..hi
+            fwd_h, fwd_f = e.special_row(top, lo, hi, algorithm)
+            on_h = fwd_h + rev_h == s
+            on_f = fwd_f + rev_f + (go - ge) == s
+            cur_h = np.where(on_h, rev_h, NEG)
+            cur_f = np.where(on_f, rev_f, NEG)
+            cur_lo = lo
+            r = top
+            rows[top] = (lo, cur_h, cur_f)
+            if top == 0 and algorithm == SEMIGLOBAL:
+                hits = np.flatnonzero(rev_h == s)
+                if hits.size:
+                    start = (lo + int(hits[-1]), 0)
+            elif top == 0 and algorithm == GLOBAL and lo == 0 and rev_h[0] == s:
+                start = (0, 0)
+        if start is None:
+            raise TracebackError(f"internal error: the staged reverse pass from ({qe}, {te}) does "
+                                 f"not reach score {s}")
+        return start[1], start[0], rows
+
+    def _downwards(self, s: int, qs: int, ts: int, qe: int, rows: dict):
+        """Stage 2b: crosspoints [(row, column, inside a vertical gap)] from the start down."""
+        from ...traceback import TracebackError
+
+        e = self.e
+        go, ge = e.go, e.ge
+        points = [(qs, ts, False)]
+        prefix = 0
+        for rk in sorted(r for r in rows if qs < r < qe):
+            lo_k, rev_h, rev_f = rows[rk]
+            live = np.flatnonzero((rev_h > -VALUE_LIMIT) | (rev_f > -VALUE_LIMIT))
+            r0, c0, in_gap = points[-1]
+            hi_k = max(c0, lo_k + int(live[-1])) if live.size else c0
+            a = rk - r0
+            fo = ge if in_gap else go
+            column = -(fo + (a - 1) * ge)                  # H = F at (rk, c0): down column c0
+            width = hi_k - c0
+            fwd_h = np.full(width + 1, column, np.int64)
+            fwd_f = np.full(width + 1, column, np.int64)
+            if width > 0:
+                cols = np.arange(1, width + 1, dtype=np.int64)
+                out_h, out_f, _ = e.strip(r0, rk, c0, hi_k, False, MODE_GLOBAL, fo, 0,
+                                          -(go + (cols - 1) * ge), np.full(width, NEG, np.int64))
+                fwd_h[1:], fwd_f[1:] = out_h, out_f
+                self.cells["stage2b"] += a * width
+            rh = np.full(width + 1, NEG, np.int64)
+            rf = np.full(width + 1, NEG, np.int64)
+            a0, a1 = max(c0, lo_k), min(hi_k, lo_k + rev_h.size - 1)
+            if a0 <= a1:
+                rh[a0 - c0:a1 - c0 + 1] = rev_h[a0 - lo_k:a1 - lo_k + 1]
+                rf[a0 - c0:a1 - c0 + 1] = rev_f[a0 - lo_k:a1 - lo_k + 1]
+            hit = np.flatnonzero(prefix + fwd_h + rh == s)
+            if hit.size:
+                c = int(hit[0])
+                prefix += int(fwd_h[c])
+                points.append((rk, c0 + c, False))
+                continue
+            hit = np.flatnonzero(prefix + fwd_f + rf + (go - ge) == s)
+            if not hit.size:
+                raise TracebackError(f"internal error: no crosspoint at row {rk} from ({r0}, {c0})")
+            c = int(hit[0])
+            prefix += int(fwd_f[c])
+            points.append((rk, c0 + c, True))
+        return points
 
 
 def _cpu_threads() -> int:
