@@ -44,14 +44,14 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import cpu_name, usable_cores
+from _common import SHARED_DATA, cpu_name, usable_cores
 from warpalign._backends.cpu.scan import score_end_method
 from warpalign.errors import BackendUnavailable
 from warpalign.locate import default_window, locate_encoded, span_bound, window_bounds
 from warpalign.scoring import Scoring
 
 HERE = Path(__file__).resolve().parent
-CHRX = HERE.parents[1] / "shared" / "data" / "dna" / "ce2chrX.fa.gz"
+CHRX = SHARED_DATA / "dna" / "ce2chrX.fa.gz"   # WARPALIGN_SHARED_DATA on the GPU machine
 
 
 def device_name(backend: str) -> str:
