@@ -339,17 +339,17 @@ class CudaBackend:
         pass of the two-query kernel: one ScoreBatch per query given. Saturated targets
         are rescored by the 32-bit kernel and counted per query, as in :meth:`scan`.
         ``variant``: the kernel (config.PAIR_VARIANTS; default config.PAIR_VARIANT)."""
-        cp = self._cp
         if not isinstance(handle, DeviceTargets):
             return [self.scan(q, handle, scoring) for q in (qa, qb) if q is not None]
-        got = self._scan_pair_device(qa, qb, handle, scoring, variant)
-        out = []
-        for res in got:
-            if res is None:
-                out.append(ScoreBatch(np.zeros(handle.n, dtype=np.int32), None, None, 0))
-            else:
-                out.append(ScoreBatch(cp.asnumpy(res[0]), None, None, res[3]))
-        return out
+        return [self._host_scores(res, handle.n)
+                for res in self._scan_pair_device(qa, qb, handle, scoring, variant)]
+
+    def _host_scores(self, res, n) -> ScoreBatch:
+        """A device result (scores, -, -, saturated), or None for nothing to score, as a
+        host ScoreBatch of n scores."""
+        if res is None:
+            return ScoreBatch(np.zeros(n, dtype=np.int32), None, None, 0)
+        return ScoreBatch(self._cp.asnumpy(res[0]), None, None, res[3])
 
     def scan_many(self, queries, handle, scoring, *, variant=None) -> list[ScoreBatch]:
         """:meth:`scan_pair` over queries paired by length (:meth:`pair_by_length`); one
@@ -509,17 +509,11 @@ class CudaBackend:
         the two halves of the two-query kernel (several queries per half, each starting at
         a lane boundary): no pairing padding and one R for all. One ScoreBatch per query,
         in the order given; saturation rescored and counted per query."""
-        cp = self._cp
         qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
         if not isinstance(handle, DeviceTargets):
             return [self.scan(q, handle, scoring) for q in qs]
-        out = []
-        for res in self._scan_packed_device(qs, handle, scoring):
-            if res is None:
-                out.append(ScoreBatch(np.zeros(handle.n, dtype=np.int32), None, None, 0))
-            else:
-                out.append(ScoreBatch(cp.asnumpy(res[0]), None, None, res[3]))
-        return out
+        return [self._host_scores(res, handle.n)
+                for res in self._scan_packed_device(qs, handle, scoring)]
 
     def search_packed(self, queries, handle, scoring, *, top_k=None) -> list[Candidates]:
         """:meth:`search_paired` with the packed batch kernel (:meth:`scan_packed`)."""
