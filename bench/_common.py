@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from warpalign._backends import cpu_name, usable_cores  # noqa: F401 (re-exported)
@@ -20,3 +21,13 @@ def emit(record: dict, out=None) -> None:
     if out is not None:
         out.write(line + "\n")
         out.flush()
+
+
+def timed(run, repeat: int):
+    """Call ``run()`` ``max(1, repeat)`` times: (the last result, the seconds of each call)."""
+    times, result = [], None
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - t0)
+    return result, times

@@ -39,12 +39,11 @@ import gzip
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-from _common import SHARED_DATA, cpu_name, usable_cores
+from _common import SHARED_DATA, cpu_name, timed, usable_cores
 from warpalign._backends.cpu.scan import score_end_method
 from warpalign.errors import BackendUnavailable
 from warpalign.locate import default_window, locate_encoded, span_bound, window_bounds
@@ -190,11 +189,7 @@ def main(argv=None) -> int:
                 except BackendUnavailable as exc:
                     print(f"skipping {backend}/{method}: {exc}", file=sys.stderr)
                     continue
-                times = []
-                for _ in range(max(1, args.repeat)):
-                    t0 = time.perf_counter()
-                    hit = run()
-                    times.append(time.perf_counter() - t0)
+                hit, times = timed(run, args.repeat)
                 secs = min(times)
                 found = (hit.score, hit.query_end, hit.target_end)
                 first = first or (f"{backend}/{method}", found)

@@ -48,7 +48,7 @@ import time
 
 import numpy as np
 
-from _common import SHARED_DATA, cpu_name, emit, usable_cores
+from _common import SHARED_DATA, cpu_name, emit, timed, usable_cores
 from warpalign._backends.cpu.scan import score_end_method
 from warpalign.locate import locate_encoded
 from warpalign.scoring import Scoring
@@ -122,11 +122,7 @@ def main(argv=None) -> int:
                 def run(method=method, a=a, b=b, s=s):
                     return locate_encoded(a, ["b"], [b], s, mode="end", method=method, backend="cpu")
                 hit = run()   # warm-up (compiles the kernel on first use)
-                times = []
-                for _ in range(max(1, args.repeat)):
-                    t0 = time.perf_counter()
-                    hit = run()
-                    times.append(time.perf_counter() - t0)
+                hit, times = timed(run, args.repeat)
                 secs = min(times)
                 found = (hit.score, hit.query_end, hit.target_end)
                 first = first or (method, found)

@@ -28,7 +28,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import emit
+from _common import emit, timed
 from search_gpu import _find, make_database, read_fasta
 from warpalign import Database, Scoring, search
 from warpalign._backends import cuda as cuda_backend
@@ -103,11 +103,7 @@ def main(argv=None) -> int:
                         return dsearch(queries, db.path, scoring, client=client, top_k=10,
                                        backend="cuda", shards=n)
                 run()  # warm up: compile, upload
-                times = []
-                for _ in range(max(1, args.repeat)):
-                    t1 = time.perf_counter()
-                    hits = run()
-                    times.append(time.perf_counter() - t1)
+                hits, times = timed(run, args.repeat)
                 secs = float(np.median(times))
                 if how == "dask":
                     client.close()
