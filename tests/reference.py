@@ -52,3 +52,27 @@ def mutate_dna(rng, text: str, sub: float, indels: int) -> str:
         else:
             chars[at:at] = "".join(rng.choice(list("ACGT"), size))
     return "".join(chars)
+
+
+def related_case(rng, size: int, trial: int, t_lengths: tuple, q_max: int, random_q: tuple,
+                 cut: bool = False):
+    """(query, target) code arrays over ``size`` letters for randomized kernel tests: a
+    target of a length drawn from ``t_lengths``; on 2 trials in 3 the query is a piece of it
+    (up to ``q_max`` - 1 letters, 10% substituted, with ``cut`` three letters deleted) and on
+    every 4th trial the target is repeated (ties); else a random query of a length drawn from
+    ``random_q``."""
+    import numpy as np
+
+    t = rng.integers(0, size, int(rng.integers(*t_lengths))).astype(np.uint8)
+    if len(t) > 10 and trial % 3:
+        a = int(rng.integers(0, len(t) - 5))
+        q = t[a:a + int(rng.integers(1, q_max))].copy()
+        flip = rng.random(len(q)) < 0.1
+        q[flip] = rng.integers(0, size, int(flip.sum()))
+        if cut and len(q) > 12:
+            q = np.concatenate([q[:6], q[9:]])
+        if trial % 4 == 0:
+            t = np.concatenate([t, t[::-1], t])      # repeats: ties
+    else:
+        q = rng.integers(0, size, int(rng.integers(*random_q))).astype(np.uint8)
+    return q, t

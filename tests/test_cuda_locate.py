@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from conftest import shared_data
-from reference import mutate_dna
+from reference import mutate_dna, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
 from warpalign.errors import BackendUnavailable
@@ -223,17 +223,7 @@ def test_random_small_pairs():
     schemes = [PAPER_002, PAPER_004, BLOSUM62, LINEAR, FREE_EXTEND]
     for trial in range(60):
         s = schemes[trial % len(schemes)]
-        size = 20 if s is BLOSUM62 else 4
-        t = rng.integers(0, size, int(rng.integers(1, 3000))).astype(np.uint8)
-        if len(t) > 10 and trial % 3:
-            a = int(rng.integers(0, len(t) - 5))
-            q = t[a:a + int(rng.integers(1, 300))].copy()
-            flip = rng.random(len(q)) < 0.1
-            q[flip] = rng.integers(0, size, int(flip.sum()))
-            if trial % 4 == 0:
-                t = np.concatenate([t, t[::-1], t])
-        else:
-            q = rng.integers(0, size, int(rng.integers(1, 80))).astype(np.uint8)
+        q, t = related_case(rng, 20 if s is BLOSUM62 else 4, trial, (1, 3000), 300, (1, 80))
         check(q, t, s, limit=(12, 40, NARROW_LIMIT)[trial % 3])
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import shared_data
-from reference import mutate_dna
+from reference import mutate_dna, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
 from warpalign.errors import AlphabetError, BackendUnavailable
@@ -345,19 +345,8 @@ def test_kernels_equal_score_end_on_random_pairs():
                Scoring(match=2, mismatch=-3, gap_open=4, gap_extend=0)]
     for trial in range(250):
         s = schemes[trial % len(schemes)]
-        size = 20 if s is BLOSUM62 else 4
-        t = rng.integers(0, size, int(rng.integers(0, 250))).astype(np.uint8)
-        if len(t) > 10 and trial % 3:
-            a = int(rng.integers(0, len(t) - 5))
-            q = t[a:a + int(rng.integers(1, 150))].copy()
-            flip = rng.random(len(q)) < 0.1
-            q[flip] = rng.integers(0, size, int(flip.sum()))
-            if len(q) > 12:
-                q = np.concatenate([q[:6], q[9:]])
-            if trial % 4 == 0:
-                t = np.concatenate([t, t[::-1], t])      # repeats: ties
-        else:
-            q = rng.integers(0, size, int(rng.integers(0, 80))).astype(np.uint8)
+        q, t = related_case(rng, 20 if s is BLOSUM62 else 4, trial, (0, 250), 150, (0, 80),
+                            cut=True)
         want = tuple(int(v) for v in score_end(q, t, s.matrix, s.gap_open, s.gap_extend, LOCAL))
         for method in KERNELS:
             for limit in ((12, 40, NARROW_LIMIT) if method == "scan" else (NARROW_LIMIT,)):
