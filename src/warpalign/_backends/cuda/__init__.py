@@ -956,20 +956,6 @@ class CudaBackend:
         return self._cp.asarray(rows)
 
     def _run16(self, handle, q, tables, scores, flagged, nflagged):
-        self._join(self._launch16(handle, q, tables, scores, flagged, nflagged))
-        self._cp.cuda.get_current_stream().synchronize()
-
-    def _join(self, launched):
-        """The current stream waits for the kernels :meth:`_launch16` queued (their
-        buffers stay alive in ``launched`` until then)."""
-        main = self._cp.cuda.get_current_stream()
-        for ev in launched[1]:
-            main.wait_event(ev)
-
-    def _launch16(self, handle, q, tables, scores, flagged, nflagged):
-        """Queue the 16-bit kernels of every bucket on the worker streams, without joining
-        them: returns (buffers to keep alive, one event per worker stream) for
-        :meth:`_join`."""
         cp = self._cp
         kp = tables["kp"]
         il = any(b.cfg.variant == 4 for b in handle.buckets16)
@@ -980,7 +966,7 @@ class CudaBackend:
         smem = table.size * 4
         m = len(q)
         mr = m + (m & 1)   # boundary slot length (two-row kernels store row pairs)
-        keep = [qrow]      # buffers stay alive until every stream has joined
+        keep = []          # boundary buffers stay alive until every stream has joined
         main = cp.cuda.get_current_stream()
         ready = main.record()
         consts = (np.uint32(tables["neg_go"]), np.uint32(tables["neg_ge"]),
@@ -1021,7 +1007,10 @@ class CudaBackend:
                     (handle.codes, handle.offsets, b.items, np.int32(b.count), qrow, *common,
                      boundary),
                     shared_mem=smem)
-        return keep, [s.record() for s in self._streams]
+        for s in self._streams:
+            main.wait_event(s.record())
+        main.synchronize()
+        del keep
 
     def _run_rows(self, handle, q, tables, scores, flagged, nflagged):
         """Row-strip kernel: strips of 32*R query rows, one launch per strip, in order."""
