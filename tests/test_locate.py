@@ -763,3 +763,33 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
         assert [key(h) for h in got] == [key(h) for h in exp]
     assert any(ends for ends, _ in emu.launches)   # the lazy ends ran on sub-windows
     gw.clear_cache()
+
+
+def test_read_only_memo():
+    """Values from read-only arrays are remembered (most recently used kept); writeable
+    arrays are computed every time."""
+    from warpalign._backends import ReadOnlyMemo
+
+    memo, calls = ReadOnlyMemo(2), []
+
+    def compute(a):
+        calls.append(1)
+        return int(a.sum())
+
+    ro = [np.arange(5 + k, dtype=np.uint8) for k in range(3)]
+    for a in ro:
+        a.setflags(write=False)
+    rw = np.arange(5, dtype=np.uint8)
+    assert memo.get([rw], None, lambda: compute(rw)) == 10
+    assert memo.get([rw], None, lambda: compute(rw)) == 10 and len(calls) == 2
+    assert memo.get([ro[0]], "x", lambda: compute(ro[0])) == 10 and len(calls) == 3
+    assert memo.get([ro[0]], "x", lambda: compute(ro[0])) == 10 and len(calls) == 3
+    assert memo.get([ro[0]], "y", lambda: compute(ro[0])) == 10 and len(calls) == 4
+    memo.get([ro[1]], None, lambda: compute(ro[1]))          # evicts the least recent ("x")
+    assert len(calls) == 5
+    memo.get([ro[0]], "y", lambda: compute(ro[0]))           # still kept
+    memo.get([ro[0]], "x", lambda: compute(ro[0]))           # recomputed
+    assert len(calls) == 6
+    memo.clear()
+    memo.get([ro[0]], "y", lambda: compute(ro[0]))
+    assert len(calls) == 7

@@ -104,7 +104,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import BACKENDS, TargetSet, check_choice, choose_backend, get_backend
+from ._backends import BACKENDS, ReadOnlyMemo, TargetSet, check_choice, choose_backend, get_backend
 from ._backends.cpu.pairwise import LOCAL, score_end
 from ._backends.cpu.scan import score_end_method
 from .database import Database
@@ -329,25 +329,15 @@ def _check_options(top: Any, mode: str, method: str, backend: str, window: Any) 
         raise ValueError(f"invalid window: {window!r}; expected an integer >= 1")
 
 
-#: codes.max() of read-only arrays by (address, size, strides), with the array kept alive
-#: (so the address is not reused): a reference queried many times is scanned once.
-_MAX_CODES: dict[tuple, tuple[np.ndarray, int]] = {}
-_MAX_CODES_KEPT = 8
+#: codes.max() of read-only arrays: a reference queried many times is scanned once.
+_MAX_CODES = ReadOnlyMemo(8)
 
 
 def _max_code(codes: np.ndarray) -> int:
     """``int(codes.max())``, remembered for read-only arrays, which are taken as immutable
     (as the GPU path's resident reference does: a Database's memory map, or arrays marked
     ``setflags(write=False)``)."""
-    if codes.flags.writeable:
-        return int(codes.max())
-    key = (codes.__array_interface__["data"][0], codes.size, codes.strides)
-    hit = _MAX_CODES.get(key)
-    if hit is None:
-        hit = _MAX_CODES[key] = (codes, int(codes.max()))
-        while len(_MAX_CODES) > _MAX_CODES_KEPT:
-            _MAX_CODES.pop(next(iter(_MAX_CODES)))
-    return hit[1]
+    return _MAX_CODES.get([codes], None, lambda: int(codes.max()))
 
 
 def _one_query(query: Any, scoring: Scoring) -> np.ndarray:
@@ -546,37 +536,28 @@ class _WindowScorer:
 
 #: Piece tables of read-only records (the GPU path's resident ones), by (records, span,
 #: width), with the records kept alive: a reference queried many times is cut once.
-_PIECES: dict[tuple, tuple[list[np.ndarray], np.ndarray]] = {}
-_PIECES_KEPT = 8
+_PIECES = ReadOnlyMemo(8)
 
 
 def _pieces(records: list[np.ndarray], span: int | None, width: int | None) -> np.ndarray:
-    """The first pieces of a search (int64 [k, 5]: record, lo, hi, seg_lo, seg_hi): the
-    windows of every record, each in the segment of its whole record ("dp": one piece per
-    record). Read-only when remembered (records all read-only, as :func:`_max_code`)."""
-    key = None
-    if all(not r.flags.writeable for r in records):
-        key = (span, width, tuple((r.__array_interface__["data"][0], r.size, r.strides)
-                                  for r in records))
-        hit = _PIECES.get(key)
-        if hit is not None:
-            return hit[1]
-    parts = [np.zeros((0, 5), np.int64)]
-    if span != 0:  # span 0: nothing can score above 0
-        for r, rec in enumerate(records):
-            n = len(rec)
-            # "dp": one piece per record (a window as long as the record)
-            bounds = window_bounds(n, width or max(n, 1), span)
-            part = np.empty((len(bounds), 5), np.int64)
-            part[:, 0], part[:, 1:3], part[:, 3], part[:, 4] = r, bounds, 0, n
-            parts.append(part)
-    p = np.concatenate(parts)
-    if key is not None:
+    """The first pieces of a search (int64 [k, 5], read-only: record, lo, hi, seg_lo,
+    seg_hi): the windows of every record, each in the segment of its whole record ("dp": one
+    piece per record). Remembered for read-only records, as :func:`_max_code`."""
+    def build():
+        parts = [np.zeros((0, 5), np.int64)]
+        if span != 0:  # span 0: nothing can score above 0
+            for r, rec in enumerate(records):
+                n = len(rec)
+                # "dp": one piece per record (a window as long as the record)
+                bounds = window_bounds(n, width or max(n, 1), span)
+                part = np.empty((len(bounds), 5), np.int64)
+                part[:, 0], part[:, 1:3], part[:, 3], part[:, 4] = r, bounds, 0, n
+                parts.append(part)
+        p = np.concatenate(parts)
         p.setflags(write=False)
-        _PIECES[key] = (list(records), p)
-        while len(_PIECES) > _PIECES_KEPT:
-            _PIECES.pop(next(iter(_PIECES)))
-    return p
+        return p
+
+    return _PIECES.get(records, (span, width), build)
 
 
 class _Search:

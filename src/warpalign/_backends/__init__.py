@@ -23,7 +23,8 @@ then the smallest query end; local score 0 reports ends (0, 0).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -163,3 +164,45 @@ def _instance(name: str):
             from .cuda import CudaBackend  # raises BackendUnavailable with the reason
             _cache[name] = CudaBackend()
     return _cache[name]
+
+
+def readonly_key(arrays: Sequence[np.ndarray]) -> tuple | None:
+    """The identity of read-only arrays (address, size, strides), or None when any is not
+    a read-only ndarray. Read-only arrays (a Database's memory map, arrays marked
+    ``setflags(write=False)``) are taken as immutable, so values derived from them can be
+    remembered."""
+    if any(not isinstance(a, np.ndarray) or a.flags.writeable for a in arrays):
+        return None
+    return tuple((a.__array_interface__["data"][0], a.size, a.strides) for a in arrays)
+
+
+class ReadOnlyMemo:
+    """Values derived from read-only arrays (:func:`readonly_key`) plus an ``extra`` key;
+    the ``size`` most recently used are kept, each with its arrays (so no other array can
+    take their addresses). Thread-safe; other inputs are computed every time."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: dict = {}
+        self._lock = threading.Lock()
+
+    def get(self, arrays: Sequence[np.ndarray], extra, compute: Callable):
+        key = readonly_key(arrays)
+        if key is None:
+            return compute()
+        key = (extra, key)
+        with self._lock:
+            hit = self._items.pop(key, None)
+            if hit is not None:
+                self._items[key] = hit          # most recently used last
+                return hit[1]
+        value = compute()
+        with self._lock:
+            self._items[key] = (list(arrays), value)
+            while len(self._items) > self.size:
+                self._items.pop(next(iter(self._items)))
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()

@@ -36,6 +36,7 @@ import time
 
 import numpy as np
 
+from .. import ReadOnlyMemo
 from .loader import get_module, require_cupy
 
 _FILE = "windows.cu"
@@ -53,7 +54,7 @@ CACHE_SIZE = 2
 
 _lock = threading.Lock()
 _SMS: dict[int, int] = {}          # SM count per device id
-_cache: list[tuple[tuple, DeviceReference]] = []
+_cache = ReadOnlyMemo(CACHE_SIZE)   # resident references by records and device
 
 
 def supports(scoring) -> bool:
@@ -113,37 +114,16 @@ class DeviceReference:
         self.nbytes = int(self.codes.nbytes)
 
 
-def _key(records: list[np.ndarray]) -> tuple | None:
-    if any(not isinstance(r, np.ndarray) or r.flags.writeable for r in records):
-        return None
-    return tuple((r.__array_interface__["data"][0], r.size, r.strides) for r in records)
-
-
 def resident(records: list[np.ndarray]) -> DeviceReference:
     """The :class:`DeviceReference` of ``records`` on the current device: cached when every
     record is a read-only array (module docstring), else uploaded now."""
     cp = require_cupy("locate on the GPU")
-    key = _key(records)
-    if key is None:
-        return DeviceReference(records)
-    key = (cp.cuda.Device().id, key)
-    with _lock:
-        for k, (kk, ref) in enumerate(_cache):
-            if kk == key:
-                _cache.append(_cache.pop(k))
-                return ref
-    ref = DeviceReference(records)
-    ref.records = list(records)     # keeps the arrays (and so their addresses) alive
-    with _lock:
-        _cache.append((key, ref))
-        del _cache[:-CACHE_SIZE]
-    return ref
+    return _cache.get(records, cp.cuda.Device().id, lambda: DeviceReference(records))
 
 
 def clear_cache() -> None:
     """Forget every resident reference (their device memory is freed with them)."""
-    with _lock:
-        _cache.clear()
+    _cache.clear()
 
 
 @functools.lru_cache(maxsize=16)
