@@ -285,9 +285,11 @@ def gpu_ecoli(args, command, out) -> None:
             if inner.staged:
                 staged = inner.last_staged
                 passes = {k: round(v, 3) for k, v in staged.seconds.items()}
+                passes.update({f"{k}_gpu": round(v, 3) for k, v in staged.gpu_seconds.items()})
                 first = staged.seconds["stage1"]
                 extra = {"stage_cells": staged.cells, "strips": staged.strips,
                          "special_rows_every": inner.special,
+                         "strip_lane_rows": inner.lane_rows(inner.special),
                          "crosspoints": len(staged.points) - 1,
                          "gap_crosspoints": sum(1 for p in staged.points if p[2])}
                 method = "long+staged"

@@ -86,6 +86,49 @@ def test_edge_lengths(gpu, algorithm):
             check(gpu, q, t, AFFINE, algorithm)
 
 
+@pytest.mark.parametrize("lane_rows", [32, 16, 8, 4])
+def test_every_lane_rows(gpu, lane_rows):
+    """Each stripe height (long.cu's R: 32 R rows per warp) gives the CPU's score and end,
+    the anchored start, and the last row; partial last stripes of every height."""
+    rng = np.random.default_rng(60 + lane_rows)
+    stripe = 32 * lane_rows
+    for m in (1, stripe - 1, stripe, stripe + 1, 3 * stripe + 5, 2500):
+        a = rng.integers(0, 4, m).astype(np.uint8)
+        b = related(rng, a) if m > 50 else rng.integers(0, 4, 40).astype(np.uint8)
+        b = np.concatenate([rng.integers(0, 4, 90).astype(np.uint8), b])
+        for s, algorithm in ((AFFINE, "local"), (LINEAR, "global"), (WIDE, "semiglobal"),
+                             (BLOSUM, "local")):
+            if s is BLOSUM:
+                a, b = a % 20, b % 20
+            code = ALGORITHM_CODES[algorithm]
+            pair = gpu.LongPair(a, b, s)
+            pair.fixed_lane_rows = lane_rows
+            assert pair.lane_rows(len(a)) == lane_rows
+            got = pair.score_end(code)
+            want = tuple(int(v) for v in score_end(a, b, s.matrix, s.gap_open, s.gap_extend, code))
+            assert got == want, f"R={lane_rows} {algorithm} m={m}: gpu {got} cpu {want}"
+            if algorithm == "local" and want[0] > 0:
+                from warpalign.traceback import _anchored_start
+                ref = _anchored_start(a, want[1], b, want[2], s.matrix, s.gap_open, s.gap_extend,
+                                      want[0], False)
+                assert pair.anchored_start(want[1], want[2], want[0], False) == tuple(map(int, ref))
+
+
+def test_lane_rows_policy(gpu):
+    """Whole long pairs keep 32 rows per lane; short passes (a strip of 16,384 rows, a
+    1 M slice) take 16."""
+    pair = gpu.LongPair(np.zeros(8, np.uint8), np.zeros(8, np.uint8), AFFINE)
+    many = gpu.MANY_STRIPES * pair._sms * gpu.ROWS
+    assert pair.lane_rows(4_600_000) == 32
+    assert pair.lane_rows(many) == 32
+    assert pair.lane_rows(many - gpu.ROWS) == 16
+    assert pair.lane_rows(16_384) == 16
+    pair.fixed_lane_rows = 8
+    assert pair.lane_rows(4_600_000) == 8
+    with pytest.raises(ValueError, match="lane_rows"):
+        pair.launch(pair.q, pair.t, gpu.MODE_LOCAL, lane_rows=5)
+
+
 @pytest.mark.parametrize("algorithm", ALGOS)
 @pytest.mark.parametrize("scoring", [AFFINE, LINEAR, PAPER000, ZERO_GAP, WIDE],
                          ids=["affine", "linear", "paper000", "zero_gap", "wide16"])

@@ -1,7 +1,9 @@
 // Score and end of ONE long pair (issue 6): a chained stripe wavefront in one persistent launch.
 //
 // The query (rows) is cut into stripes of 32*R rows; a warp owns a stripe, lane t its rows
-// t*R .. t*R+R-1 (H - gap_open and E per row in registers). The target (columns) streams
+// t*R .. t*R+R-1 (H - gap_open and E per row in registers). R = 32 for passes with many
+// stripes (the whole pair); R = 16 (8, 4) gives short passes (the staged traceback's strips)
+// more warps, each with a shorter serial row chain per column. The target (columns) streams
 // through: at step s lane t works on column j = s - t, receiving the row above (H - go and
 // F at column j) from lane t-1 by one rotating shuffle. Lane 0 reads the row above the
 // stripe from a single global row buffer (the "bus", n entries of (H - go, F)); lane 31's
@@ -15,7 +17,7 @@
 // Scores: int32 (DPX __viaddmax_s32 and friends). The substitution score plus gap_open,
 // S(q_i, c) + go, sits in shared memory as a per-warp query profile, W bytes per row
 // (W = 1 or 2), prof[c][v][lane] as int4: a lane loads its R scores for column letter c by
-// R*W/16 conflict-free LDS.128 and sign-extends each by one PRMT.
+// NV = ceil(R*W/16) conflict-free LDS.128 and sign-extends each by one PRMT.
 //
 // Modes (MODE template argument):
 //   0 local      relu, row 0 and column 0 are 0, best cell tracked (tie rule)
@@ -43,9 +45,12 @@
 #define LONG_PUBLISH 128          // columns between progress updates (multiple of 32)
 #endif
 
-template <int W>
-__device__ __forceinline__ int long_score(const int4 (&pv)[W * 2], int r) {
-    // R = 32 rows of W bytes per lane -> 2*W int4; row r lives in word r*W/4.
+// int4 words of one lane's slice of a profile row: R rows of W bytes, padded to 16 bytes
+template <int W, int R> struct LongProf { static constexpr int NV = (R * W + 15) / 16; };
+
+template <int W, int R>
+__device__ __forceinline__ int long_score(const int4 (&pv)[LongProf<W, R>::NV], int r) {
+    // row r of the lane's R rows lives in byte r*W of its NV int4 words.
     const int byte = r * W;
     const int word = byte >> 2;
     const int4 v = pv[word >> 2];
@@ -79,13 +84,13 @@ __device__ __forceinline__ int long_wait(const int* progress, int known, int nee
     return known;
 }
 
-template <int MODE, int W, bool PARTIAL>
+template <int MODE, int W, int R, bool PARTIAL>
 __device__ __forceinline__ void long_stripe(
         const unsigned char* __restrict__ t, int n, const int4* __restrict__ prof, int lane, int nvalid,
         long long row0, int go, int ge, int first_open, int corner, int2* __restrict__ bus,
         int2* __restrict__ keep, const int* __restrict__ prev_progress, int* __restrict__ progress,
         int& best, int& bi, int& bj) {
-    constexpr int R = 32;
+    constexpr int NV = LongProf<W, R>::NV;
     constexpr bool RELU = MODE == 0;
     constexpr bool TRACK = MODE == 0 || MODE == 3;
     int hg[R], e[R];
@@ -130,16 +135,16 @@ __device__ __forceinline__ void long_stripe(
             int cmax = LONG_NEG;
             bool better = false;
             if ((unsigned)j < (unsigned)n) {
-                int4 pv[2 * W];
+                int4 pv[NV];
 #pragma unroll
-                for (int v = 0; v < 2 * W; ++v) pv[v] = prof[(ch * 2 * W + v) * 32 + lane];
+                for (int v = 0; v < NV; ++v) pv[v] = prof[(ch * NV + v) * 32 + lane];
                 int d = updiag;
                 updiag = up_h;
                 int hu = up_h, fu = up_f;
                 int hprev = LONG_NEG;
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
-                    const int sc = long_score<W>(pv, r);
+                    const int sc = long_score<W, R>(pv, r);
                     const int en = __viaddmax_s32(e[r], nge, hg[r]);
                     const int fn = __viaddmax_s32(fu, nge, hu);
                     int h = RELU ? __viaddmax_s32_relu(d, sc, en) : __viaddmax_s32(d, sc, en);
@@ -209,16 +214,16 @@ __device__ __forceinline__ void long_stripe(
     }
 }
 
-template <int MODE, int W>
+template <int MODE, int W, int R>
 __global__ void __launch_bounds__(128) long_pass(
         const unsigned char* __restrict__ q, long long m, const unsigned char* __restrict__ t, int n,
         const int* __restrict__ smat, int K, int go, int ge, int first_open, int corner,
         int2* __restrict__ bus, int* __restrict__ progress, int* __restrict__ ticket,
         int* __restrict__ res, int nstripes, int2* __restrict__ saved, int save_every) {
-    constexpr int R = 32;
+    constexpr int NV = LongProf<W, R>::NV;
     extern __shared__ int4 long_smem[];
     const int lane = threadIdx.x & 31;
-    int4* prof = long_smem + (threadIdx.x >> 5) * K * 2 * W * 32;
+    int4* prof = long_smem + (threadIdx.x >> 5) * K * NV * 32;
     for (;;) {
         int k = 0;
         if (lane == 0) k = atomicAdd(ticket, 1);
@@ -233,31 +238,31 @@ __global__ void __launch_bounds__(128) long_pass(
         for (int r = 0; r < R; ++r) qc[r] = r < nvalid ? q[row0 + r] : -1;
         __syncwarp();
         for (int c = 0; c < K; ++c) {
-            unsigned words[R * W / 4];
+            unsigned words[4 * NV];
 #pragma unroll
-            for (int w = 0; w < R * W / 4; ++w) words[w] = 0;
+            for (int w = 0; w < 4 * NV; ++w) words[w] = 0;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 const int v = qc[r] >= 0 ? smat[qc[r] * K + c] : 0;
                 words[(r * W) >> 2] |= ((unsigned)v & (W == 1 ? 0xffu : 0xffffu)) << (8 * ((r * W) & 3));
             }
 #pragma unroll
-            for (int v = 0; v < 2 * W; ++v)
-                prof[(c * 2 * W + v) * 32 + lane] = make_int4((int)words[4 * v], (int)words[4 * v + 1],
+            for (int v = 0; v < NV; ++v)
+                prof[(c * NV + v) * 32 + lane] = make_int4((int)words[4 * v], (int)words[4 * v + 1],
                                                              (int)words[4 * v + 2], (int)words[4 * v + 3]);
         }
         __syncwarp();
         int best = 0, bi = 0, bj = 0;
         const int* prev = k > 0 ? progress + (k - 1) : nullptr;
-        // special rows: the bottom row of every save_every-th stripe (DP row (k+1)*1024) is
+        // special rows: the bottom row of every save_every-th stripe (DP row (k+1)*32*R) is
         // kept in saved[(k+1)/save_every - 1] (the staged traceback's forward rows)
         int2* keep = save_every > 0 && (k + 1) % save_every == 0 && k + 1 < nstripes
                    ? saved + (long long)((k + 1) / save_every - 1) * n : nullptr;
         if (k == nstripes - 1 && m % (32 * R) != 0)
-            long_stripe<MODE, W, true>(t, n, prof, lane, nvalid, row0, go, ge, first_open, corner, bus,
+            long_stripe<MODE, W, R, true>(t, n, prof, lane, nvalid, row0, go, ge, first_open, corner, bus,
                                     keep, prev, progress + k, best, bi, bj);
         else
-            long_stripe<MODE, W, false>(t, n, prof, lane, nvalid, row0, go, ge, first_open, corner, bus,
+            long_stripe<MODE, W, R, false>(t, n, prof, lane, nvalid, row0, go, ge, first_open, corner, bus,
                                      keep, prev, progress + k, best, bi, bj);
         // reduce the lanes by the tie rule: larger score, then smaller column, then smaller row
 #pragma unroll

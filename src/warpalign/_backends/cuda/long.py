@@ -46,6 +46,7 @@ instructions for global/semiglobal (96 VIADDMNMX, 32 VIMNMX, 32 PRMT, 37 VIADD, 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import time
@@ -56,7 +57,13 @@ from ..cpu.pairwise import GLOBAL, LOCAL, SEMIGLOBAL
 from .loader import get_module, require_cupy
 
 _FILE = "long.cu"
-ROWS = 1024                      # query rows per stripe (32 lanes x R = 32), as in long.cu
+ROWS = 1024                      # query rows per stripe of the score pass (32 lanes x R = 32)
+#: Rows per lane (long.cu's R) a pass may take: a stripe is 32 R rows. Passes with few
+#: stripes (the staged traceback's strips, Myers–Miller halves) take a smaller R, so more
+#: warps share the pass and each warp's serial chain of R rows per column is shorter.
+LANE_ROWS = (32, 16, 8, 4)
+#: Stripes of 1,024 rows per SM from which a pass keeps R = 32 (:meth:`LongPair.lane_rows`).
+MANY_STRIPES = 8
 NEG = -(1 << 30)                 # long.cu's LONG_NEG
 #: Values must stay inside +-2^29 so that NEG - penalties never wraps (as score_end's int32).
 VALUE_LIMIT = 1 << 29
@@ -125,35 +132,55 @@ class LongPair:
         self.min_cells = MIN_CELLS
         self.staged = STAGED
         self.stage_rows = STAGE_ROWS
-        per_warp = self.K * self.width * 1024
-        self.warps_per_block = max(1, min(_MAX_WARPS_PER_BLOCK, _SMEM_BLOCK // per_warp))
+        #: rows per lane of every pass (one of LANE_ROWS); None: :meth:`lane_rows` decides
+        self.fixed_lane_rows: int | None = None
+        per_warp = self._profile_bytes(32)
         if per_warp > _SMEM_BLOCK:
             raise ValueError(f"alphabet of {self.K} symbols: the query profile needs {per_warp} "
                              f"bytes of shared memory per warp (at most {_SMEM_BLOCK})")
-        self._capacity: dict[int, int] = {}
+        self._capacity: dict[tuple[int, int], int] = {}
+        self._sms = int(self.cp.cuda.Device().attributes["MultiProcessorCount"])
+
+    def _profile_bytes(self, r: int) -> int:
+        """Shared memory of one warp's query profile at r rows per lane (long.cu's NV int4
+        words per lane and letter)."""
+        return self.K * (-(-r * self.width // 16)) * 16 * 32
+
+    def _warps_per_block(self, r: int) -> int:
+        return max(1, min(_MAX_WARPS_PER_BLOCK, _SMEM_BLOCK // self._profile_bytes(r)))
+
+    def lane_rows(self, m: int) -> int:
+        """Rows per lane for a pass of m query rows: 32 while the pass has at least
+        :data:`MANY_STRIPES` stripes per SM (the whole pair), else 16. Measured on an H200
+        (.carry/longr.py, affine 5/-3/8/1, E. coli letters): a strip of 16,384 x 43,000 takes
+        20.1 / 16.5 / 16.3 / 17.8 ms at R = 32 / 16 / 8 / 4, 8,192 x 16,384 7.9 / 6.6 / 6.7 /
+        7.6 ms, 16,384 x 16,384 8.5 / 7.6 / 8.4 / 10.8 ms; the 1 M x 1 M slice 1.41 / 1.07 /
+        1.31 s at R = 32 / 16 / 8. Per column a step pays shuffles and a profile load
+        whatever R is, so R = 4 gains warps but loses per cell."""
+        if self.fixed_lane_rows is not None:
+            return self.fixed_lane_rows
+        return 32 if -(-m // ROWS) >= MANY_STRIPES * self._sms else 16
 
     # ------------------------------------------------------------------ kernel
-    def _function(self, mode: int):
-        name = f"long_pass<{mode}, {self.width}>"
+    def _function(self, mode: int, r: int):
+        name = f"long_pass<{mode}, {self.width}, {r}>"
         return get_module(_FILE, (name,)).get_function(name)
 
-    def _resident_warps(self, mode: int, func) -> int:
-        if mode not in self._capacity:
-            cp = self.cp
-            dev = cp.cuda.Device()
-            sms = int(dev.attributes["MultiProcessorCount"])
-            threads = 32 * self.warps_per_block
-            smem = self.K * self.width * 1024 * self.warps_per_block
+    def _resident_warps(self, mode: int, r: int, func) -> int:
+        if (mode, r) not in self._capacity:
+            per_block = self._warps_per_block(r)
+            threads = 32 * per_block
+            smem = self._profile_bytes(r) * per_block
             try:
-                blocks = int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                blocks = int(self.cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
                     func.ptr, threads, smem))
             except (AttributeError, TypeError, RuntimeError):  # no occupancy call: assume 160 regs
                 blocks = min(65536 // (160 * threads), (227 * 1024) // max(smem, 1), 32)
-            self._capacity[mode] = max(1, blocks) * self.warps_per_block * sms
-        return self._capacity[mode]
+            self._capacity[mode, r] = max(1, blocks) * per_block * self._sms
+        return self._capacity[mode, r]
 
     def launch(self, qd, td, mode: int, first_open: int | None = None, *, corner: int = 0,
-               bus=None, saved=None, save_every: int = 0):
+               bus=None, saved=None, save_every: int = 0, lane_rows: int | None = None):
         """Start one pass over device segments qd (rows) x td (columns), both non-empty, on
         the current stream. Returns device arrays (last row: (n, 2) int32 of (H - gap_open,
         F) for columns 1..n; per-stripe (score, row, column): (stripes, 3) int32).
@@ -161,12 +188,16 @@ class LongPair:
         ``bus`` (optional, (n, 2) int32 on the device, overwritten): row 0 as (H - gap_open,
         F) instead of the mode's own; ``corner``: H(0, 0). ``saved`` with ``save_every``:
         keep the bottom row of every ``save_every``-th stripe (DP rows ``k * save_every *
-        ROWS``) in ``saved[k - 1]`` (the staged traceback's special rows)."""
+        ROWS``) in ``saved[k - 1]`` (the staged traceback's special rows; stripes of ROWS
+        rows). ``lane_rows``: long.cu's R (default :meth:`lane_rows`)."""
         cp = self.cp
         m, n = int(qd.size), int(td.size)
         go, ge = self.go, self.ge
         fo = go if first_open is None else int(first_open)
-        func = self._function(mode)
+        r = 32 if save_every > 0 else self.lane_rows(m) if lane_rows is None else int(lane_rows)
+        if r not in LANE_ROWS:
+            raise ValueError(f"invalid lane_rows: {r!r}; expected one of {LANE_ROWS}")
+        func = self._function(mode, r)
         if bus is None:
             bus = cp.empty((n, 2), dtype=cp.int32)
             if mode in (MODE_LOCAL, MODE_SEMIGLOBAL):
@@ -174,18 +205,19 @@ class LongPair:
             else:
                 bus[:, 0] = -(go + cp.arange(n, dtype=cp.int32) * ge) - go
             bus[:, 1] = NEG
-        stripes = -(-m // ROWS)
-        capacity = self._resident_warps(mode, func)
+        stripes = -(-m // (32 * r))
+        capacity = self._resident_warps(mode, r, func)
         rounds = -(-stripes // capacity)
         warps = -(-stripes // rounds)
-        blocks = -(-warps // self.warps_per_block)
+        per_block = self._warps_per_block(r)
+        blocks = -(-warps // per_block)
         progress = cp.zeros(stripes, dtype=cp.int32)
         ticket = cp.zeros(1, dtype=cp.int32)
         res = cp.zeros((stripes, 3), dtype=cp.int32)
-        smem = self.K * self.width * 1024 * self.warps_per_block
+        smem = self._profile_bytes(r) * per_block
         if saved is None:
             saved, save_every = bus, 0
-        func((blocks,), (32 * self.warps_per_block,),
+        func((blocks,), (32 * per_block,),
              (qd, np.int64(m), td, np.int32(n), self.smat, np.int32(self.K), np.int32(go),
               np.int32(ge), np.int32(fo), np.int32(corner), bus, progress, ticket, res,
               np.int32(stripes), saved, np.int32(save_every)),
@@ -517,6 +549,8 @@ class Staged:
     def __init__(self, engine):
         self.e = engine
         self.seconds = {"stage1": 0.0, "stage2": 0.0, "stage2b": 0.0, "stage3": 0.0}
+        #: of which in GPU passes (wall time around launch and copies, ``STATS["seconds"]``)
+        self.gpu_seconds = dict.fromkeys(self.seconds, 0.0)
         self.cells = {"stage2": 0, "stage2b": 0}
         self.strips = 0
         self.points: list = []          # crosspoints (row, column, inside a vertical gap)
@@ -526,18 +560,14 @@ class Staged:
 
         e = self.e
         go, ge = e.go, e.ge
-        t0 = time.perf_counter()
-        s, qe, te = e.forward_pass(algorithm)
-        self.seconds["stage1"] = time.perf_counter() - t0
+        with self._stage("stage1"):
+            s, qe, te = e.forward_pass(algorithm)
         if algorithm == LOCAL and s == 0:
             return 0, 0, 0, 0, 0, np.empty(0, np.uint8)
-        t0 = time.perf_counter()
-        qs, ts, crossing_rows = self._upwards(algorithm, s, qe, te)
-        self.seconds["stage2"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        points = self._downwards(s, qs, ts, qe, crossing_rows)
-        self.seconds["stage2b"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
+        with self._stage("stage2"):
+            qs, ts, crossing_rows = self._upwards(algorithm, s, qe, te)
+        with self._stage("stage2b"):
+            points = self._downwards(s, qs, ts, qe, crossing_rows)
         items = []
         points.append((qe, te, False))
         for (ra, ca, ga), (rb, cb, gb) in itertools.pairwise(points):
@@ -545,13 +575,22 @@ class Staged:
             if gb:
                 items.append(("ops", np.full(2, OP_I, np.uint8)))
         self.points = points
-        _, ops = e.path_items(items, max_full_cells)
-        self.seconds["stage3"] = time.perf_counter() - t0
+        with self._stage("stage3"):
+            _, ops = e.path_items(items, max_full_cells)
         check, i, j = _path_score(ops, e.q_host, qs, e.t_host, ts, e.scoring.matrix, go, ge)
         if (int(check), int(i), int(j)) != (s, qe, te):
             raise TracebackError(f"internal error: the staged path scores {int(check)} and ends at "
                                  f"({int(i)}, {int(j)}); the score pass says {s} at ({qe}, {te})")
         return s, qs, qe, ts, te, ops
+
+    @contextlib.contextmanager
+    def _stage(self, name: str):
+        t0, g0 = time.perf_counter(), STATS["seconds"]
+        try:
+            yield
+        finally:
+            self.seconds[name] += time.perf_counter() - t0
+            self.gpu_seconds[name] += STATS["seconds"] - g0
 
     def _upwards(self, algorithm: int, s: int, qe: int, te: int):
         """Stage 2: (query start, target start, {special row: (lo, masked H, masked F)})."""
