@@ -117,12 +117,14 @@ def test_window_ends_equal_score_end(gpu, m):
     lo = rng.integers(0, 8_000, 25)
     length = np.minimum(rng.integers(0, 1_500, 25), len(ref) - lo)
     length[:2] = (0, 1)
-    cells, flagged, _ = gpu.window_ends(dev, q, s, lo, length)
-    assert len(flagged) == 0
-    for k in range(len(lo)):
-        want = score_end(q, ref[lo[k]:lo[k] + length[k]], s.matrix, s.gap_open, s.gap_extend,
-                         LOCAL)
-        assert tuple(cells[k]) == tuple(int(v) for v in want), (k, lo[k], length[k])
+    for rows in (None, 8, 16):   # the scores kernel's plan, and either forced (ENDS_ROWS)
+        query = gpu.DeviceQuery(q, s, rows)
+        cells, flagged, _ = gpu.window_ends(dev, q, s, lo, length, query=query)
+        assert len(flagged) == 0
+        for k in range(len(lo)):
+            want = score_end(q, ref[lo[k]:lo[k] + length[k]], s.matrix, s.gap_open, s.gap_extend,
+                             LOCAL)
+            assert tuple(cells[k]) == tuple(int(v) for v in want), (rows, k, lo[k], length[k])
 
 
 @pytest.mark.parametrize("m", [33, 128, 256, 700])

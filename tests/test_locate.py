@@ -575,8 +575,10 @@ class FakeGpuWindows:
         codes = np.concatenate(records) if records else np.zeros(0, np.uint8)
         return SimpleNamespace(starts=starts, codes=codes)
 
+    ENDS_ROWS = 8
+
     @staticmethod
-    def DeviceQuery(q, scoring):   # the class it stands for
+    def DeviceQuery(q, scoring, rows=None):   # the class it stands for
         return None
 
     def _cells(self, ref, q, s, starts, lengths):
@@ -611,7 +613,7 @@ def test_gpu_path_ends_on_score_bounded_sub_windows(monkeypatch):
     loc = importlib.import_module("warpalign.locate")
     fake = FakeGpuWindows()
     for name in ("supports", "wanted_windows", "resident", "DeviceQuery", "window_cells",
-                 "window_ends"):
+                 "window_ends", "ENDS_ROWS"):
         monkeypatch.setattr(gpu_windows, name, getattr(fake, name))
     monkeypatch.setattr(loc, "get_backend", lambda backend: SimpleNamespace(name="cuda"))
     rng = np.random.default_rng(63)

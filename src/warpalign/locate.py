@@ -496,17 +496,21 @@ class _WindowScorer:
             return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
         span = self.span if score is None else _span(self.sq, len(self.q), self.scoring, score)
         width = sub_window(span)
-        sub = [(k, r, lo + a, lo + z) for k, (r, lo, hi) in enumerate(rows.tolist())
-               for a, z in window_bounds(hi - lo, width, span).tolist()]
+        parts = [np.zeros((0, 4), np.int64)]
+        for k, (r, lo, hi) in enumerate(rows.tolist()):
+            bounds = window_bounds(hi - lo, width, span)
+            part = np.empty((len(bounds), 4), np.int64)
+            part[:, 0], part[:, 1], part[:, 2:] = k, r, bounds + lo
+            parts.append(part)
+        sub = np.concatenate(parts)
         out = np.zeros((len(rows), 3), np.int64)
-        if not sub:
+        if not len(sub):
             return out
-        sub = np.array(sub, np.int64)
         ref = self._resident(records)
         cells, flagged, secs = self._gpu.window_ends(ref, self.q, self.scoring,
                                                      ref.starts[sub[:, 1]] + sub[:, 2],
                                                      sub[:, 3] - sub[:, 2],
-                                                     query=self._device_query(),
+                                                     query=self._device_query(ends=True),
                                                      keep_layout=False)
         self.kernel_seconds += secs
         if len(flagged):
@@ -520,10 +524,15 @@ class _WindowScorer:
         out[sub[first, 0]] = cells[first]
         return out
 
-    def _device_query(self):
-        if self._query is None:   # the query's profile, uploaded once per locate call
-            self._query = self._gpu.DeviceQuery(self.q, self.scoring)
-        return self._query
+    def _device_query(self, ends: bool = False):
+        """The query's profile on the device, uploaded once per locate call: one for the
+        scores kernel's plan, one for the ends launch (``windows.ENDS_ROWS`` rows per lane)."""
+        if self._query is None:
+            self._query = {}
+        if ends not in self._query:
+            rows = self._gpu.ENDS_ROWS if ends else None
+            self._query[ends] = self._gpu.DeviceQuery(self.q, self.scoring, rows)
+        return self._query[ends]
 
     def _resident(self, records: list[np.ndarray]):
         if self._ref is None or self._ref[0] is not records:   # one upload per locate call

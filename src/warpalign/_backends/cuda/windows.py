@@ -49,6 +49,10 @@ NARROW_LIMIT = 4000
 #: time on an H200, 33.5 M reference, one wave of windows: m = 128: R = 16 (G = 8) 3,442
 #: GCUPS vs R = 8 (G = 16) 3,320; m = 256: R = 16 (G = 16) 3,494 vs R = 8 (G = 32) 3,360.
 R8_MAX_QUERY = 64
+#: Rows per lane of the ends launch (``locate``'s sub-windows): a few hundred columns of a
+#: few dozen windows, so the launch is one wave whose time is its steps times the latency of
+#: a lane's row chain; R = 8 halves that chain against the scores kernel's R = 16.
+ENDS_ROWS = 8
 #: Resident references kept per process (least recently used dropped first).
 CACHE_SIZE = 2
 
@@ -65,10 +69,13 @@ def supports(scoring) -> bool:
     return biggest <= NARROW_LIMIT and (matrix.shape[0] + 1) * 512 * 2 <= 48 * 1024
 
 
-def plan(m: int) -> tuple[int, int, int]:
+def plan(m: int, rows: int | None = None) -> tuple[int, int, int]:
     """(rows per lane R, lanes per item G, bands) for a query of ``m`` symbols: G a power of
-    two in 8..32, bands of G*R rows (G*R*2 bytes, a multiple of 128, is a profile column)."""
-    r = 8 if m <= R8_MAX_QUERY else 16
+    two in 8..32, bands of G*R rows (G*R*2 bytes, a multiple of 128, is a profile column).
+    ``rows`` forces R (8 or 16; :data:`ENDS_ROWS` for the short ends launch)."""
+    r = (8 if m <= R8_MAX_QUERY else 16) if rows is None else rows
+    if r not in (8, 16):
+        raise ValueError(f"invalid rows per lane: {r!r}; expected 8 or 16")
     need = max(1, -(-m // r))
     g = 8
     while g < 32 and g < need:
@@ -168,15 +175,16 @@ def _upload(host: np.ndarray, stream):
 class DeviceQuery:
     """A query prepared for the windows kernel on the current device: its plan (R, G,
     bands), its profile uploaded once, the kernel constants. Made by :func:`_launch` per
-    call, or once by the caller (``locate`` scores and then resolves ends with one)."""
+    call, or once by the caller (``locate`` scores with one and resolves ends with another,
+    ``rows`` = :data:`ENDS_ROWS`)."""
 
-    def __init__(self, q: np.ndarray, scoring):
+    def __init__(self, q: np.ndarray, scoring, rows: int | None = None):
         cp = require_cupy("locate on the GPU")
         if not supports(scoring):
             raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
                              "more than 47 codes, do not fit the 16-bit windows kernel")
         self.m = len(q)
-        self.r, self.g, self.bands = plan(self.m)
+        self.r, self.g, self.bands = plan(self.m, rows)
         matrix = np.asarray(scoring.matrix)
         self.k = int(matrix.shape[0])
         self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
