@@ -655,17 +655,25 @@ class _Search:
 
     def _align(self, r: int, seg_lo: int, score: int, qe: int, te: int) -> Alignment:
         """The alignment ending at (qe, te) of record r, traced with the query's first qe
-        symbols on [te - span, te), span = :func:`span_bound` of them at this score."""
-        from .traceback import align_codes
+        symbols on [te - span, te), span = :func:`span_bound` of them at this score.
+
+        The score and end cell come from the exact scan; the segment's score pass is not
+        run again (:func:`~warpalign.traceback.align_from_end`). Checked instead: the
+        best alignment ending at (qe, te) inside the segment scores exactly ``score`` (the
+        whole reverse pass) and the path scores it and ends there; a disagreement is a bug
+        and raises, never a hit. That (qe, te) is the tie rule's end among equal cells is
+        the scan's word."""
+        from .traceback import TracebackError, align_from_end
         q = self.q[:qe]
         span = span_bound(q, self.scoring, score)
         lo = seg_lo if span is None else max(seg_lo, te - span)
-        aln = align_codes(q, self.records[r][lo:te], self.scoring, "local")
-        if (aln.score, aln.query_end, aln.target_end) != (score, qe, te - lo):
+        try:
+            aln = align_from_end(q, self.records[r][lo:te], self.scoring, score, qe, te - lo,
+                                 "local", check_end=True)
+        except TracebackError as exc:
             raise RuntimeError(  # a disagreement between engines is a bug, never a result
                 f"internal inconsistency in locate: the scan gave score {score} ending at "
-                f"({qe}, {te}); the traceback of [{lo}, {te}) gives {aln.score} ending at "
-                f"({aln.query_end}, {aln.target_end + lo})")
+                f"({qe}, {te}); the traceback of [{lo}, {te}) disagrees: {exc}") from None
         return dataclasses.replace(aln, target_start=aln.target_start + lo,
                                    target_end=aln.target_end + lo)
 

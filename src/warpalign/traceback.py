@@ -11,14 +11,24 @@ coordinates:
    (local) or anywhere on the last query row (semiglobal: the whole query is used).
    Among the cells whose value equals the score it takes the smallest reversed target
    extent, then the smallest reversed query extent: the shortest such alignment.
-   The pass goes column by column and stops at the first column that reaches the score.
+   The pass goes column by column and stops at the first column that reaches the score;
+   knowing the score, it computes only the cells that can still lead to it (pruned by
+   the most the remaining query rows can add; :func:`_anchored_start`).
 3. **Path.** A global affine-gap (Gotoh, three states) alignment of the segments
    ``q[qs:qe]`` and ``t[ts:te]``, whose optimum equals the score found in step 1
    (checked; a mismatch is an internal error). Small problems store one direction
-   byte per cell and trace back through the H, E and F states; large ones use the
-   Myers–Miller (1988) divide and conquer in linear space, splitting on the middle
-   query row (a vertical gap crossing it is charged one open, not two) and passing the
-   "starts/ends inside a vertical gap" boundary conditions down the recursion.
+   byte per cell and trace back through the H, E and F states, computing only the cells
+   an alignment of that score can pass (a band of diagonals, pruned row by row;
+   :func:`_full_traceback`); large ones use the Myers–Miller (1988) divide and conquer
+   in linear space, splitting on the middle query row (a vertical gap crossing it is
+   charged one open, not two) and passing the "starts/ends inside a vertical gap"
+   boundary conditions down the recursion.
+
+:func:`align_codes` runs the three steps; :func:`align_from_end` runs steps 2 and 3 for a
+caller that already has step 1's answer (``locate``'s exact scan of a long reference).
+The pruning never changes a result: every cell of an optimal path is computed exactly,
+every other value is that of some path (never above the true one), so each comparison
+that picks the start and the path comes out the same.
 
 Conventions as everywhere in warpalign: rows are query positions, columns target
 positions; a gap of length k costs ``gap_open + (k - 1) * gap_extend``. CIGAR ops are
@@ -36,6 +46,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -68,57 +79,164 @@ class TracebackError(RuntimeError):
 
 
 @nb.njit(nogil=True, cache=True)
-def _anchored_start(q, qe, t, te, matrix, gap_open, gap_extend, target, full_query):
+def _symbol_best(matrix, by_row):
+    """Most one symbol can add to an alignment: max(0, its best substitution score), for
+    each code as a row of ``matrix`` (query symbols) or as a column (target symbols)."""
+    size = matrix.shape[0]
+    best = np.zeros(size, np.int64)
+    for a in range(size):
+        for b in range(size):
+            best[a] = max(best[a], matrix[a, b] if by_row else matrix[b, a])
+    return best
+
+
+@nb.njit(nogil=True, cache=True)
+def _best_sum(codes, lo, hi, matrix, by_row):
+    """Most the symbols codes[lo:hi] can add to any alignment (:func:`_symbol_best`)."""
+    best = _symbol_best(matrix, by_row)
+    total = np.int64(0)
+    for k in range(lo, hi):
+        total += best[codes[k]]
+    return total
+
+
+@nb.njit(nogil=True, cache=True)
+def _gap_budget(best_sum, score, gap_open, gap_extend, most):
+    """Most gap symbols (I and D together) an alignment scoring ``score`` can hold.
+
+    Its aligned pairs add at most ``best_sum``, and G >= 1 gap symbols cost at least
+    ``gap_open + (G - 1) * gap_extend`` (``gap_extend <= gap_open``), so
+    ``G <= (best_sum - score - gap_open) // gap_extend + 1``; no gap fits when
+    ``best_sum - score < gap_open``. Capped at ``most`` (also when ``gap_extend`` is 0).
+    """
+    slack = best_sum - score
+    if slack < gap_open:
+        return 0
+    if gap_extend == 0:
+        return most
+    return min(most, (slack - gap_open) // gap_extend + 1)
+
+
+@nb.njit(nogil=True, cache=True)
+def _anchored_start(q, qe, t, te, matrix, gap_open, gap_extend, target, full_query, whole=False):
     """Reverse pass from the end cell (qe, te); returns (query extent, target extent).
 
     Runs Gotoh on A = q[:qe] reversed (rows) and B = t[:te] reversed (columns), anchored
     at A/B's origin (gaps there cost as usual), column by column. Returns the first cell
     (smallest column, then smallest row) whose value equals ``target``; with
-    ``full_query`` only the last row counts. (-1, -1) when no cell does. No anchored
-    alignment scores above the local/semiglobal optimum ``target``, so a column reaches
-    it exactly when its maximum does; the inner loop only tracks that maximum.
+    ``full_query`` only the last row counts. (-1, -1) when no cell does, or when one
+    exceeds it: ``target`` must be the local (semiglobal) optimum of q and t, which no
+    anchored alignment beats, so a column reaches it exactly when its maximum does.
+    The pass stops at that first column; with ``whole`` it runs on while any cell can
+    still reach ``target``, so that (-1, -1) also means that some alignment ending at
+    (qe, te) scores above ``target``.
+
+    Only cells that can lead to ``target`` are computed: rows i+1..m of A add at most
+    ``R(i)``, the sum of their best substitution scores, so a path through a cell of
+    value ``h < target - R(i)`` scores below ``target`` wherever it ends. Each column
+    keeps the rows lo..hi between its first and last cell above that bound; the next
+    column computes rows lo..hi+1 and the vertical gaps running on below, all else counts
+    as -inf. Every cell on a path scoring ``target`` or more passes the bound, so by
+    induction along the path it is computed exactly; any other value is that of some
+    path, never above the true one. Hence the cells equal to (above) ``target`` are the
+    same as without pruning, and the pass ends when a column keeps no row.
     """
     m = qe
     n = te
     go = np.int64(gap_open)
     ge = np.int64(gap_extend)
     neg = np.int64(-(1 << 60))
-    H = np.empty(m + 1, np.int64)   # column j-1, then column j
+    best = _symbol_best(matrix, True)
+    by_symbol = np.ascontiguousarray(matrix.T)   # by_symbol[c][x] = matrix[x, c]
+    qr = np.zeros(m + 1, np.uint8)               # qr[i] = A's row i = q[qe - i]
+    low = np.empty(m + 1, np.int64)              # low[i] = target - R(i)
+    low[m] = target
+    for i in range(m, 0, -1):
+        qr[i] = q[qe - i]
+        low[i - 1] = low[i] - best[qr[i]]
+    H = np.empty(m + 1, np.int64)   # column j-1, then column j (rows lo..hi)
     E = np.empty(m + 1, np.int64)   # horizontal-gap state per row, column j-1 then j
     H[0] = 0
     E[0] = neg
-    for i in range(1, m + 1):
-        H[i] = -(go + (i - 1) * ge)
+    lo = 0
+    hi = 0
+    for i in range(1, m + 1):       # column 0: one vertical gap from the origin
+        h = -(go + (i - 1) * ge)
+        if h < low[i]:
+            break
+        H[i] = h
         E[i] = neg
-    top = H[m] if full_query else np.int64(0)   # column 0: the origin's 0 is the column maximum
+        hi = i
+    if full_query:
+        top = H[m] if hi == m else neg
+    else:
+        top = np.int64(0)   # column 0: the origin's 0 is the column maximum
+    di = -1
+    dj = -1
     j = 0
     while True:
-        if top == target:
-            if full_query:
-                return m, j
-            for i in range(m + 1):
-                if H[i] == target:
-                    return i, j
+        if top >= target:
+            if top > target:
+                return -1, -1
+            if dj < 0:
+                if full_query:
+                    di = m
+                else:
+                    for i in range(lo, hi + 1):
+                        if H[i] == target:
+                            di = i
+                            break
+                dj = j
+                if not whole:
+                    return di, dj
         if j == n:
-            return -1, -1
-        c = t[te - 1 - j]
+            return di, dj
+        col = by_symbol[t[te - 1 - j]]
         j += 1
-        diag = H[0]
-        H[0] = -(go + (j - 1) * ge)
-        up = H[0]
-        f = neg
-        top = H[0]
-        for i in range(1, m + 1):
-            e = max(E[i] - ge, H[i] - go)
-            f = max(f - ge, up - go)
-            h = max(diag + matrix[q[qe - i], c], max(e, f))
-            diag = H[i]
-            H[i] = h
-            E[i] = e
-            up = h
+        if lo == 0:
+            diag = H[0]
+            H[0] = -(go + (j - 1) * ge)
+            up = H[0]
+            top = H[0]
+            first = 1
+        else:               # the cells above row lo, in both columns, count as -inf
+            diag = neg
+            up = neg
+            top = neg
+            first = lo
+        if hi < m:          # row hi+1 continues row hi diagonally; its left cell is -inf
+            hi += 1
+            H[hi] = neg
+            E[hi] = neg
+        f = max(neg - ge, up - go)
+        # the f chain alone carries the column: f(i+1) = max(f(i) - ge, x(i) - go) with
+        # x = max(diag + s, e), as h(i) - go = max(x(i), f(i)) - go and f(i) - go <= f(i) - ge
+        Hs = H[first:hi + 1]
+        Es = E[first:hi + 1]
+        rows = qr[first:hi + 1]
+        for k in range(hi + 1 - first):
+            e = max(Es[k] - ge, Hs[k] - go)
+            x = max(diag + col[rows[k]], e)
+            h = max(x, f)
+            diag = Hs[k]
+            Hs[k] = h
+            Es[k] = e
+            f = max(f - ge, x - go)
             top = max(top, h)
+        while hi < m and f >= low[hi + 1]:   # a vertical gap running on below row hi
+            hi += 1
+            H[hi] = f
+            E[hi] = neg
+            top = max(top, f)
+            f -= ge
+        while lo <= hi and H[lo] < low[lo]:
+            lo += 1
+        while hi >= lo and H[hi] < low[hi]:
+            hi -= 1
+        if lo > hi:         # no cell of this column leads to target: none further will
+            return di, dj
         if full_query:
-            top = H[m]
+            top = H[m] if hi == m else neg
 
 
 @nb.njit(nogil=True, cache=True)
@@ -184,63 +302,149 @@ def _last_row(q, q0, qstep, a, t, t0, tstep, b, matrix, gap_open, gap_extend, fi
 
 
 @nb.njit(nogil=True, cache=True)
-def _full_traceback(q, qlo, a, t, tlo, b, matrix, gap_open, gap_extend, start_in_gap, end_in_gap):
+def _full_traceback(q, qlo, a, t, tlo, b, matrix, gap_open, gap_extend, start_in_gap, end_in_gap,
+                    score=None):
     """Global Gotoh of q[qlo:qlo+a] vs t[tlo:tlo+b] with a direction byte per cell.
 
     ``start_in_gap``/``end_in_gap``: a vertical gap at the start/end continues one that is
     already open outside (its first position costs ``gap_extend``). Needs a, b >= 1.
     Returns (score, ops) with ops in alignment order (OP_M, OP_I, OP_D).
+
+    ``score``, when given (and neither end is in a gap), is the optimum, and only cells
+    an alignment of that score can pass are computed. (1) A band of diagonals: such a
+    path holds at most G = :func:`_gap_budget` gap symbols (its pairs add at most the best
+    scores of the segment's rows, of its columns, and ``max(matrix) * (a + b - G) / 2``),
+    so its offset k = row - column keeps ``|2k - (a - b)| <= G``. (2) Per row, the columns
+    between the first and last cell whose value h can still lead to ``score``:
+    ``h + min(rows after i, columns after j) - gap_extend * |(a - i) - (b - j)|``, the
+    most the rest of a path can add (best substitution scores; the offset still to cover
+    costs at least ``gap_extend`` a symbol), reaches it. The next row computes columns
+    lo..hi+1 and the horizontal gap running on right of them; all else counts as -inf.
+    Each cell of an optimal path passes both tests, so by induction along the path its
+    values are exact; any other value is that of some path, never above the true one. So
+    every comparison the traceback makes (is this candidate the maximum?) comes out as
+    without pruning: same path. A wrong ``score`` gives another score (-2**60 when the
+    pruned region loses the end cell), never a silent pass.
     """
     go = np.int64(gap_open)
     ge = np.int64(gap_extend)
     neg = np.int64(-(1 << 60))
     first_open = ge if start_in_gap else go
-    bits = np.zeros((a + 1, b + 1), np.uint8)
+    kmin = -b
+    kmax = a
+    prune = False
+    s = np.int64(0)
+    if score is not None and not start_in_gap and not end_in_gap:
+        prune = True
+        s = np.int64(score)
+        best = min(_best_sum(q, qlo, qlo + a, matrix, True), _best_sum(t, tlo, tlo + b, matrix, False))
+        band = _gap_budget(best, s, go, ge, a + b)
+        top = np.int64(matrix.max())
+        if top > 0:
+            band = min(band, max(0, (top * (a + b) - 2 * s - 2 * go + 2 * ge) // (top + 2 * ge)))
+        band = max(band, abs(a - b))
+        kmin = max(kmin, -((b - a + band) // 2))
+        kmax = min(kmax, (a - b + band) // 2)
+    # rq[i]: most rows i+1..a add; rt[j]: most columns j+1..b add (pruning only)
+    rq = np.zeros(a + 1, np.int64)
+    rt = np.zeros(b + 1, np.int64)
+    if prune:
+        qb = _symbol_best(matrix, True)
+        tb = _symbol_best(matrix, False)
+        for i in range(a, 0, -1):
+            rq[i - 1] = rq[i] + qb[q[qlo + i - 1]]
+        for j in range(b, 0, -1):
+            rt[j - 1] = rt[j] + tb[t[tlo + j - 1]]
+    width = kmax - kmin + 1
+    bits = np.empty((a + 1, width), np.uint8)
     H = np.empty(b + 1, np.int64)
     F = np.empty(b + 1, np.int64)
     H[0] = 0
     F[0] = neg
-    for j in range(1, b + 1):
+    lo = 0
+    hi = min(b, -kmin)
+    for j in range(1, hi + 1):
         H[j] = -(go + (j - 1) * ge)
         F[j] = neg
+    if prune:
+        while hi >= 0 and H[hi] < s - min(rq[0], rt[hi]) + abs(a - b + hi) * ge:
+            hi -= 1
+        if hi < 0:
+            return neg, np.empty(0, np.uint8)
     for i in range(1, a + 1):
         row = matrix[q[qlo + i - 1]]
-        diag = H[0]
-        H[0] = -(first_open + (i - 1) * ge)
-        left = H[0]
+        plo = lo
+        phi = hi
+        lo = max(plo, i - kmax)
+        hi = min(b, phi + 1, i - kmin)
+        if lo == 0:
+            diag = H[0]
+            H[0] = -(first_open + (i - 1) * ge)
+            left = H[0]
+            first = 1
+        elif lo > plo:          # clamped by the band: (i-1, lo-1) is in the previous interval
+            diag = H[lo - 1]
+            left = neg
+            first = lo
+        else:
+            diag = neg
+            left = neg
+            first = lo
+        if hi > phi:
+            H[hi] = neg
+            F[hi] = neg
         e = neg
-        for j in range(1, b + 1):
-            d = np.uint8(0)
-            e_open = left - go
+        x = left
+        Hs = H[first:hi + 1]
+        Fs = F[first:hi + 1]
+        cols = t[tlo + first - 1:tlo + hi]
+        out = bits[i, first - i + kmax:hi - i + kmax + 1]
+        for k in range(hi + 1 - first):
             e_ext = e - ge
-            if e_ext > e_open:
-                e = e_ext
-                d |= np.uint8(4)
-            else:
-                e = e_open
-            f_open = H[j] - go
-            f_ext = F[j] - ge
-            if f_ext > f_open:
-                f = f_ext
-                d |= np.uint8(8)
-            else:
-                f = f_open
-            h = diag + row[t[tlo + j - 1]]
-            if e > h:
-                h = e
-                d = (d & np.uint8(12)) | np.uint8(1)
-            if f > h:
-                h = f
-                d = (d & np.uint8(12)) | np.uint8(2)
-            bits[i, j] = d
-            diag = H[j]
-            H[j] = h
-            F[j] = f
+            d = 4 * (e_ext > left - go)
+            e = max(e_ext, x - go)
+            up = Hs[k]
+            f_open = up - go
+            f_ext = Fs[k] - ge
+            d += 8 * (f_ext > f_open)
+            f = max(f_ext, f_open)
+            s0 = diag + row[cols[k]]
+            x = max(s0, f)
+            h = max(x, e)
+            d += max(2 * (f > max(s0, e)), 1 * (e > s0))
+            out[k] = d
+            diag = up
+            Hs[k] = h
+            Fs[k] = f
             left = h
-    score = H[b]
-    state = 0           # 0: H, 1: E (horizontal gap, D), 2: F (vertical gap, I)
-    if end_in_gap and F[b] + go - ge > score:
-        score = F[b] + go - ge
+        if prune:
+            # a horizontal gap running on right of hi (nothing above or diagonal there)
+            last = min(b, i - kmin)
+            while hi < last:
+                e_ext = e - ge
+                e_next = max(e_ext, x - go)
+                j = hi + 1
+                if e_next < s - min(rq[i], rt[j]) + abs(a - i - b + j) * ge:
+                    break
+                hi = j
+                bits[i, j - i + kmax] = 4 * (e_ext > left - go) + 1
+                e = e_next
+                x = neg
+                H[j] = e
+                F[j] = neg
+                left = e
+            while lo <= hi and H[lo] < s - min(rq[i], rt[lo]) + abs(a - i - b + lo) * ge:
+                lo += 1
+            while hi >= lo and H[hi] < s - min(rq[i], rt[hi]) + abs(a - i - b + hi) * ge:
+                hi -= 1
+            if lo > hi:
+                return neg, np.empty(0, np.uint8)
+    score_out = H[b]
+    if prune and hi < b:
+        return neg, np.empty(0, np.uint8)
+    state = 0
+    if end_in_gap and F[b] + go - ge > score_out:
+        score_out = F[b] + go - ge
         state = 2
     ops = np.empty(a + b, np.uint8)
     k = 0
@@ -255,28 +459,32 @@ def _full_traceback(q, qlo, a, t, tlo, b, matrix, gap_open, gap_extend, start_in
             ops[k] = 1
             i -= 1
             k += 1
-        elif state == 0:
-            src = bits[i, j] & np.uint8(3)
-            if src == 0:
-                ops[k] = 0
-                i -= 1
-                j -= 1
-                k += 1
-            else:
-                state = src
-        elif state == 1:
-            ops[k] = 2
-            k += 1
-            if (bits[i, j] & np.uint8(4)) == 0:
-                state = 0
-            j -= 1
         else:
-            ops[k] = 1
-            k += 1
-            if (bits[i, j] & np.uint8(8)) == 0:
-                state = 0
-            i -= 1
-    return score, ops[:k][::-1].copy()
+            c = j - i + kmax
+            if c < 0 or c >= width:    # left the band: only with a wrong score
+                return neg, np.empty(0, np.uint8)
+            if state == 0:
+                src = bits[i, c] & np.uint8(3)
+                if src == 0:
+                    ops[k] = 0
+                    i -= 1
+                    j -= 1
+                    k += 1
+                else:
+                    state = src
+            elif state == 1:
+                ops[k] = 2
+                k += 1
+                if (bits[i, c] & np.uint8(4)) == 0:
+                    state = 0
+                j -= 1
+            else:
+                ops[k] = 1
+                k += 1
+                if (bits[i, c] & np.uint8(8)) == 0:
+                    state = 0
+                i -= 1
+    return score_out, ops[:k][::-1].copy()
 
 
 @nb.njit(nogil=True, cache=True)
@@ -332,8 +540,12 @@ class _Path:
             self.pieces.append(np.full(n, op, np.uint8))
         return 0 if n == 0 else -(open_cost + (n - 1) * self.ge)
 
-    def solve(self, qlo: int, qhi: int, tlo: int, thi: int, start_in_gap: bool, end_in_gap: bool) -> int:
-        """Append an optimal path of q[qlo:qhi] vs t[tlo:thi]; return its score."""
+    def solve(self, qlo: int, qhi: int, tlo: int, thi: int, start_in_gap: bool, end_in_gap: bool,
+              score: int | None = None) -> int:
+        """Append an optimal path of q[qlo:qhi] vs t[tlo:thi]; return its score.
+
+        ``score``: that optimum when the caller knows it (a full-matrix problem is then
+        computed on a band of diagonals; the path is the same)."""
         a, b = qhi - qlo, thi - tlo
         go, ge = self.go, self.ge
         if b == 0:  # one vertical gap, joined to an open one on either side if any
@@ -341,10 +553,10 @@ class _Path:
         if a == 0:
             return self._gap_only(OP_D, b, go)
         if a == 1 or (a + 1) * (b + 1) <= self.max_full_cells:
-            score, ops = _full_traceback(self.q, qlo, a, self.t, tlo, b, self.matrix, go, ge,
-                                         start_in_gap, end_in_gap)
+            best, ops = _full_traceback(self.q, qlo, a, self.t, tlo, b, self.matrix, go, ge,
+                                        start_in_gap, end_in_gap, score)
             self.pieces.append(ops)
-            return int(score)
+            return int(best)
         mid = a // 2
         hf, ff = np.empty(b + 1, np.int64), np.empty(b + 1, np.int64)
         hr, fr = np.empty(b + 1, np.int64), np.empty(b + 1, np.int64)
@@ -376,49 +588,152 @@ class _Path:
         return best
 
     def ops(self) -> np.ndarray:
+        if len(self.pieces) == 1:
+            return self.pieces[0]
         return np.concatenate(self.pieces) if self.pieces else np.empty(0, np.uint8)
 
 
 def global_path(q: np.ndarray, t: np.ndarray, scoring: Scoring, qlo: int, qhi: int, tlo: int, thi: int,
-                *, max_full_cells: int | None = None, engine=None) -> tuple[int, np.ndarray]:
+                *, max_full_cells: int | None = None, engine=None,
+                score: int | None = None) -> tuple[int, np.ndarray]:
     """Optimal global affine-gap path of q[qlo:qhi] vs t[tlo:thi]: (score, ops).
 
     ops is a uint8 array of OP_M / OP_I / OP_D in alignment order. Linear space when the
     segment has more than ``max_full_cells`` cells (default :data:`FULL_MATRIX_CELLS`).
     ``engine`` (optional, e.g. a GPU ``LongPair``) runs the half passes of large splits.
+    ``score``: the optimum, when known (from a score pass): a segment traced back from a
+    full matrix then computes only the cells an alignment of that score can pass
+    (:func:`_full_traceback`). Same path; with a wrong ``score`` the returned score
+    differs from it (callers compare).
     """
     limit = FULL_MATRIX_CELLS if max_full_cells is None else int(max_full_cells)
     if engine is not None and hasattr(engine, "path"):     # e.g. the GPU's level-parallel MM
-        score, ops = engine.path(qlo, qhi, tlo, thi, limit)
+        best, ops = engine.path(qlo, qhi, tlo, thi, limit)
     else:
         path = _Path(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, limit, engine)
-        score = path.solve(qlo, qhi, tlo, thi, False, False)
+        best = path.solve(qlo, qhi, tlo, thi, False, False, score)
         ops = path.ops()
     check, qend, tend = _path_score(ops, q, qlo, t, tlo, scoring.matrix, scoring.gap_open,
                                     scoring.gap_extend)
-    if (int(check), int(qend), int(tend)) != (score, qhi, thi):
+    if (int(check), int(qend), int(tend)) != (best, qhi, thi):
         raise TracebackError(f"internal error: the traced path scores {int(check)} and ends at "
-                             f"({int(qend)}, {int(tend)}); the DP says {score} at ({qhi}, {thi})")
-    return score, ops
+                             f"({int(qend)}, {int(tend)}); the DP says {best} at ({qhi}, {thi})")
+    return best, ops
 
 
 # --------------------------------------------------------------------------- public
 
 
+@nb.njit(nogil=True, cache=True)
+def _render(ops, q, qs, t, ts, symbols):
+    """One pass over a path from (qs, ts): the two aligned strings as bytes ('-' in gaps,
+    ``symbols[code]`` elsewhere) and the CIGAR runs (lengths, ops)."""
+    k = ops.shape[0]
+    qa = np.empty(k, np.uint8)
+    ta = np.empty(k, np.uint8)
+    lengths = np.empty(k, np.int64)
+    kinds = np.empty(k, np.uint8)
+    runs = 0
+    i = qs
+    j = ts
+    for p in range(k):
+        op = ops[p]
+        if op == 0:
+            qa[p] = symbols[q[i]]
+            ta[p] = symbols[t[j]]
+            i += 1
+            j += 1
+        elif op == 1:
+            qa[p] = symbols[q[i]]
+            ta[p] = 45   # "-"
+            i += 1
+        else:
+            qa[p] = 45
+            ta[p] = symbols[t[j]]
+            j += 1
+        if runs > 0 and kinds[runs - 1] == op:
+            lengths[runs - 1] += 1
+        else:
+            kinds[runs] = op
+            lengths[runs] = 1
+            runs += 1
+    return qa, ta, lengths[:runs], kinds[:runs]
+
+
+def _cigar(lengths: np.ndarray, kinds: np.ndarray) -> str:
+    return "".join(f"{n}{_OP_CHARS[op]}" for n, op in zip(lengths.tolist(), kinds.tolist()))
+
+
 def cigar_string(ops: np.ndarray) -> str:
     """Run-length CIGAR (M/I/D) of an ops array."""
+    ops = np.ascontiguousarray(ops, dtype=np.uint8)
     if ops.size == 0:
         return ""
     starts = np.flatnonzero(np.concatenate(([True], ops[1:] != ops[:-1])))
-    lengths = np.diff(np.append(starts, ops.size))
-    return "".join(f"{n}{_OP_CHARS[op]}" for n, op in zip(lengths.tolist(), ops[starts].tolist()))
+    return _cigar(np.diff(np.append(starts, ops.size)), ops[starts])
 
 
-def _aligned(codes: np.ndarray, ops: np.ndarray, gap_op: int, scoring: Scoring) -> str:
-    chars = np.frombuffer(scoring.alphabet.decode(codes).encode("latin-1"), dtype=np.uint8)
-    out = np.full(ops.size, ord("-"), dtype=np.uint8)
-    out[ops != gap_op] = chars
-    return out.tobytes().decode("latin-1")
+@functools.cache
+def _symbol_bytes(name: str, symbols: str) -> np.ndarray:
+    """The byte of each code's symbol (every byte for the "bytes" alphabet)."""
+    if name == "bytes":
+        return np.arange(256, dtype=np.uint8)
+    lut = np.zeros(256, np.uint8)   # codes past the alphabet never reach here (_codes)
+    lut[:len(symbols)] = np.frombuffer(symbols.encode("ascii"), dtype=np.uint8)
+    return lut
+
+
+def _codes(q: np.ndarray, t: np.ndarray, scoring: Scoring) -> tuple[np.ndarray, np.ndarray]:
+    q = np.ascontiguousarray(q, dtype=np.uint8)
+    t = np.ascontiguousarray(t, dtype=np.uint8)
+    size = scoring.matrix.shape[0]
+    for name, codes in (("query", q), ("target", t)):
+        if codes.size and int(codes.max()) >= size:
+            raise ValueError(f"{name} code {int(codes.max())} is outside the {scoring.alphabet.name} "
+                             f"alphabet ({size} codes)")
+    return q, t
+
+
+def _algorithm_code(algorithm: str) -> int:
+    if algorithm not in ALGORITHM_CODES:
+        raise ValueError(f"invalid algorithm: {algorithm!r}; expected one of {sorted(ALGORITHM_CODES)}")
+    return ALGORITHM_CODES[algorithm]
+
+
+def _alignment(q, t, scoring, algorithm, score, qs, qe, ts, te, ops) -> Alignment:
+    if ALGORITHM_CODES[algorithm] == LOCAL and score == 0:
+        return Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
+                         cigar="", query_aligned="", target_aligned="", algorithm=algorithm)
+    alphabet = scoring.alphabet
+    qa, ta, lengths, kinds = _render(ops, q, qs, t, ts, _symbol_bytes(alphabet.name, alphabet.symbols))
+    return Alignment(score=score, query_start=qs, query_end=qe, target_start=ts, target_end=te,
+                     cigar=_cigar(lengths, kinds), query_aligned=qa.tobytes().decode("latin-1"),
+                     target_aligned=ta.tobytes().decode("latin-1"), algorithm=algorithm)
+
+
+def _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, whole) -> Alignment:
+    """Steps 2 and 3 (module docstring) for validated codes and a score pass's result."""
+    code = ALGORITHM_CODES[algorithm]
+    if code == LOCAL and score == 0:
+        return _alignment(q, t, scoring, algorithm, 0, 0, 0, 0, 0, None)
+    if code == GLOBAL:
+        di, dj = qe, te
+    elif engine is not None and not whole:
+        di, dj = engine.anchored_start(qe, te, score, code == SEMIGLOBAL)
+    else:
+        di, dj = (int(v) for v in _anchored_start(q, qe, t, te, scoring.matrix, scoring.gap_open,
+                                                  scoring.gap_extend, score, code == SEMIGLOBAL,
+                                                  whole))
+    if di < 0:
+        raise TracebackError(f"internal error: the reverse pass from ({qe}, {te}) does not end at "
+                             f"score {score}: no alignment ending there reaches it, or one beats it")
+    qs, ts = qe - di, te - dj
+    path_score, ops = global_path(q, t, scoring, qs, qe, ts, te, max_full_cells=max_full_cells,
+                                  engine=engine, score=score)
+    if path_score != score:
+        raise TracebackError(f"internal error: the {algorithm} score is {score} but the global "
+                             f"alignment of q[{qs}:{qe}] and t[{ts}:{te}] scores {path_score}")
+    return _alignment(q, t, scoring, algorithm, score, qs, qe, ts, te, ops)
 
 
 def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str = "local", *,
@@ -451,58 +766,75 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str =
         >>> a.score, a.query_start, a.query_end, a.target_start, a.target_end, a.cigar
         (8, 1, 5, 2, 6, '4M')
     """
-    if algorithm not in ALGORITHM_CODES:
-        raise ValueError(f"invalid algorithm: {algorithm!r}; expected one of {sorted(ALGORITHM_CODES)}")
-    q = np.ascontiguousarray(q, dtype=np.uint8)
-    t = np.ascontiguousarray(t, dtype=np.uint8)
-    size = scoring.matrix.shape[0]
-    for name, codes in (("query", q), ("target", t)):
-        if codes.size and int(codes.max()) >= size:
-            raise ValueError(f"{name} code {int(codes.max())} is outside the {scoring.alphabet.name} "
-                             f"alphabet ({size} codes)")
-    matrix, go, ge = scoring.matrix, scoring.gap_open, scoring.gap_extend
+    code = _algorithm_code(algorithm)
+    q, t = _codes(q, t, scoring)
     m, n = q.size, t.size
-    code = ALGORITHM_CODES[algorithm]
     if engine is not None and getattr(engine, "staged", False) and m and n:
         # the GPU's staged traceback (cuda/long.py Staged): score pass with special rows,
         # then strips between them; its path is checked against the score inside
         limit = FULL_MATRIX_CELLS if max_full_cells is None else int(max_full_cells)
         s, qs, qe, ts, te, ops = engine.full_alignment(code, limit)
-        if code == LOCAL and s == 0:
-            return Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
-                             cigar="", query_aligned="", target_aligned="", algorithm=algorithm)
-        return Alignment(score=s, query_start=qs, query_end=qe, target_start=ts, target_end=te,
-                         cigar=cigar_string(ops),
-                         query_aligned=_aligned(q[qs:qe], ops, OP_D, scoring),
-                         target_aligned=_aligned(t[ts:te], ops, OP_I, scoring),
-                         algorithm=algorithm)
+        return _alignment(q, t, scoring, algorithm, s, qs, qe, ts, te, ops)
     if code == GLOBAL:
-        qs, qe, ts, te = 0, m, 0, n
-        expected = None
+        score, ops = global_path(q, t, scoring, 0, m, 0, n, max_full_cells=max_full_cells,
+                                 engine=engine)
+        return _alignment(q, t, scoring, algorithm, score, 0, m, 0, n, ops)
+    if engine is not None:
+        s, qe, te = engine.score_end(code)
     else:
-        if engine is not None:
-            s, qe, te = engine.score_end(code)
-        else:
-            s, qe, te = (int(v) for v in score_end(q, t, matrix, go, ge, code))
-        if code == LOCAL and s == 0:
-            return Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
-                             cigar="", query_aligned="", target_aligned="", algorithm=algorithm)
-        if engine is not None:
-            di, dj = engine.anchored_start(qe, te, s, code == SEMIGLOBAL)
-        else:
-            di, dj = (int(v) for v in _anchored_start(q, qe, t, te, matrix, go, ge, s, code == SEMIGLOBAL))
-        if di < 0:
-            raise TracebackError(f"internal error: the reverse pass from ({qe}, {te}) does not "
-                                 f"reach score {s}")
-        qs, ts = qe - di, te - dj
-        expected = s
-    score, ops = global_path(q, t, scoring, qs, qe, ts, te, max_full_cells=max_full_cells,
-                             engine=engine)
-    if expected is not None and score != expected:
-        raise TracebackError(f"internal error: the {algorithm} score is {expected} but the global "
-                             f"alignment of q[{qs}:{qe}] and t[{ts}:{te}] scores {score}")
-    return Alignment(score=score, query_start=qs, query_end=qe, target_start=ts, target_end=te,
-                     cigar=cigar_string(ops),
-                     query_aligned=_aligned(q[qs:qe], ops, OP_D, scoring),
-                     target_aligned=_aligned(t[ts:te], ops, OP_I, scoring),
-                     algorithm=algorithm)
+        s, qe, te = (int(v) for v in score_end(q, t, scoring.matrix, scoring.gap_open,
+                                                scoring.gap_extend, code))
+    return _from_end(q, t, scoring, algorithm, s, qe, te, max_full_cells, engine, False)
+
+
+def align_from_end(q: np.ndarray, t: np.ndarray, scoring: Scoring, score: int, query_end: int,
+                   target_end: int, algorithm: str = "local", *, max_full_cells: int | None = None,
+                   engine=None, check_end: bool = False) -> Alignment:
+    """The alignment :func:`align_codes` returns, given the score and end cell it would find.
+
+    For callers that already ran the score pass (step 1 of the module docstring), e.g. an
+    exact scan of a long reference (``locate``): only the reverse pass to the start and
+    the path remain. ``(score, query_end, target_end)`` must be what
+    :func:`~warpalign._backends.cpu.pairwise.score_end` gives for q, t and ``algorithm``
+    (DESIGN.md's tie rule); the result is then exactly :func:`align_codes`'s.
+
+    Checked (:class:`TracebackError` otherwise): some alignment ending at the end cell
+    scores ``score``, none found on the way to its start scores more, and the path scores
+    ``score`` and ends at the end cell. With ``check_end`` the reverse pass runs on to
+    t's start (on the CPU, a band of ``query_end`` rows at most), which proves that no
+    alignment ending at the end cell scores more than ``score``. Never checked: that
+    the tie rule picks this end cell among equal-scoring ones (that takes the score pass).
+
+    Args:
+        q: query codes (uint8, in ``scoring.alphabet``).
+        t: target codes.
+        scoring: substitution matrix and gap penalties.
+        score: the best score.
+        query_end: its end in q (``len(q)`` for "semiglobal" and "global").
+        target_end: its end in t (``len(t)`` for "global").
+        algorithm: "local", "global" or "semiglobal".
+        max_full_cells: as for :func:`align_codes`.
+        engine: as for :func:`align_codes` (``anchored_start``, ``path`` or ``halves``).
+        check_end: run the reverse pass over all of t[:target_end] (see above).
+
+    Returns:
+        An :class:`~warpalign.results.Alignment`; a local alignment of score 0 is empty.
+
+    Example:
+        >>> from warpalign.scoring import Scoring
+        >>> s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+        >>> a = align_from_end(s.encode("TACTG"), s.encode("GAACTGA"), s, 8, 5, 6)
+        >>> a.query_start, a.target_start, a.cigar
+        (1, 2, '4M')
+    """
+    code = _algorithm_code(algorithm)
+    q, t = _codes(q, t, scoring)
+    score, qe, te = int(score), int(query_end), int(target_end)
+    m, n = q.size, t.size
+    if not (0 <= qe <= m and 0 <= te <= n):
+        raise ValueError(f"end cell ({qe}, {te}) is outside the {m} x {n} matrix")
+    if (code == GLOBAL and (qe, te) != (m, n)) or (code == SEMIGLOBAL and qe != m):
+        raise ValueError(f"a {algorithm} alignment of a {m} x {n} matrix cannot end at ({qe}, {te})")
+    if code == LOCAL and score < 0:
+        raise ValueError(f"a local score is never negative, got {score}")
+    return _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, check_end)
