@@ -68,8 +68,9 @@ sub-windows never overstate the window, and the best sub-window cell by the tie 
 the window's. The sub-windows are scored with ends (``windows.cu``'s per-step tracking) in
 one short launch. With ``mode="score"`` the last hit needs no end at all.
 
-**The alignment (``mode="full"``).** With the end (i*, j*) known, :func:`align_codes`
-runs with the query's first i* symbols on the reference segment ``[max(lo, j* − s), j*)``
+**The alignment (``mode="full"``).** With the end (i*, j*) known,
+:func:`~warpalign.traceback.align_from_end` (the reverse pass to the start, then the path;
+no second score pass) runs with the query's first i* symbols on the reference segment ``[max(lo, j* − s), j*)``
 (lo: where the record, or the part of it still free, begins), where
 ``s = span_bound(query[:i*], scoring, S*)``: the span bound above with S* in place of 1
 and only the i* query symbols an alignment ending in row i* can use (278 instead of 507
@@ -77,7 +78,9 @@ for a 256-symbol query scoring 230 under paper 002's scoring). The segment conta
 alignment ending at (i*, j*) that scores S* (each spans ≤ s symbols), never scores above
 S*, and any other cell of it with value S* lies in column j* (rows past i* are not in the
 problem), so the segment's best cell is (i*, j* − start) and its anchored reverse pass
-finds the same start as on the whole record. Both facts are checked on every hit.
+finds the same start as on the whole record. Checked on every hit: the best alignment
+ending at (i*, j* − start) in the segment scores exactly S* (the reverse pass runs over the
+whole segment) and the path scores S* and ends there.
 
 **Several hits (``top=N``).** Hit 1 is the best alignment above. Hit k is the best local
 alignment (same tie rule) whose reference interval ``[target_start, target_end)`` is
@@ -138,7 +141,7 @@ def query_score_bound(query: np.ndarray, scoring: Scoring) -> int:
     q = np.asarray(query, dtype=np.intp)
     if q.size == 0:
         return 0
-    return int(np.maximum(scoring.matrix[q].max(axis=1), 0).sum(dtype=np.int64))
+    return int(np.maximum(scoring.matrix.max(axis=1), 0)[q].sum(dtype=np.int64))
 
 
 def span_bound(query: np.ndarray, scoring: Scoring, score: int = 1) -> int | None:
