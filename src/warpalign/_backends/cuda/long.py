@@ -85,6 +85,12 @@ STAGED = True
 #: memory they may take (the spacing doubles until they fit).
 STAGE_ROWS = 1 << 14
 STAGE_MEMORY = 0.6
+#: Stage 3's leaves: segments of at most this many cells (and ``max_full_cells``) are traced
+#: from a direction matrix on CPU threads, larger ones split on the GPU. E. coli pair on an
+#: H200 (.carry/stage3.py, 16 host cores): stage 3 takes 4.37 s with 2^24-cell leaves, 3.60 s
+#: with 2^22 (GPU splits down to MIN_CELLS = 2^22), 3.86 / 4.01 s with smaller leaves and
+#: split floors (2^22 / 2^20, 2^20 / 2^18).
+STAGE3_LEAF_CELLS = 1 << 22
 WALL = 1 << 29                   # first_open that makes column 0 a wall (values below -2^29)
 
 
@@ -576,7 +582,7 @@ class Staged:
                 items.append(("ops", np.full(2, OP_I, np.uint8)))
         self.points = points
         with self._stage("stage3"):
-            _, ops = e.path_items(items, max_full_cells)
+            _, ops = e.path_items(items, min(max_full_cells, STAGE3_LEAF_CELLS))
         check, i, j = _path_score(ops, e.q_host, qs, e.t_host, ts, e.scoring.matrix, go, ge)
         if (int(check), int(i), int(j)) != (s, qe, te):
             raise TracebackError(f"internal error: the staged path scores {int(check)} and ends at "
