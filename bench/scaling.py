@@ -66,6 +66,8 @@ def main(argv=None) -> int:
     device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     _, queries = read_fasta(_find("standard_queries20.fasta"))
+    if args.queries > len(queries):
+        p.error(f"--queries {args.queries}: the standard query file holds {len(queries)}")
     queries = queries[: args.queries]
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
