@@ -37,8 +37,10 @@ K-12 W3110 x EC590 (4.65 M x 4.62 M, 2.1e13 cells) score and end in 13.7-14.5 s,
 **1,480-1,570 GCUPS**; a 1 M x 1 M slice 845 GCUPS (stripe-chain fill); paper 004's
 lengths 512-8,000: 0.4-9 GCUPS (one to eight stripes: too few warps; align() sends pairs
 under ``align.LONG_PAIR_CELLS`` to the search kernels). Full alignment of the E. coli
-pair: 60.5 s = 4.2x the score pass (score 14.4 s, anchored start 13.8 s, Myers–Miller
-32.0 s). SASS (nvcc 13, sm_90) of one step (a lane's 32 rows, one column): 265
+pair by the staged traceback: 28.1 s on an H100 = 1.86x the score+end pass of the same run
+(15.2 s); the previous route took 60.5 s = 4.2x (score 14.4 s, anchored start 13.8 s,
+Myers–Miller 32.0 s; H200). Short passes (strips, halves, slices) run 16 rows per lane
+(:meth:`LongPair.lane_rows`). SASS (nvcc 13, sm_90) of one step (a lane's 32 rows, one column): 265
 instructions for global/semiglobal (96 VIADDMNMX, 32 VIMNMX, 32 PRMT, 37 VIADD, 2 LDS.128,
 6 SHFL), ~285 on the hot path for local (+16 VIMNMX3 for the column max, 1 VOTE), i.e.
 8.3-8.9 instructions per cell.
