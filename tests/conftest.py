@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import gzip
 import os
 from pathlib import Path
 
@@ -20,6 +22,20 @@ def shared_data(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not present: {path}")
     return path
+
+
+@functools.lru_cache(maxsize=1)
+def _chrx() -> str:
+    with gzip.open(shared_data("dna/ce2chrX.fa.gz"), "rt") as fh:
+        fh.readline()
+        return "".join(line.strip() for line in fh)
+
+
+def chrx(start: int, stop: int) -> str:
+    """C. elegans chrX[start:stop] (upper case) from ../shared/data, read once per process;
+    skips where the data is not present."""
+    shared_data("dna/ce2chrX.fa.gz")
+    return _chrx()[start:stop].upper()
 
 
 @pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])

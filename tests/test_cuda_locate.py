@@ -14,12 +14,10 @@ Every test is cuda-marked and skips where no CUDA device answers.
 
 from __future__ import annotations
 
-import gzip
-
 import numpy as np
 import pytest
 
-from conftest import shared_data
+from conftest import chrx as chrx_slice
 from reference import mutate_dna, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
@@ -49,10 +47,7 @@ def cuda():
 @pytest.fixture(scope="module")
 def chrx() -> str:
     """200 kbp of C. elegans chrX (upper case)."""
-    with gzip.open(shared_data("dna/ce2chrX.fa.gz"), "rt") as fh:
-        fh.readline()
-        text = "".join(line.strip() for line in fh)
-    return text[5_000_000:5_200_000].upper()
+    return chrx_slice(5_000_000, 5_200_000)
 
 
 def gpu(method, q, t, s, limit=NARROW_LIMIT):

@@ -7,12 +7,10 @@ for the kernel alone, :func:`~warpalign._backends.cpu.pairwise.score_end` per wi
 
 from __future__ import annotations
 
-import gzip
-
 import numpy as np
 import pytest
 
-from conftest import shared_data
+from conftest import chrx as chrx_slice
 from reference import mutate_dna
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign.errors import BackendUnavailable
@@ -40,10 +38,7 @@ def gpu():
 @pytest.fixture(scope="module")
 def chrx() -> str:
     """300 kbp of C. elegans chrX (upper case)."""
-    with gzip.open(shared_data("dna/ce2chrX.fa.gz"), "rt") as fh:
-        fh.readline()
-        text = "".join(line.strip() for line in fh)
-    return text[5_000_000:5_300_000].upper()
+    return chrx_slice(5_000_000, 5_300_000)
 
 
 mutate = mutate_dna

@@ -10,13 +10,12 @@ reference interval out, rescore the pieces as separate sequences).
 from __future__ import annotations
 
 import argparse
-import gzip
 import itertools
 
 import numpy as np
 import pytest
 
-from conftest import shared_data
+from conftest import chrx as chrx_slice
 from reference import mutate_dna, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
@@ -111,12 +110,8 @@ def random_dna(rng: np.random.Generator, n: int) -> str:
 
 @pytest.fixture(scope="module")
 def chrx() -> str:
-    """200 kbp of C. elegans chrX (upper case), read once per module."""
-    path = shared_data("dna/ce2chrX.fa.gz")
-    with gzip.open(path, "rt") as fh:
-        fh.readline()
-        text = "".join(line.strip() for line in fh)
-    return text[SLICE[0]:SLICE[1]].upper()
+    """200 kbp of C. elegans chrX (upper case)."""
+    return chrx_slice(*SLICE)
 
 
 # ------------------------------------------------------------------------------ bounds

@@ -13,14 +13,12 @@ raises.
 
 from __future__ import annotations
 
-import gzip
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import shared_data
+from conftest import chrx
 from reference import mutate_dna
 from test_traceback import SPROT, cases, check, ref, related, sprot_records
 from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
@@ -168,10 +166,7 @@ def test_banded_traceback_equals_unbanded(gaps):
 
 
 def chrx_text(start: int, size: int) -> str:
-    with gzip.open(shared_data("dna/ce2chrX.fa.gz"), "rt") as fh:
-        fh.readline()
-        text = "".join(line.strip() for line in fh)
-    return text[start:start + size].upper()
+    return chrx(start, start + size)
 
 
 def test_real_dna_reads():
