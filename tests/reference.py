@@ -37,6 +37,21 @@ def dp(q, t, S, go, ge, algorithm="local"):
     return best, -ni, -nj
 
 
+def protein_read(seed: int = 62) -> tuple[str, str]:
+    """(reference, query): 20,000 random amino acids, and its letters 7,000-7,180 with 20%
+    substitutions and three deleted (a BLOSUM62 locate case scoring above 300)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    aa = list("ACDEFGHIKLMNPQRSTVWY")
+    ref = "".join(rng.choice(aa, 20_000))
+    q = list(ref[7_000:7_180])
+    for i in np.flatnonzero(rng.random(len(q)) < 0.2):
+        q[i] = aa[int(rng.integers(0, 20))]
+    del q[50:53]
+    return ref, "".join(q)
+
+
 def mutate_dna(rng, text: str, sub: float, indels: int) -> str:
     """``text`` with substitutions at rate ``sub`` (to another of ACGT) and ``indels``
     insertions/deletions of 1-6 symbols at random places (``rng``: a numpy Generator)."""

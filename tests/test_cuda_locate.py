@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import chrx as chrx_slice
-from reference import mutate_dna, related_case
+from reference import mutate_dna, protein_read, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
 from warpalign.errors import BackendUnavailable
@@ -159,15 +159,8 @@ def test_query_longer_than_reference():
 
 
 def test_protein_blosum62():
-    s = BLOSUM62
-    rng = np.random.default_rng(62)
-    aa = list("ACDEFGHIKLMNPQRSTVWY")
-    ref = "".join(rng.choice(aa, 20_000))
-    q = list(ref[7_000:7_180])
-    for i in np.flatnonzero(rng.random(len(q)) < 0.2):
-        q[i] = aa[int(rng.integers(0, 20))]
-    del q[50:53]
-    assert check("".join(q), ref, s)[0] > 300
+    ref, q = protein_read()
+    assert check(q, ref, BLOSUM62)[0] > 300
 
 
 def test_linear_gaps_and_free_extension():

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import chrx as chrx_slice
-from reference import mutate_dna, related_case
+from reference import mutate_dna, protein_read, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
 from warpalign.errors import AlphabetError, BackendUnavailable
@@ -294,14 +294,7 @@ def test_multi_record_reference_names_the_record(backend):
 
 def test_protein_blosum62(backend):
     s = BLOSUM62
-    rng = np.random.default_rng(62)
-    aa = list("ACDEFGHIKLMNPQRSTVWY")
-    ref = "".join(rng.choice(aa, 20_000))
-    q = list(ref[7_000:7_180])
-    for i in np.flatnonzero(rng.random(len(q)) < 0.2):
-        q[i] = aa[int(rng.integers(0, 20))]
-    del q[50:53]
-    q = "".join(q)
+    ref, q = protein_read()
     a = check(q, {"p": ref}, s, backend)
     assert a.score > 300
     check(q, {"p": ref}, s, backend, window=span_bound(s.encode(q), s) + 100)
