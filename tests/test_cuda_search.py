@@ -543,6 +543,18 @@ def test_pair_kernel_real_proteins(cuda):
         np.testing.assert_array_equal(g.scores, be.scan(q, h, s).scores)
 
 
+def _saturating(s, rng):
+    """A 5,000-W query (saturates 16 bits against itself), a near copy (5% substituted), and
+    targets: both, a prefix, a random protein, W runs of 3,000 and 200, an empty one."""
+    W = s.encode("W")[0]
+    query = np.full(5000, W, dtype=np.uint8)
+    near = query.copy()
+    near[rng.integers(0, 5000, 250)] = rng.integers(0, 20, 250)
+    targets = [query.copy(), near, query[:2600].copy(), rng.integers(0, 20, 5000).astype(np.uint8),
+               np.full(3000, W, np.uint8), np.full(200, W, np.uint8), np.zeros(0, np.uint8)]
+    return query, near, targets
+
+
 @pytest.mark.parametrize("variant", [1, 2])
 def test_pair_kernel_saturation(cuda, variant, monkeypatch):
     """A 5,000-residue query against itself and near copies: flagged, rescored in 32 bits,
@@ -551,13 +563,8 @@ def test_pair_kernel_saturation(cuda, variant, monkeypatch):
     monkeypatch.setattr(config, "PAIR_VARIANT", variant)
     be = _pair_backend(cuda)
     s = Scoring(**BLOSUM62)
-    W = s.encode("W")[0]
     rng = np.random.default_rng(12)
-    query = np.full(5000, W, dtype=np.uint8)
-    near = query.copy()
-    near[rng.integers(0, 5000, 250)] = rng.integers(0, 20, 250)
-    targets = [query.copy(), near, query[:2600].copy(), rng.integers(0, 20, 5000).astype(np.uint8),
-               np.full(3000, W, np.uint8), np.full(200, W, np.uint8), np.zeros(0, np.uint8)]
+    query, near, targets = _saturating(s, rng)
     short = rng.integers(0, 20, 4000).astype(np.uint8)
     h = be.prepare(TargetSet.from_list(targets))
     for qb in (short, None):
@@ -651,13 +658,8 @@ def test_packed_kernel_saturation_and_search(cuda):
     packed search gives the same top-k as search_batches on real proteins."""
     be = _pair_backend(cuda)
     s = Scoring(**BLOSUM62)
-    W = s.encode("W")[0]
     rng = np.random.default_rng(42)
-    query = np.full(5000, W, dtype=np.uint8)
-    near = query.copy()
-    near[rng.integers(0, 5000, 250)] = rng.integers(0, 20, 250)
-    targets = [query.copy(), near, query[:2600].copy(), rng.integers(0, 20, 5000).astype(np.uint8),
-               np.full(3000, W, np.uint8), np.full(200, W, np.uint8), np.zeros(0, np.uint8)]
+    query, near, targets = _saturating(s, rng)
     h = be.prepare(TargetSet.from_list(targets))
     batch = [rng.integers(0, 20, 300).astype(np.uint8), query, near[:4000],
              rng.integers(0, 20, 2000).astype(np.uint8)]
