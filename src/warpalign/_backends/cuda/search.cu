@@ -1147,15 +1147,29 @@ __global__ void rowsq2_stream(const unsigned char* __restrict__ codes,
 // since step s+1's first row needs the shuffle of step s's last).  Iterations where no
 // lane's two columns start a target (a warp vote) run both steps with no branch; the
 // others run them one after the other with the resets.  The codes and lane 0's inputs of
-// the next iteration are loaded one iteration ahead.  Same arguments and results.
-template <int R>
-__global__ void __launch_bounds__(256, 2)
-sw_rowsq2k2(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
-            const int* __restrict__ gfirst, const int* __restrict__ ids, int ngroups,
-            int* __restrict__ ticket, const unsigned* __restrict__ prof, int kp, int first,
-            int last, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one, int go,
-            int threshold, int n, int* __restrict__ scores, int* __restrict__ flagged,
-            int* __restrict__ nflagged, uint2* __restrict__ boundary)
+// the next iteration are loaded one iteration ahead.
+//
+// PACKED = false (sw_rowsq2k2): one query per 16-bit half, sw_rowsq2's arguments and
+// results.  PACKED = true (sw_rowsqb): a packed batch of queries, each 16-bit half runs
+// its own row stream, the concatenation of several queries (each padded to a multiple of
+// R rows), cut into passes of 32*R rows (one launch per pass).  So a lane's R rows always
+// belong to one query, and a query starts and ends at lane boundaries: lane t resets its
+// inputs from lane t-1 (or, for lane 0, from the pass above) in a half where its rows start
+// a query, by one mask (`keep`: 0xffff in each half whose input continues), and the done
+// chain starts afresh there.  The last lane of a query's rows in this pass (`lane[4t + 3]`
+// bits 0 / 1 for halves A / B) writes the max into scores[slot * n + id], slot =
+// lane[4t + 1] / lane[4t + 2] (the query's index), as a running max over passes unless
+// bit 2 / 3 says the segment holds the query's first row; flagged entries are slot * n + id.
+// lane[4t]: keep.  No pass ever leaves lanes idle (padding rows score the pad letter).
+template <int R, bool PACKED>
+__device__ __forceinline__ void rowsq_groups(
+        const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
+        const int* __restrict__ gfirst, const int* __restrict__ ids, int ngroups,
+        int* __restrict__ ticket, const unsigned* __restrict__ prof,
+        const int* __restrict__ lane_info, int kp, int first, int last, unsigned neg_ge,
+        unsigned bvec, unsigned neg_go_int, unsigned one, int go, int threshold, int n,
+        int* __restrict__ scores, int* __restrict__ flagged, int* __restrict__ nflagged,
+        uint2* __restrict__ boundary)
 {
     constexpr int G = 32;
     constexpr int RS = ((R + 3) / 4) % 2 == 0 ? ((R + 3) / 4) * 4 + 4 : ((R + 3) / 4) * 4;
@@ -1166,6 +1180,17 @@ sw_rowsq2k2(const unsigned char* __restrict__ stream, const long long* __restric
     const unsigned mask = 0xffffffffu;
     const unsigned pad = (unsigned)(kp - 1);
     const unsigned h0 = bvec, e0 = 0u;
+    unsigned keep = 0u, hreset = 0u, dkeep = 0u, dreset = 0u;
+    int slot_a = 0, slot_b = 0, wflags = 0;
+    if (PACKED) {
+        keep = (unsigned)lane_info[4 * t];
+        hreset = h0 & ~keep;                     // h0 in the halves that restart
+        dkeep = t ? keep : 0u;                   // the done chain: lane 0 starts it
+        dreset = h0 & ~dkeep;
+        slot_a = lane_info[4 * t + 1];
+        slot_b = lane_info[4 * t + 2];
+        wflags = lane_info[4 * t + 3];
+    }
     for (;;) {
         int g = 0;
         if (t == 0) g = atomicAdd(ticket, 1);
@@ -1190,18 +1215,34 @@ sw_rowsq2k2(const unsigned char* __restrict__ stream, const long long* __restric
         auto above = [&](int s) -> uint2 {   // lane 0: (H, F) of the strip above, column s
             return (t == 0 && !first && s < len) ? bslot[s] : make_uint2(h0, e0);
         };
+        auto put = [&](int slot, int id, int v, bool fresh) {
+            const int k = slot * n + id;
+            const int p = fresh ? 0 : scores[k];
+            scores[k] = max(p, v);
+            if (p < threshold && v >= threshold) flagged[atomicAdd(nflagged, 1)] = k;
+        };
         auto finish = [&](unsigned bin, unsigned& diag, unsigned (&Hin)[R]) -> unsigned {
-            const unsigned done = __vmaxs2(best, t ? bin : h0);
-            if (t == G - 1 && tk >= 0) {
-                const int id = gid[tk];
-                const int sa = (int)(short)(done & 0xffffu) - go;
-                const int sb = (int)(short)(done >> 16) - go;
-                const int pa = first ? 0 : scores[id];
-                const int pb = first ? 0 : scores[n + id];
-                scores[id] = max(pa, sa);
-                scores[n + id] = max(pb, sb);
-                if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = id;
-                if (pb < threshold && sb >= threshold) flagged[atomicAdd(nflagged, 1)] = n + id;
+            unsigned done;
+            if (PACKED) {
+                done = __vmaxs2(best, (bin & dkeep) | dreset);
+                if ((wflags & 3) && tk >= 0) {
+                    const int id = gid[tk];
+                    if (wflags & 1) put(slot_a, id, (int)(short)(done & 0xffffu) - go, wflags & 4);
+                    if (wflags & 2) put(slot_b, id, (int)(short)(done >> 16) - go, wflags & 8);
+                }
+            } else {
+                done = __vmaxs2(best, t ? bin : h0);
+                if (t == G - 1 && tk >= 0) {
+                    const int id = gid[tk];
+                    const int sa = (int)(short)(done & 0xffffu) - go;
+                    const int sb = (int)(short)(done >> 16) - go;
+                    const int pa = first ? 0 : scores[id];
+                    const int pb = first ? 0 : scores[n + id];
+                    scores[id] = max(pa, sa);
+                    scores[n + id] = max(pb, sb);
+                    if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = id;
+                    if (pb < threshold && sb >= threshold) flagged[atomicAdd(nflagged, 1)] = n + id;
+                }
             }
             ++tk;
             best = h0;
@@ -1222,6 +1263,10 @@ sw_rowsq2k2(const unsigned char* __restrict__ stream, const long long* __restric
             unsigned hi1 = __shfl_up_sync(mask, ho1, 1), fi1 = __shfl_up_sync(mask, fo1, 1);
             const unsigned bi0 = __shfl_up_sync(mask, bo0, 1), bi1 = __shfl_up_sync(mask, bo1, 1);
             if (t == 0) { hi0 = a0.x; fi0 = a0.y; hi1 = a1.x; fi1 = a1.y; }
+            if (PACKED) {   // a half whose rows start a query: H = 0 and F = -go above its first row
+                hi0 = (hi0 & keep) | hreset; hi1 = (hi1 & keep) | hreset;
+                fi0 &= keep; fi1 &= keep;
+            }
             const unsigned n0 = code(s + 2 - 2 * t), n1 = code(s + 3 - 2 * t);
             const uint2 na0 = above(s + 2), na1 = above(s + 3);
             if (!__any_sync(mask, (c0 | c1) & 0x80u)) {
@@ -1246,17 +1291,23 @@ sw_rowsq2k2(const unsigned char* __restrict__ stream, const long long* __restric
     }
 }
 
-// sw_rowsq2k2 over a packed batch of queries: each 16-bit half runs its own row stream,
-// the concatenation of several queries (each padded to a multiple of R rows), cut into
-// passes of 32*R rows (one launch per pass).  So a lane's R rows always belong to one
-// query, and a query starts and ends at lane boundaries: lane t resets its inputs from
-// lane t-1 (or, for lane 0, from the pass above) in a half where its rows start a query,
-// by one mask (`keep`: 0xffff in each half whose input continues), and the done chain
-// starts afresh there.  The last lane of a query's rows in this pass (`lane[4t + 3]`
-// bits 0 / 1 for halves A / B) writes the max into scores[slot * n + id], slot =
-// lane[4t + 1] / lane[4t + 2] (the query's index), as a running max over passes unless
-// bit 2 / 3 says the segment holds the query's first row; flagged entries are slot * n + id.
-// lane[4t]: keep.  No pass ever leaves lanes idle (padding rows score the pad letter).
+// sw_rowsq2k2: rowsq_groups with one query per half (sw_rowsq2's arguments and results).
+template <int R>
+__global__ void __launch_bounds__(256, 2)
+sw_rowsq2k2(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
+            const int* __restrict__ gfirst, const int* __restrict__ ids, int ngroups,
+            int* __restrict__ ticket, const unsigned* __restrict__ prof, int kp, int first,
+            int last, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one, int go,
+            int threshold, int n, int* __restrict__ scores, int* __restrict__ flagged,
+            int* __restrict__ nflagged, uint2* __restrict__ boundary)
+{
+    rowsq_groups<R, false>(stream, gstart, gfirst, ids, ngroups, ticket, prof, nullptr, kp, first,
+                           last, neg_ge, bvec, neg_go_int, one, go, threshold, n, scores, flagged,
+                           nflagged, boundary);
+}
+
+// sw_rowsqb: rowsq_groups over a packed batch of queries (lane_info: per lane keep, slot
+// A, slot B, write flags).
 template <int R>
 __global__ void __launch_bounds__(256, 2)
 sw_rowsqb(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
@@ -1267,100 +1318,7 @@ sw_rowsqb(const unsigned char* __restrict__ stream, const long long* __restrict_
           int* __restrict__ scores, int* __restrict__ flagged, int* __restrict__ nflagged,
           uint2* __restrict__ boundary)
 {
-    constexpr int G = 32;
-    constexpr int RS = ((R + 3) / 4) % 2 == 0 ? ((R + 3) / 4) * 4 + 4 : ((R + 3) / 4) * 4;
-    constexpr int W = G * RS;  // words per letter
-    extern __shared__ unsigned smem[];
-    load_table(smem, prof, kp * W);
-    const int t = threadIdx.x & 31;
-    const unsigned mask = 0xffffffffu;
-    const unsigned pad = (unsigned)(kp - 1);
-    const unsigned h0 = bvec, e0 = 0u;
-    const unsigned keep = (unsigned)lane_info[4 * t];
-    const unsigned hreset = h0 & ~keep;              // h0 in the halves that restart
-    const unsigned dkeep = t ? keep : 0u;            // the done chain: lane 0 starts it
-    const unsigned dreset = h0 & ~dkeep;
-    const int slot_a = lane_info[4 * t + 1], slot_b = lane_info[4 * t + 2];
-    const int wflags = lane_info[4 * t + 3];
-    for (;;) {
-        int g = 0;
-        if (t == 0) g = atomicAdd(ticket, 1);
-        g = __shfl_sync(mask, g, 0);
-        if (g >= ngroups) break;
-        const long long o = gstart[g];
-        const int len = (int)(gstart[g + 1] - o);
-        const int* gid = ids + gfirst[g];
-        unsigned Ha[R], Hb[R], E[R];
-#pragma unroll
-        for (int r = 0; r < R; ++r) { Ha[r] = h0; Hb[r] = h0; E[r] = e0; }
-        uint2* bslot = boundary + o;
-        unsigned best = h0, hup = h0;
-        unsigned ho0 = h0, fo0 = e0, bo0 = h0;   // this lane's outputs of step s-2
-        unsigned ho1 = h0, fo1 = e0, bo1 = h0;   // and of step s-1
-        int tk = -1;
-        const int steps = len + 2 * (G - 1) + 1;
-        auto code = [&](int j) -> unsigned {
-            return (j >= 0 && j < len) ? (unsigned)__ldg(stream + o + j)
-                                       : (j == len ? 0x80u | pad : pad);
-        };
-        auto above = [&](int s) -> uint2 {
-            return (t == 0 && !first && s < len) ? bslot[s] : make_uint2(h0, e0);
-        };
-        auto put = [&](int slot, int id, int v, bool fresh) {
-            const int k = slot * n + id;
-            const int p = fresh ? 0 : scores[k];
-            scores[k] = max(p, v);
-            if (p < threshold && v >= threshold) flagged[atomicAdd(nflagged, 1)] = k;
-        };
-        auto finish = [&](unsigned bin, unsigned& diag, unsigned (&Hin)[R]) -> unsigned {
-            const unsigned done = __vmaxs2(best, (bin & dkeep) | dreset);
-            if ((wflags & 3) && tk >= 0) {
-                const int id = gid[tk];
-                if (wflags & 1) put(slot_a, id, (int)(short)(done & 0xffffu) - go, wflags & 4);
-                if (wflags & 2) put(slot_b, id, (int)(short)(done >> 16) - go, wflags & 8);
-            }
-            ++tk;
-            best = h0;
-            diag = h0;
-#pragma unroll
-            for (int r = 0; r < R; ++r) { Hin[r] = h0; E[r] = e0; }
-            return done;
-        };
-        auto body = [&](unsigned c, unsigned fin, unsigned diag, const unsigned (&Hin)[R],
-                        unsigned (&Hout)[R], unsigned& hout, unsigned& fout) {
-            rowsq_step<R, RS, W>(smem, t, c, fin, diag, Hin, Hout, E, best, bvec, neg_ge,
-                                 neg_go_int, one, hout, fout);
-        };
-        unsigned c0 = code(-2 * t), c1 = code(1 - 2 * t);
-        uint2 a0 = above(0), a1 = above(1);
-        for (int s = 0; s < steps; s += 2) {
-            unsigned hi0 = __shfl_up_sync(mask, ho0, 1), fi0 = __shfl_up_sync(mask, fo0, 1);
-            unsigned hi1 = __shfl_up_sync(mask, ho1, 1), fi1 = __shfl_up_sync(mask, fo1, 1);
-            const unsigned bi0 = __shfl_up_sync(mask, bo0, 1), bi1 = __shfl_up_sync(mask, bo1, 1);
-            if (t == 0) { hi0 = a0.x; fi0 = a0.y; hi1 = a1.x; fi1 = a1.y; }
-            // a half whose rows start a query here: H = 0 and F = -go above its first row
-            hi0 = (hi0 & keep) | hreset; hi1 = (hi1 & keep) | hreset;
-            fi0 &= keep; fi1 &= keep;
-            const unsigned n0 = code(s + 2 - 2 * t), n1 = code(s + 3 - 2 * t);
-            const uint2 na0 = above(s + 2), na1 = above(s + 3);
-            if (!__any_sync(mask, (c0 | c1) & 0x80u)) {
-                body(c0, fi0, hup, Ha, Hb, ho0, fo0);
-                body(c1, fi1, hi0, Hb, Ha, ho1, fo1);
-            } else {
-                unsigned d = hup;
-                bo0 = (c0 & 0x80u) ? finish(bi0, d, Ha) : bo1;
-                body(c0, fi0, d, Ha, Hb, ho0, fo0);
-                d = hi0;
-                bo1 = (c1 & 0x80u) ? finish(bi1, d, Hb) : bo0;
-                body(c1, fi1, d, Hb, Ha, ho1, fo1);
-            }
-            hup = hi1;
-            if (!last && t == G - 1) {
-                const int j = s - 2 * (G - 1);
-                if (j >= 0 && j < len) bslot[j] = make_uint2(ho0, fo0);
-                if (j + 1 >= 0 && j + 1 < len) bslot[j + 1] = make_uint2(ho1, fo1);
-            }
-            c0 = n0; c1 = n1; a0 = na0; a1 = na1;
-        }
-    }
+    rowsq_groups<R, true>(stream, gstart, gfirst, ids, ngroups, ticket, prof, lane_info, kp, first,
+                          last, neg_ge, bvec, neg_go_int, one, go, threshold, n, scores, flagged,
+                          nflagged, boundary);
 }
