@@ -468,40 +468,56 @@ class CudaBackend:
         R, strips = config.pair_plan(m, kp, _SMEM_LIMIT)
         prof = cp.asarray(self._pair_profile(qs[0], qs[1] if len(qs) > 1 else None, R,
                                              strips, tables))
+        scores, counts = self._row_passes(config.pair_kernel_name(R, variant), prof, None,
+                                          qs, handle, tables, slots=2)
+        return [(scores[h * n:(h + 1) * n], None, None, counts[h]) for h in range(len(qs))]
+
+    def _row_passes(self, name, prof, info, qs, handle, tables, slots):
+        """Launch the two-query row kernel ``name`` (sw_rowsq2/sw_rowsq2k2, or sw_rowsqb
+        with its lane table ``info``) once per pass of ``prof`` (one row strip each) over
+        the handle's target stream, then rescore in 32 bits the entries it flagged.
+        Returns the device scores (``slots`` x n, slot i for qs[i]) and the rescored count
+        per slot."""
+        cp = self._cp
+        n = handle.n
+        passes = len(prof)
         st = self._pair_stream(handle)
-        if strips > 1 and st["boundary"] is None:
+        if passes > 1 and st["boundary"] is None:
             st["boundary"] = cp.empty(2 * max(st["total"], 1), dtype=cp.uint32)
-        boundary = st["boundary"] if strips > 1 else cp.empty(2, dtype=cp.uint32)
-        scores = cp.zeros(2 * n, dtype=cp.int32)
-        flagged = cp.empty(2 * n, dtype=cp.int32)
+        boundary = st["boundary"] if passes > 1 else cp.empty(2, dtype=cp.uint32)
+        scores = cp.zeros(slots * n, dtype=cp.int32)
+        flagged = cp.empty(slots * n, dtype=cp.int32)
         nflagged = cp.zeros(1, dtype=cp.int32)
-        tickets = cp.zeros(strips, dtype=cp.int32)
+        tickets = cp.zeros(passes, dtype=cp.int32)
         ng = st["ngroups"]
         # up to 4 blocks per SM: small R leaves room for more than two (the ticket balances)
         grid = max(1, min(self._sms * 4, -(-ng // (config.BLOCK // 32))))
         smem = prof.shape[1] * 4
-        k = self._pair_kernel(config.pair_kernel_name(R, variant), smem)
-        for s in range(strips):
+        k = self._pair_kernel(name, smem)
+        for p in range(passes):
+            lanes = () if info is None else (info[p],)
             k((grid,), (config.BLOCK,),
-              (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng), tickets[s:],
-               prof[s], np.int32(kp), np.int32(s == 0), np.int32(s + 1 == strips),
-               np.uint32(tables["neg_ge"]), np.uint32(tables["bvec"]),
-               np.uint32(tables["neg_go_int"]), np.uint32(1), np.int32(tables["go"]),
-               np.int32(tables["threshold"]), np.int32(n), scores, flagged, nflagged,
-               boundary),
+              (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng), tickets[p:],
+               prof[p], *lanes, np.int32(tables["kp"]), np.int32(p == 0),
+               np.int32(p + 1 == passes), np.uint32(tables["neg_ge"]),
+               np.uint32(tables["bvec"]), np.uint32(tables["neg_go_int"]), np.uint32(1),
+               np.int32(tables["go"]), np.int32(tables["threshold"]), np.int32(n), scores,
+               flagged, nflagged, boundary),
               shared_mem=smem)
         nsat = int(nflagged.get()[0])
-        counts = [0, 0]
+        counts = [0] * slots
         if nsat:
             f = flagged[:nsat]
-            for h, q in enumerate(qs):
-                ids = (f[f < n] if h == 0 else f[f >= n] - n).astype(cp.int32)
-                counts[h] = int(ids.size)
-                if counts[h]:
-                    item = _Bucket(self._rows32[-1], ids, counts[h], 0)
-                    self._run32(handle, [item], q, tables, scores[h * n:(h + 1) * n], None,
-                                None, ends=False)
-        return [(scores[h * n:(h + 1) * n], None, None, counts[h]) for h in range(len(qs))]
+            slot = f // n
+            for qi in np.unique(cp.asnumpy(slot)).tolist():
+                if qi >= len(qs):        # the pair kernel's empty half B (never flags)
+                    continue
+                ids = (f[slot == qi] - qi * n).astype(cp.int32)
+                counts[qi] = int(ids.size)
+                item = _Bucket(self._rows32[-1], ids, counts[qi], 0)
+                self._run32(handle, [item], qs[qi], tables, scores[qi * n:(qi + 1) * n], None,
+                            None, ends=False)
+        return scores, counts
 
     # -- a packed batch of queries: sw_rowsqb (both halves hold query row streams) --------
     def scan_packed(self, queries, handle, scoring) -> list[ScoreBatch]:
@@ -594,44 +610,13 @@ class CudaBackend:
         if tables is None or not any(lengths) or tables["s16"] is None:
             return [self._scan_device(q, handle, scoring) for q in qs]
         kp = tables["kp"]
-        R, passes, prof, info = _packed_profile(qs, tables["P16"], kp)
+        R, _, prof, info = _packed_profile(qs, tables["P16"], kp)
         prof = cp.asarray(prof)
         d_info = cp.asarray(info)
-        st = self._pair_stream(handle)
-        if passes > 1 and st["boundary"] is None:
-            st["boundary"] = cp.empty(2 * max(st["total"], 1), dtype=cp.uint32)
-        boundary = st["boundary"] if passes > 1 else cp.empty(2, dtype=cp.uint32)
-        nq = len(qs)
-        scores = cp.zeros(nq * n, dtype=cp.int32)
-        flagged = cp.empty(nq * n, dtype=cp.int32)
-        nflagged = cp.zeros(1, dtype=cp.int32)
-        tickets = cp.zeros(passes, dtype=cp.int32)
-        ng = st["ngroups"]
-        grid = max(1, min(self._sms * 4, -(-ng // (config.BLOCK // 32))))
-        smem = prof.shape[1] * 4
-        k = self._pair_kernel(config.pack_kernel_name(R), smem)
-        for p in range(passes):
-            k((grid,), (config.BLOCK,),
-              (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng), tickets[p:],
-               prof[p], d_info[p], np.int32(kp), np.int32(p == 0), np.int32(p + 1 == passes),
-               np.uint32(tables["neg_ge"]), np.uint32(tables["bvec"]),
-               np.uint32(tables["neg_go_int"]), np.uint32(1), np.int32(tables["go"]),
-               np.int32(tables["threshold"]), np.int32(n), scores, flagged, nflagged,
-               boundary),
-              shared_mem=smem)
-        nsat = int(nflagged.get()[0])
-        counts = [0] * nq
-        if nsat:
-            f = flagged[:nsat]
-            slot = f // n
-            for qi in np.unique(cp.asnumpy(slot)).tolist():
-                ids = (f[slot == qi] - qi * n).astype(cp.int32)
-                counts[qi] = int(ids.size)
-                item = _Bucket(self._rows32[-1], ids, counts[qi], 0)
-                self._run32(handle, [item], qs[qi], tables, scores[qi * n:(qi + 1) * n], None,
-                            None, ends=False)
+        scores, counts = self._row_passes(config.pack_kernel_name(R), prof, d_info, qs, handle,
+                                          tables, slots=len(qs))
         return [None if lengths[qi] == 0 else (scores[qi * n:(qi + 1) * n], None, None, counts[qi])
-                for qi in range(nq)]
+                for qi in range(len(qs))]
 
     def _check_query(self, q, handle, scoring):
         K = scoring.matrix.shape[0]
