@@ -374,6 +374,17 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
 // ---------------------------------------------------------------------------------------
 // Bitsliced (paper 000).  Planes of one position: uint4 (low code bit, high code bit, pad).
 
+// The group whose chunk range [chunk_start[g], chunk_start[g+1]) holds chunk w.
+__device__ __forceinline__ int bs_chunk_group(const long long* __restrict__ chunk_start,
+                                              int ngroups, long long w) {
+    int lo = 0, hi = ngroups - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (chunk_start[mid] <= w) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
 // W2B: work item w covers positions [32k, 32k+32) of group g (chunk_start[g] <= w <
 // chunk_start[g+1]); lane k loads pair k's code at each position (pad past its end or for
 // an empty lane), three ballots make the three planes, lane i keeps position 32k+i.
@@ -385,12 +396,7 @@ __global__ void bs_w2b(const unsigned char* __restrict__ codes, const long long*
     const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (w >= nchunks) return;   // warp-uniform
-    int lo = 0, hi = ngroups - 1;
-    while (lo < hi) {           // the group whose chunk range holds w
-        const int mid = (lo + hi + 1) >> 1;
-        if (chunk_start[mid] <= w) lo = mid; else hi = mid - 1;
-    }
-    const int g = lo;
+    const int g = bs_chunk_group(chunk_start, ngroups, w);
     const int i0 = (int)(w - chunk_start[g]) * 32;
     const int p = seq[g * 32 + lane];
     long long start = 0;
@@ -506,12 +512,7 @@ __global__ void __launch_bounds__(256) bs_w2b_swap(const unsigned char* __restri
     const long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (w >= nchunks) return;   // warp-uniform
-    int lo = 0, hi = ngroups - 1;
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) >> 1;
-        if (chunk_start[mid] <= w) lo = mid; else hi = mid - 1;
-    }
-    const int g = lo;
+    const int g = bs_chunk_group(chunk_start, ngroups, w);
     const int pos = (int)(w - chunk_start[g]) * 32 + lane;
     const int p = seq[g * 32 + lane];
     __shared__ longlong2 info_all[8][32];
