@@ -91,16 +91,6 @@ def _symbol_best(matrix, by_row):
 
 
 @nb.njit(nogil=True, cache=True)
-def _best_sum(codes, lo, hi, matrix, by_row):
-    """Most the symbols codes[lo:hi] can add to any alignment (:func:`_symbol_best`)."""
-    best = _symbol_best(matrix, by_row)
-    total = np.int64(0)
-    for k in range(lo, hi):
-        total += best[codes[k]]
-    return total
-
-
-@nb.njit(nogil=True, cache=True)
 def _gap_budget(best_sum, score, gap_open, gap_extend, most):
     """Most gap symbols (I and D together) an alignment scoring ``score`` can hold.
 
@@ -334,27 +324,25 @@ def _full_traceback(q, qlo, a, t, tlo, b, matrix, gap_open, gap_extend, start_in
     kmax = a
     prune = False
     s = np.int64(0)
-    if score is not None and not start_in_gap and not end_in_gap:
-        prune = True
-        s = np.int64(score)
-        best = min(_best_sum(q, qlo, qlo + a, matrix, True), _best_sum(t, tlo, tlo + b, matrix, False))
-        band = _gap_budget(best, s, go, ge, a + b)
-        top = np.int64(matrix.max())
-        if top > 0:
-            band = min(band, max(0, (top * (a + b) - 2 * s - 2 * go + 2 * ge) // (top + 2 * ge)))
-        band = max(band, abs(a - b))
-        kmin = max(kmin, -((b - a + band) // 2))
-        kmax = min(kmax, (a - b + band) // 2)
     # rq[i]: most rows i+1..a add; rt[j]: most columns j+1..b add (pruning only)
     rq = np.zeros(a + 1, np.int64)
     rt = np.zeros(b + 1, np.int64)
-    if prune:
+    if score is not None and not start_in_gap and not end_in_gap:
+        prune = True
+        s = np.int64(score)
         qb = _symbol_best(matrix, True)
         tb = _symbol_best(matrix, False)
         for i in range(a, 0, -1):
             rq[i - 1] = rq[i] + qb[q[qlo + i - 1]]
         for j in range(b, 0, -1):
             rt[j - 1] = rt[j] + tb[t[tlo + j - 1]]
+        band = _gap_budget(min(rq[0], rt[0]), s, go, ge, a + b)
+        top = np.int64(matrix.max())
+        if top > 0:
+            band = min(band, max(0, (top * (a + b) - 2 * s - 2 * go + 2 * ge) // (top + 2 * ge)))
+        band = max(band, abs(a - b))
+        kmin = max(kmin, -((b - a + band) // 2))
+        kmax = min(kmax, (a - b + band) // 2)
     width = kmax - kmin + 1
     bits = np.empty((a + 1, width), np.uint8)
     H = np.empty(b + 1, np.int64)
