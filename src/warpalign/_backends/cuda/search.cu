@@ -1036,6 +1036,23 @@ __device__ __forceinline__ void rowsq_step(const unsigned* smem, int t, unsigned
     fout = f;
 }
 
+// A finished target of the two-query kernels (one query per half): its two biased maxima
+// in `done` become scores[id] and scores[n + id], a running max over strips unless `first`;
+// an entry that reaches `threshold` (16-bit saturation possible) is appended to `flagged`.
+__device__ __forceinline__ void rowsq_put_pair(unsigned done, int id, int first, int go,
+                                               int threshold, int n, int* __restrict__ scores,
+                                               int* __restrict__ flagged,
+                                               int* __restrict__ nflagged) {
+    const int sa = (int)(short)(done & 0xffffu) - go;
+    const int sb = (int)(short)(done >> 16) - go;
+    const int pa = first ? 0 : scores[id];
+    const int pb = first ? 0 : scores[n + id];
+    scores[id] = max(pa, sa);
+    scores[n + id] = max(pb, sb);
+    if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = id;
+    if (pb < threshold && sb >= threshold) flagged[atomicAdd(nflagged, 1)] = n + id;
+}
+
 template <int R>
 __global__ void __launch_bounds__(256, 2)
 sw_rowsq2(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
@@ -1094,18 +1111,8 @@ sw_rowsq2(const unsigned char* __restrict__ stream, const long long* __restrict_
                 // column j starts a target (or ends the group): finish the previous target
                 const unsigned done = __vmaxs2(best, t ? bin : h0);
                 bout = done;
-                if (t == G - 1 && tk >= 0) {
-                    const int id = gid[tk];
-                    const int sa = (int)(short)(done & 0xffffu) - go;
-                    const int sb = (int)(short)(done >> 16) - go;
-                    const int pa = first ? 0 : scores[id];
-                    const int pb = first ? 0 : scores[n + id];
-                    scores[id] = max(pa, sa);
-                    scores[n + id] = max(pb, sb);
-                    if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = id;
-                    if (pb < threshold && sb >= threshold)
-                        flagged[atomicAdd(nflagged, 1)] = n + id;
-                }
+                if (t == G - 1 && tk >= 0)
+                    rowsq_put_pair(done, gid[tk], first, go, threshold, n, scores, flagged, nflagged);
                 ++tk;
                 best = h0;
                 diag = h0;
@@ -1232,17 +1239,9 @@ __device__ __forceinline__ void rowsq_groups(
                 }
             } else {
                 done = __vmaxs2(best, t ? bin : h0);
-                if (t == G - 1 && tk >= 0) {
-                    const int id = gid[tk];
-                    const int sa = (int)(short)(done & 0xffffu) - go;
-                    const int sb = (int)(short)(done >> 16) - go;
-                    const int pa = first ? 0 : scores[id];
-                    const int pb = first ? 0 : scores[n + id];
-                    scores[id] = max(pa, sa);
-                    scores[n + id] = max(pb, sb);
-                    if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = id;
-                    if (pb < threshold && sb >= threshold) flagged[atomicAdd(nflagged, 1)] = n + id;
-                }
+                if (t == G - 1 && tk >= 0)
+                    rowsq_put_pair(done, gid[tk], first, go, threshold, n, scores, flagged,
+                                   nflagged);
             }
             ++tk;
             best = h0;
