@@ -627,12 +627,17 @@ def test_pair_kernel_search_paired_topk(cuda):
 
 # -- a packed batch (sw_rowsqb: several queries per half, each from a lane boundary) ------
 
+@pytest.mark.parametrize("chains", ["auto", "one"])
 @pytest.mark.parametrize("group_min", [None, 1], ids=["groups-default", "groups-tiny"])
-def test_packed_kernel_exact(cuda, group_min, monkeypatch):
+def test_packed_kernel_exact(cuda, group_min, chains, monkeypatch):
     """scan_packed equals score_end: batches of many short queries (several per half and
     pass), long ones running over several passes, empty ones, odd counts; targets at every
-    bucket bound +-1, lengths 0-3 and a 35,213-residue one."""
+    bucket bound +-1, lengths 0-3 and a 35,213-residue one. The 35,213 residues are most
+    of the set, so "auto" runs each batch as query groups on several streams
+    (config.chain_groups); "one" keeps every batch in one group."""
     from warpalign._backends.cuda import config
+    if chains == "one":
+        monkeypatch.setattr(config, "CHAIN_GROUPS", 1)
     if group_min is not None:
         monkeypatch.setattr(config, "PAIR_GROUP_MIN", group_min)
         monkeypatch.setattr(config, "PAIR_GUIDE", 10 ** 9)
@@ -653,10 +658,17 @@ def test_packed_kernel_exact(cuda, group_min, monkeypatch):
             assert g.saturated == 0
 
 
-def test_packed_kernel_saturation_and_search(cuda):
+@pytest.mark.parametrize("chains", ["auto", "one"])
+def test_packed_kernel_saturation_and_search(cuda, chains, monkeypatch):
     """Saturating queries inside a packed batch are rescored and counted per query; the
-    packed search gives the same top-k as search_batches on real proteins."""
+    packed search gives the same top-k as search_batches on real proteins. Both sets are
+    small beside their longest target, so "auto" splits the batches into query groups."""
+    from warpalign._backends.cuda import config
+    if chains == "one":
+        monkeypatch.setattr(config, "CHAIN_GROUPS", 1)
     be = _pair_backend(cuda)
+    h0 = be.prepare(TargetSet.from_list([np.zeros(100, np.uint8)] * 3))
+    assert len(be._chain_groups([5, 6, 7], h0, 27)) == (1 if chains == "one" else 2)
     s = Scoring(**BLOSUM62)
     rng = np.random.default_rng(42)
     query, near, targets = _saturating(s, rng)

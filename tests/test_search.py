@@ -120,3 +120,35 @@ def test_merge_combines_batches_exactly():
     assert merged.scores.tolist() == whole.scores.tolist()
     assert merged.targets.tolist() == whole.targets.tolist()
     assert merged.target_ends.tolist() == whole.target_ends.tolist()
+
+
+def test_chain_groups_rule():
+    """How the CUDA backend splits a packed batch into query groups run at once (no device
+    needed): the 20 standard queries in two groups on a whole database (pass tails), three
+    once the longest target's chain would set the time; two short queries stay together
+    (a group of one wastes half its rows); every index once, empty queries in group 0."""
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import CudaBackend, config
+
+    std = [144, 189, 222, 375, 464, 567, 657, 729, 850, 1000, 1500, 2005, 2504, 3005, 3564,
+           4061, 4548, 4743, 5147, 5478]
+    kp, smem = 27, 100 * 1024
+
+    def sizes(lengths, share):
+        groups = config.chain_groups(lengths, share, kp, smem)
+        assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+        assert all(g == sorted(g) for g in groups)
+        return [sum(lengths[i] for i in g) for g in groups]
+
+    assert sizes(std, 0.40) == [20910, 20842]
+    assert len(sizes(std, 1.6)) == 2 and len(sizes(std, 3.2)) == 3
+    assert sizes([300, 400], 0.4) == [700] and sizes([300, 400], 1.2) == [700]
+    assert len(sizes([300, 400], 50.0)) == 2
+    assert config.chain_groups([0, 300, 0, 400], 50.0, kp, smem) == [[0, 2, 3], [1]]
+    assert config.chain_groups([0, 0], 50.0, kp, smem) == [[0, 1]]
+    assert config.chain_groups(std, 3.2, kp, smem, most=1) == [list(range(20))]
+    be = SimpleNamespace(_sms=132, _streams=[None] * 2)   # no more groups than streams
+    warps = 132 * config.BLOCKS_PER_SM * (config.BLOCK // 32)
+    h = SimpleNamespace(lengths=np.array([35213, 1]), residues=35213 * warps // 5)
+    assert len(CudaBackend._chain_groups(be, std, h, kp)) == 2

@@ -425,7 +425,7 @@ class CudaBackend:
                 (handle.codes, handle.offsets, d_ids, d_sstart, np.int32(len(order)), stream))
         got = {"stream": stream, "ids": d_ids, "gstart": cp.asarray(sstart[bounds]),
                "gfirst": cp.asarray(bounds.astype(np.int32)), "ngroups": len(bounds) - 1,
-               "total": total, "boundary": None}
+               "total": total, "boundary": {}}
         handle.cache["rowsq2"] = got
         return got
 
@@ -478,13 +478,24 @@ class CudaBackend:
         the handle's target stream, then rescore in 32 bits the entries it flagged.
         Returns the device scores (``slots`` x n, slot i for qs[i]) and the rescored count
         per slot."""
+        run = self._launch_passes(name, prof, info, handle, tables, slots)
+        return self._rescore_flagged(run, qs, handle, tables, slots)
+
+    def _launch_passes(self, name, prof, info, handle, tables, slots, buffer=0):
+        """The launches of :meth:`_row_passes` on the current stream: (scores, flagged,
+        count of flagged) on the device. ``buffer`` picks the boundary-row buffer, so runs
+        on different streams at once keep their passes apart."""
         cp = self._cp
         n = handle.n
         passes = len(prof)
         st = self._pair_stream(handle)
-        if passes > 1 and st["boundary"] is None:
-            st["boundary"] = cp.empty(2 * max(st["total"], 1), dtype=cp.uint32)
-        boundary = st["boundary"] if passes > 1 else cp.empty(2, dtype=cp.uint32)
+        if passes > 1:
+            boundary = st["boundary"].get(buffer)
+            if boundary is None:
+                boundary = st["boundary"][buffer] = cp.empty(2 * max(st["total"], 1),
+                                                             dtype=cp.uint32)
+        else:
+            boundary = cp.empty(2, dtype=cp.uint32)
         scores = cp.zeros(slots * n, dtype=cp.int32)
         flagged = cp.empty(slots * n, dtype=cp.int32)
         nflagged = cp.zeros(1, dtype=cp.int32)
@@ -504,6 +515,14 @@ class CudaBackend:
                np.int32(tables["go"]), np.int32(tables["threshold"]), np.int32(n), scores,
                flagged, nflagged, boundary),
               shared_mem=smem)
+        return scores, flagged, nflagged
+
+    def _rescore_flagged(self, run, qs, handle, tables, slots):
+        """Rescore in 32 bits the entries a run of :meth:`_launch_passes` flagged: (the
+        device scores, the rescored count per slot)."""
+        cp = self._cp
+        n = handle.n
+        scores, flagged, nflagged = run
         nsat = int(nflagged.get()[0])
         counts = [0] * slots
         if nsat:
@@ -609,14 +628,37 @@ class CudaBackend:
         tables = self._tables(handle, scoring) if n and handle.residues else None
         if tables is None or not any(lengths) or tables["s16"] is None:
             return [self._scan_device(q, handle, scoring) for q in qs]
-        kp = tables["kp"]
-        R, _, prof, info = _packed_profile(qs, tables["P16"], kp)
-        prof = cp.asarray(prof)
-        d_info = cp.asarray(info)
-        scores, counts = self._row_passes(config.pack_kernel_name(R), prof, d_info, qs, handle,
-                                          tables, slots=len(qs))
-        return [None if lengths[qi] == 0 else (scores[qi * n:(qi + 1) * n], None, None, counts[qi])
-                for qi in range(len(qs))]
+        groups = self._chain_groups(lengths, handle, tables["kp"])
+        self._pair_stream(handle)   # built (once) before any group's stream reads it
+        main = cp.cuda.get_current_stream()
+        ready = main.record()
+        runs, keep = [], []
+        for g, sub in enumerate(groups):
+            R, _, prof, info = _packed_profile([qs[i] for i in sub], tables["P16"], tables["kp"])
+            stream = main if len(groups) == 1 else self._streams[g]
+            stream.wait_event(ready)
+            with stream:
+                prof, info = cp.asarray(prof), cp.asarray(info)
+                runs.append(self._launch_passes(config.pack_kernel_name(R), prof, info, handle,
+                                                tables, len(sub), buffer=g))
+            keep.append((prof, info))   # alive until the streams have joined
+            if stream is not main:
+                main.wait_event(stream.record())
+        out = [None] * len(qs)
+        for sub, run in zip(groups, runs):
+            scores, counts = self._rescore_flagged(run, [qs[i] for i in sub], handle, tables,
+                                                   len(sub))
+            for j, qi in enumerate(sub):
+                if lengths[qi]:
+                    out[qi] = (scores[j * n:(j + 1) * n], None, None, counts[j])
+        return out
+
+    def _chain_groups(self, lengths, handle, kp):
+        """config.chain_groups for this device and handle (at most one group per stream)."""
+        warps = self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
+        share = int(handle.lengths.max()) * warps / max(handle.residues, 1)
+        return config.chain_groups(lengths, share, kp, _SMEM_LIMIT,
+                                   min(config.CHAIN_GROUPS, len(self._streams)))
 
     def _check_query(self, q, handle, scoring):
         K = scoring.matrix.shape[0]
@@ -1130,7 +1172,7 @@ def _packed_profile(qs, P, kp):
         prof = np.zeros((passes, kp, 32, RS), dtype=np.uint32)
         prof[..., :R] = word.reshape(passes, 32, R, kp).transpose(0, 3, 1, 2)
         got = (R, passes, prof.reshape(passes, -1), info.reshape(passes, -1))
-        if len(_PACKED_CACHE) >= 4:
+        if len(_PACKED_CACHE) >= 8:
             _PACKED_CACHE.pop(next(iter(_PACKED_CACHE)))
         _PACKED_CACHE[key] = got
         return got

@@ -133,6 +133,17 @@ PAIR_QUERIES = True
 # database: 5,004 GCUPS packed, 4,101 one query at a time (docs/gpu-notes.md).
 PACK_MIN_FILL = 0.85
 PACK_SCORE_BYTES = 1 << 30
+# A batch may run as query groups at once, one stream each (chain_groups): a target is
+# scanned by one warp at a time, pass after pass, and each pass ends when its last warp
+# does. Measured on an H100 (docs/gpu-notes.md, session 12), the 20 standard queries:
+# on a quarter of the Swiss-Prot-sized database (one GPU's shard of four) one group took
+# 0.415-0.433 s, two 0.387, three 0.387, four 0.394; on all of it 1.546 / 1.504 / - / 1.535.
+# CHAIN_SPEED: a warp alone on its chain over the average warp of a full GPU (fitted to
+# the shard with the 35,213-residue target); PASS_TAIL: what one group loses to pass
+# tails that a second stream fills (the whole database, one vs two groups).
+CHAIN_SPEED = 1.4
+PASS_TAIL = 0.025
+CHAIN_GROUPS = 4
 # 1: sw_rowsq2 (one dependency chain: step s+1 waits for the shuffle of step s's last
 # row); 2: sw_rowsq2k2 (lanes skewed by two columns, two chains interleaved, no branch in
 # iterations without a target start)
@@ -171,10 +182,43 @@ def pack_plan(lengths, kp: int, smem_limit: int):
             halves[h].append((i, k))
             rows[h] += k
         passes = max(1, -(-max(rows) // (32 * R)))
-        cost = passes * 32 * R * (6.1 + 37 / R)
+        cost = pack_cost(R, passes)
         if best is None or cost < best[0]:
             best = (cost, R, passes, halves)
     return best[1:]
+
+
+def pack_cost(R: int, passes: int) -> float:
+    """pack_plan's estimate of a packed batch's time, per target residue: padded rows x
+    instructions per cell pair."""
+    return passes * 32 * R * (6.1 + 37 / R)
+
+
+def chain_groups(lengths, share: float, kp: int, smem_limit: int,
+                 most: int = CHAIN_GROUPS) -> list[list[int]]:
+    """Query groups (indices, ascending) to run a packed batch as, one stream each.
+    ``share``: the longest target's length x resident warps / residues, the time of its
+    one-warp chain over the time of the whole set on a full GPU (at equal warp speed).
+    For k = 1 ... ``most`` groups (non-empty queries longest first, each to the group with
+    the fewest rows so far; empty ones in group 0) the estimated time is
+    max(sum of the groups' pack_cost, largest pack_cost x share / CHAIN_SPEED), one group
+    paying PASS_TAIL more; the fastest k wins (fewer groups on a tie)."""
+    full = sorted((i for i, m in enumerate(lengths) if m > 0), key=lambda i: -lengths[i])
+    best = None
+    for k in range(1, max(1, min(most, len(full))) + 1):
+        groups, rows = [[] for _ in range(k)], [0] * k
+        for i in full:
+            g = rows.index(min(rows))
+            groups[g].append(i)
+            rows[g] += lengths[i]
+        costs = [pack_cost(*pack_plan([lengths[i] for i in g], kp, smem_limit)[:2])
+                 for g in groups] if full else [0.0]
+        est = max(sum(costs), max(costs) * share / CHAIN_SPEED) * (1 + PASS_TAIL * (k == 1))
+        if best is None or est < best[0]:
+            best = (est, groups)
+    groups = best[1]
+    groups[0] += [i for i, m in enumerate(lengths) if m == 0]
+    return [sorted(g) for g in groups]
 
 
 def pack_kernel_name(R: int) -> str:
