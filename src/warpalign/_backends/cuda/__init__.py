@@ -630,18 +630,22 @@ class CudaBackend:
             return [self._scan_device(q, handle, scoring) for q in qs]
         groups = self._chain_groups(lengths, handle, tables["kp"])
         self._pair_stream(handle)   # built (once) before any group's stream reads it
+        # profiles uploaded from the calling thread's stream: a copy from pageable memory
+        # on another stream stages through a pinned buffer, and allocating one stalled
+        # this device until the other devices of a multi-GPU search had finished
+        plans = []
+        for sub in groups:
+            R, _, prof, info = _packed_profile([qs[i] for i in sub], tables["P16"], tables["kp"])
+            plans.append((R, cp.asarray(prof), cp.asarray(info)))
         main = cp.cuda.get_current_stream()
         ready = main.record()
-        runs, keep = [], []
-        for g, sub in enumerate(groups):
-            R, _, prof, info = _packed_profile([qs[i] for i in sub], tables["P16"], tables["kp"])
+        runs = []
+        for g, (sub, (R, prof, info)) in enumerate(zip(groups, plans)):
             stream = main if len(groups) == 1 else self._streams[g]
             stream.wait_event(ready)
             with stream:
-                prof, info = cp.asarray(prof), cp.asarray(info)
                 runs.append(self._launch_passes(config.pack_kernel_name(R), prof, info, handle,
                                                 tables, len(sub), buffer=g))
-            keep.append((prof, info))   # alive until the streams have joined
             if stream is not main:
                 main.wait_event(stream.record())
         out = [None] * len(qs)

@@ -29,6 +29,7 @@ spills at regs=32 (single-pass) and regs=28 (multi-pass); s32 with ends uses 128
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 
@@ -203,22 +204,33 @@ def chain_groups(lengths, share: float, kp: int, smem_limit: int,
     the fewest rows so far; empty ones in group 0) the estimated time is
     max(sum of the groups' pack_cost, largest pack_cost x share / CHAIN_SPEED), one group
     paying PASS_TAIL more; the fastest k wins (fewer groups on a tie)."""
-    full = sorted((i for i, m in enumerate(lengths) if m > 0), key=lambda i: -lengths[i])
     best = None
+    for k, (groups, costs) in enumerate(_group_costs(tuple(lengths), kp, smem_limit, most), 1):
+        est = max(sum(costs), max(costs) * share / CHAIN_SPEED) * (1 + PASS_TAIL * (k == 1))
+        if best is None or est < best[0]:
+            best = (est, groups)
+    groups = [list(g) for g in best[1]]
+    groups[0] += [i for i, m in enumerate(lengths) if m == 0]
+    return [sorted(g) for g in groups]
+
+
+@functools.lru_cache(maxsize=64)
+def _group_costs(lengths: tuple, kp: int, smem_limit: int, most: int):
+    """chain_groups' candidates, k = 1 ... most: (groups, pack_cost of each). The same for
+    every device of a multi-GPU search (only the share differs), so computed once (the
+    pack plans take milliseconds of Python the device threads would take turns at)."""
+    full = sorted((i for i, m in enumerate(lengths) if m > 0), key=lambda i: -lengths[i])
+    out = []
     for k in range(1, max(1, min(most, len(full))) + 1):
         groups, rows = [[] for _ in range(k)], [0] * k
         for i in full:
             g = rows.index(min(rows))
             groups[g].append(i)
             rows[g] += lengths[i]
-        costs = [pack_cost(*pack_plan([lengths[i] for i in g], kp, smem_limit)[:2])
-                 for g in groups] if full else [0.0]
-        est = max(sum(costs), max(costs) * share / CHAIN_SPEED) * (1 + PASS_TAIL * (k == 1))
-        if best is None or est < best[0]:
-            best = (est, groups)
-    groups = best[1]
-    groups[0] += [i for i, m in enumerate(lengths) if m == 0]
-    return [sorted(g) for g in groups]
+        costs = tuple(pack_cost(*pack_plan([lengths[i] for i in g], kp, smem_limit)[:2])
+                      for g in groups) if full else (0.0,)
+        out.append((tuple(tuple(g) for g in groups), costs))
+    return tuple(out)
 
 
 def pack_kernel_name(R: int) -> str:
