@@ -630,17 +630,19 @@ class CudaBackend:
             return [self._scan_device(q, handle, scoring) for q in qs]
         groups = self._chain_groups(lengths, handle, tables["kp"])
         self._pair_stream(handle)   # built (once) before any group's stream reads it
-        main = cp.cuda.get_current_stream()
-        runs, keep = [], []
-        for g, sub in enumerate(groups):
+        # profiles uploaded from the calling thread's stream: a copy from pageable memory
+        # on another stream stages through a pinned buffer, and allocating one stalled
+        # this device until the other devices of a multi-GPU search had finished
+        plans = []
+        for sub in groups:
             R, _, prof, info = _packed_profile([qs[i] for i in sub], tables["P16"], tables["kp"])
-            # uploaded on the calling thread's stream: a copy from pageable memory on
-            # another stream stages through pinned memory, and with that one device of a
-            # 2-GPU search waited for the other before its kernels started (3 runs of 6)
-            prof, info = cp.asarray(prof), cp.asarray(info)
-            keep.append((prof, info))   # alive until the streams have joined
+            plans.append((R, cp.asarray(prof), cp.asarray(info)))
+        main = cp.cuda.get_current_stream()
+        ready = main.record()
+        runs = []
+        for g, (sub, (R, prof, info)) in enumerate(zip(groups, plans)):
             stream = main if len(groups) == 1 else self._streams[g]
-            stream.wait_event(main.record())
+            stream.wait_event(ready)
             with stream:
                 runs.append(self._launch_passes(config.pack_kernel_name(R), prof, info, handle,
                                                 tables, len(sub), buffer=g))
@@ -907,10 +909,9 @@ class CudaBackend:
             except Exception as exc:  # noqa: BLE001  (re-raised in the caller's thread)
                 errors.append(exc)
 
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(1, len(handle.parts))]
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(len(handle.parts))]
         for th in threads:
             th.start()
-        work(0)   # the first device from this thread
         for th in threads:
             th.join()
         if errors:
