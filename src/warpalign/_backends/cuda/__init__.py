@@ -630,9 +630,11 @@ class CudaBackend:
             return [self._scan_device(q, handle, scoring) for q in qs]
         groups = self._chain_groups(lengths, handle, tables["kp"])
         self._pair_stream(handle)   # built (once) before any group's stream reads it
-        # profiles uploaded from the calling thread's stream: a copy from pageable memory
-        # on another stream stages through a pinned buffer, and allocating one stalled
-        # this device until the other devices of a multi-GPU search had finished
+        # every profile is uploaded on the calling thread's stream before any launch:
+        # uploaded inside `with stream:` (likely through CuPy's pinned staging), one
+        # device of a 2-GPU search waited for the other before its kernels started (3
+        # runs of 6); uploaded between the groups' launches, the groups ran one after
+        # the other (docs/gpu-notes.md, session 12)
         plans = []
         for sub in groups:
             R, _, prof, info = _packed_profile([qs[i] for i in sub], tables["P16"], tables["kp"])
