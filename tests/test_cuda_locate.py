@@ -180,8 +180,20 @@ def test_empty_and_hopeless_inputs():
 
 # --------------------------------------------------------------------- word lengths
 
+# "scan" between narrow rows: 16-bit DPX lanes (two columns per word) or one column per
+# 32-bit register
+LANES = pytest.mark.parametrize("packed", [True, False], ids=["dpx-lanes", "scalar"])
 
-def test_int16_overflow_switches_to_int32():
+
+@pytest.fixture
+def lanes(packed, monkeypatch):
+    from warpalign._backends.cuda import scan
+    monkeypatch.setattr(scan, "NARROW_PACKED", packed)
+    return packed
+
+
+@LANES
+def test_int16_overflow_switches_to_int32(lanes):
     """7,000 matches x 5 = 35,000 > 32,767: "scan" goes wide exactly where the CPU does."""
     s = PAPER_004
     rng = np.random.default_rng(8)
@@ -194,7 +206,8 @@ def test_int16_overflow_switches_to_int32():
         assert gpu(method, q, t, s)[:3] == (35_000, 7000, 7050)
 
 
-def test_low_limits_switch_narrow_and_back():
+@LANES
+def test_low_limits_switch_narrow_and_back(lanes):
     s = PAPER_002
     rng = np.random.default_rng(8)
     unit = random_dna(rng, 60)
@@ -206,7 +219,21 @@ def test_low_limits_switch_narrow_and_back():
     assert 0 < gpu("scan", q, ref, s, 40)[3] < len(q) - 40
 
 
-def test_random_small_pairs():
+def test_gaps_and_scores_past_int16_take_the_scalar_path():
+    """gap_open or the matrix's most negative score beyond int16: narrow rows still store
+    int16 (every H, F fits) but phase 1 runs in 32-bit registers; equal to the CPU."""
+    rng = np.random.default_rng(67)
+    text = random_dna(rng, 3000)
+    q = PAPER_004.encode(text[700:900])
+    t = PAPER_004.encode(text)
+    for s in (Scoring(match=5, mismatch=-4, gap_open=40_000, gap_extend=2),
+              Scoring(match=5, mismatch=-40_000, gap_open=10, gap_extend=1)):
+        got = gpu("scan", q, t, s)
+        assert got == score_end_method("scan", q, t, s) and got[0] == 1000
+
+
+@LANES
+def test_random_small_pairs(lanes):
     rng = np.random.default_rng(66)
     schemes = [PAPER_002, PAPER_004, BLOSUM62, LINEAR, FREE_EXTEND]
     for trial in range(60):

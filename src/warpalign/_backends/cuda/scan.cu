@@ -18,7 +18,9 @@
 // "scan" (row_scan_fused) runs phase 2 of row i and phase 1 of row i + 1 in one launch:
 // H stays in shared memory, its value left of the tile comes from the carries too; F and
 // H~ are int16 while narrow, int32 while wide (the row's word length is read from
-// modes[i] on the device, so no host round trip per row). "scan1" (row_phase1,
+// modes[i] on the device, so no host round trip per row). Between two narrow rows phase 1
+// runs two columns per 32-bit word in 16-bit DPX lanes (phase1_pairs); the E scan stays
+// 32-bit (its running terms H~ - gop + k*gex grow past int16 along a tile). "scan1" (row_phase1,
 // row_phase2_scan1) is int32 with paper 004's Hillis-Steele rounds in shared memory as
 // the in-tile scan.
 //
@@ -233,6 +235,74 @@ __device__ void tile_carries(const int* __restrict__ tg, const int* __restrict__
     c1 = s1;
 }
 
+__device__ __forceinline__ unsigned pack2(int v) { return (unsigned)(v & 0xFFFF) * 0x10001u; }
+
+// Phase 1 of the next row with both rows narrow, in 16-bit DPX lanes (paper 002's packed
+// narrow scores; Hopper's s16x2 instructions in place of its 8-bit video ones): columns
+// (j, j + 1), j = j0 + k, k even, in one 32-bit word. scan.py passes the int16 buffers one
+// element in, so these words are 4-byte aligned (j0 is odd) and the word at the odd last
+// column stays inside the buffer. In narrow rows every value fits int16 (Eq. 9), go, ge
+// and -smin are at most 32767 (checked on the host), so no lane wraps. At the odd last
+// column the high lane computes from padding and is not stored.
+// Tile aggregates as fused_tile's scalar loop: best and its first column, G and G2.
+__device__ __forceinline__ void phase1_pairs(const u8* __restrict__ t, int j0, int j1,
+                                             const int* srow, int go, int ge, const short* FC,
+                                             short* FN, short* __restrict__ HtN, const int* sH,
+                                             int& best, int& bj, long long& g, long long& g2) {
+    const unsigned ngo = pack2(-go), nge = pack2(-ge);
+    int gi = 0, gi2 = 0;        // |h - go - TILE * ge| < 2^31 for ge <= 32767
+    const int lane = threadIdx.x & 31;
+    constexpr int P = SCAN_VEC / 2;
+    unsigned fo[P], cc[P];   // all global loads first, in flight together (FN aliases FC)
+    #pragma unroll
+    for (int v = 0; v < P; ++v) {
+        const int j = j0 + 2 * (v * SCAN_THREADS + threadIdx.x);   // strided: coalesced
+        fo[v] = cc[v] = 0;
+        if (j + 1 < j1) {    // codes of columns j, j + 1: one 2-byte load (j - 1 is even)
+            fo[v] = *reinterpret_cast<const unsigned*>(FC + j);
+            cc[v] = *reinterpret_cast<const unsigned short*>(t + j - 1);
+        } else if (j < j1) {
+            fo[v] = (unsigned short)FC[j];
+            cc[v] = t[j - 1];
+        }
+    }
+    #pragma unroll
+    for (int v = 0; v < P; ++v) {
+        const int k = 2 * (v * SCAN_THREADS + threadIdx.x);
+        const int j = j0 + k;
+        // H of row i at columns j - 1, j (one 8-byte load; k <= TILE - 2 for every
+        // thread, so all lanes load and shuffle) and j + 1 (the next lane's first)
+        const int2 hh = *reinterpret_cast<const int2*>(sH + k);
+        int up = __shfl_down_sync(0xffffffffu, hh.x, 1);
+        if (lane == 31) up = sH[k + 2];
+        if (j >= j1) continue;
+        const bool two = j + 1 < j1;
+        const unsigned s = __byte_perm(srow[cc[v] & 0xFF], srow[cc[v] >> 8], 0x5410);
+        const unsigned hd = __byte_perm(hh.x, hh.y, 0x5410);   // H[i][j-1], H[i][j]
+        const unsigned hu = __byte_perm(hh.y, up, 0x5410);     // H[i][j], H[i][j+1]
+        const unsigned f = __viaddmax_s16x2_relu(fo[v], nge, __vadd2(hu, ngo));
+        const unsigned h = __viaddmax_s16x2_relu(hd, s, f);
+        if (two) {
+            *reinterpret_cast<unsigned*>(FN + j) = f;
+            *reinterpret_cast<unsigned*>(HtN + j) = h;
+        } else {
+            FN[j] = (short)(f & 0xFFFFu);
+            HtN[j] = (short)(h & 0xFFFFu);
+        }
+        const int h0 = (short)(h & 0xFFFFu), h1 = (short)(h >> 16);
+        if (h0 > best || (h0 == best && h0 > 0 && j < bj)) { best = h0; bj = j; }
+        gi = max(gi, h0 - go - (j1 - 1 - j) * ge);
+        if (two) {
+            gi2 = max(gi2, h0 - go - (j1 - 2 - j) * ge);
+            if (h1 > best || (h1 == best && h1 > 0 && j + 1 < bj)) { best = h1; bj = j + 1; }
+            gi = max(gi, h1 - go - (j1 - 2 - j) * ge);
+            if (j + 1 < j1 - 1) gi2 = max(gi2, h1 - go - (j1 - 3 - j) * ge);
+        }
+    }
+    g = max(g, (long long)gi);
+    g2 = max(g2, (long long)gi2);
+}
+
 // One tile of "scan": phase 2 of row i (H into shared memory, never to global memory),
 // then phase 1 of row i + 1 from it (when `next`).
 // Phase 2: E[j] = max(0, M_j - j'*gex), M_j = max(carry, max_{k'<j'} y_k'),
@@ -240,7 +310,7 @@ __device__ void tile_carries(const int* __restrict__ tg, const int* __restrict__
 // per thread (SCAN_VEC consecutive columns), per warp (shuffles) and per tile.
 template <typename TC, typename TN>
 __device__ void fused_tile(const u8* __restrict__ t, int n, int next, const int* srow, int go,
-                           int ge, int skip, long long c0, long long c1,
+                           int ge, int skip, int packed, long long c0, long long c1,
                            const TC* __restrict__ HtC, const TC* FC, TN* FN,
                            TN* __restrict__ HtN, int* sH, int* tmax, int* tj, int* tg,
                            int* tg2) {
@@ -292,26 +362,35 @@ __device__ void fused_tile(const u8* __restrict__ t, int n, int next, const int*
     // phase 1 of row i + 1 (columns strided by SCAN_THREADS: coalesced)
     int best = 0, bj = 0;
     long long g = 0, g2 = 0;                     // contributions to E[j1] and E[j1 - 1]
-    int fo[SCAN_VEC], sc[SCAN_VEC];
-    #pragma unroll
-    for (int v = 0; v < SCAN_VEC; ++v) {
-        const int j = j0 + v * SCAN_THREADS + threadIdx.x;
-        const bool ok = j < j1;
-        fo[v] = ok ? (int)FC[j] : 0;
-        sc[v] = ok ? (int)t[j - 1] : 0;
+    bool pairs = false;
+    if constexpr (sizeof(TC) == 2 && sizeof(TN) == 2) {
+        if (packed) {
+            phase1_pairs(t, j0, j1, srow, go, ge, FC, FN, HtN, sH, best, bj, g, g2);
+            pairs = true;
+        }
     }
-    #pragma unroll
-    for (int v = 0; v < SCAN_VEC; ++v) {
-        const int j = j0 + v * SCAN_THREADS + threadIdx.x;
-        if (j < j1) {
-            const int hu = sH[j - j0 + 1], hd = sH[j - j0];
-            const int f = max(max(fo[v] - ge, hu - go), 0);
-            const int h = max(max(hd + srow[sc[v]], f), 0);
-            FN[j] = (TN)f;
-            HtN[j] = (TN)h;
-            if (h > best || (h == best && h > 0 && j < bj)) { best = h; bj = j; }
-            g = max(g, (long long)h - go - (long long)(j1 - 1 - j) * ge);
-            if (j < j1 - 1) g2 = max(g2, (long long)h - go - (long long)(j1 - 2 - j) * ge);
+    if (!pairs) {
+        int fo[SCAN_VEC], sc[SCAN_VEC];
+        #pragma unroll
+        for (int v = 0; v < SCAN_VEC; ++v) {
+            const int j = j0 + v * SCAN_THREADS + threadIdx.x;
+            const bool ok = j < j1;
+            fo[v] = ok ? (int)FC[j] : 0;
+            sc[v] = ok ? (int)t[j - 1] : 0;
+        }
+        #pragma unroll
+        for (int v = 0; v < SCAN_VEC; ++v) {
+            const int j = j0 + v * SCAN_THREADS + threadIdx.x;
+            if (j < j1) {
+                const int hu = sH[j - j0 + 1], hd = sH[j - j0];
+                const int f = max(max(fo[v] - ge, hu - go), 0);
+                const int h = max(max(hd + srow[sc[v]], f), 0);
+                FN[j] = (TN)f;
+                HtN[j] = (TN)h;
+                if (h > best || (h == best && h > 0 && j < bj)) { best = h; bj = j; }
+                g = max(g, (long long)h - go - (long long)(j1 - 1 - j) * ge);
+                if (j < j1 - 1) g2 = max(g2, (long long)h - go - (long long)(j1 - 2 - j) * ge);
+            }
         }
     }
     __shared__ int sb[SCAN_THREADS / 32], sj[SCAN_THREADS / 32];
@@ -345,14 +424,14 @@ __device__ void fused_tile(const u8* __restrict__ t, int n, int next, const int*
 // updated in place. modes[i] (0: int16, 1: int32) is row i's word length.
 __global__ void __launch_bounds__(SCAN_THREADS)
 row_scan_fused(const u8* __restrict__ t, int n, const u8* __restrict__ q, int i, int m,
-               const int* __restrict__ mat, int a, int go, int ge,
+               const int* __restrict__ mat, int a, int go, int ge, int packed,
                const int* __restrict__ modes, const int* __restrict__ rowmax,
                const int* __restrict__ carry, const int* __restrict__ tgC,
                const int* __restrict__ tg2C, const short* Ht16C, const int* Ht32C,
                short* Ht16N, int* Ht32N, short* F16, int* F32, int* tmaxN, int* tjN,
                int* tgN, int* tg2N) {
     __shared__ int srow[MAX_ALPHABET];
-    __shared__ int sH[TILE + 1];
+    __shared__ __align__(8) int sH[TILE + 1];   // 8-byte aligned: phase1_pairs loads pairs
     const int next = i < m;
     if (next) {
         const int qc = q[i];                     // row i + 1's query symbol
@@ -366,16 +445,16 @@ row_scan_fused(const u8* __restrict__ t, int n, const u8* __restrict__ q, int i,
     if (!skip) tile_carries(tgC, tg2C, carry, ge, reach, c0, c1);
     const int mc = modes[i], mn = next ? modes[i + 1] : mc;
     if (mc == 0 && mn == 0)
-        fused_tile<short, short>(t, n, next, srow, go, ge, skip, c0, c1, Ht16C, F16, F16, Ht16N,
+        fused_tile<short, short>(t, n, next, srow, go, ge, skip, packed, c0, c1, Ht16C, F16, F16, Ht16N,
                                  sH, tmaxN, tjN, tgN, tg2N);
     else if (mc == 1 && mn == 1)
-        fused_tile<int, int>(t, n, next, srow, go, ge, skip, c0, c1, Ht32C, F32, F32, Ht32N,
+        fused_tile<int, int>(t, n, next, srow, go, ge, skip, packed, c0, c1, Ht32C, F32, F32, Ht32N,
                              sH, tmaxN, tjN, tgN, tg2N);
     else if (mc == 0)
-        fused_tile<short, int>(t, n, next, srow, go, ge, skip, c0, c1, Ht16C, F16, F32, Ht32N,
+        fused_tile<short, int>(t, n, next, srow, go, ge, skip, packed, c0, c1, Ht16C, F16, F32, Ht32N,
                                sH, tmaxN, tjN, tgN, tg2N);
     else
-        fused_tile<int, short>(t, n, next, srow, go, ge, skip, c0, c1, Ht32C, F32, F16, Ht16N,
+        fused_tile<int, short>(t, n, next, srow, go, ge, skip, packed, c0, c1, Ht32C, F32, F16, Ht16N,
                                sH, tmaxN, tjN, tgN, tg2N);
 }
 

@@ -14,9 +14,10 @@ smallest query end). Kernels in ``scan.cu`` (its header describes them):
   row i + 1 in one launch (H stays in shared memory; two launches per row) and keeps F
   and H̃ in int16 while ``rowmax_{i−1} + smax ≤ limit``, in int32 otherwise (Eqs. 9/10,
   back to narrow at ``≤ limit − 10``), decided on the device from the previous row; it
-  counts the wide rows exactly as the CPU kernel does. Narrow rows store 16-bit words and
-  compute in 32-bit registers (no packed DPX lanes: the row scan is bound by memory
-  traffic, which the 16-bit words halve). "scan1" is int32, three launches per row, with
+  counts the wide rows exactly as the CPU kernel does. Narrow rows store 16-bit words;
+  between two narrow rows phase 1 computes two columns per 32-bit word in 16-bit DPX
+  lanes (``NARROW_PACKED``; Hopper's s16x2 instructions in place of the paper's 8-bit video
+  instructions), the E scan in 32-bit registers. "scan1" is int32, three launches per row, with
   paper 004's Hillis–Steele rounds (shared memory, double-buffered) as the in-tile scan.
   A record longer than ``MAX_COLUMNS`` is cut into windows of that length by locate's
   exact span bound (``window_bounds``); then ``wide_rows`` sums over the windows.
@@ -48,6 +49,9 @@ SCAN_VEC = 8
 TILE = SCAN_THREADS * SCAN_VEC
 #: Largest alphabet (matrix side) the kernels hold in shared memory (MAX_ALPHABET in scan.cu).
 MAX_ALPHABET = 64
+#: "scan": phase 1 of a row after a narrow row in 16-bit DPX lanes, two columns per word
+#: (False: one column per 32-bit register, the earlier form, kept for comparison).
+NARROW_PACKED = True
 #: Longest record a row scan takes whole (18 bytes of device memory per column for "scan").
 MAX_COLUMNS = 1 << 29
 #: Window residues per launch of the windowed methods (bounds their row buffers).
@@ -149,16 +153,20 @@ def _row_scan(narrow: bool, q, t, mat, go, ge, smax, limit, vec: int = SCAN_VEC)
     if narrow:
         lim = int(limit)
         modes[1] = 1 if smax > lim else 0
-        # per parity p (row i uses p = i % 2): H~ in both word lengths, tile aggregates
-        ht16 = [cp.zeros(n + 1, cp.int16) for _ in range(2)]
+        # per parity p (row i uses p = i % 2): H~ in both word lengths, tile aggregates.
+        # The int16 buffers start one element in, so that the packed kernel's words of
+        # columns (j, j + 1), j odd, are 4-byte aligned; two spare elements at the end.
+        ht16 = [cp.zeros(n + 3, cp.int16)[1:] for _ in range(2)]
         ht32 = [cp.zeros(n + 1, cp.int32) for _ in range(2)]
-        f16, f32 = cp.zeros(n + 1, cp.int16), cp.zeros(n + 1, cp.int32)
+        f16, f32 = cp.zeros(n + 3, cp.int16)[1:], cp.zeros(n + 1, cp.int32)
+        # DPX lanes only while go, ge and -smin fit int16 (then no lane can wrap)
+        packed = i32(NARROW_PACKED and go <= 32767 and int(mat.min()) >= -32767)
         agg = [[cp.zeros(ntiles, cp.int32) for _ in range(4)] for _ in range(2)]  # max, j, G, G2
 
         def fused(i):   # phase 2 of row i (none for row 0) and phase 1 of row i + 1
             c, nx = i % 2, (i + 1) % 2
             k["row_scan_fused"](grid, block, (
-                d_t, i32(n), d_q, i32(i), i32(m), d_mat, i32(a), i32(go), i32(ge), modes,
+                d_t, i32(n), d_q, i32(i), i32(m), d_mat, i32(a), i32(go), i32(ge), packed, modes,
                 rowmax, carry, agg[c][2], agg[c][3], ht16[c], ht32[c], ht16[nx], ht32[nx],
                 f16, f32, *agg[nx]))
         fused(0)
