@@ -17,7 +17,8 @@ today, and every method returns the same hits:
   over each whole record, on the CPU whatever ``backend`` says: the reference method.
 
 Paper 002's row scan (``"scan"``: a row at a time, a localized max-scan for the
-horizontal gaps, int16 rows switching to int32 before they could overflow), paper 004's
+horizontal gaps, int16 rows switching to int32 before they could overflow; on the GPU
+two int16 columns per 32-bit word in DPX lanes), paper 004's
 single-stage scan (``"scan1"``) and its comparison methods (``"antidiagonal"``,
 ``"blocked"``) run over each whole record, like ``"dp"``: on the CPU as exact Numba
 kernels (:mod:`warpalign._backends.cpu.scan`, the specification) and on the GPU as CUDA
