@@ -148,7 +148,19 @@ def test_chain_groups_rule():
     assert config.chain_groups([0, 300, 0, 400], 50.0, kp, smem) == [[0, 2, 3], [1]]
     assert config.chain_groups([0, 0], 50.0, kp, smem) == [[0, 1]]
     assert config.chain_groups(std, 3.2, kp, smem, most=1) == [list(range(20))]
-    be = SimpleNamespace(_sms=132, _streams=[None] * 2)   # no more groups than streams
+    # no more groups than streams, nor than boundary buffers fit in free device memory
     warps = 132 * config.BLOCKS_PER_SM * (config.BLOCK // 32)
-    h = SimpleNamespace(lengths=np.array([35213, 1]), residues=35213 * warps // 5)
-    assert len(CudaBackend._chain_groups(be, std, h, kp)) == 2
+    residues = 35213 * warps // 5                          # share 5: four groups wanted
+    h = SimpleNamespace(lengths=np.array([35213, 1]), residues=residues, cache={})
+
+    def backend(streams, free):
+        return SimpleNamespace(_sms=132, _streams=[None] * streams,
+                               _free_bytes=lambda: config.MEMORY_RESERVE + free)
+
+    assert len(CudaBackend._chain_groups(backend(2, 1 << 40), std, h, kp)) == 2
+    assert len(CudaBackend._chain_groups(backend(4, 1 << 40), std, h, kp)) == 4
+    assert len(CudaBackend._chain_groups(backend(4, 16 * residues), std, h, kp)) == 3
+    assert len(CudaBackend._chain_groups(backend(4, 8 * residues), std, h, kp)) == 2
+    assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 1
+    h.cache["rowsq2"] = {"boundary": {0: None, 1: None}}   # two buffers there already
+    assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 2

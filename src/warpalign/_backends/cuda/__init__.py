@@ -660,11 +660,24 @@ class CudaBackend:
         return out
 
     def _chain_groups(self, lengths, handle, kp):
-        """config.chain_groups for this device and handle (at most one group per stream)."""
+        """config.chain_groups for this device and handle: at most one group per stream,
+        and no more groups than boundary-row buffers (8 bytes per residue each, kept with
+        the handle) fit in the device memory left, less config.MEMORY_RESERVE."""
         warps = self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
         share = int(handle.lengths.max()) * warps / max(handle.residues, 1)
-        return config.chain_groups(lengths, share, kp, _SMEM_LIMIT,
-                                   min(config.CHAIN_GROUPS, len(self._streams)))
+        most = min(config.CHAIN_GROUPS, len(self._streams))
+        if most > 1:
+            st = handle.cache.get("rowsq2")
+            have = max(1, len(st["boundary"]) if st else 0)
+            spare = self._free_bytes() - config.MEMORY_RESERVE
+            most = min(most, have + max(0, spare // (8 * max(handle.residues, 1))))
+        return config.chain_groups(lengths, share, kp, _SMEM_LIMIT, most)
+
+    def _free_bytes(self) -> int:
+        """Device memory this process could still use: free on the device plus what
+        CuPy's pool holds unused."""
+        cp = self._cp
+        return int(cp.cuda.Device().mem_info[0]) + int(cp.get_default_memory_pool().free_bytes())
 
     def _check_query(self, q, handle, scoring):
         K = scoring.matrix.shape[0]

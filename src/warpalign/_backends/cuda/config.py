@@ -145,6 +145,7 @@ PACK_SCORE_BYTES = 1 << 30
 CHAIN_SPEED = 1.4
 PASS_TAIL = 0.025
 CHAIN_GROUPS = 4
+MEMORY_RESERVE = 1 << 30   # device bytes a search leaves free when adding group buffers
 # 1: sw_rowsq2 (one dependency chain: step s+1 waits for the shuffle of step s's last
 # row); 2: sw_rowsq2k2 (lanes skewed by two columns, two chains interleaved, no branch in
 # iterations without a target start)
@@ -218,7 +219,8 @@ def chain_groups(lengths, share: float, kp: int, smem_limit: int,
 def _group_costs(lengths: tuple, kp: int, smem_limit: int, most: int):
     """chain_groups' candidates, k = 1 ... most: (groups, pack_cost of each). The same for
     every device of a multi-GPU search (only the share differs), so computed once (the
-    pack plans take milliseconds of Python the device threads would take turns at)."""
+    pack plans take about a millisecond of Python, which the device threads would take
+    turns at under the GIL)."""
     full = sorted((i for i, m in enumerate(lengths) if m > 0), key=lambda i: -lengths[i])
     out = []
     for k in range(1, max(1, min(most, len(full))) + 1):
