@@ -164,3 +164,21 @@ def test_chain_groups_rule():
     assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 1
     h.cache["rowsq2"] = {"boundary": {0: None, 1: None}}   # two buffers there already
     assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 2
+
+
+def test_resident_budget_rule():
+    """Residues the CUDA backend keeps resident by default (no device needed): free memory
+    less the reserve and the per-sequence bytes, over the bytes per residue; never below 0."""
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import CudaBackend, config
+
+    def budget(free, sequences):
+        be = SimpleNamespace(_free_bytes=lambda: free)
+        return CudaBackend.resident_budget(be, sequences)
+
+    r = config.RESIDENT_RESERVE
+    assert budget(r + 12 * config.RESIDENT_BYTES, 0) == 12
+    assert budget(r + 12 * config.RESIDENT_BYTES + 3 * config.SEQUENCE_BYTES, 3) == 12
+    assert budget(r - 1, 0) == 0 and budget(0, 10) == 0
+    assert budget(80 << 30, 516_371) > 186_717_374 * 20   # Swiss-Prot stays resident on an H100

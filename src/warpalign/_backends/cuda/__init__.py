@@ -144,7 +144,8 @@ class CudaBackend:
                  block2: int = config.R2_BLOCK):
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
-        sets are streamed in chunks (default: no limit)."""
+        sets are streamed in chunks (default: what the device's free memory holds,
+        :meth:`resident_budget`)."""
         cupy = require_cupy("CUDA backend")
         ndev = cupy.cuda.runtime.getDeviceCount()
         self._cp = cupy
@@ -187,16 +188,26 @@ class CudaBackend:
             targets = TargetSet(targets.codes[offsets[0]:offsets[-1]], offsets - offsets[0])
         if len(self._devices) > 1 and len(targets) > 1:
             return self._prepare_multi(targets)
-        if self._max_resident is not None and targets.residues > self._max_resident:
-            return self._prepare_chunked(targets)
-        if self._cp.cuda.runtime.getDevice() != self._devices[0]:
-            with self._cp.cuda.Device(self._devices[0]):
-                return self._prepare_resident(targets)
-        return self._prepare_resident(targets)
+        with self._cp.cuda.Device(self._devices[0]):
+            if self._max_resident is not None:
+                if targets.residues > self._max_resident:
+                    return self._prepare_chunked(targets, self._max_resident)
+            elif targets.residues > self.resident_budget(len(targets)):
+                # two chunks are on the device at once (the next one uploads meanwhile)
+                return self._prepare_chunked(targets,
+                                             max(1, self.resident_budget(len(targets)) // 2))
+            return self._prepare_resident(targets)
 
-    def _prepare_chunked(self, targets):
+    def resident_budget(self, sequences: int = 0) -> int:
+        """Residues of ``sequences`` targets that the current device can hold with a
+        search's buffers (config.RESIDENT_BYTES per residue and per sequence, and
+        config.RESIDENT_RESERVE left free); larger sets are chunked."""
+        spare = self._free_bytes() - config.RESIDENT_RESERVE - sequences * config.SEQUENCE_BYTES
+        return max(0, spare // config.RESIDENT_BYTES)
+
+    def _prepare_chunked(self, targets, size):
         offsets = np.asarray(targets.offsets, dtype=np.int64)
-        chunks = list(TargetSet(targets.codes, offsets).chunks(self._max_resident))
+        chunks = list(TargetSet(targets.codes, offsets).chunks(size))
         biggest = max(int(offsets[b] - offsets[a]) for a, b in chunks)
         cp = self._cp
         pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(max(biggest, 1)), np.uint8,

@@ -146,6 +146,13 @@ CHAIN_SPEED = 1.4
 PASS_TAIL = 0.025
 CHAIN_GROUPS = 4
 MEMORY_RESERVE = 1 << 30   # device bytes a search leaves free when adding group buffers
+# Default residency (CudaBackend.resident_budget): a resident target set costs about
+# RESIDENT_BYTES per residue (codes, the packed kernel's target stream, one boundary-row
+# buffer of 8 bytes) and SEQUENCE_BYTES per sequence (offsets, bucket and stream ids, a
+# batch's scores); RESIDENT_RESERVE stays free for a batch's score buffers and the rest.
+RESIDENT_BYTES = 12
+SEQUENCE_BYTES = 64
+RESIDENT_RESERVE = 4 << 30
 # 1: sw_rowsq2 (one dependency chain: step s+1 waits for the shuffle of step s's last
 # row); 2: sw_rowsq2k2 (lanes skewed by two columns, two chains interleaved, no branch in
 # iterations without a target start)
