@@ -237,6 +237,8 @@ __device__ void tile_carries(const int* __restrict__ tg, const int* __restrict__
 
 __device__ __forceinline__ unsigned pack2(int v) { return (unsigned)(v & 0xFFFF) * 0x10001u; }
 
+static_assert(SCAN_VEC % 2 == 0, "phase1_pairs covers a tile in column pairs");
+
 // Phase 1 of the next row with both rows narrow, in 16-bit DPX lanes (paper 002's packed
 // narrow scores; Hopper's s16x2 instructions in place of its 8-bit video ones): columns
 // (j, j + 1), j = j0 + k, k even, in one 32-bit word. scan.py passes the int16 buffers one
