@@ -437,14 +437,14 @@ def test_default_budget_chunks_what_does_not_fit(cuda, monkeypatch):
     """Without max_resident, a target set beyond what the device's free memory holds (a
     pretended 6,000 residues' worth here) streams in chunks; searches equal the resident
     ones."""
-    from warpalign._backends.cuda import ChunkedTargets, CudaBackend, config
+    from warpalign._backends.cuda import ChunkedTargets, CudaBackend, DeviceTargets, config
     s = Scoring(**BLOSUM62)
     seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
     ts = TargetSet.from_list(seqs)
     queries = [seqs[9], seqs[30], seqs[77]]
     ref = cuda.search_batches(queries, cuda.prepare(ts), s, top_k=5)
     be = _chunk_backend(devices=cuda.devices[:1])
-    assert isinstance(be.prepare(ts), type(cuda.prepare(ts)))       # fits: resident
+    assert isinstance(be.prepare(ts), DeviceTargets)                 # fits: resident
     free = config.RESIDENT_RESERVE + len(ts) * config.SEQUENCE_BYTES + 6000 * config.RESIDENT_BYTES
     monkeypatch.setattr(CudaBackend, "_free_bytes", lambda self: free)
     assert be.resident_budget(len(ts)) == 6000 < ts.residues
