@@ -102,7 +102,7 @@ def main(argv=None) -> int:
                     client = Client(cluster)
 
                     def run(client=client, n=n):
-                        return dsearch(queries, db.path, scoring, client=client, top_k=10,
+                        return dsearch(queries, db, scoring, client=client, top_k=10,
                                        backend="cuda", shards=n)
                 run()  # warm up: compile, upload
                 hits, times = timed(run, args.repeat)

@@ -185,11 +185,12 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
         raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
-    with _connect(client, scheduler, workers) as dask_client:
-        n_workers = len(dask_client.scheduler_info()["workers"])
-        plan = shard_plan(db, shards or n_workers)
-        results = _run(dask_client, plan, db, names, codes, scoring, top_k, mode, algorithm,
-                       backend, method)
+    connection = _connect(client, scheduler, workers)
+    with connection as dask_client:
+        info = connection.info          # one round trip to the scheduler per search
+        plan = shard_plan(db, shards or len(info["workers"]))
+        results = _run(dask_client, info, plan, db, names, codes, scoring, top_k, mode,
+                       algorithm, backend, method)
     if mode == "full":
         # Trace only the merged top-k (see the module docstring), checked against the scan.
         results = [_top_hits(h.query_name, q, ScoreBatch(h.scores, h.query_ends,
@@ -251,6 +252,7 @@ class _connect:
     def __init__(self, client, scheduler, workers):
         self._given, self._scheduler, self._workers = client, scheduler, workers
         self._owned: list = []
+        self.info: dict = {}     # the scheduler's view of its workers, fetched on entry
 
     def __enter__(self):
         try:
@@ -273,7 +275,10 @@ class _connect:
             except ValueError:
                 raise ValueError("no Dask cluster: give client=, scheduler= or workers=") from None
         try:
-            client.wait_for_workers(self._workers or 1, timeout=WORKER_TIMEOUT)
+            self.info = client.scheduler_info()
+            if len(self.info["workers"]) < (self._workers or 1):
+                client.wait_for_workers(self._workers or 1, timeout=WORKER_TIMEOUT)
+                self.info = client.scheduler_info()
         except BaseException:
             self.__exit__()
             raise
@@ -285,13 +290,14 @@ class _connect:
         return False
 
 
-def _run(client, plan, db, names, codes, scoring, top_k, mode, algorithm, backend, method):
+def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, backend,
+         method):
     from dask.base import tokenize
 
     path = os.fspath(db.path)
     fingerprint = _fingerprint(db)
     scan_mode = "end" if mode == "full" else mode
-    workers = client.scheduler_info()["workers"].values()
+    workers = info["workers"].values()
     gpu_everywhere = bool(workers) and all(w.get("resources", {}).get("GPU") for w in workers)
     resources = {"GPU": 1} if gpu_everywhere and backend != "cpu" else None
     token = tokenize(path, fingerprint, names, codes, scoring, top_k, scan_mode, algorithm,
