@@ -182,3 +182,20 @@ def test_resident_budget_rule():
     assert budget(r + 12 * config.RESIDENT_BYTES + 3 * config.SEQUENCE_BYTES, 3) == 12
     assert budget(r - 1, 0) == 0 and budget(0, 10) == 0
     assert budget(80 << 30, 516_371) > 186_717_374 * 20   # Swiss-Prot stays resident on an H100
+
+
+def test_split_targets_for_devices():
+    """The multi-GPU split (no device needed): every target in exactly one part with its
+    own codes, longest first to the part with the fewest residues (+1 per sequence)."""
+    from warpalign._backends import TargetSet
+    from warpalign._backends.cuda import split_targets
+
+    rng = np.random.default_rng(5)
+    seqs = [rng.integers(0, 20, n).astype(np.uint8) for n in (50, 10, 40, 30, 20, 5, 7, 0)]
+    parts = split_targets(TargetSet.from_list(seqs), 3)
+    assert sorted(int(i) for ids, _ in parts for i in ids) == list(range(len(seqs)))
+    for ids, ts in parts:
+        assert list(ids) == sorted(ids)
+        for k, i in enumerate(ids):
+            np.testing.assert_array_equal(ts.codes[ts.offsets[k]:ts.offsets[k + 1]], seqs[i])
+    assert [list(ids) for ids, _ in parts] == [[0, 6], [1, 2, 5], [3, 4, 7]]

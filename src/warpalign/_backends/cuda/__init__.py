@@ -101,6 +101,29 @@ class _Part:
     ids: np.ndarray        # global TargetSet index of each of the part's targets
 
 
+def split_targets(targets: TargetSet, count: int) -> list[tuple[np.ndarray, TargetSet]]:
+    """``count`` parts of ``targets`` for as many devices, by cost (paper 003's balance):
+    longest first, each to the part with the fewest residues so far (+1 per sequence).
+    Per part: the indices of its targets (ascending) and those targets as a TargetSet."""
+    offsets = np.asarray(targets.offsets, dtype=np.int64)
+    lengths = np.diff(offsets)
+    assign = np.empty(len(lengths), dtype=np.int16)
+    load = [0] * count
+    for i in np.argsort(-lengths, kind="stable").tolist():
+        d = min(range(count), key=load.__getitem__)
+        assign[i] = d
+        load[d] += int(lengths[i]) + 1
+    codes = np.asarray(targets.codes, dtype=np.uint8)
+    per_res = np.repeat(assign, lengths)
+    out = []
+    for d in range(count):
+        ids = np.flatnonzero(assign == d)
+        off = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(lengths[ids], out=off[1:])
+        out.append((ids, TargetSet(np.ascontiguousarray(codes[per_res == d]), off)))
+    return out
+
+
 @dataclass
 class MultiTargets:
     """Handle for several devices: targets split by cost (longest first, each to the
@@ -220,30 +243,16 @@ class CudaBackend:
     def _prepare_multi(self, targets):
         cp = self._cp
         offsets = np.asarray(targets.offsets, dtype=np.int64)
-        lengths = np.diff(offsets)
-        D = len(self._devices)
-        # longest first, each to the device with the fewest residues so far
-        assign = np.empty(len(lengths), dtype=np.int16)
-        load = [0] * D
-        for i in np.argsort(-lengths, kind="stable").tolist():
-            d = min(range(D), key=load.__getitem__)
-            assign[i] = d
-            load[d] += int(lengths[i]) + 1
         codes = np.asarray(targets.codes, dtype=np.uint8)
-        per_res = np.repeat(assign, lengths)
         parts = []
-        for d, dev in enumerate(self._devices):
-            ids = np.flatnonzero(assign == d)
-            off = np.zeros(len(ids) + 1, dtype=np.int64)
-            np.cumsum(lengths[ids], out=off[1:])
-            ts = TargetSet(np.ascontiguousarray(codes[per_res == d]), off)
+        for (ids, ts), dev in zip(split_targets(targets, len(self._devices)), self._devices):
             with cp.cuda.Device(dev):
                 be = CudaBackend(self._table, self._nstreams, self._rows_min_len,
                                  devices=(dev,), max_resident=self._max_resident,
                                  block2=self._block2)
                 parts.append(_Part(dev, be, be.prepare(ts), ids))
         max_code = int(codes.max()) if len(codes) else -1
-        return MultiTargets(parts, len(lengths), int(offsets[-1]), max_code,
+        return MultiTargets(parts, len(offsets) - 1, int(offsets[-1]), max_code,
                             TargetSet(codes, offsets))
 
     def _prepare_resident(self, targets: TargetSet, sync: bool = True) -> DeviceTargets:
