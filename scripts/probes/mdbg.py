@@ -2,18 +2,14 @@
 import sys
 import time
 
-sys.path.insert(0, "bench")
 import cupy as cp
+from _setup import SCORING as sc
+from _setup import database, queries
 
-from search_gpu import _find, make_database, read_fasta
-from warpalign import Scoring
 from warpalign._backends import cuda as cb
-from warpalign.alphabet import PROTEIN
 
-sc = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
-_, qtext = read_fasta(_find("standard_queries20.fasta"))
-qs = [PROTEIN.encode(q) for q in qtext]
-targets = make_database(2024)
+qs = queries()
+targets = database()
 log = []
 orig_sb = cb.CudaBackend.search_batches
 orig_rf = cb.CudaBackend._rescore_flagged

@@ -215,10 +215,11 @@ class CudaBackend:
             if self._max_resident is not None:
                 if targets.residues > self._max_resident:
                     return self._prepare_chunked(targets, self._max_resident)
-            elif targets.residues > self.resident_budget(len(targets)):
-                # two chunks are on the device at once (the next one uploads meanwhile)
-                return self._prepare_chunked(targets,
-                                             max(1, self.resident_budget(len(targets)) // 2))
+            else:
+                budget = self.resident_budget(len(targets))
+                if targets.residues > budget:
+                    # two chunks are on the device at once (the next one uploads meanwhile)
+                    return self._prepare_chunked(targets, max(1, budget // 2))
             return self._prepare_resident(targets)
 
     def resident_budget(self, sequences: int = 0) -> int:
