@@ -155,6 +155,46 @@ def test_window_ends_on_long_windows_with_reused_layouts(gpu, m):
             assert tuple(cells[k]) == tuple(int(v) for v in want), (trial, k, lo[k], length[k])
 
 
+@pytest.mark.parametrize("m", [20, 128, 256, 257, 600])
+def test_best_windows_ends_come_with_the_scores(gpu, m):
+    """window_cells(best_ends=True): the windows tied at the best score get their exact end
+    cells from the device (win_pick's sub-windows scored by window_antidiagonal; several
+    strips past 256 query rows) with every score unchanged; the others keep -1. More tied
+    windows than TIED_MAX: any TIED_MAX of them get ends. Linear gaps (gap_open ==
+    gap_extend) and a repeat full of ties at the smallest end."""
+    rng = np.random.default_rng(m + 11)
+    unit = rng.integers(0, 4, 3).astype(np.uint8)
+    ref = rng.integers(0, 4, 60_000).astype(np.uint8)
+    ref[20_000:26_000] = np.resize(unit, 6_000)
+    q = ref[5_000:5_000 + m].copy()
+    q[rng.random(m) < 0.06] = rng.integers(0, 4)
+    ref[41_000:41_000 + m] = q
+    ref.setflags(write=False)
+    dev = gpu.DeviceReference([ref])
+    for s, copies in ((PAPER_002, 2), (LINEAR, 2), (PAPER_004, gpu.TIED_MAX + 2)):
+        # windows holding the hit at 41,000 (`copies` of them, shifted), and random ones
+        lo = np.r_[41_000 - 300 - 7 * np.arange(copies), rng.integers(0, 56_000, 15)]
+        length = np.r_[np.full(copies, m + 700), rng.integers(500, 4_000, 15)]
+        length = np.minimum(length, len(ref) - lo)
+        exact = np.array([score_end(q, ref[a:a + n], s.matrix, s.gap_open, s.gap_extend,
+                                    LOCAL) for a, n in zip(lo, length)], np.int64)
+        cells, flagged, _ = gpu.window_cells(dev, q, s, lo, length, best_ends=True)
+        assert len(flagged) == 0 and np.array_equal(cells[:, 0], exact[:, 0])
+        tied = exact[:, 0] == exact[:, 0].max()
+        known = cells[:, 1] >= 0
+        assert known.sum() == min(tied.sum(), gpu.TIED_MAX) and not (known & ~tied).any()
+        assert np.array_equal(cells[known], exact[known]), s
+        assert (cells[~known, 1:] == -1).all()
+    q = np.resize(unit, m)                  # ties everywhere in the repeat
+    lo = np.array([19_000, 21_000, 30_000])
+    length = np.array([6_000, 3_000, 2_000])
+    exact = np.array([score_end(q, ref[a:a + n], PAPER_002.matrix, 5, 1, LOCAL)
+                      for a, n in zip(lo, length)], np.int64)
+    cells, _, _ = gpu.window_cells(dev, q, PAPER_002, lo, length, best_ends=True)
+    tied = exact[:, 0] == exact[:, 0].max()
+    assert np.array_equal(cells[tied], exact[tied])
+
+
 def test_saturation_is_flagged_and_rescored(gpu):
     """A 400-symbol perfect match at match 100 scores 40,000 (> int16): the window is
     flagged, and locate rescores it exactly (score and ends equal the CPU)."""

@@ -547,6 +547,8 @@ class FakeGpuWindows:
     def __init__(self):
         self.sub_windows = 0
         self.too_long = 0
+        self.best_ends = 0
+        self.rng = np.random.default_rng(5)
 
     @staticmethod
     def supports(scoring):
@@ -574,11 +576,20 @@ class FakeGpuWindows:
                                    LOCAL) for a, n in zip(starts.tolist(), lengths.tolist())],
                         np.int64).reshape(-1, 3)
 
-    def window_cells(self, ref, q, s, starts, lengths, query=None, ends=False, keep_layout=True):
+    def window_cells(self, ref, q, s, starts, lengths, query=None, ends=False, keep_layout=True,
+                     best_ends=False):
         if ends:
             return self.window_ends(ref, q, s, starts, lengths)
-        cells = self._cells(ref, q, s, starts, lengths)
+        exact = self._cells(ref, q, s, starts, lengths)
+        cells = exact.copy()
         cells[:, 1:] = -1
+        if best_ends and len(cells) and s.gap_extend > 0 and cells[:, 0].max() > 0:
+            # as the device: the ends of any TIED_MAX of the windows tied at the best score
+            from warpalign._backends.cuda.windows import TIED_MAX
+            tied = np.flatnonzero(cells[:, 0] == cells[:, 0].max())
+            tied = self.rng.permutation(tied)[:TIED_MAX]
+            cells[tied] = exact[tied]
+            self.best_ends += len(tied)
         return cells, np.zeros(0, np.int64), 0.0
 
     def window_ends(self, ref, q, s, starts, lengths, query=None, keep_layout=True):
@@ -620,7 +631,7 @@ def test_gpu_path_ends_on_score_bounded_sub_windows(monkeypatch):
             got, want = ([got], [want]) if top == 1 else (got, want)
             assert [(h.record, *key(h)) for h in got] == [(h.record, *key(h)) for h in want], (
                 trial, top, mode)
-    assert fake.sub_windows > 0 and fake.too_long == 0
+    assert fake.sub_windows > 0 and fake.best_ends > 0 and fake.too_long == 0
 
 
 class EmulatedCupy:
@@ -630,7 +641,7 @@ class EmulatedCupy:
     results through the pointers it is given (so the buffer layouts, offsets and result
     parsing of windows.py are what is tested)."""
 
-    uint32, int32 = np.uint32, np.int32
+    uint32, int32, int64 = np.uint32, np.int32, np.int64
 
     def __init__(self, q, scoring, flag_at):
         import ctypes
@@ -671,6 +682,10 @@ class EmulatedCupy:
         return np.frombuffer(raw, dtype, count)
 
     def kernel(self, name):
+        if name == "win_pick":
+            return self._pick
+        if name == "window_antidiagonal":
+            return self._antidiagonal
         ends = "true" in name
 
         def launch(grid, block, args, shared_mem=0):
@@ -696,6 +711,43 @@ class EmulatedCupy:
                     count[0] += 1
             self.launches.append((ends, len(ids)))
         return launch
+
+
+    def _pick(self, grid, block, args, shared_mem=0):
+        """windows.cu's win_pick: the best score, the windows holding it, their
+        sub-windows in slots of ``per``."""
+        (scores_p, nflag_p, n, starts_p, lengths_p, m, sq, go, ge, extra, most, per, spec_p,
+         sub_start, sub_len) = args
+        n, most, per, extra = int(n), int(most), int(per), int(extra)
+        scores = self.read(scores_p, np.int32, n)
+        best = 0 if self.read(nflag_p, np.int32, 1)[0] else int(scores.max(initial=0))
+        tied = np.flatnonzero(scores == best)[::-1] if best > 0 else np.zeros(0, np.int64)
+        spec = self.read(spec_p, np.int32, 2 + most)
+        spec[0], spec[1] = best, len(tied)
+        spec[2:2 + min(len(tied), most)] = tied[:most]   # any order (the kernel's atomics)
+        sub_start.a[:], sub_len.a[:] = 0, 0
+        slack = int(sq) - int(go) - best
+        span = int(m) + (max(0, slack // int(ge) + 1) if slack >= 0 else 0)
+        for k, w in enumerate(tied[:most].tolist()):
+            a = int(self.read(starts_p + 8 * w, np.int64, 1)[0])
+            length = int(self.read(lengths_p + 4 * w, np.int32, 1)[0])
+            b = window_bounds(length, span + extra, span)
+            assert len(b) <= per
+            sub_start.a[k * per:k * per + len(b)] = a + b[:, 0]
+            sub_len.a[k * per:k * per + len(b)] = b[:, 1] - b[:, 0]
+        self.launches.append(("pick", len(tied)))
+
+    def _antidiagonal(self, grid, block, args, shared_mem=0):
+        """scan.cu's window_antidiagonal over whole-query strips: each slot's best cell
+        (zero-length slots left alone)."""
+        codes, lo, length, q, r0, rows, mat, _, go, ge, _, _, _, out_p = args
+        assert int(r0) == 0 and int(rows) == len(self.q) and np.array_equal(q.a, self.q)
+        out = self.read(out_p, np.int32, 3 * grid[0]).reshape(-1, 3)
+        for w in range(grid[0]):
+            st, n = int(lo.a[w]), int(length.a[w])
+            if n > 0:
+                out[w] = score_end(self.q, codes.a[st:st + n], mat.a, int(go), int(ge), LOCAL)
+        self.launches.append(("antidiagonal", int((length.a > 0).sum())))
 
 
 class _Pinned(bytearray):
@@ -727,7 +779,8 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     codes.setflags(write=False)
     emu = EmulatedCupy(q, s, flag_at=10**9)
     monkeypatch.setattr(gw, "require_cupy", lambda what="": emu)
-    monkeypatch.setattr(gw, "get_module", lambda f, names: SimpleNamespace(get_function=emu.kernel))
+    monkeypatch.setattr(gw, "get_module",
+                        lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel))
     gw.clear_cache()
     dev = gw.resident([codes])
     lo = rng.integers(0, 11_000, 9)
@@ -743,15 +796,32 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     emu.flag_at = int(np.sort(want[:, 0])[-3])   # the three best windows come back flagged
     scores, flagged, _ = gw.window_scores(dev, q, s, lo, length)
     assert flagged.tolist() == sorted(np.flatnonzero(want[:, 0] >= emu.flag_at).tolist())
+    # best_ends: the windows tied at the best score get their ends (found on sub-windows
+    # by the pick and antidiagonal kernels), the others none; none at all once flagged
+    emu.flag_at = 10**9
+    same = np.r_[lo, 6_900, 6_880]                   # two windows tie: both hold the hit
+    same_len = np.r_[length, 400, 450]
+    exact = np.array([score_end(q, codes[a:a + n], s.matrix, s.gap_open, s.gap_extend, LOCAL)
+                      for a, n in zip(same, same_len)], np.int64)
+    cells, flagged, _ = gw.window_cells(dev, q, s, same, same_len, best_ends=True)
+    tied = exact[:, 0] == exact[:, 0].max()
+    assert np.array_equal(cells[:, 0], exact[:, 0]) and len(flagged) == 0
+    assert tied.sum() == 2 and np.array_equal(cells[tied], exact[tied])
+    assert (cells[~tied, 1:] == -1).all()
+    emu.flag_at = int(exact[:, 0].max())
+    cells, flagged, _ = gw.window_cells(dev, q, s, same, same_len, best_ends=True)
+    assert len(flagged) and (cells[:, 1:] == -1).all()
     emu.flag_at = 10**9
     monkeypatch.setattr(loc, "get_backend", lambda backend: SimpleNamespace(name="cuda"))
+    emu.launches.clear()
     for top in (1, 2):
         got = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, backend="cuda")
         exp = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, method="dp",
                                  backend="cpu")
         got, exp = ([got], [exp]) if top == 1 else (got, exp)
         assert [key(h) for h in got] == [key(h) for h in exp]
-    assert any(ends for ends, _ in emu.launches)   # the lazy ends ran on sub-windows
+    kinds = {k for k, _ in emu.launches}
+    assert {"pick", "antidiagonal"} <= kinds   # the best windows' ends came with the scores
     gw.clear_cache()
 
 

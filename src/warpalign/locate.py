@@ -66,8 +66,13 @@ reference symbols (the span bound with S in place of 1), so the window is cut in
 sub-windows of :func:`sub_window` (s) symbols overlapping by s − 1; every cell of value S
 in the window then has value S in a sub-window that holds an alignment ending there,
 sub-windows never overstate the window, and the best sub-window cell by the tie rule is
-the window's. The sub-windows are scored with ends (``windows.cu``'s per-step tracking) in
-one short launch. With ``mode="score"`` the last hit needs no end at all.
+the window's. When ends are wanted (``mode`` "end" or "full", or ``top`` > 1) the device
+does this for the windows tied at the best score right after scoring them, with no round
+trip to the host (``windows.cu``'s ``win_pick`` cuts the sub-windows, ``scan.cu``'s
+``window_antidiagonal`` scores them with ends in 32 bits), so the first pick usually needs
+nothing more; any other piece the picks reach has its sub-windows scored with ends
+(``windows.cu``'s per-step tracking) in one short launch. With ``mode="score"`` the last
+hit needs no end at all.
 
 **The alignment (``mode="full"``).** With the end (i*, j*) known,
 :func:`~warpalign.traceback.align_from_end` (the reverse pass to the start, then the path;
@@ -301,7 +306,8 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
     if method in ("auto", "windows"):
         residues = sum(len(r) for r in records)
         engine = get_backend(backend)
-        scorer = _WindowScorer(engine, q, scoring)
+        # ends wanted: the best windows' ends come with their scores (no second launch)
+        scorer = _WindowScorer(engine, q, scoring, want_ends=mode != "score" or top > 1)
         width = scorer.default_window(span, residues) if window is None else int(window)
         if span is not None and span > width:
             raise ValueError(f"window ({width}) is shorter than the span bound of this query "
@@ -423,16 +429,18 @@ class _WindowScorer:
     (``lazy``): :meth:`windows` runs ``win_s16`` on windows of the resident reference
     (:mod:`warpalign._backends.cuda.windows`) and returns scores with unknown ends (-1),
     except for windows flagged as possibly saturated, which are rescored here by the exact
-    32-bit ends path; :meth:`ends` gives the end cells of the few pieces ``_Search`` asks
-    for (all tied at one score). ``saturated`` counts the rescored windows,
-    ``kernel_seconds`` the kernel time.
+    32-bit ends path, and (``want_ends``) the windows tied at the best score, whose ends the
+    device finds right after the scores; :meth:`ends` gives the end cells of the few other
+    pieces ``_Search`` asks for (all tied at one score). ``saturated`` counts the rescored
+    windows, ``kernel_seconds`` the kernel time.
     """
 
     #: :meth:`ends` takes the pieces' (common) score: it bounds the sub-windows' overlap.
     ends_take_score = True
 
-    def __init__(self, engine, q: np.ndarray, scoring: Scoring):
+    def __init__(self, engine, q: np.ndarray, scoring: Scoring, want_ends: bool = False):
         self.engine, self.q, self.scoring = engine, q, scoring
+        self.want_ends = want_ends
         self.lazy = False
         self.saturated = 0
         self.kernel_seconds = 0.0
@@ -478,7 +486,8 @@ class _WindowScorer:
         starts = ref.starts[rows[:, 0]] + rows[:, 1]
         cells, flagged, secs = self._gpu.window_cells(ref, self.q, self.scoring, starts,
                                                       rows[:, 2] - rows[:, 1],
-                                                      query=self._device_query())
+                                                      query=self._device_query(),
+                                                      best_ends=self.want_ends)
         self.kernel_seconds += secs
         if len(flagged):   # possibly saturated in 16 bits: exact 32-bit scores and ends
             self.saturated += len(flagged)

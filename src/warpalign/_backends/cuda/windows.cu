@@ -250,3 +250,67 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
         }
     }
 }
+
+// ------------------------------------------------------------ the best windows' end cells
+// win_pick: one block, queued right after win_s16<R, false> so that locate learns the end
+// cells of the best windows with no host round trip.  S = the best score over the n
+// windows (0 when any window was flagged: its 16-bit score is not exact, so the host
+// resolves the ends itself); spec[0] = S, spec[1] = how many windows score S, spec[2 ..]
+// the first `most` of them (in no particular order).  Each picked window is cut into the
+// sub-windows of locate's lazy ends (locate.py, _WindowScorer.ends): `span + extra`
+// symbols every `extra + 1`, span = span_bound(query, S) = m + max(0, (sq - go - S) / ge
+// + 1) (ge > 0), so every alignment scoring S inside the window lies inside one
+// sub-window.  Slot k * per + s holds sub-window s of the k-th picked window as (start in
+// the reference, length), length 0 where there is none; scan.cu's window_antidiagonal then
+// gives each slot's end cell by the tie rule.
+__global__ void __launch_bounds__(1024)
+win_pick(const int* __restrict__ scores, const int* __restrict__ nflagged, int n,
+         const long long* __restrict__ wstart, const int* __restrict__ wlen, int m, int sq,
+         int go, int ge, int extra, int most, int per, int* __restrict__ spec,
+         long long* __restrict__ sub_start, int* __restrict__ sub_len)
+{
+    __shared__ int warp_max[32];
+    __shared__ int s_best, s_count;
+    int best = 0;
+    for (int w = threadIdx.x; w < n; w += blockDim.x) best = max(best, scores[w]);
+    best = (int)__reduce_max_sync(FULL_MASK, (unsigned)best);   // local scores are >= 0
+    if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = best;
+    if (threadIdx.x == 0) s_count = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int b = 0;
+        for (int k = 0; k < (int)(blockDim.x >> 5); ++k) b = max(b, warp_max[k]);
+        s_best = *nflagged > 0 ? 0 : b;
+    }
+    __syncthreads();
+    best = s_best;
+    if (best > 0)
+        for (int w = threadIdx.x; w < n; w += blockDim.x)
+            if (scores[w] == best) {
+                const int k = atomicAdd(&s_count, 1);
+                if (k < most) spec[2 + k] = w;
+            }
+    __syncthreads();
+    const int picked = min(s_count, most);
+    const int slack = sq - go - best;
+    const int span = m + (slack < 0 ? 0 : slack / ge + 1);
+    const int width = span + extra, stride = extra + 1;
+    for (int c = threadIdx.x; c < most * per; c += blockDim.x) {
+        const int k = c / per, s = c % per;
+        long long lo = 0;
+        int len = 0;
+        if (best > 0 && k < picked) {
+            const int w = spec[2 + k];
+            const int L = wlen[w];
+            const int count = L <= width ? 1 : (L - width + stride - 1) / stride + 1;
+            if (s < count) {
+                const int a = s * stride;
+                lo = wstart[w] + a;
+                len = min(a + width, L) - a;
+            }
+        }
+        sub_start[c] = lo;
+        sub_len[c] = len;
+    }
+    if (threadIdx.x == 0) { spec[0] = best; spec[1] = s_count; }
+}

@@ -189,8 +189,21 @@ class DeviceQuery:
         self.k = int(matrix.shape[0])
         self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
         self.thr = 32767 - max(int(matrix.max()), 0) - 2
+        from ...locate import query_score_bound
+        self.sq = query_score_bound(q, scoring)   # bounds the spans of the ends' sub-windows
         host = profile(q, scoring, self.r, self.g, self.bands)
         self.prof, self._staging = _upload(host, cp.cuda.get_current_stream())
+        self._q, self._matrix = np.ascontiguousarray(q, np.uint8), matrix
+        self._ends_inputs = None
+
+    def ends_inputs(self):
+        """(query codes, int32 matrix) on the device for the best windows' ends
+        (scan.cu's window_antidiagonal), uploaded on first use."""
+        if self._ends_inputs is None:
+            cp = require_cupy("locate on the GPU")
+            self._ends_inputs = (cp.asarray(self._q),
+                                 cp.asarray(np.ascontiguousarray(self._matrix, np.int32)))
+        return self._ends_inputs
 
 
 def window_scores(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
@@ -222,11 +235,19 @@ def window_ends(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray
 
 def window_cells(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
                  lengths: np.ndarray, *, query: DeviceQuery | None = None, ends: bool = False,
-                 keep_layout: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
+                 keep_layout: bool = True, best_ends: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray, float]:
     """One launch of ``win_s16``: (cells int64 [windows, 3], flagged, kernel seconds) as
     :func:`window_ends`, with the ends -1 unless ``ends``. ``keep_layout=False``: one-off
-    windows, not remembered on ``ref``."""
-    return _launch(ref, q, scoring, starts, lengths, ends, query, keep_layout)
+    windows, not remembered on ``ref``.
+
+    ``best_ends`` (with ``ends=False``): also the end cells of the windows tied at the
+    best score (up to :data:`TIED_MAX` of them), found on the device right after the scores
+    with no round trip to the host (``win_pick`` cuts them into locate's sub-windows,
+    ``window_antidiagonal`` scores those in 32 bits with ends); the other windows' ends
+    stay -1. Skipped (every end -1) when a window was flagged or ``gap_extend`` is 0."""
+    return _launch(ref, q, scoring, starts, lengths, ends, query, keep_layout,
+                   best_ends and not ends)
 
 
 class _Layout:
@@ -276,7 +297,86 @@ def _layout(ref: DeviceReference, starts: np.ndarray, lengths: np.ndarray, strea
     return lay
 
 
-def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout):
+#: Windows tied at the best score whose end cells ``best_ends`` finds on the device.
+TIED_MAX = 4
+#: Sub-windows of the best windows' ends: the span bound plus this many symbols, one
+#: every ENDS_EXTRA + 1 (H100, 256 x 33.5 M, the window tied at the best score, kernel
+#: time of window_antidiagonal over its sub-windows: +16: 114 us, +32: 103, +64: 107;
+#: scripts/probes/lprof2.py).
+ENDS_EXTRA = 32
+
+
+class _BestEnds:
+    """The device work of ``best_ends`` for one launch: its slots (TIED_MAX windows x
+    ``per`` sub-windows), its words in the result buffer (S, count, window ids, then a
+    (score, query end, reference end) cell per slot) and the launches."""
+
+    def __init__(self, dq: DeviceQuery, lay: _Layout):
+        m, self.extra = dq.m, ENDS_EXTRA
+        narrow = m + self.extra               # the narrowest sub-window (span >= m)
+        stride = self.extra + 1
+        self.per = 1 if lay.longest <= narrow else -(-(lay.longest - narrow) // stride) + 1
+        self.slots = TIED_MAX * self.per
+        self.words = 2 + TIED_MAX + 3 * self.slots
+
+    def launch(self, dq: DeviceQuery, lay: _Layout, ref: DeviceReference, sq: int,
+               n: int, base: int, at: int, stream) -> None:
+        """Queue win_pick and the antidiagonal strips on ``stream``: scores at ``base``,
+        the flagged count at word 2n, this plan's words from word ``at`` of the buffer."""
+        cp = require_cupy("locate on the GPU")
+        from . import scan
+        i32 = np.int32
+        spec = base + 4 * at
+        cells = spec + 4 * (2 + TIED_MAX)
+        sub_start = cp.empty(self.slots, dtype=cp.int64)
+        sub_len = cp.empty(self.slots, dtype=cp.int32)
+        pick = get_module(_FILE, ("win_pick",)).get_function("win_pick")
+        pick((1,), (1024,), (np.uint64(base), np.uint64(base + 8 * n), i32(n), lay.starts_ptr,
+                             lay.lengths_ptr, i32(dq.m), i32(sq), i32(dq.go), i32(dq.ge),
+                             i32(self.extra), i32(TIED_MAX), i32(self.per), np.uint64(spec),
+                             sub_start, sub_len))
+        cp.cuda.runtime.memsetAsync(cells, 0, 12 * self.slots, stream.ptr)
+        d_q, d_mat = dq.ends_inputs()
+        a = int(d_mat.shape[0])
+        ad = get_module("scan.cu", scan._NAMES, (f"SCAN_VEC={scan.SCAN_VEC}",)
+                        ).get_function("window_antidiagonal")
+        if dq.m > scan.AD_ROWS:    # strips: the bottom rows (H, F) of every slot
+            stride = lay.longest + 1
+            row_h = cp.zeros(self.slots * stride, dtype=cp.int32)
+            row_f = cp.zeros(self.slots * stride, dtype=cp.int32)
+            rows_h, rows_f = row_h.data.ptr, row_f.data.ptr
+        else:
+            stride, rows_h, rows_f = 0, 0, 0
+        for r0 in range(0, dq.m, scan.AD_ROWS):
+            rows = min(scan.AD_ROWS, dq.m - r0)
+            threads = scan._round32(rows)
+            ad((self.slots,), (threads,),
+               (ref.codes, sub_start, sub_len, d_q, i32(r0), i32(rows), d_mat, i32(a),
+                i32(dq.go), i32(dq.ge), np.uint64(rows_h), np.uint64(rows_f),
+                np.int64(stride), np.uint64(cells)),
+               shared_mem=(a * a + 4 * threads) * 4)
+
+    def read(self, host: np.ndarray, at: int, cells: np.ndarray) -> None:
+        """Fill ``cells``' ends from this plan's words at ``host[at:]``: each picked
+        window's best sub-window cell by the tie rule, in window coordinates."""
+        best, count = int(host[at]), int(host[at + 1])
+        if best <= 0:
+            return
+        ids = host[at + 2:at + 2 + min(count, TIED_MAX)].astype(np.int64)
+        sub = host[at + 2 + TIED_MAX:at + self.words].reshape(TIED_MAX, self.per, 3)
+        sub = sub[:len(ids)].astype(np.int64)
+        sub[:, :, 2] += np.arange(self.per) * (self.extra + 1)   # sub-window -> window
+        for w, c in zip(ids.tolist(), sub):
+            k = int(np.lexsort((c[:, 1], c[:, 2], -c[:, 0]))[0])
+            if int(c[k, 0]) != best or int(cells[w, 0]) != best:
+                raise RuntimeError(   # two exact kernels disagree: a bug, never a result
+                    f"internal inconsistency in locate's GPU ends: window {w} scored "
+                    f"{int(cells[w, 0])}, the best {best}, its sub-windows {int(c[k, 0])}")
+            cells[w, 1:] = c[k, 1:]
+
+
+def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
+            best_ends=False):
     cp = require_cupy("locate on the GPU")
     starts = np.ascontiguousarray(starts, np.int64)
     lengths = np.ascontiguousarray(lengths, np.int64)
@@ -295,10 +395,12 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout):
     fn = get_module(_FILE, (name,)).get_function(name)
     bstride = 2 * (lay.longest + 2) if dq.bands > 1 else 0
     bound = cp.empty(max(1, lay.nitems * bstride), dtype=cp.uint32)
-    # one result buffer (one copy back): scores [n], flagged [n], count [1], query ends [n],
-    # reference ends [n]; every window's score (and ends) is written, only the count zeroed
-    words = 4 * n + 1 if want_ends else 2 * n + 1
-    res = cp.empty(4 * n + 1, dtype=cp.int32)
+    plan = _BestEnds(dq, lay) if best_ends and dq.ge > 0 else None
+    # one result buffer (one copy back): scores [n], flagged [n], count [1], then query
+    # ends [n] and reference ends [n] (want_ends) or the best windows' ends (plan); every
+    # window's score (and ends) is written, only the count zeroed
+    words = 4 * n + 1 if want_ends else 2 * n + 1 + (plan.words if plan else 0)
+    res = cp.empty(max(words, 4 * n + 1), dtype=cp.int32)
     base = res.data.ptr
     cp.cuda.runtime.memsetAsync(base + 8 * n, 0, 4, stream.ptr)
     start, stop = cp.cuda.Event(), cp.cuda.Event()
@@ -311,6 +413,8 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout):
         np.uint64(base + 4 * (2 * n + 1)), np.uint64(base + 4 * (3 * n + 1))),
        shared_mem=(dq.k + 1) * dq.g * dq.r * 2)
     stop.record(stream)
+    if plan is not None:
+        plan.launch(dq, lay, ref, int(dq.sq), n, base, 2 * n + 1, stream)
     pinned = cp.cuda.alloc_pinned_memory(4 * words)
     host = np.frombuffer(pinned, np.int32, words)
     cp.cuda.runtime.memcpyAsync(host.ctypes.data, base, 4 * words,
@@ -325,4 +429,6 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout):
     else:
         cells[:, 1:] = -1
     flagged = np.sort(host[n:n + int(host[2 * n])]).astype(np.int64)
+    if plan is not None:
+        plan.read(host, 2 * n + 1, cells)
     return cells, flagged, seconds
