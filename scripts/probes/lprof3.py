@@ -3,7 +3,7 @@ scores (``best_ends``, session 13) against the host round trip before it (``want
 forced off, so the ends come from the second launch): 256 and 128 x 33.5 M of ce2chrX as
 bench/locate.py builds them, reference resident, modes score / end / full, best of 15
 calls each, the two variants interleaved. Prints; writes nothing."""
-# ruff: noqa: B023  (closures called inside their loop iteration)
+
 
 import importlib
 import sys
@@ -17,7 +17,7 @@ sys.path.insert(0, "bench")
 import locate as bench_locate
 
 L = importlib.import_module("warpalign.locate")
-from warpalign.scoring import Scoring  # noqa: E402
+from warpalign.scoring import Scoring
 
 SCORING = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
 N = 1 << 25
