@@ -158,8 +158,8 @@ def test_window_ends_on_long_windows_with_reused_layouts(gpu, m):
 @pytest.mark.parametrize("m", [20, 128, 256, 257, 600])
 def test_best_windows_ends_come_with_the_scores(gpu, m):
     """window_cells(best_ends=True): the windows tied at the best score get their exact end
-    cells from the device (win_pick's sub-windows scored by window_antidiagonal; several
-    strips past 256 query rows) with every score unchanged; the others keep -1. More tied
+    cells from the device (win_pick's sub-windows scored by win_ends; several strips past
+    256 query rows) with every score unchanged; the others keep -1. More tied
     windows than TIED_MAX: any TIED_MAX of them get ends. Linear gaps (gap_open ==
     gap_extend) and a repeat full of ties at the smallest end."""
     rng = np.random.default_rng(m + 11)

@@ -576,8 +576,12 @@ class FakeGpuWindows:
                                    LOCAL) for a, n in zip(starts.tolist(), lengths.tolist())],
                         np.int64).reshape(-1, 3)
 
+    @staticmethod
+    def windows_of(ref, rows):
+        return ref.starts[rows[:, 0]] + rows[:, 1], rows[:, 2] - rows[:, 1]
+
     def window_cells(self, ref, q, s, starts, lengths, query=None, ends=False, keep_layout=True,
-                     best_ends=False):
+                     best_ends=False, timed=True):
         if ends:
             return self.window_ends(ref, q, s, starts, lengths)
         exact = self._cells(ref, q, s, starts, lengths)
@@ -611,8 +615,8 @@ def test_gpu_path_ends_on_score_bounded_sub_windows(monkeypatch):
     from warpalign._backends.cuda import windows as gpu_windows
     loc = importlib.import_module("warpalign.locate")
     fake = FakeGpuWindows()
-    for name in ("supports", "wanted_windows", "resident", "DeviceQuery", "window_cells",
-                 "window_ends", "ENDS_ROWS"):
+    for name in ("supports", "wanted_windows", "resident", "DeviceQuery", "windows_of",
+                 "window_cells", "window_ends", "ENDS_ROWS"):
         monkeypatch.setattr(gpu_windows, name, getattr(fake, name))
     monkeypatch.setattr(loc, "get_backend", lambda backend: SimpleNamespace(name="cuda"))
     rng = np.random.default_rng(63)
@@ -641,7 +645,7 @@ class EmulatedCupy:
     results through the pointers it is given (so the buffer layouts, offsets and result
     parsing of windows.py are what is tested)."""
 
-    uint32, int32, int64 = np.uint32, np.int32, np.int64
+    uint16, uint32, int32, int64 = np.uint16, np.uint32, np.int32, np.int64
 
     def __init__(self, q, scoring, flag_at):
         import ctypes
@@ -667,6 +671,15 @@ class EmulatedCupy:
             self.nbytes, self.shape, self.dtype = self.a.nbytes, self.a.shape, self.a.dtype
             self.data = SimpleNamespace(ptr=self.a.ctypes.data)
 
+        def __getitem__(self, key):        # views share the memory, as on the device
+            return type(self)(self.a[key])
+
+        def view(self, dtype):
+            return type(self)(self.a.view(dtype))
+
+        def reshape(self, *shape):
+            return type(self)(self.a.reshape(*shape))
+
     def empty(self, shape, dtype):
         return self.Array(np.empty(shape, dtype))
 
@@ -684,8 +697,8 @@ class EmulatedCupy:
     def kernel(self, name):
         if name == "win_pick":
             return self._pick
-        if name == "window_antidiagonal":
-            return self._antidiagonal
+        if name == "win_ends":
+            return self._ends
         ends = "true" in name
 
         def launch(grid, block, args, shared_mem=0):
@@ -737,8 +750,8 @@ class EmulatedCupy:
             sub_len.a[k * per:k * per + len(b)] = b[:, 1] - b[:, 0]
         self.launches.append(("pick", len(tied)))
 
-    def _antidiagonal(self, grid, block, args, shared_mem=0):
-        """scan.cu's window_antidiagonal over whole-query strips: each slot's best cell
+    def _ends(self, grid, block, args, shared_mem=0):
+        """windows.cu's win_ends over whole-query strips: each slot's best cell
         (zero-length slots left alone)."""
         codes, lo, length, q, r0, rows, mat, _, go, ge, _, _, _, out_p = args
         assert int(r0) == 0 and int(rows) == len(self.q) and np.array_equal(q.a, self.q)
@@ -747,7 +760,7 @@ class EmulatedCupy:
             st, n = int(lo.a[w]), int(length.a[w])
             if n > 0:
                 out[w] = score_end(self.q, codes.a[st:st + n], mat.a, int(go), int(ge), LOCAL)
-        self.launches.append(("antidiagonal", int((length.a > 0).sum())))
+        self.launches.append(("ends", int((length.a > 0).sum())))
 
 
 class _Pinned(bytearray):
@@ -797,7 +810,7 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     scores, flagged, _ = gw.window_scores(dev, q, s, lo, length)
     assert flagged.tolist() == sorted(np.flatnonzero(want[:, 0] >= emu.flag_at).tolist())
     # best_ends: the windows tied at the best score get their ends (found on sub-windows
-    # by the pick and antidiagonal kernels), the others none; none at all once flagged
+    # by the pick and ends kernels), the others none; none at all once flagged
     emu.flag_at = 10**9
     same = np.r_[lo, 6_900, 6_880]                   # two windows tie: both hold the hit
     same_len = np.r_[length, 400, 450]
@@ -821,7 +834,7 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
         got, exp = ([got], [exp]) if top == 1 else (got, exp)
         assert [key(h) for h in got] == [key(h) for h in exp]
     kinds = {k for k, _ in emu.launches}
-    assert {"pick", "antidiagonal"} <= kinds   # the best windows' ends came with the scores
+    assert {"pick", "ends"} <= kinds   # the best windows' ends came with the scores
     gw.clear_cache()
 
 

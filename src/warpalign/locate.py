@@ -68,8 +68,8 @@ in the window then has value S in a sub-window that holds an alignment ending th
 sub-windows never overstate the window, and the best sub-window cell by the tie rule is
 the window's. When ends are wanted (``mode`` "end" or "full", or ``top`` > 1) the device
 does this for the windows tied at the best score right after scoring them, with no round
-trip to the host (``windows.cu``'s ``win_pick`` cuts the sub-windows, ``scan.cu``'s
-``window_antidiagonal`` scores them with ends in 32 bits), so the first pick usually needs
+trip to the host (``windows.cu``'s ``win_pick`` cuts the sub-windows, its ``win_ends``
+scores them with ends in 32 bits), so the first pick usually needs
 nothing more; any other piece the picks reach has its sub-windows scored with ends
 (``windows.cu``'s per-step tracking) in one short launch. With ``mode="score"`` the last
 hit needs no end at all.
@@ -432,7 +432,7 @@ class _WindowScorer:
     32-bit ends path, and (``want_ends``) the windows tied at the best score, whose ends the
     device finds right after the scores; :meth:`ends` gives the end cells of the few other
     pieces ``_Search`` asks for (all tied at one score). ``saturated`` counts the rescored
-    windows, ``kernel_seconds`` the kernel time.
+    windows.
     """
 
     #: :meth:`ends` takes the pieces' (common) score: it bounds the sub-windows' overlap.
@@ -443,7 +443,6 @@ class _WindowScorer:
         self.want_ends = want_ends
         self.lazy = False
         self.saturated = 0
-        self.kernel_seconds = 0.0
         self._ref = None
         self._query = None
         self.sq = query_score_bound(q, scoring)
@@ -483,12 +482,10 @@ class _WindowScorer:
         if not self.lazy:
             return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
         ref = self._resident(records)
-        starts = ref.starts[rows[:, 0]] + rows[:, 1]
-        cells, flagged, secs = self._gpu.window_cells(ref, self.q, self.scoring, starts,
-                                                      rows[:, 2] - rows[:, 1],
-                                                      query=self._device_query(),
-                                                      best_ends=self.want_ends)
-        self.kernel_seconds += secs
+        starts, lengths = self._gpu.windows_of(ref, rows)   # remembered for read-only rows
+        cells, flagged, _ = self._gpu.window_cells(ref, self.q, self.scoring, starts, lengths,
+                                                   query=self._device_query(),
+                                                   best_ends=self.want_ends, timed=False)
         if len(flagged):   # possibly saturated in 16 bits: exact 32-bit scores and ends
             self.saturated += len(flagged)
             cells[flagged] = self([records[r][lo:hi] for r, lo, hi in rows[flagged].tolist()])
@@ -520,12 +517,11 @@ class _WindowScorer:
         if not len(sub):
             return out
         ref = self._resident(records)
-        cells, flagged, secs = self._gpu.window_ends(ref, self.q, self.scoring,
-                                                     ref.starts[sub[:, 1]] + sub[:, 2],
-                                                     sub[:, 3] - sub[:, 2],
-                                                     query=self._device_query(ends=True),
-                                                     keep_layout=False)
-        self.kernel_seconds += secs
+        cells, flagged, _ = self._gpu.window_cells(ref, self.q, self.scoring,
+                                                   ref.starts[sub[:, 1]] + sub[:, 2],
+                                                   sub[:, 3] - sub[:, 2],
+                                                   query=self._device_query(ends=True),
+                                                   ends=True, keep_layout=False, timed=False)
         if len(flagged):
             self.saturated += len(flagged)
             cells[flagged] = self([records[r][lo:hi] for _, r, lo, hi in sub[flagged].tolist()])

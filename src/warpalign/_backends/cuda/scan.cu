@@ -504,7 +504,6 @@ window_antidiagonal(const u8* __restrict__ t, const long long* __restrict__ wlo,
                     const int* __restrict__ wlen, const u8* __restrict__ q, int r0,
                     int rows, const int* __restrict__ mat, int a, int go, int ge, int* rowH,
                     int* rowF, long long stride, int* out) {
-    if (wlen[blockIdx.x] <= 0) return;      // an empty slot (windows.cu win_pick)
     extern __shared__ int smem[];
     int* smat = smem;                       // a*a
     int* hb = smat + a * a;                 // [2][blockDim]

@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from .. import ReadOnlyMemo
+from .. import ReadOnlyMemo, readonly_key
 from .loader import get_module, require_cupy
 
 _FILE = "windows.cu"
@@ -129,8 +129,10 @@ def resident(records: list[np.ndarray]) -> DeviceReference:
 
 
 def clear_cache() -> None:
-    """Forget every resident reference (their device memory is freed with them)."""
+    """Forget every resident reference (their device memory is freed with them) and the
+    kernels looked up."""
     _cache.clear()
+    _FUNCTIONS.clear()
 
 
 @functools.lru_cache(maxsize=16)
@@ -145,18 +147,57 @@ def _chunk_order(r: int, g: int) -> np.ndarray:
     return order
 
 
+class _ScoringFacts:
+    """What the windows kernels need of a scoring, computed once per scoring: the transposed
+    int16 matrix, the pad score, each code's best score (for the query's score bound), the
+    16-bit threshold and the int32 matrix of the ends kernel."""
+
+    def __init__(self, scoring):
+        matrix = np.asarray(scoring.matrix)
+        self.k = int(matrix.shape[0])
+        self.pad = min(0, int(matrix.min()))
+        # S(row code, column code) transposed, padded with code k (pad) on both sides
+        t16 = np.full((self.k + 1, self.k + 1), self.pad, np.int16)
+        t16[:self.k, :self.k] = matrix.T
+        self.t16 = t16.ravel()
+        self.best = np.maximum(matrix.max(axis=1), 0).astype(np.int64)
+        self.thr = 32767 - max(int(matrix.max()), 0) - 2
+        self.mat32 = np.ascontiguousarray(matrix, np.int32)
+        self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
+
+
+@functools.lru_cache(maxsize=16)
+def _facts(scoring) -> _ScoringFacts:
+    return _ScoringFacts(scoring)
+
+
+@functools.lru_cache(maxsize=64)
+def _profile_index(k: int, r: int, g: int, bands: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each element of the flat profile of :func:`profile` (band, code column c, chunk
+    position): the band row it holds and c * (k + 1), so that the profile is one gather
+    from the padded transposed matrix (:attr:`_ScoringFacts.t16`)."""
+    gr = g * r
+    order = _chunk_order(r, g)                    # position in a column -> band row
+    band = np.arange(bands)[:, None, None]
+    code = np.arange(k + 1)[None, :, None]
+    row = np.broadcast_to(band * gr + order[None, None, :], (bands, k + 1, gr)).ravel()
+    col = np.broadcast_to(code * (k + 1), (bands, k + 1, gr)).ravel()
+    row, col = row.astype(np.intp), col.astype(np.intp)
+    row.setflags(write=False)
+    col.setflags(write=False)
+    return row, col
+
+
 def profile(q: np.ndarray, scoring, r: int, g: int, bands: int) -> np.ndarray:
     """uint16 [bands, K + 1, G*R]: S(q_row, c) per band, code column c (c = K: the pad
     column) and row, rows in the chunk order of ``windows.cu`` (lane t's k-th run of 8 rows
     is chunk k*G + t). Rows past the query and the pad column score min(0, min S)."""
-    matrix = np.asarray(scoring.matrix)
-    k = matrix.shape[0]
-    pad = min(0, int(matrix.min()))
-    gr = g * r
-    rows = np.full((k + 1, bands * gr), pad, np.int16)
-    rows[:k, :len(q)] = matrix.T.astype(np.int16)[:, np.asarray(q, np.intp)]
-    out = rows.reshape(k + 1, bands, gr)[:, :, _chunk_order(r, g)].transpose(1, 0, 2)
-    return np.ascontiguousarray(out).view(np.uint16)
+    f = _facts(scoring)
+    row, col = _profile_index(f.k, r, g, bands)
+    codes = np.full(bands * g * r, f.k, np.intp)  # rows past the query: the pad code
+    codes[:len(q)] = q
+    out = f.t16.take(col + codes.take(row))
+    return out.reshape(bands, f.k + 1, g * r).view(np.uint16)
 
 
 def _upload(host: np.ndarray, stream):
@@ -176,34 +217,31 @@ class DeviceQuery:
     """A query prepared for the windows kernel on the current device: its plan (R, G,
     bands), its profile uploaded once, the kernel constants. Made by :func:`_launch` per
     call, or once by the caller (``locate`` scores with one and resolves ends with another,
-    ``rows`` = :data:`ENDS_ROWS`)."""
+    ``rows`` = :data:`ENDS_ROWS`). One upload holds the profile, the query codes and the
+    int32 matrix (the latter two for the best windows' ends, ``win_ends``)."""
 
     def __init__(self, q: np.ndarray, scoring, rows: int | None = None):
         cp = require_cupy("locate on the GPU")
         if not supports(scoring):
             raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
                              "more than 47 codes, do not fit the 16-bit windows kernel")
+        f = _facts(scoring)
+        q = np.asarray(q, np.uint8)
         self.m = len(q)
         self.r, self.g, self.bands = plan(self.m, rows)
-        matrix = np.asarray(scoring.matrix)
-        self.k = int(matrix.shape[0])
-        self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
-        self.thr = 32767 - max(int(matrix.max()), 0) - 2
-        from ...locate import query_score_bound
-        self.sq = query_score_bound(q, scoring)   # bounds the spans of the ends' sub-windows
-        host = profile(q, scoring, self.r, self.g, self.bands)
-        self.prof, self._staging = _upload(host, cp.cuda.get_current_stream())
-        self._q, self._matrix = np.ascontiguousarray(q, np.uint8), matrix
-        self._ends_inputs = None
-
-    def ends_inputs(self):
-        """(query codes, int32 matrix) on the device for the best windows' ends
-        (scan.cu's window_antidiagonal), uploaded on first use."""
-        if self._ends_inputs is None:
-            cp = require_cupy("locate on the GPU")
-            self._ends_inputs = (cp.asarray(self._q),
-                                 cp.asarray(np.ascontiguousarray(self._matrix, np.int32)))
-        return self._ends_inputs
+        self.k, self.go, self.ge, self.thr = f.k, f.go, f.ge, f.thr
+        self.sq = int(f.best[q].sum())   # locate's query_score_bound: bounds the ends' spans
+        prof = profile(q, scoring, self.r, self.g, self.bands).view(np.uint8).ravel()
+        at_q = len(prof)                  # a multiple of 128 (a profile column)
+        at_m = at_q + -(-max(self.m, 1) // 16) * 16
+        host = np.empty(at_m + f.mat32.nbytes, np.uint8)
+        host[:at_q] = prof
+        host[at_q:at_q + self.m] = q
+        host[at_m:] = f.mat32.view(np.uint8).ravel()
+        dev, self._staging = _upload(host, cp.cuda.get_current_stream())
+        self.prof = dev[:at_q].view(cp.uint16)
+        self.codes = dev[at_q:at_q + self.m]
+        self.matrix = dev[at_m:].view(cp.int32).reshape(f.k, f.k)
 
 
 def window_scores(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
@@ -235,7 +273,7 @@ def window_ends(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray
 
 def window_cells(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
                  lengths: np.ndarray, *, query: DeviceQuery | None = None, ends: bool = False,
-                 keep_layout: bool = True, best_ends: bool = False
+                 keep_layout: bool = True, best_ends: bool = False, timed: bool = True
                  ) -> tuple[np.ndarray, np.ndarray, float]:
     """One launch of ``win_s16``: (cells int64 [windows, 3], flagged, kernel seconds) as
     :func:`window_ends`, with the ends -1 unless ``ends``. ``keep_layout=False``: one-off
@@ -244,10 +282,11 @@ def window_cells(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarra
     ``best_ends`` (with ``ends=False``): also the end cells of the windows tied at the
     best score (up to :data:`TIED_MAX` of them), found on the device right after the scores
     with no round trip to the host (``win_pick`` cuts them into locate's sub-windows,
-    ``window_antidiagonal`` scores those in 32 bits with ends); the other windows' ends
-    stay -1. Skipped (every end -1) when a window was flagged or ``gap_extend`` is 0."""
+    ``win_ends`` scores those in 32 bits with ends); the other windows' ends
+    stay -1. Skipped (every end -1) when a window was flagged or ``gap_extend`` is 0.
+    ``timed=False``: no CUDA events (the kernel seconds come back as 0.0)."""
     return _launch(ref, q, scoring, starts, lengths, ends, query, keep_layout,
-                   best_ends and not ends)
+                   best_ends and not ends, timed)
 
 
 class _Layout:
@@ -271,6 +310,7 @@ class _Layout:
         self.starts_ptr = np.uint64(base)
         self.lengths_ptr = np.uint64(base + 8 * n)
         self.items_ptr = np.uint64(base + 12 * n)
+        self.key = None
 
     def matches(self, starts: np.ndarray, lengths: np.ndarray) -> bool:
         return np.array_equal(self.starts, starts) and np.array_equal(self.lengths, lengths)
@@ -282,27 +322,55 @@ LAYOUTS_KEPT = 4
 
 def _layout(ref: DeviceReference, starts: np.ndarray, lengths: np.ndarray, stream,
             keep: bool) -> _Layout:
+    """The layout of these windows: a kept one (the same read-only arrays, as
+    :func:`windows_of` gives, or equal values), else a new one."""
     if not keep:
         return _Layout(starts, lengths, stream)
+    same = readonly_key([starts, lengths])
     with _lock:
         layouts = ref.__dict__.setdefault("layouts", [])
         for k, lay in enumerate(layouts):
-            if lay.matches(starts, lengths):
+            if (same is not None and lay.key == same) or lay.matches(starts, lengths):
                 layouts.append(layouts.pop(k))
                 return lay
     lay = _Layout(starts, lengths, stream)
+    lay.key = same
+    lay.arrays = (starts, lengths)   # kept alive: no other array takes their addresses
     with _lock:
         layouts.append(lay)
         del layouts[:-LAYOUTS_KEPT]
     return lay
 
 
+def windows_of(ref: DeviceReference, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts in ``ref``'s codes, lengths) of the windows ``rows`` = (record, lo, hi),
+    as read-only arrays remembered on ``ref`` when ``rows`` is read-only (locate's window
+    table), so a later query over the same windows finds its layout at once."""
+    key = readonly_key([rows])
+    kept = ref.__dict__.setdefault("window_sets", {})
+    got = kept.get(key) if key is not None else None
+    if got is None:
+        starts = ref.starts[rows[:, 0]] + rows[:, 1]
+        lengths = rows[:, 2] - rows[:, 1]
+        starts.setflags(write=False)
+        lengths.setflags(write=False)
+        got = (starts, lengths, rows)      # rows kept alive with its key
+        if key is not None:
+            with _lock:
+                kept[key] = got
+                while len(kept) > LAYOUTS_KEPT:
+                    kept.pop(next(iter(kept)))
+    return got[0], got[1]
+
+
 #: Windows tied at the best score whose end cells ``best_ends`` finds on the device.
 TIED_MAX = 4
+#: Query rows per launch of ``win_ends`` (one thread each); longer queries run in strips.
+END_ROWS = 256
 #: Sub-windows of the best windows' ends: the span bound plus this many symbols, one
 #: every ENDS_EXTRA + 1 (H100, 256 x 33.5 M, the window tied at the best score, kernel
-#: time of window_antidiagonal over its sub-windows: +16: 114 us, +32: 103, +64: 107;
-#: scripts/probes/lprof2.py).
+#: time of scan.cu's window_antidiagonal over its sub-windows: +16: 114 us, +32: 103,
+#: +64: 107; scripts/probes/lprof2.py).
 ENDS_EXTRA = 32
 
 
@@ -319,12 +387,11 @@ class _BestEnds:
         self.slots = TIED_MAX * self.per
         self.words = 2 + TIED_MAX + 3 * self.slots
 
-    def launch(self, dq: DeviceQuery, lay: _Layout, ref: DeviceReference, sq: int,
-               n: int, base: int, at: int, stream) -> None:
-        """Queue win_pick and the antidiagonal strips on ``stream``: scores at ``base``,
+    def launch(self, dq: DeviceQuery, lay: _Layout, ref: DeviceReference, n: int, base: int,
+               at: int, stream) -> None:
+        """Queue win_pick and win_ends (in strips) on ``stream``: scores at ``base``,
         the flagged count at word 2n, this plan's words from word ``at`` of the buffer."""
         cp = require_cupy("locate on the GPU")
-        from . import scan
         i32 = np.int32
         spec = base + 4 * at
         cells = spec + 4 * (2 + TIED_MAX)
@@ -332,29 +399,27 @@ class _BestEnds:
         sub_len = cp.empty(self.slots, dtype=cp.int32)
         pick = get_module(_FILE, ("win_pick",)).get_function("win_pick")
         pick((1,), (1024,), (np.uint64(base), np.uint64(base + 8 * n), i32(n), lay.starts_ptr,
-                             lay.lengths_ptr, i32(dq.m), i32(sq), i32(dq.go), i32(dq.ge),
+                             lay.lengths_ptr, i32(dq.m), i32(dq.sq), i32(dq.go), i32(dq.ge),
                              i32(self.extra), i32(TIED_MAX), i32(self.per), np.uint64(spec),
                              sub_start, sub_len))
         cp.cuda.runtime.memsetAsync(cells, 0, 12 * self.slots, stream.ptr)
-        d_q, d_mat = dq.ends_inputs()
-        a = int(d_mat.shape[0])
-        ad = get_module("scan.cu", scan._NAMES, (f"SCAN_VEC={scan.SCAN_VEC}",)
-                        ).get_function("window_antidiagonal")
-        if dq.m > scan.AD_ROWS:    # strips: the bottom rows (H, F) of every slot
+        ends = get_module(_FILE, ("win_ends",)).get_function("win_ends")
+        if dq.m > END_ROWS:        # strips: the bottom rows (H, F) of every slot
             stride = lay.longest + 1
             row_h = cp.zeros(self.slots * stride, dtype=cp.int32)
             row_f = cp.zeros(self.slots * stride, dtype=cp.int32)
             rows_h, rows_f = row_h.data.ptr, row_f.data.ptr
         else:
             stride, rows_h, rows_f = 0, 0, 0
-        for r0 in range(0, dq.m, scan.AD_ROWS):
-            rows = min(scan.AD_ROWS, dq.m - r0)
-            threads = scan._round32(rows)
-            ad((self.slots,), (threads,),
-               (ref.codes, sub_start, sub_len, d_q, i32(r0), i32(rows), d_mat, i32(a),
-                i32(dq.go), i32(dq.ge), np.uint64(rows_h), np.uint64(rows_f),
-                np.int64(stride), np.uint64(cells)),
-               shared_mem=(a * a + 4 * threads) * 4)
+        a = dq.k
+        for r0 in range(0, dq.m, END_ROWS):
+            rows = min(END_ROWS, dq.m - r0)
+            threads = -(-rows // 32) * 32
+            ends((self.slots,), (threads,),
+                 (ref.codes, sub_start, sub_len, dq.codes, i32(r0), i32(rows), dq.matrix, i32(a),
+                  i32(dq.go), i32(dq.ge), np.uint64(rows_h), np.uint64(rows_f),
+                  np.int64(stride), np.uint64(cells)),
+                 shared_mem=(a * a + 4 * threads) * 4 + 2 * threads)
 
     def read(self, host: np.ndarray, at: int, cells: np.ndarray) -> None:
         """Fill ``cells``' ends from this plan's words at ``host[at:]``: each picked
@@ -362,39 +427,45 @@ class _BestEnds:
         best, count = int(host[at]), int(host[at + 1])
         if best <= 0:
             return
-        ids = host[at + 2:at + 2 + min(count, TIED_MAX)].astype(np.int64)
-        sub = host[at + 2 + TIED_MAX:at + self.words].reshape(TIED_MAX, self.per, 3)
-        sub = sub[:len(ids)].astype(np.int64)
+        k = min(count, TIED_MAX)
+        ids = host[at + 2:at + 2 + k].astype(np.intp)
+        sub = host[at + 2 + TIED_MAX:at + self.words].reshape(TIED_MAX, self.per, 3)[:k]
+        sub = sub.astype(np.int64)
         sub[:, :, 2] += np.arange(self.per) * (self.extra + 1)   # sub-window -> window
-        for w, c in zip(ids.tolist(), sub):
-            k = int(np.lexsort((c[:, 1], c[:, 2], -c[:, 0]))[0])
-            if int(c[k, 0]) != best or int(cells[w, 0]) != best:
-                raise RuntimeError(   # two exact kernels disagree: a bug, never a result
-                    f"internal inconsistency in locate's GPU ends: window {w} scored "
-                    f"{int(cells[w, 0])}, the best {best}, its sub-windows {int(c[k, 0])}")
-            cells[w, 1:] = c[k, 1:]
+        # the tie rule within each window: the best score, then the smallest reference
+        # end, then the smallest query end (ends < 2**31, query ends < 2**31)
+        rank = np.where(sub[:, :, 0] == best, (sub[:, :, 2] << 31) + sub[:, :, 1], 1 << 62)
+        pick = sub[np.arange(k), rank.argmin(axis=1)]
+        if (pick[:, 0] != best).any() or (cells[ids, 0] != best).any():
+            raise RuntimeError(   # two exact kernels disagree: a bug, never a result
+                f"internal inconsistency in locate's GPU ends: windows {ids.tolist()} "
+                f"scored {cells[ids, 0].tolist()}, the best {best}, their sub-windows "
+                f"{pick[:, 0].tolist()}")
+        cells[ids, 1:] = pick[:, 1:]
 
 
 def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
-            best_ends=False):
+            best_ends=False, timed=True):
     cp = require_cupy("locate on the GPU")
-    starts = np.ascontiguousarray(starts, np.int64)
-    lengths = np.ascontiguousarray(lengths, np.int64)
+    starts = np.asarray(starts, np.int64)
+    lengths = np.asarray(lengths, np.int64)
     n = len(starts)
     if query is None and not supports(scoring):
         raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
                          "more than 47 codes, do not fit the 16-bit windows kernel")
     if n == 0 or len(q) == 0:
         return np.zeros((n, 3), np.int64), np.zeros(0, np.int64), 0.0
-    if lengths.max(initial=0) >= 1 << 31:
-        raise ValueError("a window is longer than 2**31 - 1 symbols")
     stream = cp.cuda.get_current_stream()
     dq = query if query is not None else DeviceQuery(q, scoring)
     lay = _layout(ref, starts, lengths, stream, keep_layout)
-    name = f"win_s16<{dq.r}, {'true' if want_ends else 'false'}>"
-    fn = get_module(_FILE, (name,)).get_function(name)
-    bstride = 2 * (lay.longest + 2) if dq.bands > 1 else 0
-    bound = cp.empty(max(1, lay.nitems * bstride), dtype=cp.uint32)
+    if lay.longest >= 1 << 31:
+        raise ValueError("a window is longer than 2**31 - 1 symbols")
+    fn = _function(dq.r, want_ends)
+    if dq.bands > 1:
+        bstride = 2 * (lay.longest + 2)
+        bound = cp.empty(lay.nitems * bstride, dtype=cp.uint32)
+    else:
+        bstride, bound = 0, np.uint64(0)
     plan = _BestEnds(dq, lay) if best_ends and dq.ge > 0 else None
     # one result buffer (one copy back): scores [n], flagged [n], count [1], then query
     # ends [n] and reference ends [n] (want_ends) or the best windows' ends (plan); every
@@ -403,8 +474,9 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
     res = cp.empty(max(words, 4 * n + 1), dtype=cp.int32)
     base = res.data.ptr
     cp.cuda.runtime.memsetAsync(base + 8 * n, 0, 4, stream.ptr)
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record(stream)
+    if timed:
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record(stream)
     fn((-(-lay.nitems * dq.g // _BLOCK),), (_BLOCK,),
        (ref.codes, lay.starts_ptr, lay.lengths_ptr, lay.items_ptr, np.int32(lay.nitems),
         np.int32(dq.g), np.int32(dq.bands), dq.prof, np.int32(dq.k), np.int32(dq.go),
@@ -412,23 +484,37 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
         np.uint64(base), np.uint64(base + 4 * n), np.uint64(base + 8 * n),
         np.uint64(base + 4 * (2 * n + 1)), np.uint64(base + 4 * (3 * n + 1))),
        shared_mem=(dq.k + 1) * dq.g * dq.r * 2)
-    stop.record(stream)
+    if timed:
+        stop.record(stream)
     if plan is not None:
-        plan.launch(dq, lay, ref, int(dq.sq), n, base, 2 * n + 1, stream)
+        plan.launch(dq, lay, ref, n, base, 2 * n + 1, stream)
     pinned = cp.cuda.alloc_pinned_memory(4 * words)
     host = np.frombuffer(pinned, np.int32, words)
     cp.cuda.runtime.memcpyAsync(host.ctypes.data, base, 4 * words,
                                 cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
     stream.synchronize()
-    seconds = cp.cuda.get_elapsed_time(start, stop) / 1e3
-    cells = np.empty((n, 3), np.int64)
+    seconds = cp.cuda.get_elapsed_time(start, stop) / 1e3 if timed else 0.0
+    cells = np.full((n, 3), -1, np.int64)
     cells[:, 0] = host[:n]
     if want_ends:
         cells[:, 1] = host[2 * n + 1:3 * n + 1]
         cells[:, 2] = host[3 * n + 1:]
-    else:
-        cells[:, 1:] = -1
-    flagged = np.sort(host[n:n + int(host[2 * n])]).astype(np.int64)
+    count = int(host[2 * n])
+    flagged = np.sort(host[n:n + count]).astype(np.int64) if count else np.zeros(0, np.int64)
     if plan is not None:
         plan.read(host, 2 * n + 1, cells)
     return cells, flagged, seconds
+
+
+_FUNCTIONS: dict = {}
+
+
+def _function(r: int, ends: bool):
+    """``win_s16<r, ends>`` of the current device, looked up once."""
+    cp = require_cupy("locate on the GPU")
+    key = (cp.cuda.runtime.getDevice(), r, ends)
+    fn = _FUNCTIONS.get(key)
+    if fn is None:
+        name = f"win_s16<{r}, {'true' if ends else 'false'}>"
+        fn = _FUNCTIONS[key] = get_module(_FILE, (name,)).get_function(name)
+    return fn

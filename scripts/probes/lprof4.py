@@ -1,0 +1,119 @@
+"""Where a GPU ``locate`` call's host time goes (issue 6, session 13), by time stamps:
+entry -> the scores kernel's launch (P), the launch -> the host back from the sync (the
+GPU's work, queued launches and the copy back), the sync -> _launch's return (parsing),
+_launch's return -> locate's return (Q: _Search's picks, the alignment). 256 x 33.5 M of
+ce2chrX as bench/locate.py builds them, reference resident; best of 15 per mode.
+Prints; writes nothing."""
+
+import gc
+import importlib
+import sys
+import time
+from pathlib import Path
+
+import cupy as cp
+import numpy as np
+
+sys.path.insert(0, "bench")
+
+import locate as bench_locate
+from warpalign._backends.cuda import windows as gw
+from warpalign.scoring import Scoring
+
+L = importlib.import_module("warpalign.locate")
+SCORING = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
+N = 1 << 25
+STAMPS = {}
+
+
+def stamp(name):
+    STAMPS.setdefault(name, time.perf_counter())
+
+
+def main():
+    get_module = gw.get_module
+
+    def module(f, names, defines=()):
+        mod = get_module(f, names, defines)
+
+        class Wrapped:
+            @staticmethod
+            def get_function(name):
+                fn = mod.get_function(name)
+                if not name.startswith("win_s16"):
+                    return fn
+
+                def call(*a, **k):
+                    stamp("launch")
+                    return fn(*a, **k)
+                return call
+        return Wrapped
+    gw.get_module = module
+    elapsed = cp.cuda.get_elapsed_time
+
+    def get_elapsed_time(a, b):
+        stamp("synced")
+        return elapsed(a, b)
+    cp.cuda.get_elapsed_time = get_elapsed_time
+    launch = gw._launch
+
+    def _launch(*a, **k):
+        out = launch(*a, **k)
+        stamp("parsed")
+        return out
+    gw._launch = _launch
+    for obj, name in ((gw.DeviceQuery, "__init__"), (gw, "_layout"), (gw, "resident"),
+                      (L._Search, "__init__"), (L._WindowScorer, "windows"),
+                      (L._WindowScorer, "__init__"), (L, "_pieces")):
+        def wrap(fn, label):
+            def inner(*a, **k):
+                stamp(label + ">")
+                out = fn(*a, **k)
+                stamp(label + "<")
+                return out
+            return inner
+        setattr(obj, name, wrap(getattr(obj, name), f"{getattr(obj, '__name__', '')}.{name}"))
+    ref = bench_locate.load_reference(Path(bench_locate.CHRX), N, SCORING)
+    ref.setflags(write=False)
+    rng = np.random.default_rng(2)
+    m = 256
+    start = int(rng.integers(0, N - m))
+    q = ref[start:start + m].copy()
+    flip = rng.random(m) < 0.05
+    q[flip] = (q[flip] + 1) % 4
+    for mode in ("score", "end", "full"):
+        rows = []
+        for _ in range(16):
+            STAMPS.clear()
+            t0 = time.perf_counter()
+            L.locate_encoded(q, ["ref"], [ref], SCORING, mode=mode, method="windows",
+                             backend="cuda")
+            t1 = time.perf_counter()
+            s = STAMPS
+            rows.append((t1 - t0, s["launch"] - t0, s["synced"] - s["launch"],
+                         s["parsed"] - s["synced"], t1 - s["parsed"]))
+            if mode != "score" and len(rows) == 16:
+                print("  stamps:", ", ".join(f"{k} {(v - t0) * 1e6:.0f}" for k, v in
+                                             sorted(s.items(), key=lambda kv: kv[1])))
+        gc.disable()
+        for _ in range(8):
+            STAMPS.clear()
+            t0 = time.perf_counter()
+            L.locate_encoded(q, ["ref"], [ref], SCORING, mode=mode, method="windows",
+                             backend="cuda")
+            t1 = time.perf_counter()
+            rows.append((t1 - t0, STAMPS["launch"] - t0, 0, 0, 0))
+        gc.enable()
+        print(f"  gc off: total {min(r[0] for r in rows[-8:]) * 1e6:.0f} P "
+              f"{min(r[1] for r in rows[-8:]) * 1e6:.0f}")
+        rows = rows[:16]
+        r = np.array(rows[1:]) * 1e6
+        best = r[np.argmin(r[:, 0])]
+        med = np.median(r, axis=0)
+        print(f"{mode}: total {best[0]:.0f} us = P {best[1]:.0f} + launch->synced {best[2]:.0f}"
+              f" + parse {best[3]:.0f} + Q {best[4]:.0f}   (medians {med[0]:.0f} = "
+              f"{med[1]:.0f} + {med[2]:.0f} + {med[3]:.0f} + {med[4]:.0f})")
+
+
+if __name__ == "__main__":
+    main()
