@@ -1,7 +1,7 @@
 """Where a GPU ``locate`` call's host time goes (issue 6, session 13), by time stamps:
-entry -> the scores kernel's launch (P), the launch -> the host back from the sync (the
-GPU's work, queued launches and the copy back), the sync -> _launch's return (parsing),
-_launch's return -> locate's return (Q: _Search's picks, the alignment). 256 x 33.5 M of
+entry -> the scores kernel's launch (P), the launch -> every launch queued, the wait for
+the GPU and the parsing of the results, _launch's return -> locate's return (Q: _Search's
+picks, the alignment); and the scores kernel alone (CUDA events). 256 x 33.5 M of
 ce2chrX as bench/locate.py builds them, reference resident; best of 15 per mode.
 Prints; writes nothing."""
 
@@ -49,12 +49,12 @@ def main():
                 return call
         return Wrapped
     gw.get_module = module
-    elapsed = cp.cuda.get_elapsed_time
+    pinned = cp.cuda.alloc_pinned_memory
 
-    def get_elapsed_time(a, b):
-        stamp("synced")
-        return elapsed(a, b)
-    cp.cuda.get_elapsed_time = get_elapsed_time
+    def alloc_pinned_memory(n):   # _launch: every launch queued, the copy back next
+        stamp("queued")
+        return pinned(n)
+    cp.cuda.alloc_pinned_memory = alloc_pinned_memory
     launch = gw._launch
 
     def _launch(*a, **k):
@@ -81,6 +81,12 @@ def main():
     q = ref[start:start + m].copy()
     flip = rng.random(m) < 0.05
     q[flip] = (q[flip] + 1) % 4
+    span = L.span_bound(q, SCORING)
+    b = L.window_bounds(N, L.default_window(span, N, gw.wanted_windows(m)), span)
+    dev = gw.resident([ref])
+    kernel = min(gw.window_scores(dev, q, SCORING, b[:, 0], b[:, 1] - b[:, 0])[2]
+                 for _ in range(5))
+    print(f"scores kernel {kernel * 1e6:.0f} us")
     for mode in ("score", "end", "full"):
         rows = []
         for _ in range(16):
@@ -90,8 +96,8 @@ def main():
                              backend="cuda")
             t1 = time.perf_counter()
             s = STAMPS
-            rows.append((t1 - t0, s["launch"] - t0, s["synced"] - s["launch"],
-                         s["parsed"] - s["synced"], t1 - s["parsed"]))
+            rows.append((t1 - t0, s["launch"] - t0, s["queued"] - s["launch"],
+                         s["parsed"] - s["queued"], t1 - s["parsed"]))
             if mode != "score" and len(rows) == 16:
                 print("  stamps:", ", ".join(f"{k} {(v - t0) * 1e6:.0f}" for k, v in
                                              sorted(s.items(), key=lambda kv: kv[1])))
@@ -110,8 +116,8 @@ def main():
         r = np.array(rows[1:]) * 1e6
         best = r[np.argmin(r[:, 0])]
         med = np.median(r, axis=0)
-        print(f"{mode}: total {best[0]:.0f} us = P {best[1]:.0f} + launch->synced {best[2]:.0f}"
-              f" + parse {best[3]:.0f} + Q {best[4]:.0f}   (medians {med[0]:.0f} = "
+        print(f"{mode}: total {best[0]:.0f} us = P {best[1]:.0f} + launch->queued {best[2]:.0f}"
+              f" + sync and parse {best[3]:.0f} + Q {best[4]:.0f}   (medians {med[0]:.0f} = "
               f"{med[1]:.0f} + {med[2]:.0f} + {med[3]:.0f} + {med[4]:.0f})")
 
 
