@@ -753,13 +753,16 @@ class EmulatedCupy:
     def _ends(self, grid, block, args, shared_mem=0):
         """windows.cu's win_ends over whole-query strips: each slot's best cell
         (zero-length slots left alone)."""
-        codes, lo, length, q, r0, rows, mat, _, go, ge, _, _, _, out_p = args
-        assert int(r0) == 0 and int(rows) == len(self.q) and np.array_equal(q.a, self.q)
+        codes, lo, length, q_p, r0, rows, mat_p, a, go, ge, _, _, _, out_p = args
+        q = self.read(q_p, np.uint8, len(self.q))
+        mat = self.read(mat_p, np.int32, int(a) ** 2).reshape(int(a), int(a))
+        assert int(r0) == 0 and int(rows) == len(self.q) and np.array_equal(q, self.q)
+        assert np.array_equal(mat, self.scoring.matrix)
         out = self.read(out_p, np.int32, 3 * grid[0]).reshape(-1, 3)
         for w in range(grid[0]):
             st, n = int(lo.a[w]), int(length.a[w])
             if n > 0:
-                out[w] = score_end(self.q, codes.a[st:st + n], mat.a, int(go), int(ge), LOCAL)
+                out[w] = score_end(self.q, codes.a[st:st + n], mat, int(go), int(ge), LOCAL)
         self.launches.append(("ends", int((length.a > 0).sum())))
 
 

@@ -109,6 +109,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Literal
 
 import numpy as np
@@ -144,10 +145,18 @@ Method = Literal["auto", "windows", "dp", "scan", "scan1", "antidiagonal", "bloc
 
 def query_score_bound(query: np.ndarray, scoring: Scoring) -> int:
     """``Sq = Σ_i max(0, max_c S(q_i, c))``: no local alignment of ``query`` scores more."""
-    q = np.asarray(query, dtype=np.intp)
+    q = np.asarray(query)
     if q.size == 0:
         return 0
-    return int(np.maximum(scoring.matrix.max(axis=1), 0)[q].sum(dtype=np.int64))
+    return int(_code_best(scoring)[q].sum())
+
+
+@functools.lru_cache(maxsize=16)
+def _code_best(scoring: Scoring) -> np.ndarray:
+    """max(0, max_c S(a, c)) per code a, as int64 (per scoring, computed once)."""
+    best = np.maximum(scoring.matrix.max(axis=1), 0).astype(np.int64)
+    best.setflags(write=False)
+    return best
 
 
 def span_bound(query: np.ndarray, scoring: Scoring, score: int = 1) -> int | None:
@@ -606,16 +615,13 @@ class _Search:
         np.add(cells[:, 2], p[:, 1], out=cells[:, 2], where=cells[:, 2] >= 0)
         return cells
 
-    def _resolve(self) -> None:
+    def _resolve(self, tied: np.ndarray) -> None:
         """Ends of every piece that can be the next hit: the pieces of the earliest record
-        among those with the best score (module docstring, "Lazy ends")."""
+        among ``tied``, those with the best score (module docstring, "Lazy ends")."""
         b = self.best
-        if len(b) == 0:
-            return
-        score = int(b[:, 0].max())
+        score = int(b[tied[0], 0])
         if score <= 0:
             return
-        tied = np.flatnonzero(b[:, 0] == score)
         rec = self.p[tied, 0]
         need = tied[(rec == rec.min()) & (b[tied, 2] < 0)]
         if len(need) == 0:
@@ -637,10 +643,10 @@ class _Search:
     def run(self, top: int, mode: str) -> list[tuple[int, Alignment]]:
         hits = []
         while len(hits) < top and len(self.p):
-            if mode != "score" or len(hits) + 1 < top:
-                self._resolve()   # the last hit of mode "score" needs no ends
             b = self.best
             cand = np.flatnonzero(b[:, 0] == b[:, 0].max())   # the tie rule among the best
+            if mode != "score" or len(hits) + 1 < top:
+                self._resolve(cand)   # the last hit of mode "score" needs no ends
             k = int(cand[np.lexsort((b[cand, 1], b[cand, 2], self.p[cand, 0]))[0]])
             score, qe, te = (int(v) for v in b[k])
             if score <= 0:

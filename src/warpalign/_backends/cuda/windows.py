@@ -64,9 +64,7 @@ _cache = ReadOnlyMemo(CACHE_SIZE)   # resident references by records and device
 def supports(scoring) -> bool:
     """Whether the 16-bit windows kernel takes this scoring: small scores and penalties,
     and a profile band of (K + 1) codes x 512 rows within 48 KB of shared memory."""
-    matrix = np.asarray(scoring.matrix)
-    biggest = max(int(np.abs(matrix).max()), int(scoring.gap_open), int(scoring.gap_extend))
-    return biggest <= NARROW_LIMIT and (matrix.shape[0] + 1) * 512 * 2 <= 48 * 1024
+    return _facts(scoring).supported
 
 
 def plan(m: int, rows: int | None = None) -> tuple[int, int, int]:
@@ -164,6 +162,8 @@ class _ScoringFacts:
         self.thr = 32767 - max(int(matrix.max()), 0) - 2
         self.mat32 = np.ascontiguousarray(matrix, np.int32)
         self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
+        biggest = max(int(np.abs(matrix).max()), self.go, self.ge)
+        self.supported = biggest <= NARROW_LIMIT and (self.k + 1) * 512 * 2 <= 48 * 1024
 
 
 @functools.lru_cache(maxsize=16)
@@ -222,10 +222,10 @@ class DeviceQuery:
 
     def __init__(self, q: np.ndarray, scoring, rows: int | None = None):
         cp = require_cupy("locate on the GPU")
-        if not supports(scoring):
+        f = _facts(scoring)
+        if not f.supported:
             raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
                              "more than 47 codes, do not fit the 16-bit windows kernel")
-        f = _facts(scoring)
         q = np.asarray(q, np.uint8)
         self.m = len(q)
         self.r, self.g, self.bands = plan(self.m, rows)
@@ -238,10 +238,11 @@ class DeviceQuery:
         host[:at_q] = prof
         host[at_q:at_q + self.m] = q
         host[at_m:] = f.mat32.view(np.uint8).ravel()
-        dev, self._staging = _upload(host, cp.cuda.get_current_stream())
-        self.prof = dev[:at_q].view(cp.uint16)
-        self.codes = dev[at_q:at_q + self.m]
-        self.matrix = dev[at_m:].view(cp.int32).reshape(f.k, f.k)
+        self._dev, self._staging = _upload(host, cp.cuda.get_current_stream())
+        base = self._dev.data.ptr          # raw pointers: CuPy views cost host time
+        self.prof = np.uint64(base)
+        self.codes = np.uint64(base + at_q)
+        self.matrix = np.uint64(base + at_m)
 
 
 def window_scores(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
@@ -329,10 +330,13 @@ def _layout(ref: DeviceReference, starts: np.ndarray, lengths: np.ndarray, strea
     same = readonly_key([starts, lengths])
     with _lock:
         layouts = ref.__dict__.setdefault("layouts", [])
-        for k, lay in enumerate(layouts):
-            if (same is not None and lay.key == same) or lay.matches(starts, lengths):
-                layouts.append(layouts.pop(k))
-                return lay
+        hit = [k for k, lay in enumerate(layouts) if same is not None and lay.key == same]
+        if not hit:
+            hit = [k for k, lay in enumerate(layouts) if lay.matches(starts, lengths)]
+        if hit:
+            lay = layouts.pop(hit[0])
+            layouts.append(lay)
+            return lay
     lay = _Layout(starts, lengths, stream)
     lay.key = same
     lay.arrays = (starts, lengths)   # kept alive: no other array takes their addresses
