@@ -697,7 +697,7 @@ class EmulatedCupy:
     def kernel(self, name):
         if name == "win_pick":
             return self._pick
-        if name == "win_ends":
+        if name.startswith("win_ends<"):
             return self._ends
         ends = "true" in name
 
@@ -753,13 +753,14 @@ class EmulatedCupy:
     def _ends(self, grid, block, args, shared_mem=0):
         """windows.cu's win_ends over whole-query strips: each slot's best cell
         (zero-length slots left alone)."""
-        codes, lo, length, q_p, r0, rows, mat_p, a, go, ge, _, _, _, out_p = args
+        codes, lo, length, slots, q_p, r0, rows, mat_p, a, go, ge, _, _, _, out_p = args
+        assert grid[0] * block[0] // 32 >= int(slots)
         q = self.read(q_p, np.uint8, len(self.q))
         mat = self.read(mat_p, np.int32, int(a) ** 2).reshape(int(a), int(a))
         assert int(r0) == 0 and int(rows) == len(self.q) and np.array_equal(q, self.q)
         assert np.array_equal(mat, self.scoring.matrix)
-        out = self.read(out_p, np.int32, 3 * grid[0]).reshape(-1, 3)
-        for w in range(grid[0]):
+        out = self.read(out_p, np.int32, 3 * int(slots)).reshape(-1, 3)
+        for w in range(int(slots)):
             st, n = int(lo.a[w]), int(length.a[w])
             if n > 0:
                 out[w] = score_end(self.q, codes.a[st:st + n], mat, int(go), int(ge), LOCAL)

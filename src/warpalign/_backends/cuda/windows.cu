@@ -315,92 +315,95 @@ win_pick(const int* __restrict__ scores, const int* __restrict__ nflagged, int n
     if (threadIdx.x == 0) { spec[0] = best; spec[1] = s_count; }
 }
 
-// win_ends: the end cells of win_pick's slots.  Block w: slot w (sub_start[w], sub_len[w]
-// symbols; length 0: an empty slot) against query rows r0+1 .. r0+rows, one row per thread
-// on anti-diagonals (paper 004's wavefront, as scan.cu's window_antidiagonal), 32-bit and
-// exact.  Made for latency (one wave of short slots): the reference symbol of a cell comes
-// down the rows with H and F (thread r at step s takes column s - r + 1, which thread r-1
-// took at step s-1), thread 0 loads its inputs a step ahead, and a thread keeps the first
-// column where its row reached its best (columns only grow), so the per-step path is three
-// shared loads, one matrix lookup, the cell and the barrier.  rowH/rowF (stride `stride`;
-// null for one strip): H and F of row r0 in, of row r0+rows out (in place: thread 0 reads
-// column j+1 while the last thread writes columns < j).  out[3w..3w+2] = (score, query end
-// i, end column j within the slot), merged over strips by the tie rule.
-__global__ void __launch_bounds__(256)
+// win_ends<R>: the end cells of win_pick's slots, one warp per slot (a block holds
+// blockDim/32 slots; length 0: an empty slot).  Slot w (sub_start[w], sub_len[w] symbols)
+// against query rows r0+1 .. r0+rows (rows <= 32R), 32-bit and exact, built for latency
+// (one short wave): lane t owns rows r0 + tR .. r0 + tR + R-1 and at step s works on
+// column j = s - t + 1; H and F of the row above its first row and the column's reference
+// symbol come from lane t-1 (which worked on column j at step s-1) by three shfl_up, lane 0
+// reads the symbol (and, past the first strip, rowH/rowF: row r0 of the previous strip) one
+// step ahead.  A lane's R score lookups of a step share one symbol, so they issue together
+// ahead of its row chain.  A lane keeps its best cell by strictly greater values (columns
+// grow with the steps, rows within a step), lanes merge by the tie rule (score desc, column
+// asc, row asc).  rowH/rowF (stride `stride`; null for one strip): the last query row of
+// this strip is written back for the next (in place: lane 0 reads column j + 1 at step j
+// while the last lane writes columns <= j + 1 - 31 later).  out[3w..3w+2] = (score, query
+// end i, end column j within the slot), merged over strips by the tie rule.
+template <int R>
+__global__ void __launch_bounds__(128)
 win_ends(const unsigned char* __restrict__ ref, const long long* __restrict__ sub_start,
-         const int* __restrict__ sub_len, const unsigned char* __restrict__ q, int r0,
-         int rows, const int* __restrict__ mat, int a, int go, int ge, int* rowH, int* rowF,
-         long long stride, int* __restrict__ out)
+         const int* __restrict__ sub_len, int slots, const unsigned char* __restrict__ q,
+         int r0, int rows, const int* __restrict__ mat, int a, int go, int ge, int* rowH,
+         int* rowF, long long stride, int* __restrict__ out)
 {
-    const int w = blockIdx.x, len = sub_len[w];
-    if (len <= 0) return;                     // the whole block: an empty slot
-    extern __shared__ int smem[];
-    int* smat = smem;                         // a * a
-    int* hb = smat + a * a;                   // [2][blockDim]
-    int* fb = hb + 2 * blockDim.x;            // [2][blockDim]
-    unsigned char* cb = reinterpret_cast<unsigned char*>(fb + 2 * blockDim.x);
+    extern __shared__ int smat[];              // a * a
     for (int k = threadIdx.x; k < a * a; k += blockDim.x) smat[k] = mat[k];
-    const int r = threadIdx.x, nt = blockDim.x;
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    const int w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (w >= slots) return;
+    const int len = sub_len[w];
+    if (len <= 0) return;                      // the whole warp: an empty slot
     const unsigned char* tw = ref + sub_start[w];
     int* rh = rowH ? rowH + (size_t)w * stride : nullptr;
     int* rf = rowF ? rowF + (size_t)w * stride : nullptr;
-    const bool active = r < rows;
-    const int i = r0 + r + 1;
-    const int* srow = smat + (active ? q[i - 1] : 0) * a;
-    const bool last = r == rows - 1;
-    int nc = 0, nh = 0, nf = 0;               // thread 0: column 1's inputs
-    if (r == 0) {
-        nc = tw[0];
-        if (rh) { nh = rh[1]; nf = rf[1]; }
+    int qoff[R], H[R], E[R];
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+        const int row = lane * R + k;
+        qoff[k] = (row < rows ? (int)q[r0 + row] : 0) * a;
+        H[k] = 0;
+        E[k] = 0;
     }
-    __syncthreads();
-    int hleft = 0, eleft = 0, hdiag = 0, bh = 0, bj = 0;
-    const int steps = len + rows - 1;
+    const int last = rows - 1;                 // the strip's last row: lane last / R
+    int lastH = 0, lastF = 0, code = 0;        // what lane t+1 takes next step
+    int diag0 = 0;                             // H of the row above, previous column
+    int nc = tw[0], nh = rh ? rh[1] : 0, nf = rf ? rf[1] : 0;   // lane 0: column 1
+    int bh = 0, bj = 0, bi = 0;
+    const int steps = len + 31;
     for (int s = 0; s < steps; ++s) {
-        const int j = s - r + 1;
-        if (active && j >= 1 && j <= len) {
-            int hu, fu, c;
-            if (r == 0) {
-                hu = nh; fu = nf; c = nc;
-                if (j < len) {
-                    nc = tw[j];
-                    if (rh) { nh = rh[j + 1]; nf = rf[j + 1]; }
-                }
-            } else {
-                const int p = ((s - 1) & 1) * nt + r - 1;
-                hu = hb[p]; fu = fb[p]; c = cb[p];
+        const int j = s - lane + 1;
+        int uh = __shfl_up_sync(FULL_MASK, lastH, 1);
+        int uf = __shfl_up_sync(FULL_MASK, lastF, 1);
+        int c = __shfl_up_sync(FULL_MASK, code, 1);
+        if (lane == 0) {
+            uh = nh; uf = nf; c = nc;
+            if (j < len) {
+                nc = tw[j];
+                if (rh) { nh = rh[j + 1]; nf = rf[j + 1]; }
             }
-            const int e = max(eleft - ge, hleft - go);
-            const int f = max(fu - ge, hu - go);
-            const int h = max(max(hdiag + srow[c], e), max(f, 0));
-            hdiag = hu; hleft = h; eleft = e;
-            const int o = (s & 1) * nt + r;
-            hb[o] = h; fb[o] = f; cb[o] = (unsigned char)c;
-            if (last && rh) { rh[j] = h; rf[j] = f; }
-            if (h > bh) { bh = h; bj = j; }
         }
-        __syncthreads();
+        if (j >= 1 && j <= len) {
+            int sc[R];
+#pragma unroll
+            for (int k = 0; k < R; ++k) sc[k] = smat[qoff[k] + c];
+            int diag = diag0, hu = uh, fu = uf;
+            diag0 = uh;
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                const int e = max(E[k] - ge, H[k] - go);
+                const int f = max(fu - ge, hu - go);
+                const int h = max(max(diag + sc[k], e), max(f, 0));
+                diag = H[k];
+                H[k] = h; E[k] = e;
+                hu = h; fu = f;
+                if (h > bh && lane * R + k <= last) { bh = h; bj = j; bi = r0 + lane * R + k + 1; }
+                if (rh && lane * R + k == last) { rh[j] = h; rf[j] = f; }
+            }
+            lastH = hu; lastF = fu; code = c;
+        }
     }
-    // the block's best by the tie rule: score desc, then column asc, then row asc
-    int bi = i;
     for (int o = 16; o > 0; o >>= 1) {
         const int h2 = __shfl_down_sync(FULL_MASK, bh, o);
         const int j2 = __shfl_down_sync(FULL_MASK, bj, o);
         const int i2 = __shfl_down_sync(FULL_MASK, bi, o);
-        if ((r & 31) + o < 32 && h2 > 0 && win_better(h2, j2, i2, bh, bj, bi)) {
+        if (lane + o < 32 && h2 > 0 && (bh == 0 || win_better(h2, j2, i2, bh, bj, bi))) {
             bh = h2; bj = j2; bi = i2;
         }
     }
-    __shared__ int wh[8], wj[8], wi[8];       // blockDim <= 256: 8 warps
-    if ((r & 31) == 0) { wh[r >> 5] = bh; wj[r >> 5] = bj; wi[r >> 5] = bi; }
-    __syncthreads();
-    if (r == 0) {
-        for (int k = 1; k < (nt + 31) / 32; ++k)
-            if (wh[k] > 0 && win_better(wh[k], wj[k], wi[k], bh, bj, bi)) {
-                bh = wh[k]; bj = wj[k]; bi = wi[k];
-            }
+    if (lane == 0 && bh > 0) {
         int* cell = out + 3 * (size_t)w;
-        if (bh > 0 && win_better(bh, bj, bi, cell[0], cell[2], cell[1])) {
+        if (win_better(bh, bj, bi, cell[0], cell[2], cell[1])) {
             cell[0] = bh; cell[1] = bi; cell[2] = bj;
         }
     }

@@ -369,7 +369,8 @@ def windows_of(ref: DeviceReference, rows: np.ndarray) -> tuple[np.ndarray, np.n
 
 #: Windows tied at the best score whose end cells ``best_ends`` finds on the device.
 TIED_MAX = 4
-#: Query rows per launch of ``win_ends`` (one thread each); longer queries run in strips.
+#: Query rows per launch of ``win_ends`` (one warp per slot, up to 8 rows per lane);
+#: longer queries run in strips.
 END_ROWS = 256
 #: Sub-windows of the best windows' ends: the span bound plus this many symbols, one
 #: every ENDS_EXTRA + 1 (H100, 256 x 33.5 M, the window tied at the best score, kernel
@@ -407,7 +408,6 @@ class _BestEnds:
                              i32(self.extra), i32(TIED_MAX), i32(self.per), np.uint64(spec),
                              sub_start, sub_len))
         cp.cuda.runtime.memsetAsync(cells, 0, 12 * self.slots, stream.ptr)
-        ends = get_module(_FILE, ("win_ends",)).get_function("win_ends")
         if dq.m > END_ROWS:        # strips: the bottom rows (H, F) of every slot
             stride = lay.longest + 1
             row_h = cp.zeros(self.slots * stride, dtype=cp.int32)
@@ -418,12 +418,16 @@ class _BestEnds:
         a = dq.k
         for r0 in range(0, dq.m, END_ROWS):
             rows = min(END_ROWS, dq.m - r0)
-            threads = -(-rows // 32) * 32
-            ends((self.slots,), (threads,),
-                 (ref.codes, sub_start, sub_len, dq.codes, i32(r0), i32(rows), dq.matrix, i32(a),
-                  i32(dq.go), i32(dq.ge), np.uint64(rows_h), np.uint64(rows_f),
-                  np.int64(stride), np.uint64(cells)),
-                 shared_mem=(a * a + 4 * threads) * 4 + 2 * threads)
+            r = 1
+            while 32 * r < rows:
+                r *= 2
+            name = f"win_ends<{r}>"
+            ends = get_module(_FILE, (name,)).get_function(name)
+            ends((-(-self.slots // 4),), (128,),
+                 (ref.codes, sub_start, sub_len, i32(self.slots), dq.codes, i32(r0), i32(rows),
+                  dq.matrix, i32(a), i32(dq.go), i32(dq.ge), np.uint64(rows_h),
+                  np.uint64(rows_f), np.int64(stride), np.uint64(cells)),
+                 shared_mem=a * a * 4)
 
     def read(self, host: np.ndarray, at: int, cells: np.ndarray) -> None:
         """Fill ``cells``' ends from this plan's words at ``host[at:]``: each picked
