@@ -323,9 +323,14 @@ win_pick(const int* __restrict__ scores, const int* __restrict__ nflagged, int n
 // symbol come from lane t-1 (which worked on column j at step s-1) by three shfl_up, lane 0
 // reads the symbol (and, past the first strip, rowH/rowF: row r0 of the previous strip) one
 // step ahead.  A lane's R score lookups of a step share one symbol, so they issue together
-// ahead of its row chain.  A lane keeps its best cell by strictly greater values (columns
-// grow with the steps, rows within a step), lanes merge by the tie rule (score desc, column
-// asc, row asc).  rowH/rowF (stride `stride`; null for one strip): the last query row of
+// ahead of its row chain.  A lane keeps its best cell: the step's maximum over its R rows
+// and, only when that beats the lane's best (strictly: columns grow with the steps), the
+// first of its rows holding it; lanes merge by the tie rule (score desc, column asc, row
+// asc).  Rows past the query (pad rows of the last lanes) score -2^30 against every symbol
+// (below any H: the caller runs this only for queries scoring below 2^29), so a pad cell is
+// 0 or fed by a gap
+// (go >= ge > 0 here) from a cell above or to its left, and by induction stays strictly
+// below some real cell: never the slot's best.  rowH/rowF (stride `stride`; null for one strip): the last query row of
 // this strip is written back for the next (in place: lane 0 reads column j + 1 at step j
 // while the last lane writes columns <= j + 1 - 31 later).  out[3w..3w+2] = (score, query
 // end i, end column j within the slot), merged over strips by the tie rule.
@@ -336,8 +341,9 @@ win_ends(const unsigned char* __restrict__ ref, const long long* __restrict__ su
          int r0, int rows, const int* __restrict__ mat, int a, int go, int ge, int* rowH,
          int* rowF, long long stride, int* __restrict__ out)
 {
-    extern __shared__ int smat[];              // a * a
+    extern __shared__ int smat[];              // a * a, then a pad row of -2^30
     for (int k = threadIdx.x; k < a * a; k += blockDim.x) smat[k] = mat[k];
+    for (int k = threadIdx.x; k < a; k += blockDim.x) smat[a * a + k] = -(1 << 30);
     __syncthreads();
     const int lane = threadIdx.x & 31;
     const int w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -351,7 +357,7 @@ win_ends(const unsigned char* __restrict__ ref, const long long* __restrict__ su
 #pragma unroll
     for (int k = 0; k < R; ++k) {
         const int row = lane * R + k;
-        qoff[k] = (row < rows ? (int)q[r0 + row] : 0) * a;
+        qoff[k] = (row < rows ? (int)q[r0 + row] : a) * a;   // pad rows: the pad row
         H[k] = 0;
         E[k] = 0;
     }
@@ -380,17 +386,31 @@ win_ends(const unsigned char* __restrict__ ref, const long long* __restrict__ su
             int diag = diag0, hu = uh, fu = uf;
             diag0 = uh;
 #pragma unroll
+            int F[R];
             for (int k = 0; k < R; ++k) {
                 const int e = max(E[k] - ge, H[k] - go);
                 const int f = max(fu - ge, hu - go);
                 const int h = max(max(diag + sc[k], e), max(f, 0));
                 diag = H[k];
-                H[k] = h; E[k] = e;
+                H[k] = h; E[k] = e; F[k] = f;
                 hu = h; fu = f;
-                if (h > bh && lane * R + k <= last) { bh = h; bj = j; bi = r0 + lane * R + k + 1; }
-                if (rh && lane * R + k == last) { rh[j] = h; rf[j] = f; }
             }
             lastH = hu; lastF = fu; code = c;
+            int top = H[0];
+#pragma unroll
+            for (int k = 1; k < R; ++k) top = max(top, H[k]);
+            if (top > bh) {                    // rare: the lane's best rose; its first row
+                bh = top; bj = j;
+                int at = R - 1;
+#pragma unroll
+                for (int k = R - 1; k >= 0; --k) if (H[k] == top) at = k;
+                bi = r0 + lane * R + at + 1;
+            }
+            if (rh && lane == last / R) {      // the strip's last row, for the next strip
+#pragma unroll
+                for (int k = 0; k < R; ++k)
+                    if (k == last % R) { rh[j] = H[k]; rf[j] = F[k]; }
+            }
         }
     }
     for (int o = 16; o > 0; o >>= 1) {

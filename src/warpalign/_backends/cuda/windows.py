@@ -427,7 +427,7 @@ class _BestEnds:
                  (ref.codes, sub_start, sub_len, i32(self.slots), dq.codes, i32(r0), i32(rows),
                   dq.matrix, i32(a), i32(dq.go), i32(dq.ge), np.uint64(rows_h),
                   np.uint64(rows_f), np.int64(stride), np.uint64(cells)),
-                 shared_mem=a * a * 4)
+                 shared_mem=(a + 1) * a * 4)
 
     def read(self, host: np.ndarray, at: int, cells: np.ndarray) -> None:
         """Fill ``cells``' ends from this plan's words at ``host[at:]``: each picked
@@ -474,7 +474,8 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
         bound = cp.empty(lay.nitems * bstride, dtype=cp.uint32)
     else:
         bstride, bound = 0, np.uint64(0)
-    plan = _BestEnds(dq, lay) if best_ends and dq.ge > 0 else None
+    # (win_ends: gap_extend > 0 for the span bound, scores below 2^29 for its pad rows)
+    plan = _BestEnds(dq, lay) if best_ends and dq.ge > 0 and dq.sq < 1 << 29 else None
     # one result buffer (one copy back): scores [n], flagged [n], count [1], then query
     # ends [n] and reference ends [n] (want_ends) or the best windows' ends (plan); every
     # window's score (and ends) is written, only the count zeroed
