@@ -327,13 +327,13 @@ win_pick(const int* __restrict__ scores, const int* __restrict__ nflagged, int n
 // and, only when that beats the lane's best (strictly: columns grow with the steps), the
 // first of its rows holding it; lanes merge by the tie rule (score desc, column asc, row
 // asc).  Rows past the query (pad rows of the last lanes) score -2^30 against every symbol
-// (below any H: the caller runs this only for queries scoring below 2^29), so a pad cell is
-// 0 or fed by a gap
-// (go >= ge > 0 here) from a cell above or to its left, and by induction stays strictly
-// below some real cell: never the slot's best.  rowH/rowF (stride `stride`; null for one strip): the last query row of
-// this strip is written back for the next (in place: lane 0 reads column j + 1 at step j
-// while the last lane writes columns <= j + 1 - 31 later).  out[3w..3w+2] = (score, query
-// end i, end column j within the slot), merged over strips by the tie rule.
+// (below any H: the caller runs this only for queries scoring below 2^29), so a pad cell
+// is 0 or fed by a gap (go >= ge > 0 here) from a cell above or to its left, and by
+// induction stays strictly below some real cell: never the slot's best.  rowH/rowF
+// (stride `stride`; null for one strip): the last query row of this strip is written back
+// for the next (in place: lane 0 reads column j + 1 at step j while the last lane writes
+// columns <= j + 1 - 31 later).  out[3w..3w+2] = (score, query end i, end column j within
+// the slot), merged over strips by the tie rule.
 template <int R>
 __global__ void __launch_bounds__(128)
 win_ends(const unsigned char* __restrict__ ref, const long long* __restrict__ sub_start,
@@ -385,8 +385,8 @@ win_ends(const unsigned char* __restrict__ ref, const long long* __restrict__ su
             for (int k = 0; k < R; ++k) sc[k] = smat[qoff[k] + c];
             int diag = diag0, hu = uh, fu = uf;
             diag0 = uh;
-#pragma unroll
             int F[R];
+#pragma unroll
             for (int k = 0; k < R; ++k) {
                 const int e = max(E[k] - ge, H[k] - go);
                 const int f = max(fu - ge, hu - go);
