@@ -311,7 +311,7 @@ class _Layout:
         self.starts_ptr = np.uint64(base)
         self.lengths_ptr = np.uint64(base + 8 * n)
         self.items_ptr = np.uint64(base + 12 * n)
-        self.key = None
+        self.arrays = (None, None)
 
     def matches(self, starts: np.ndarray, lengths: np.ndarray) -> bool:
         return np.array_equal(self.starts, starts) and np.array_equal(self.lengths, lengths)
@@ -323,14 +323,15 @@ LAYOUTS_KEPT = 4
 
 def _layout(ref: DeviceReference, starts: np.ndarray, lengths: np.ndarray, stream,
             keep: bool) -> _Layout:
-    """The layout of these windows: a kept one (the same read-only arrays, as
+    """The layout of these windows: a kept one (the very same read-only arrays, as
     :func:`windows_of` gives, or equal values), else a new one."""
     if not keep:
         return _Layout(starts, lengths, stream)
-    same = readonly_key([starts, lengths])
+    fixed = not (starts.flags.writeable or lengths.flags.writeable)
     with _lock:
         layouts = ref.__dict__.setdefault("layouts", [])
-        hit = [k for k, lay in enumerate(layouts) if same is not None and lay.key == same]
+        hit = [k for k, lay in enumerate(layouts)
+               if fixed and lay.arrays[0] is starts and lay.arrays[1] is lengths]
         if not hit:
             hit = [k for k, lay in enumerate(layouts) if lay.matches(starts, lengths)]
         if hit:
@@ -338,8 +339,7 @@ def _layout(ref: DeviceReference, starts: np.ndarray, lengths: np.ndarray, strea
             layouts.append(lay)
             return lay
     lay = _Layout(starts, lengths, stream)
-    lay.key = same
-    lay.arrays = (starts, lengths)   # kept alive: no other array takes their addresses
+    lay.arrays = (starts, lengths)   # the read-only arrays found by identity next time
     with _lock:
         layouts.append(lay)
         del layouts[:-LAYOUTS_KEPT]
