@@ -16,10 +16,16 @@ cells. A :class:`DeviceQuery` (plan and profile) serves several launches of one 
 The window layout (starts, lengths, the pairing of windows) is uploaded once per resident
 reference and reused by later queries over the same windows (:func:`_layout`).
 
+``window_cells(best_ends=True)`` also gives the end cells of the windows tied at the best
+score, queued on the device right after the scores (``win_pick`` cuts them into locate's
+sub-windows, ``win_ends`` scores those with ends, one warp per sub-window): ``locate``
+needs no second round trip for its first hit.
+
 Measured (bench/results/locate_gpu.jsonl, paper 002's 1/-2/5/1, m x n cells): the scores
 kernel 3,445 GCUPS at 256 x 33.5 M on an H200, 3,511 on an H100; the whole ``locate`` call
-with the reference resident (mode "end", H100) 2,512 with ends tracked inside the scores
-kernel, 1,621 before (separate per-cell ends launch); docs/gpu-notes.md has the breakdown.
+with the reference resident on an H100: mode "score" 2,980-3,232, "end" 2,793-3,070,
+"full" 2,807-2,920 (session 13; "end" was 2,303-2,682 with the ends found through the
+host); docs/gpu-notes.md has the breakdown.
 
 :func:`resident` keeps the last uploaded references per device, keyed on the identity of
 read-only record arrays (a :class:`~warpalign.database.Database`'s memory map, or arrays the
