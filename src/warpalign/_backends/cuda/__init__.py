@@ -517,20 +517,29 @@ class CudaBackend:
                                                              dtype=cp.uint32)
         else:
             boundary = cp.empty(2, dtype=cp.uint32)
-        scores = cp.zeros(slots * n, dtype=cp.int32)
-        flagged = cp.empty(slots * n, dtype=cp.int32)
-        nflagged = cp.zeros(1, dtype=cp.int32)
-        tickets = cp.zeros(passes, dtype=cp.int32)
+        # one buffer, two memsets: scores [slots * n] (zeroed), flagged [slots * n], the
+        # flagged count [1] and a ticket per pass (zeroed); per pass the kernel gets raw
+        # pointers into it and into the profile (CuPy views cost host time, which the
+        # device threads of a multi-GPU search take in turns under the GIL)
+        size = slots * n
+        buf = cp.empty(2 * size + 1 + passes, dtype=cp.int32)
+        base = buf.data.ptr
+        stream = cp.cuda.get_current_stream().ptr
+        cp.cuda.runtime.memsetAsync(base, 0, 4 * size, stream)
+        cp.cuda.runtime.memsetAsync(base + 8 * size, 0, 4 * (1 + passes), stream)
+        scores, flagged, nflagged = buf[:size], buf[size:2 * size], buf[2 * size:2 * size + 1]
         ng = st["ngroups"]
         # up to 4 blocks per SM: small R leaves room for more than two (the ticket balances)
         grid = max(1, min(self._sms * 4, -(-ng // (config.BLOCK // 32))))
         smem = prof.shape[1] * 4
         k = self._pair_kernel(name, smem)
+        prof_at, prof_step = prof.data.ptr, prof.strides[0]
         for p in range(passes):
-            lanes = () if info is None else (info[p],)
+            lanes = () if info is None else (np.uint64(info.data.ptr + p * info.strides[0]),)
             k((grid,), (config.BLOCK,),
-              (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng), tickets[p:],
-               prof[p], *lanes, np.int32(tables["kp"]), np.int32(p == 0),
+              (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng),
+               np.uint64(base + 4 * (2 * size + 1 + p)), np.uint64(prof_at + p * prof_step),
+               *lanes, np.int32(tables["kp"]), np.int32(p == 0),
                np.int32(p + 1 == passes), np.uint32(tables["neg_ge"]),
                np.uint32(tables["bvec"]), np.uint32(tables["neg_go_int"]), np.uint32(1),
                np.int32(tables["go"]), np.int32(tables["threshold"]), np.int32(n), scores,

@@ -175,9 +175,16 @@ def pair_plan(m: int, kp: int, smem_limit: int) -> tuple[int, int]:
 def pack_plan(lengths, kp: int, smem_limit: int):
     """Packed batch (sw_rowsqb<R>): (R, passes, halves). Each query of m > 0 rows takes
     ceil(m / R) * R rows of one half, longest first into the half with fewer rows so far;
-    halves[h] lists (query index, rows) in row order. R minimizes the estimated cost:
-    padded rows x (6.1 + 37 / R) instructions per cell pair (sw_rowsq2k2's SASS: 7.43 at
-    R = 28, the per-step prologue ~37)."""
+    halves[h] lists (query index, rows) in row order (tuples). R minimizes the estimated
+    cost: padded rows x (6.1 + 37 / R) instructions per cell pair (sw_rowsq2k2's SASS: 7.43
+    at R = 28, the per-step prologue ~37). Remembered per lengths: every device of a
+    multi-GPU search plans the same batch (~150 us of Python each, taken in turns under
+    the GIL)."""
+    return _pack_plan(tuple(int(m) for m in lengths), kp, smem_limit)
+
+
+@functools.lru_cache(maxsize=256)
+def _pack_plan(lengths: tuple, kp: int, smem_limit: int):
     fits = [r for r in PAIR_REGS if kp * 32 * rows_stride(r) * 4 <= smem_limit]
     if not fits:
         raise ValueError(f"the two-query profile of {kp} letters does not fit shared memory")
@@ -193,7 +200,7 @@ def pack_plan(lengths, kp: int, smem_limit: int):
         passes = max(1, -(-max(rows) // (32 * R)))
         cost = pack_cost(R, passes)
         if best is None or cost < best[0]:
-            best = (cost, R, passes, halves)
+            best = (cost, R, passes, (tuple(halves[0]), tuple(halves[1])))
     return best[1:]
 
 
