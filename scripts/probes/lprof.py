@@ -5,23 +5,13 @@ the ends launch's sub-window width and rows per lane as knobs. Prints; writes no
 # ruff: noqa: B023  (closures called inside their loop iteration)
 
 import cProfile
-import importlib
 import pstats
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from _lsetup import SCORING, L, N, call, queries, reference
 
-sys.path.insert(0, "bench")
-
-import locate as bench_locate
 from warpalign._backends.cuda import windows as gw
-from warpalign.scoring import Scoring
-
-L = importlib.import_module("warpalign.locate")
-SCORING = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
-N = 1 << 25
 
 
 def best(fn, repeat=9):
@@ -37,19 +27,12 @@ def best(fn, repeat=9):
 
 
 def main():
-    ref = bench_locate.load_reference(Path(bench_locate.CHRX), N, SCORING)
-    ref.setflags(write=False)
-    rng = np.random.default_rng(2)
-    for m in (256, 128):
-        start = int(rng.integers(0, N - m))
-        q = ref[start:start + m].copy()
-        flip = rng.random(m) < 0.05
-        q[flip] = (q[flip] + 1) % 4
+    ref = reference()
+    for m, q in queries(ref):
         cells = m * N
         print(f"== m={m}")
         for mode in ("score", "end", "full"):
-            t, med, hit = best(lambda mode=mode: L.locate_encoded(
-                q, ["ref"], [ref], SCORING, mode=mode, method="windows", backend="cuda"))
+            t, med, hit = best(lambda mode=mode: call(q, ref, mode))
             print(f"mode {mode}: {t * 1e3:.3f} ms (median {med * 1e3:.3f}) "
                   f"{cells / t / 1e9:.0f} GCUPS  hit {hit.score} {hit.query_end} {hit.target_end}")
         span = L.span_bound(q, SCORING)
@@ -76,8 +59,7 @@ def main():
                 L.sub_window = lambda s, sub=sub: (s or 0) + sub
                 gw.ENDS_ROWS = rows
                 recorded.clear()
-                t, _, hit = best(lambda: L.locate_encoded(
-                    q, ["ref"], [ref], SCORING, mode="end", method="windows", backend="cuda"))
+                t, _, hit = best(lambda: call(q, ref, "end"))
                 wall = min(r[0] for r in recorded)
                 kern = min(r[1] for r in recorded)
                 print(f"ends sub=span+{sub} R={rows}: end {t * 1e3:.3f} ms "
@@ -90,8 +72,7 @@ def main():
             pr = cProfile.Profile()
             pr.enable()
             for _ in range(20):
-                L.locate_encoded(q, ["ref"], [ref], SCORING, mode=mode, method="windows",
-                                 backend="cuda")
+                call(q, ref, mode)
             pr.disable()
             print(f"-- host profile, 20 calls mode {mode}")
             pstats.Stats(pr).sort_stats("tottime").print_stats(18)

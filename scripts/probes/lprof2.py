@@ -5,23 +5,13 @@ at the best score, kernel time by CUDA events; and where a "score" call's host t
 (time stamps around the scores kernel's launch). Prints; writes nothing."""
 # ruff: noqa: B023  (closures called inside their loop iteration)
 
-import importlib
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from _lsetup import SCORING, L, N, call, queries, reference
 
-sys.path.insert(0, "bench")
-
-import locate as bench_locate
 from warpalign._backends.cuda import scan as gs
 from warpalign._backends.cuda import windows as gw
-from warpalign.scoring import Scoring
-
-L = importlib.import_module("warpalign.locate")
-SCORING = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
-N = 1 << 25
 
 
 def events(fn, repeat=10):
@@ -49,16 +39,10 @@ def reduce_best(cells, owner, nown):
 
 def main():
     import cupy as cp
-    ref = bench_locate.load_reference(Path(bench_locate.CHRX), N, SCORING)
-    ref.setflags(write=False)
-    rng = np.random.default_rng(2)
+    ref = reference()
     mat = np.ascontiguousarray(SCORING.matrix, np.int32)
     a, go, ge = mat.shape[0], SCORING.gap_open, SCORING.gap_extend
-    for m in (256, 128):
-        start = int(rng.integers(0, N - m))
-        q = ref[start:start + m].copy()
-        flip = rng.random(m) < 0.05
-        q[flip] = (q[flip] + 1) % 4
+    for m, q in queries(ref):
         print(f"== m={m}")
         span1 = L.span_bound(q, SCORING)
         width = L.default_window(span1, N, gw.wanted_windows(m))
@@ -133,8 +117,7 @@ def main():
         rows = []
         for _ in range(12):
             t0 = time.perf_counter()
-            L.locate_encoded(q, ["ref"], [ref], SCORING, mode="score", method="windows",
-                             backend="cuda")
+            call(q, ref, "score")
             t1 = time.perf_counter()
             rows.append((t1 - t0, stamps["enter"] - t0, stamps["leave"] - stamps["enter"],
                          t1 - stamps["leave"]))

@@ -5,37 +5,19 @@ bench/locate.py builds them, reference resident, modes score / end / full, best 
 calls each, the two variants interleaved. Prints; writes nothing."""
 
 
-import importlib
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, "bench")
-
-import locate as bench_locate
-
-L = importlib.import_module("warpalign.locate")
-from warpalign.scoring import Scoring
-
-SCORING = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
-N = 1 << 25
+from _lsetup import L, N, call, queries, reference
 
 
 def main():
-    ref = bench_locate.load_reference(Path(bench_locate.CHRX), N, SCORING)
-    ref.setflags(write=False)
-    rng = np.random.default_rng(2)
+    ref = reference()
     init = L._WindowScorer.__init__
 
     def old_init(self, engine, q, scoring, want_ends=False):
         init(self, engine, q, scoring, False)
-    for m in (256, 128):
-        start = int(rng.integers(0, N - m))
-        q = ref[start:start + m].copy()
-        flip = rng.random(m) < 0.05
-        q[flip] = (q[flip] + 1) % 4
+    for m, q in queries(ref):
         for mode in ("score", "end", "full"):
             times = {"new": [], "old": []}
             hits = {}
@@ -43,8 +25,7 @@ def main():
                 for variant in ("new", "old"):
                     L._WindowScorer.__init__ = init if variant == "new" else old_init
                     t0 = time.perf_counter()
-                    hit = L.locate_encoded(q, ["ref"], [ref], SCORING, mode=mode,
-                                           method="windows", backend="cuda")
+                    hit = call(q, ref, mode)
                     times[variant].append(time.perf_counter() - t0)
                     hits[variant] = (hit.score, hit.query_end, hit.target_end, hit.target_start)
             L._WindowScorer.__init__ = init

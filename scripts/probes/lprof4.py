@@ -6,23 +6,14 @@ ce2chrX as bench/locate.py builds them, reference resident; best of 15 per mode.
 Prints; writes nothing."""
 
 import gc
-import importlib
-import sys
 import time
-from pathlib import Path
 
 import cupy as cp
 import numpy as np
+from _lsetup import SCORING, L, N, call, queries, reference
 
-sys.path.insert(0, "bench")
-
-import locate as bench_locate
 from warpalign._backends.cuda import windows as gw
-from warpalign.scoring import Scoring
 
-L = importlib.import_module("warpalign.locate")
-SCORING = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
-N = 1 << 25
 STAMPS = {}
 
 
@@ -43,10 +34,10 @@ def main():
                 if not name.startswith("win_s16"):
                     return fn
 
-                def call(*a, **k):
+                def stamped(*a, **k):
                     stamp("launch")
                     return fn(*a, **k)
-                return call
+                return stamped
         return Wrapped
     gw.get_module = module
     pinned = cp.cuda.alloc_pinned_memory
@@ -73,14 +64,8 @@ def main():
                 return out
             return inner
         setattr(obj, name, wrap(getattr(obj, name), f"{getattr(obj, '__name__', '')}.{name}"))
-    ref = bench_locate.load_reference(Path(bench_locate.CHRX), N, SCORING)
-    ref.setflags(write=False)
-    rng = np.random.default_rng(2)
-    m = 256
-    start = int(rng.integers(0, N - m))
-    q = ref[start:start + m].copy()
-    flip = rng.random(m) < 0.05
-    q[flip] = (q[flip] + 1) % 4
+    ref = reference()
+    m, q = next(queries(ref, (256,)))
     span = L.span_bound(q, SCORING)
     b = L.window_bounds(N, L.default_window(span, N, gw.wanted_windows(m)), span)
     dev = gw.resident([ref])
@@ -92,8 +77,7 @@ def main():
         for _ in range(16):
             STAMPS.clear()
             t0 = time.perf_counter()
-            L.locate_encoded(q, ["ref"], [ref], SCORING, mode=mode, method="windows",
-                             backend="cuda")
+            call(q, ref, mode)
             t1 = time.perf_counter()
             s = STAMPS
             rows.append((t1 - t0, s["launch"] - t0, s["queued"] - s["launch"],
@@ -105,8 +89,7 @@ def main():
         for _ in range(8):
             STAMPS.clear()
             t0 = time.perf_counter()
-            L.locate_encoded(q, ["ref"], [ref], SCORING, mode=mode, method="windows",
-                             backend="cuda")
+            call(q, ref, mode)
             t1 = time.perf_counter()
             rows.append((t1 - t0, STAMPS["launch"] - t0, 0, 0, 0))
         gc.enable()

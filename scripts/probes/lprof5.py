@@ -3,29 +3,17 @@ without ``best_ends``, and the GPU time of what ``best_ends`` queues (win_pick, 
 win_ends; CUDA events around _BestEnds.launch), 256 and 128 x 33.5 M of ce2chrX, best of
 20; and a "full" call's traceback on the host (align_from_end, timed apart). Prints."""
 
-import importlib
-import sys
 import time
-from pathlib import Path
 
 import cupy as cp
 import numpy as np
+from _lsetup import SCORING, L, N, queries, reference
 
-sys.path.insert(0, "bench")
-
-import locate as bench_locate
 from warpalign._backends.cuda import windows as gw
-from warpalign.scoring import Scoring
-
-L = importlib.import_module("warpalign.locate")
-SCORING = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
-N = 1 << 25
 
 
 def main():
-    ref = bench_locate.load_reference(Path(bench_locate.CHRX), N, SCORING)
-    ref.setflags(write=False)
-    rng = np.random.default_rng(2)
+    ref = reference()
     gpu_times = []
     launch = gw._BestEnds.launch
 
@@ -36,11 +24,7 @@ def main():
         e1.record()
         gpu_times.append((e0, e1))
     gw._BestEnds.launch = timed_launch
-    for m in (256, 128):
-        start = int(rng.integers(0, N - m))
-        q = ref[start:start + m].copy()
-        flip = rng.random(m) < 0.05
-        q[flip] = (q[flip] + 1) % 4
+    for m, q in queries(ref):
         span = L.span_bound(q, SCORING)
         b = L.window_bounds(N, L.default_window(span, N, gw.wanted_windows(m)), span)
         b.setflags(write=False)
