@@ -673,11 +673,13 @@ class CudaBackend:
             dev = cp.empty(prof.size + info.size, dtype=cp.uint32)
             cp.cuda.runtime.memcpyAsync(dev.data.ptr, pinned.ptr, 4 * dev.size,
                                         cp.cuda.runtime.memcpyHostToDevice, main.ptr)
+            # the pinned source stays referenced here until the results are read back
+            # (after the copy), even if the memo drops it meanwhile
             plans.append((R, dev[:prof.size].reshape(prof.shape),
-                          dev[prof.size:].view(cp.int32).reshape(info.shape)))
+                          dev[prof.size:].view(cp.int32).reshape(info.shape), pinned))
         ready = main.record()
         runs = []
-        for g, (sub, (R, prof, info)) in enumerate(zip(groups, plans)):
+        for g, (sub, (R, prof, info, _)) in enumerate(zip(groups, plans)):
             stream = main if len(groups) == 1 else self._streams[g]
             stream.wait_event(ready)
             with stream:

@@ -233,6 +233,8 @@ class DeviceQuery:
             raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
                              "more than 47 codes, do not fit the 16-bit windows kernel")
         q = np.asarray(q, np.uint8)
+        if len(q) and int(q.max()) >= f.k:
+            raise ValueError(f"query code {int(q.max())} is outside the scoring's {f.k} codes")
         self.m = len(q)
         self.r, self.g, self.bands = plan(self.m, rows)
         self.k, self.go, self.ge, self.thr = f.k, f.go, f.ge, f.thr
@@ -420,7 +422,10 @@ class _BestEnds:
             row_f = cp.zeros(self.slots * stride, dtype=cp.int32)
             rows_h, rows_f = row_h.data.ptr, row_f.data.ptr
         else:
+            row_h = row_f = None
             stride, rows_h, rows_f = 0, 0, 0
+        # the scratch buffers live as long as the plan, i.e. past the wait for the results
+        self._scratch = (sub_start, sub_len, row_h, row_f)
         a = dq.k
         for r0 in range(0, dq.m, END_ROWS):
             rows = min(END_ROWS, dq.m - r0)
