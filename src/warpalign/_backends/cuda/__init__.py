@@ -1197,12 +1197,6 @@ _PACKED_CACHE: dict = {}
 _PACKED_LOCK = threading.Lock()
 
 
-def cp_pinned(nbytes: int):
-    """Pinned host memory of ``nbytes`` (CuPy's pinned pool)."""
-    import cupy
-    return cupy.cuda.alloc_pinned_memory(max(nbytes, 1))
-
-
 def _packed_profile(qs, P, kp):
     """(R, passes, profile, lane info, pinned memory) of a packed query batch on the host:
     pack_plan's layout, prof[pass][a][t][RS] = S[half A row][a] | S[half B row][a] << 16
@@ -1236,7 +1230,8 @@ def _packed_profile(qs, P, kp):
         # asynchronous copy (from pageable memory CuPy first copies into pinned staging on
         # the host, ~0.15 ms a megabyte that the device threads take in turns)
         words = passes * kp * 32 * RS
-        pinned = cp_pinned(4 * (words + info.size))
+        import cupy
+        pinned = cupy.cuda.alloc_pinned_memory(4 * (words + info.size))
         flat = np.frombuffer(pinned, np.uint32, words + info.size)
         prof = flat[:words].reshape(passes, kp, 32, RS)
         prof[...] = 0

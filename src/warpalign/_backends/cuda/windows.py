@@ -153,8 +153,8 @@ def _chunk_order(r: int, g: int) -> np.ndarray:
 
 class _ScoringFacts:
     """What the windows kernels need of a scoring, computed once per scoring: the transposed
-    int16 matrix, the pad score, each code's best score (for the query's score bound), the
-    16-bit threshold and the int32 matrix of the ends kernel."""
+    int16 matrix, the pad score, the 16-bit threshold, the int32 matrix of the ends kernel
+    and whether the 16-bit kernel takes the scoring at all."""
 
     def __init__(self, scoring):
         matrix = np.asarray(scoring.matrix)
@@ -164,7 +164,6 @@ class _ScoringFacts:
         t16 = np.full((self.k + 1, self.k + 1), self.pad, np.int16)
         t16[:self.k, :self.k] = matrix.T
         self.t16 = t16.ravel()
-        self.best = np.maximum(matrix.max(axis=1), 0).astype(np.int64)
         self.thr = 32767 - max(int(matrix.max()), 0) - 2
         self.mat32 = np.ascontiguousarray(matrix, np.int32)
         self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
@@ -238,7 +237,8 @@ class DeviceQuery:
         self.m = len(q)
         self.r, self.g, self.bands = plan(self.m, rows)
         self.k, self.go, self.ge, self.thr = f.k, f.go, f.ge, f.thr
-        self.sq = int(f.best[q].sum())   # locate's query_score_bound: bounds the ends' spans
+        from ...locate import query_score_bound
+        self.sq = query_score_bound(q, scoring)   # bounds the ends' sub-window spans
         prof = profile(q, scoring, self.r, self.g, self.bands).view(np.uint8).ravel()
         at_q = len(prof)                  # a multiple of 128 (a profile column)
         at_m = at_q + -(-max(self.m, 1) // 16) * 16
@@ -410,7 +410,7 @@ class _BestEnds:
         cells = spec + 4 * (2 + TIED_MAX)
         sub_start = cp.empty(self.slots, dtype=cp.int64)
         sub_len = cp.empty(self.slots, dtype=cp.int32)
-        pick = get_module(_FILE, ("win_pick",)).get_function("win_pick")
+        pick = _function("win_pick")
         pick((1,), (1024,), (np.uint64(base), np.uint64(base + 8 * n), i32(n), lay.starts_ptr,
                              lay.lengths_ptr, i32(dq.m), i32(dq.sq), i32(dq.go), i32(dq.ge),
                              i32(self.extra), i32(TIED_MAX), i32(self.per), np.uint64(spec),
@@ -432,8 +432,7 @@ class _BestEnds:
             r = 1
             while 32 * r < rows:
                 r *= 2
-            name = f"win_ends<{r}>"
-            ends = get_module(_FILE, (name,)).get_function(name)
+            ends = _function(f"win_ends<{r}>")
             ends((-(-self.slots // 4),), (128,),
                  (ref.codes, sub_start, sub_len, i32(self.slots), dq.codes, i32(r0), i32(rows),
                   dq.matrix, i32(a), i32(dq.go), i32(dq.ge), np.uint64(rows_h),
@@ -479,7 +478,7 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
     lay = _layout(ref, starts, lengths, stream, keep_layout)
     if lay.longest >= 1 << 31:
         raise ValueError("a window is longer than 2**31 - 1 symbols")
-    fn = _function(dq.r, want_ends)
+    fn = _function(f"win_s16<{dq.r}, {'true' if want_ends else 'false'}>")
     if dq.bands > 1:
         bstride = 2 * (lay.longest + 2)
         bound = cp.empty(lay.nitems * bstride, dtype=cp.uint32)
@@ -529,12 +528,11 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
 _FUNCTIONS: dict = {}
 
 
-def _function(r: int, ends: bool):
-    """``win_s16<r, ends>`` of the current device, looked up once."""
+def _function(name: str):
+    """The kernel ``name`` of windows.cu on the current device, looked up once."""
     cp = require_cupy("locate on the GPU")
-    key = (cp.cuda.runtime.getDevice(), r, ends)
+    key = (cp.cuda.runtime.getDevice(), name)
     fn = _FUNCTIONS.get(key)
     if fn is None:
-        name = f"win_s16<{r}, {'true' if ends else 'false'}>"
         fn = _FUNCTIONS[key] = get_module(_FILE, (name,)).get_function(name)
     return fn
