@@ -71,13 +71,6 @@ __device__ __forceinline__ void load_matrix(int* smat, const int* mat, int a) {
     for (int k = threadIdx.x; k < a * a; k += blockDim.x) smat[k] = mat[k];
 }
 
-// The scalar cell of phase 1: F from the row above, H~ = max(H_diag + s, F, 0).
-__device__ __forceinline__ void phase1_cell(int fo, int hu, int hd, int s, int go, int ge,
-                                            int& f, int& h) {
-    f = max(max(fo - ge, hu - go), 0);
-    h = max(max(hd + s, f), 0);
-}
-
 // ------------------------------------------------------------------------ row scan
 
 // Phase 1 of row i for one tile: F, H~ in the row's word length TC (previous row in TP).
@@ -104,8 +97,8 @@ __device__ void phase1_tile(const u8* __restrict__ t, int n, const int* srow,
     for (int v = 0; v < SCAN_VEC; ++v) {
         const int j = j0 + v * SCAN_THREADS + threadIdx.x;
         if (j < j1) {
-            int f, h;
-            phase1_cell(fo[v], hu[v], hd[v], srow[sc[v]], go, ge, f, h);
+            const int f = max(max(fo[v] - ge, hu[v] - go), 0);
+            const int h = max(max(hd[v] + srow[sc[v]], f), 0);
             Fc[j] = (TC)f;
             Htc[j] = (TC)h;
             if (h > best || (h == best && h > 0 && j < bj)) { best = h; bj = j; }
@@ -392,8 +385,8 @@ __device__ void fused_tile(const u8* __restrict__ t, int n, int next, const int*
             const int j = j0 + v * SCAN_THREADS + threadIdx.x;
             if (j < j1) {
                 const int hu = sH[j - j0 + 1], hd = sH[j - j0];
-                int f, h;
-                phase1_cell(fo[v], hu, hd, srow[sc[v]], go, ge, f, h);
+                const int f = max(max(fo[v] - ge, hu - go), 0);
+                const int h = max(max(hd + srow[sc[v]], f), 0);
                 FN[j] = (TN)f;
                 HtN[j] = (TN)h;
                 if (h > best || (h == best && h > 0 && j < bj)) { best = h; bj = j; }
