@@ -12,7 +12,8 @@ int16 rows switching to int32; "scan1": paper 004's single-stage scan; "antidiag
 One JSON line per (backend, method, query length, reference length) (DESIGN.md
 "Measuring"; job "locate"), GCUPS = query length x reference length / seconds / 1e9
 (the matrix the problem defines; the windows' overlap is extra work, reported as
-``overlap_cells``). Each point is the fastest of ``--repeat`` runs after a warm-up; every
+``overlap_cells``: the first pass's overlap ``first_pass_span`` − 1 when locate runs two
+passes, with ``seams`` true when the hit needed the seam windows). Each point is the fastest of ``--repeat`` runs after a warm-up; every
 method's (score, ends) is checked against the first method's in the same run.
 
 CPU run (this machine):  python bench/locate.py --max-size 4194304 --out bench/results/locate_cpu.jsonl
@@ -46,7 +47,8 @@ import numpy as np
 from _common import SHARED_DATA, cpu_name, timed, usable_cores
 from warpalign._backends.cpu.scan import score_end_method
 from warpalign.errors import BackendUnavailable
-from warpalign.locate import default_window, locate_encoded, span_bound, window_bounds
+from warpalign.locate import (default_window, first_pass_span, locate_encoded, span_bound,
+                              window_bounds)
 from warpalign.scoring import Scoring
 
 HERE = Path(__file__).resolve().parent
@@ -195,11 +197,21 @@ def main(argv=None) -> int:
                 found = (hit.score,) if args.mode == "score" else (hit.score, hit.query_end, hit.target_end)
                 first = first or (f"{backend}/{method}", found)
                 extra, win_used = {}, window
+                # the windows' overlap: locate's first pass (two passes, top = 1) or the
+                # full span bound; seams: the first pass's best needed the seam windows
+                first_span = first_pass_span(q, scoring) if args.window is None else None
+                cut = first_span or span
+                if method in ("windows", "auto"):
+                    extra["first_pass_span"] = first_span
+                    extra["seams"] = bool(first_span and hit.score > 0 and
+                                          span_bound(q, scoring, hit.score) > first_span)
                 if backend == "cuda" and method in ("windows", "auto"):
-                    extra.update(gpu_windows_facts(q, ref, scoring, span, args.window))
+                    extra.update(gpu_windows_facts(q, ref, scoring, cut, args.window))
                     win_used = extra.pop("window")
-                windows = -(-max(n - win_used, 0) // max(win_used - span + 1, 1)) + 1
-                overlap = (windows - 1) * (span - 1) if method.startswith("windows") else 0
+                elif first_span is not None and method in ("windows", "auto"):
+                    win_used = default_window(first_span, n)
+                windows = -(-max(n - win_used, 0) // max(win_used - cut + 1, 1)) + 1
+                overlap = (windows - 1) * (cut - 1) if method.startswith("windows") else 0
                 if method == "scan":   # rows run wide (int32), counted by the kernel itself
                     for name, limit in (("narrow_cell_share", 32767), ("narrow_cell_share_8bit", 255)):
                         if backend == "cuda":

@@ -20,7 +20,8 @@ from reference import mutate_dna, protein_read, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
 from warpalign.errors import AlphabetError, BackendUnavailable
-from warpalign.locate import default_window, locate, query_score_bound, span_bound, window_bounds
+from warpalign.locate import (default_window, first_pass_span, locate, query_score_bound, seam_pieces,
+                              span_bound, window_bounds)
 from warpalign.locate_cli import add_locate_command
 from warpalign.results import Alignment
 from warpalign.scoring import Scoring
@@ -178,6 +179,55 @@ def test_windows_exact_down_to_the_true_span(monkeypatch):
                 assert (a.score, a.target_end) == (51, 120 + shift + 145)
             else:
                 assert a.score < 51
+
+
+def test_two_passes_close_the_seams(backend, monkeypatch):
+    """The first pass overlaps its windows only for alignments scoring >= 3/4 of Sq (146
+    symbols for this 120-symbol query); the best alignment here scores 66 with a
+    50-symbol gap (span 170), so placed against every window start it is sometimes cut
+    by the first pass's windows and must come from the seams. Disabling the seams shows
+    that those placements really needed them."""
+    import sys
+    loc = sys.modules["warpalign.locate"]
+    s = PAPER_002
+    rng = np.random.default_rng(21)
+    x, y, insert = random_dna(rng, 60), random_dna(rng, 60), random_dna(rng, 50)
+    q = x + y
+    assert (first_pass_span(s.encode(q), s), span_bound(s.encode(q), s)) == (146, 235)
+    background = random_dna(rng, 4000)
+    starts = range(1000, 1600, 3)
+    refs = [background[:a] + x + insert + y + background[a:] for a in starts]
+    for a, ref in zip(starts, refs):
+        got = locate(q, ref, s, backend=backend, mode="end")
+        assert (got.score, got.query_end, got.target_end) == (66, 120, a + 170), a
+    full = locate(q, refs[3], s, backend=backend)
+    assert key(full) == key(align_codes(s.encode(q), s.encode(refs[3]), s))
+    monkeypatch.setattr(loc._Search, "close_seams", lambda self: None)
+    cut = [a for a, ref in zip(starts, refs)
+           if locate(q, ref, s, backend=backend, mode="end").score != 66]
+    assert cut   # the first pass alone misses the alignment at some placements
+
+
+def test_seam_pieces_hold_every_interval_no_window_holds():
+    """Every interval of at most `span` symbols that no window contains lies in a seam."""
+    for n, width, first, span in ((1000, 60, 20, 35), (777, 100, 41, 90), (300, 50, 10, 50)):
+        b = window_bounds(n, width, first)
+        pieces = np.zeros((len(b), 5), np.int64)
+        pieces[:, 1:3], pieces[:, 4] = b, n
+        seams = seam_pieces(pieces, [n], span)
+        assert len(seams) == len(b) - 1
+        for lo in range(n):
+            for hi in range(lo + 1, min(n, lo + span) + 1):
+                inside = np.any((b[:, 0] <= lo) & (b[:, 1] >= hi))
+                assert inside or np.any((seams[:, 1] <= lo) & (seams[:, 2] >= hi)), (n, lo, hi)
+
+
+def test_two_passes_only_for_one_hit_and_a_bounded_span():
+    s = PAPER_002
+    q = s.encode("ACGT" * 64)
+    assert first_pass_span(q, s) == 316 and first_pass_span(q, s, top=2) is None
+    assert first_pass_span(q, Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=0)) is None
+    assert first_pass_span(s.encode("ACG"), s) is None      # nothing below the full bound
 
 
 # ----------------------------------------------------------------------- C. elegans chrX
