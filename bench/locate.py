@@ -47,8 +47,13 @@ import numpy as np
 from _common import SHARED_DATA, cpu_name, timed, usable_cores
 from warpalign._backends.cpu.scan import score_end_method
 from warpalign.errors import BackendUnavailable
-from warpalign.locate import (default_window, first_pass_span, locate_encoded, span_bound,
-                              window_bounds)
+from warpalign.locate import (
+    default_window,
+    first_pass_span,
+    locate_encoded,
+    span_bound,
+    window_bounds,
+)
 from warpalign.scoring import Scoring
 
 HERE = Path(__file__).resolve().parent

@@ -20,8 +20,15 @@ from reference import mutate_dna, protein_read, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
 from warpalign.errors import AlphabetError, BackendUnavailable
-from warpalign.locate import (default_window, first_pass_span, locate, query_score_bound, seam_pieces,
-                              span_bound, window_bounds)
+from warpalign.locate import (
+    default_window,
+    first_pass_span,
+    locate,
+    query_score_bound,
+    seam_pieces,
+    span_bound,
+    window_bounds,
+)
 from warpalign.locate_cli import add_locate_command
 from warpalign.results import Alignment
 from warpalign.scoring import Scoring
