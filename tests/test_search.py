@@ -225,7 +225,5 @@ def test_kernel_argument_block_packing():
     launch.set(1, True)
     launch.set(0, 0x1234)
     assert values() == [0x1234, 1, 0xFFFF_FFFF, -5, 2 ** 63]
-    raw = SimpleNamespace(kernel=SimpleNamespace(ptr=7))     # a RawKernel: its Function
-    assert Launch(raw, (np.int32(1),))._f == 7
     with pytest.raises(TypeError, match="NumPy int32"):
         Launch(kernel, (3,))

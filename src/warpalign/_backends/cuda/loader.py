@@ -79,8 +79,7 @@ class Launch:
     here while this object lives (the caller keeps it until the work is read back)."""
 
     def __init__(self, kernel, args: tuple):
-        # a RawKernel (RawModule.get_function) holds the current device's Function
-        self._f = getattr(kernel, "kernel", kernel).ptr
+        self._f = kernel.ptr
         self._values = []
         self._arrays = []
         for a in args:
