@@ -62,10 +62,6 @@ def get_module(filename: str, names: tuple[str, ...], defines: tuple[str, ...] =
     return mod
 
 
-_CTYPES = {"int32": ctypes.c_int32, "uint32": ctypes.c_uint32, "int64": ctypes.c_int64,
-           "uint64": ctypes.c_uint64}
-
-
 class Launch:
     """One kernel's argument block, packed once and launched by ``cuLaunchKernel``.
 
@@ -78,6 +74,9 @@ class Launch:
     of two dozen launches then costs one conversion. The device arrays stay referenced
     here while this object lives (the caller keeps it until the work is read back)."""
 
+    _CTYPES = {"int32": ctypes.c_int32, "uint32": ctypes.c_uint32, "int64": ctypes.c_int64,
+               "uint64": ctypes.c_uint64}
+
     def __init__(self, kernel, args: tuple):
         self._f = kernel.ptr
         self._values = []
@@ -87,7 +86,7 @@ class Launch:
                 self._values.append(ctypes.c_uint64(a.data.ptr))
                 self._arrays.append(a)
             else:
-                kind = _CTYPES.get(getattr(getattr(a, "dtype", None), "name", None))
+                kind = self._CTYPES.get(getattr(getattr(a, "dtype", None), "name", None))
                 if kind is None:
                     raise TypeError(f"kernel argument {a!r}: expected a device array or a "
                                     f"NumPy int32/uint32/int64/uint64 scalar")
