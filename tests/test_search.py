@@ -199,31 +199,3 @@ def test_split_targets_for_devices():
         for k, i in enumerate(ids):
             np.testing.assert_array_equal(ts.codes[ts.offsets[k]:ts.offsets[k + 1]], seqs[i])
     assert [list(ids) for ids, _ in parts] == [[0, 6], [1, 2, 5], [3, 4, 7]]
-
-
-def test_kernel_argument_block_packing():
-    """loader.Launch (no device needed to pack): each argument at its own width, device
-    arrays as their pointer, set() changing one in place; bad arguments named."""
-    import ctypes
-    from types import SimpleNamespace
-
-    from warpalign._backends.cuda.loader import Launch
-
-    array = SimpleNamespace(data=SimpleNamespace(ptr=0x7F00_0000_1000))
-    kernel = SimpleNamespace(ptr=1)
-    launch = Launch(kernel, (array, np.int32(-3), np.uint32(0xFFFF_FFFF), np.int64(-5),
-                             np.uint64(2 ** 63)))
-
-    def values():
-        out = []
-        for k, kind in enumerate((ctypes.c_uint64, ctypes.c_int32, ctypes.c_uint32,
-                                  ctypes.c_int64, ctypes.c_uint64)):
-            out.append(kind.from_address(launch._params[k]).value)
-        return out
-
-    assert values() == [0x7F00_0000_1000, -3, 0xFFFF_FFFF, -5, 2 ** 63]
-    launch.set(1, True)
-    launch.set(0, 0x1234)
-    assert values() == [0x1234, 1, 0xFFFF_FFFF, -5, 2 ** 63]
-    with pytest.raises(TypeError, match="NumPy int32"):
-        Launch(kernel, (3,))

@@ -27,7 +27,7 @@ import numpy as np
 from .. import ALGORITHMS, ScoreBatch, TargetSet, check_choice
 from . import config
 from .config import KernelConfig
-from .loader import Launch, require_cupy
+from .loader import require_cupy
 
 _FILE = "search.cu"
 _S16_LIMIT = 32767
@@ -534,25 +534,17 @@ class CudaBackend:
         smem = prof.shape[1] * 4
         k = self._pair_kernel(name, smem)
         prof_at, prof_step = prof.data.ptr, prof.strides[0]
-        # arguments packed once (loader.Launch); per pass: ticket, profile and lane
-        # pointers, first/last flags
-        lanes = () if info is None else (np.uint64(info.data.ptr),)
-        launch = Launch(k, (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng),
-                            np.uint64(0), np.uint64(0), *lanes, np.int32(tables["kp"]),
-                            np.int32(0), np.int32(0), np.uint32(tables["neg_ge"]),
-                            np.uint32(tables["bvec"]), np.uint32(tables["neg_go_int"]),
-                            np.uint32(1), np.int32(tables["go"]),
-                            np.int32(tables["threshold"]), np.int32(n), scores, flagged,
-                            nflagged, boundary))
-        first = 8 + len(lanes)
         for p in range(passes):
-            launch.set(5, base + 4 * (2 * size + 1 + p))
-            launch.set(6, prof_at + p * prof_step)
-            if info is not None:
-                launch.set(7, info.data.ptr + p * info.strides[0])
-            launch.set(first, p == 0)
-            launch.set(first + 1, p + 1 == passes)
-            launch(grid, config.BLOCK, smem)
+            lanes = () if info is None else (np.uint64(info.data.ptr + p * info.strides[0]),)
+            k((grid,), (config.BLOCK,),
+              (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng),
+               np.uint64(base + 4 * (2 * size + 1 + p)), np.uint64(prof_at + p * prof_step),
+               *lanes, np.int32(tables["kp"]), np.int32(p == 0),
+               np.int32(p + 1 == passes), np.uint32(tables["neg_ge"]),
+               np.uint32(tables["bvec"]), np.uint32(tables["neg_go_int"]), np.uint32(1),
+               np.int32(tables["go"]), np.int32(tables["threshold"]), np.int32(n), scores,
+               flagged, nflagged, boundary),
+              shared_mem=smem)
         return scores, flagged, nflagged
 
     def _rescore_flagged(self, run, qs, handle, tables, slots):

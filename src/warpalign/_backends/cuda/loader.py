@@ -7,7 +7,6 @@ instantiated by name (``name_expressions``); CuPy picks the device's architectur
 
 from __future__ import annotations
 
-import ctypes
 import threading
 from pathlib import Path
 
@@ -60,47 +59,3 @@ def get_module(filename: str, names: tuple[str, ...], defines: tuple[str, ...] =
                     f"CUDA kernel compile failed for {filename}: {exc}") from exc
             _modules[key] = mod
     return mod
-
-
-class Launch:
-    """One kernel's argument block, packed once and launched by ``cuLaunchKernel``.
-
-    ``args`` are what CuPy's kernel call takes: device arrays (passed as their pointer)
-    and NumPy scalars (passed with their own width). Between launches :meth:`set` changes
-    an argument in place (a pointer or scalar, by index); the driver copies the block at
-    each launch, so the next :meth:`set` never touches a queued launch. A CuPy kernel call
-    converts every argument again (tens of microseconds with twenty arguments), which the
-    device threads of a multi-GPU search pay one after another under the GIL; a pass loop
-    of two dozen launches then costs one conversion. The device arrays stay referenced
-    here while this object lives (the caller keeps it until the work is read back)."""
-
-    _CTYPES = {"int32": ctypes.c_int32, "uint32": ctypes.c_uint32, "int64": ctypes.c_int64,
-               "uint64": ctypes.c_uint64}
-
-    def __init__(self, kernel, args: tuple):
-        self._f = kernel.ptr
-        self._values = []
-        self._arrays = []
-        for a in args:
-            if hasattr(a, "data") and hasattr(a.data, "ptr"):      # a CuPy array
-                self._values.append(ctypes.c_uint64(a.data.ptr))
-                self._arrays.append(a)
-            else:
-                kind = self._CTYPES.get(getattr(getattr(a, "dtype", None), "name", None))
-                if kind is None:
-                    raise TypeError(f"kernel argument {a!r}: expected a device array or a "
-                                    f"NumPy int32/uint32/int64/uint64 scalar")
-                self._values.append(kind(int(a)))
-        self._params = (ctypes.c_void_p * len(self._values))(
-            *(ctypes.addressof(v) for v in self._values))
-
-    def set(self, index: int, value: int) -> None:
-        self._values[index].value = int(value)
-
-    def __call__(self, grid: int, block: int, shared_mem: int = 0, stream: int | None = None):
-        """Launch on ``stream`` (a stream pointer; default CuPy's current stream)."""
-        from cupy.cuda import driver, get_current_stream
-
-        ptr = get_current_stream().ptr if stream is None else stream
-        driver.launchKernel(self._f, grid, 1, 1, block, 1, 1, shared_mem, ptr,
-                            ctypes.addressof(self._params), 0)
