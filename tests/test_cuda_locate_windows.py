@@ -67,10 +67,13 @@ def same_as_cpu(q, ref, s, top=1, mode="full", **kw):
 @pytest.mark.parametrize("s", [PAPER_002, PAPER_004, LINEAR, BLOSUM62],
                          ids=["002", "004", "linear", "blosum62"])
 @pytest.mark.parametrize("m", [1, 7, 64, 65, 128, 200, 256, 257, 511, 512, 513, 700, 1100])
-def test_window_scores_equal_score_end(gpu, s, m):
+@pytest.mark.parametrize("packed", [True, False], ids=["packed", "reference"])
+def test_window_scores_equal_score_end(gpu, s, m, packed, monkeypatch):
     """Every window's 16-bit score equals the exact DP of that window: one band and
     several (m > 512), rows per lane 8 and 16, windows of length 0 and 1, overlapping
-    windows, an odd number of windows (an item with one window)."""
+    windows, an odd number of windows (an item with one window); one band reads the packed
+    columns (win_ypack) or the reference itself."""
+    monkeypatch.setattr(gpu, "PACKED_COLUMNS", packed)
     rng = np.random.default_rng(m)
     alpha = 20 if s is BLOSUM62 else 4
     ref = rng.integers(0, alpha, 20_000).astype(np.uint8)

@@ -754,16 +754,28 @@ class EmulatedCupy:
     def kernel(self, name):
         if name == "win_pick":
             return self._pick
+        if name == "win_ypack":
+            return self._ypack
         if name.startswith("win_ends<"):
             return self._ends
-        ends = "true" in name
+        ends, packed = (a == "true" for a in name[name.index("<") + 1:-1].split(", ")[1:])
 
         def launch(grid, block, args, shared_mem=0):
             codes, starts_p, lengths_p, items_p, nitems = args[:5]
-            out_p, flagged_p, count_p, qend_p, tend_p = args[15:20]
+            out_p, flagged_p, count_p, qend_p, tend_p, ycol_p, ystride = args[15:22]
             items = self.read(items_p, np.int32, 2 * int(nitems))
             ids = items[items >= 0]
             s = self.scoring
+            if packed:   # the packed columns hold every item's two windows, pads around
+                cols = self.read(ycol_p, np.uint16, int(nitems) * int(ystride))
+                for i, (pa, pb) in enumerate(items.reshape(-1, 2).tolist()):
+                    row = cols[i * int(ystride):(i + 1) * int(ystride)]
+                    for half, w in ((0, pa), (8, pb)):
+                        a = int(self.read(starts_p + 8 * w, np.int64, 1)[0]) if w >= 0 else 0
+                        n = int(self.read(lengths_p + 4 * w, np.int32, 1)[0]) if w >= 0 else 0
+                        want = np.full(int(ystride), s.matrix.shape[0], np.int64)
+                        want[32:32 + n] = codes.a[a:a + n]
+                        assert np.array_equal((row >> half) & 0xFF, want), (i, w)
             out = self.read(out_p, np.int32, int(ids.max()) + 1)
             qend = self.read(qend_p, np.int32, int(ids.max()) + 1)
             tend = self.read(tend_p, np.int32, int(ids.max()) + 1)
@@ -782,6 +794,23 @@ class EmulatedCupy:
             self.launches.append((ends, len(ids)))
         return launch
 
+
+    def _ypack(self, grid, block, args, shared_mem=0):
+        """windows.cu's win_ypack: per item and column, code a | code b << 8 (K: pad)."""
+        codes, starts_p, lengths_p, items_p, nitems, k, stride, cols = args
+        items = self.read(items_p, np.int32, 2 * int(nitems)).reshape(-1, 2)
+        out = cols.a.reshape(-1)
+        out[:] = int(k) * 0x101
+        for i, pair in enumerate(items.tolist()):
+            for half, w in zip((0, 8), pair):
+                if w < 0:
+                    continue
+                a = int(self.read(starts_p + 8 * w, np.int64, 1)[0])
+                n = int(self.read(lengths_p + 4 * w, np.int32, 1)[0])
+                at = i * int(stride) + 32
+                keep = out[at:at + n] & (0xFF00 >> half)
+                out[at:at + n] = keep | (codes.a[a:a + n].astype(np.uint16) << half)
+        self.launches.append(("ypack", len(items)))
 
     def _pick(self, grid, block, args, shared_mem=0):
         """windows.cu's win_pick: the best score, the windows holding it, their
@@ -896,6 +925,7 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
         assert [key(h) for h in got] == [key(h) for h in exp]
     kinds = {k for k, _ in emu.launches}
     assert {"pick", "ends"} <= kinds   # the best windows' ends came with the scores
+    assert "ypack" in kinds   # scores from packed columns (checked by the emulated kernel)
     gw.clear_cache()
 
 

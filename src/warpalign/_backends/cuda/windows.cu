@@ -80,17 +80,58 @@ __device__ __forceinline__ bool win_better(int v, int j, int i, int bv, int bj, 
     return v > bv || (v == bv && (j < bj || (j == bj && i < bi)));
 }
 
+// 32-bit shared-memory load of 16 bytes at a byte address (win_s16's packed path computes
+// the address on the FMA pipe, IMAD, where a generic pointer would take ALU instructions).
+__device__ __forceinline__ uint4 win_lds128(unsigned addr) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+    return v;
+}
+
+// The packed columns of win_s16<R, false, true> (built once per window layout): for item i,
+// ycol[i * ystride + x] = code_a | code_b << 8 of column j = x - WIN_FRONT of its windows a
+// and b (K, the pad column, outside a window), so the kernel reads one 16-bit word per step
+// with no bound check. Items past nitems hold pads.
+#define WIN_FRONT 32
+__global__ void win_ypack(const unsigned char* __restrict__ ref,
+                          const long long* __restrict__ wstart, const int* __restrict__ wlen,
+                          const int* __restrict__ items, int nitems, int K, long long ystride,
+                          unsigned short* __restrict__ ycol)
+{
+    const long long total = (long long)nitems * ystride;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < total;
+         k += (long long)gridDim.x * blockDim.x) {
+        const int i = (int)(k / ystride);
+        const int j = (int)(k - (long long)i * ystride) - WIN_FRONT;
+        const int pa = items[2 * i], pb = items[2 * i + 1];
+        unsigned ya = (unsigned)K, yb = (unsigned)K;
+        if (pa >= 0 && j >= 0 && j < wlen[pa]) ya = ref[wstart[pa] + j];
+        if (pb >= 0 && j >= 0 && j < wlen[pb]) yb = ref[wstart[pb] + j];
+        ycol[k] = (unsigned short)(ya | (yb << 8));
+    }
+}
+
 // ENDS: qend / tend[w] = window w's end cell (row + 1, column + 1), (0, 0) for score 0.
-template <int R, bool ENDS>
+// bvec = (go, go), neg_bias = -bvec, neg_ge = (-ge, -ge) as 16-bit pairs: arguments, so
+// the loop reads them from the constant bank (computed here, ptxas re-derived them every
+// step for want of registers).
+// PACKED (scores only, one band): the symbols from win_ypack's columns (ycol, ystride), no
+// bound checks, no band buffer, addresses on the FMA pipe (~20 fewer ALU instructions per
+// step of 16 cell pairs; the kernel is ALU-bound).
+template <int R, bool ENDS, bool PACKED>
 __global__ void __launch_bounds__(256, 2)
 win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wstart,
         const int* __restrict__ wlen, const int* __restrict__ items, int nitems, int G,
         int bands, const unsigned short* __restrict__ prof, int K, int go, int ge, int thr,
         unsigned one, unsigned* __restrict__ bound, long long bstride,
         int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged,
-        int* __restrict__ qend, int* __restrict__ tend)
+        int* __restrict__ qend, int* __restrict__ tend,
+        const unsigned short* __restrict__ ycol, long long ystride, unsigned bvec,
+        unsigned neg_bias, unsigned neg_ge)
 {
     static_assert(R % 8 == 0, "R must be a multiple of 8 (one LDS.128 per 8 rows)");
+    static_assert(!(PACKED && ENDS), "the packed path gives scores only");
     constexpr int C = R / 8;                   // 16-byte chunks per lane and column
     extern __shared__ uint4 win_smem[];
     const int GR = G * R;
@@ -110,9 +151,6 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
     if (pb >= 0) { sb = wstart[pb]; nb = wlen[pb]; }
     const int ncols = max(na, nb);
     const int steps = (int)__reduce_max_sync(FULL_MASK, (unsigned)ncols) + G - 1;
-    const unsigned bvec = win_pack(go, go);
-    const unsigned neg_bias = 0u - bvec;
-    const unsigned neg_ge = win_pack(-ge, -ge);
     const unsigned ypad = (unsigned)K;
 
     unsigned best = bvec;
@@ -142,17 +180,44 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
         int bja = -1, bia = -1, bjb = -1, bib = -1;
         int j = -t;                            // this lane's column this step
         unsigned ya = ypad, yb = ypad;
-        if (j >= 0 && j < na) ya = ref[sa + j];
-        if (j >= 0 && j < nb) yb = ref[sb + j];
+        // PACKED: this lane's column j = s - t at yp[s]; codes split and smem addresses
+        // formed by IMAD (k24, k256: 2^24 and 2^8 as run-time values, so ptxas keeps them
+        // multiplies); lane 0's row above (band 0: H = 0, F = 0) by a 0/1 factor
+        const unsigned short* yp = ycol + (size_t)min(item, nitems - 1) * ystride + WIN_FRONT - t;
+        const unsigned k24 = one << 24, nk256 = 0u - (one << 8), colb = (unsigned)col4 * 16u;
+        unsigned lane_at[C];                   // this lane's chunk k of a column, bytes
+#pragma unroll
+        for (int k = 0; k < C; ++k)
+            lane_at[k] = (unsigned)__cvta_generic_to_shared(win_smem) + 16u * (k * G + t);
+        const unsigned first = t == 0 ? 0u : one, top = t == 0 ? bvec : 0u;
+        unsigned yv = 0u;
+        if (PACKED) {
+            yv = yp[0];
+        } else {
+            if (j >= 0 && j < na) ya = ref[sa + j];
+            if (j >= 0 && j < nb) yb = ref[sb + j];
+        }
         for (int s = 0; s < steps; ++s, ++j) {
             unsigned ya_n = ypad, yb_n = ypad;   // next step's symbols, loaded ahead
-            if (j + 1 >= 0 && j + 1 < na) ya_n = ref[sa + j + 1];
-            if (j + 1 >= 0 && j + 1 < nb) yb_n = ref[sb + j + 1];
+            unsigned yv_n = 0u;
             uint4 A[C], B[C];
+            if (PACKED) {
+                yv_n = yp[s + 1];
+                const unsigned cb = __umulhi(yv, k24);                 // code b
+                const unsigned ca = win_mad1(cb, nk256, yv);           // code a
 #pragma unroll
-            for (int k = 0; k < C; ++k) {
-                A[k] = win_smem[ya * col4 + k * G + t];
-                B[k] = win_smem[yb * col4 + k * G + t];
+                for (int k = 0; k < C; ++k) {
+                    A[k] = win_lds128(win_mad1(ca, colb, lane_at[k]));
+                    B[k] = win_lds128(win_mad1(cb, colb, lane_at[k]));
+                }
+            } else {
+                if (j + 1 >= 0 && j + 1 < na) ya_n = ref[sa + j + 1];
+                if (j + 1 >= 0 && j + 1 < nb) yb_n = ref[sb + j + 1];
+#pragma unroll
+                for (int k = 0; k < C; ++k) {
+                    A[k] = win_smem[ya * col4 + k * G + t];
+                    B[k] = win_smem[yb * col4 + k * G + t];
+                }
             }
             unsigned diag = hd, f = fu;
 #pragma unroll
@@ -193,13 +258,16 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
                 for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
             }
             const unsigned outh = H[R - 1];
-            if (t == G - 1 && !last_band && j >= 0 && j < ncols) {
+            if (!PACKED && t == G - 1 && !last_band && j >= 0 && j < ncols) {
                 bufh[j + 1] = outh;
                 buff[j + 1] = f;
             }
             unsigned rh = __shfl_up_sync(FULL_MASK, outh, 1, G);
             unsigned rf = __shfl_up_sync(FULL_MASK, f, 1, G);
-            if (t == 0) {     // the row above lane 0 at column j + 1 (c = j + 2)
+            if (PACKED) {
+                rh = win_mad1(rh, first, top);
+                rf = win_mad1(rf, first, 0u);
+            } else if (t == 0) {     // the row above lane 0 at column j + 1 (c = j + 2)
                 const int c = j + 2;
                 if (band == 0) {
                     rh = bvec;
@@ -214,6 +282,7 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
             fu = rf;
             ya = ya_n;
             yb = yb_n;
+            yv = yv_n;
         }
         if (ENDS) {                            // merge the band's best cells (tie rule)
             best = __vmaxs2(best, bm);
@@ -252,7 +321,7 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
 }
 
 // ------------------------------------------------------------ the best windows' end cells
-// win_pick: one block, queued right after win_s16<R, false> so that locate learns the end
+// win_pick: one block, queued right after win_s16<R, false, *> so that locate learns the end
 // cells of the best windows with no host round trip.  S = the best score over the n
 // windows (0 when any window was flagged: its 16-bit score is not exact, so the host
 // resolves the ends itself); spec[0] = S, spec[1] = how many windows score S, spec[2 ..]

@@ -61,6 +61,15 @@ R8_MAX_QUERY = 64
 ENDS_ROWS = 8
 #: Resident references kept per process (least recently used dropped first).
 CACHE_SIZE = 2
+#: Scores-only launches of one band read the windows' symbols from packed columns
+#: (``win_ypack``, built once per window layout: 2 bytes per item and column, i.e. about
+#: one byte per window symbol) instead of the reference with bound checks: ~14% fewer ALU
+#: instructions per step in the ALU-bound loop (SASS, nvcc 13, sm_90).
+PACKED_COLUMNS = True
+#: Front pad of the packed columns (windows.cu's WIN_FRONT: at least G - 1), and their
+#: slack behind the longest window (the read-ahead of the last step included).
+_YFRONT = 32
+_YSLACK = 2 * _YFRONT
 
 _lock = threading.Lock()
 _SMS: dict[int, int] = {}          # SM count per device id
@@ -237,6 +246,10 @@ class DeviceQuery:
         self.m = len(q)
         self.r, self.g, self.bands = plan(self.m, rows)
         self.k, self.go, self.ge, self.thr = f.k, f.go, f.ge, f.thr
+        # the kernel's 16-bit pair constants: (go, go), its negation, (-ge, -ge)
+        self.bvec = np.uint32((f.go & 0xFFFF) * 0x10001)
+        self.neg_bias = np.uint32(-int(self.bvec) & 0xFFFFFFFF)
+        self.neg_ge = np.uint32((-f.ge & 0xFFFF) * 0x10001)
         from ...locate import query_score_bound
         self.sq = query_score_bound(q, scoring)   # bounds the ends' sub-window spans
         prof = profile(q, scoring, self.r, self.g, self.bands).view(np.uint8).ravel()
@@ -320,6 +333,23 @@ class _Layout:
         self.lengths_ptr = np.uint64(base + 8 * n)
         self.items_ptr = np.uint64(base + 12 * n)
         self.arrays = (None, None)
+        self._columns = {}
+
+    def columns(self, ref: DeviceReference, k: int):
+        """(device pointer, stride) of this layout's packed columns for an alphabet of
+        ``k`` codes (windows.cu's ``win_ypack``, built on the first call and kept with the
+        layout): item i's column j at word i * stride + j + _YFRONT."""
+        got = self._columns.get(k)
+        if got is None:
+            cp = require_cupy("locate on the GPU")
+            stride = -(-(self.longest + _YSLACK) // 8) * 8
+            cols = cp.empty(max(self.nitems * stride, 1), dtype=cp.uint16)
+            grid = max(1, min(-(-self.nitems * stride // _BLOCK), 65535))
+            _function("win_ypack")((grid,), (_BLOCK,),
+                                   (ref.codes, self.starts_ptr, self.lengths_ptr, self.items_ptr,
+                                    np.int32(self.nitems), np.int32(k), np.int64(stride), cols))
+            got = self._columns[k] = (cols, np.uint64(cols.data.ptr), np.int64(stride))
+        return got[1], got[2]
 
     def matches(self, starts: np.ndarray, lengths: np.ndarray) -> bool:
         return np.array_equal(self.starts, starts) and np.array_equal(self.lengths, lengths)
@@ -478,7 +508,10 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
     lay = _layout(ref, starts, lengths, stream, keep_layout)
     if lay.longest >= 1 << 31:
         raise ValueError("a window is longer than 2**31 - 1 symbols")
-    fn = _function(f"win_s16<{dq.r}, {'true' if want_ends else 'false'}>")
+    packed = PACKED_COLUMNS and not want_ends and dq.bands == 1
+    fn = _function(f"win_s16<{dq.r}, {'true' if want_ends else 'false'}, "
+                   f"{'true' if packed else 'false'}>")
+    ycol, ystride = lay.columns(ref, dq.k) if packed else (np.uint64(0), np.int64(0))
     if dq.bands > 1:
         bstride = 2 * (lay.longest + 2)
         bound = cp.empty(lay.nitems * bstride, dtype=cp.uint32)
@@ -501,7 +534,8 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
         np.int32(dq.g), np.int32(dq.bands), dq.prof, np.int32(dq.k), np.int32(dq.go),
         np.int32(dq.ge), np.int32(dq.thr), np.uint32(1), bound, np.int64(bstride),
         np.uint64(base), np.uint64(base + 4 * n), np.uint64(base + 8 * n),
-        np.uint64(base + 4 * (2 * n + 1)), np.uint64(base + 4 * (3 * n + 1))),
+        np.uint64(base + 4 * (2 * n + 1)), np.uint64(base + 4 * (3 * n + 1)), ycol, ystride,
+        dq.bvec, dq.neg_bias, dq.neg_ge),
        shared_mem=(dq.k + 1) * dq.g * dq.r * 2)
     if timed:
         stop.record(stream)
