@@ -177,7 +177,9 @@ def test_windows_exact_down_to_the_true_span(monkeypatch):
     x, y, insert = random_dna(rng, 50), random_dna(rng, 50), random_dna(rng, 45)
     q = x + y
     for span, exact in ((145, True), (144, False)):
-        monkeypatch.setattr(loc, "span_bound", lambda q, s, span=span: span)
+        bound = loc._span   # the windows' bound (score 1) set to `span`; others unchanged
+        monkeypatch.setattr(loc, "_span", lambda sq, m, s, score, span=span, bound=bound:
+                            span if score == 1 else bound(sq, m, s, score))
         for shift in range(16):   # every offset against the window starts
             ref = random_dna(rng, 120 + shift) + x + insert + y + random_dna(rng, 150)
             window = span + 6 if exact else span   # windows too short to hold it whole
@@ -625,7 +627,7 @@ class FakeGpuWindows:
     ENDS_ROWS = 8
 
     @staticmethod
-    def DeviceQuery(q, scoring, rows=None):   # the class it stands for
+    def DeviceQuery(q, scoring, rows=None, *, sq=None):   # the class it stands for
         return None
 
     def _cells(self, ref, q, s, starts, lengths):

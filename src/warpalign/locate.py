@@ -214,20 +214,22 @@ def _span(sq: int, m: int, scoring: Scoring, score: int) -> int | None:
     return m + gaps
 
 
-def first_pass_span(query: np.ndarray, scoring: Scoring, top: int = 1) -> int | None:
+def first_pass_span(query: np.ndarray, scoring: Scoring, top: int = 1, *,
+                    sq: int | None = None) -> int | None:
     """The overlap bound of ``locate``'s first pass (two passes, module docstring), or None
     for one pass with the full bound: :func:`span_bound` at ``FIRST_PASS_SHARE`` of the
-    query's best possible score, when ``top`` is 1 and that is below the full bound.
+    query's best possible score, when ``top`` is 1 and that is below the full bound
+    (``sq``: :func:`query_score_bound` of the query, when the caller has it).
 
     Example:
         >>> s = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
         >>> first_pass_span(s.encode("A" * 256), s), span_bound(s.encode("A" * 256), s)
         (316, 507)
     """
-    full = span_bound(query, scoring)
+    sq = query_score_bound(query, scoring) if sq is None else int(sq)
+    full = _span(sq, len(query), scoring, 1)
     if top != 1 or full is None or full <= 1:
         return None
-    sq = query_score_bound(query, scoring)
     first = _span(sq, len(query), scoring, max(1, int(sq * FIRST_PASS_SHARE)))
     return first if first is not None and 1 <= first < full else None
 
@@ -368,15 +370,16 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
         if codes.size and _max_code(codes) >= size:
             raise ValueError(f"{name}: code {int(codes.max())} is outside the "
                              f"{scoring.alphabet.name} alphabet ({size} codes)")
-    span = span_bound(q, scoring)
+    sq = query_score_bound(q, scoring)   # once per call: every span bound below uses it
+    span = _span(sq, len(q), scoring, 1)
     first = None   # the first pass's overlap bound (two passes), else None
     if method in ("auto", "windows"):
         residues = sum(len(r) for r in records)
         engine = get_backend(backend)
         # ends wanted: the best windows' ends come with their scores (no second launch)
-        scorer = _WindowScorer(engine, q, scoring, want_ends=mode != "score" or top > 1)
+        scorer = _WindowScorer(engine, q, scoring, want_ends=mode != "score" or top > 1, sq=sq)
         if window is None:
-            first = first_pass_span(q, scoring, top)
+            first = first_pass_span(q, scoring, top, sq=sq)
             width = scorer.default_window(span if first is None else first, residues)
         else:
             width = int(window)
@@ -389,7 +392,7 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
     else:
         width = None
         scorer = _DpScorer(q, scoring)
-    search = _Search(q, records, scoring, span if first is None else first, width, scorer)
+    search = _Search(q, records, scoring, span if first is None else first, width, scorer, sq)
     if first is not None:
         search.close_seams()
     hits = search.run(int(top), mode)
@@ -512,14 +515,15 @@ class _WindowScorer:
     #: :meth:`ends` takes the pieces' (common) score: it bounds the sub-windows' overlap.
     ends_take_score = True
 
-    def __init__(self, engine, q: np.ndarray, scoring: Scoring, want_ends: bool = False):
+    def __init__(self, engine, q: np.ndarray, scoring: Scoring, want_ends: bool = False,
+                 sq: int | None = None):
         self.engine, self.q, self.scoring = engine, q, scoring
         self.want_ends = want_ends
         self.lazy = False
         self.saturated = 0
         self._ref = None
         self._query = None
-        self.sq = query_score_bound(q, scoring)
+        self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
         self.span = _span(self.sq, len(q), scoring, 1)
         if getattr(engine, "name", None) == "cuda" and len(q):
             from ._backends.cuda import windows as gpu_windows
@@ -614,7 +618,7 @@ class _WindowScorer:
             self._query = {}
         if ends not in self._query:
             rows = self._gpu.ENDS_ROWS if ends else None
-            self._query[ends] = self._gpu.DeviceQuery(self.q, self.scoring, rows)
+            self._query[ends] = self._gpu.DeviceQuery(self.q, self.scoring, rows, sq=self.sq)
         return self._query[ends]
 
     def _resident(self, records: list[np.ndarray]):
@@ -660,9 +664,10 @@ class _Search:
     best cell (score, query end, reference end in record coordinates).
     """
 
-    def __init__(self, q, records, scoring, span, width, scorer):
+    def __init__(self, q, records, scoring, span, width, scorer, sq=None):
         self.q, self.records, self.scoring = q, records, scoring
         self.span, self.width, self.scorer = span, width, scorer
+        self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
         self.p = _pieces(records, span, width)
         self.best = self._score(self.p)
         self.seams = 0   # seam pieces added by close_seams
@@ -674,7 +679,7 @@ class _Search:
         all); else the seams between windows, cut for the span bound at S1, become pieces
         too (each alignment the windows miss lies inside one)."""
         s1 = int(self.best[:, 0].max()) if len(self.best) else 0
-        need = span_bound(self.q, self.scoring, max(s1, 1))
+        need = _span(self.sq, len(self.q), self.scoring, max(s1, 1))
         if need is None or need <= self.span:
             return
         seams = seam_pieces(self.p, [len(r) for r in self.records], need)
@@ -761,7 +766,8 @@ class _Search:
         the scan's word."""
         from .traceback import TracebackError, align_from_end
         q = self.q[:qe]
-        span = span_bound(q, self.scoring, score)
+        sq = self.sq if qe == len(self.q) else query_score_bound(q, self.scoring)
+        span = _span(sq, qe, self.scoring, score)
         lo = seg_lo if span is None else max(seg_lo, te - span)
         try:
             aln = align_from_end(q, self.records[r][lo:te], self.scoring, score, qe, te - lo,

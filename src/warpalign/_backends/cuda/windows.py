@@ -234,7 +234,8 @@ class DeviceQuery:
     ``rows`` = :data:`ENDS_ROWS`). One upload holds the profile, the query codes and the
     int32 matrix (the latter two for the best windows' ends, ``win_ends``)."""
 
-    def __init__(self, q: np.ndarray, scoring, rows: int | None = None):
+    def __init__(self, q: np.ndarray, scoring, rows: int | None = None, *,
+                 sq: int | None = None):
         cp = require_cupy("locate on the GPU")
         f = _facts(scoring)
         if not f.supported:
@@ -250,8 +251,10 @@ class DeviceQuery:
         self.bvec = np.uint32((f.go & 0xFFFF) * 0x10001)
         self.neg_bias = np.uint32(-int(self.bvec) & 0xFFFFFFFF)
         self.neg_ge = np.uint32((-f.ge & 0xFFFF) * 0x10001)
-        from ...locate import query_score_bound
-        self.sq = query_score_bound(q, scoring)   # bounds the ends' sub-window spans
+        if sq is None:   # the query's score bound (locate passes the one it has)
+            from ...locate import query_score_bound
+            sq = query_score_bound(q, scoring)
+        self.sq = int(sq)                         # bounds the ends' sub-window spans
         prof = profile(q, scoring, self.r, self.g, self.bands).view(np.uint8).ravel()
         at_q = len(prof)                  # a multiple of 128 (a profile column)
         at_m = at_q + -(-max(self.m, 1) // 16) * 16
