@@ -234,3 +234,31 @@ def test_multi_gpu_start_gate():
     t0 = time.perf_counter()
     lonely.arrive()                  # the other device never comes: the timeout ends it
     assert 0.04 < time.perf_counter() - t0 < 2.0
+
+
+def test_packed_top_k_selection_by_block_maxima():
+    """CudaBackend._select_many with NumPy standing in for CuPy (no device needed): every
+    target scoring at least the k-th best, ids ascending, ties kept, for rows short enough
+    to partition whole and long enough for the block-maxima bound, with heavy ties."""
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import CudaBackend, config
+
+    np_as_cp = SimpleNamespace(**{name: getattr(np, name) for name in (
+        "stack", "partition", "nonzero", "concatenate", "int64")}, asnumpy=np.asarray)
+    fake = SimpleNamespace(_cp=np_as_cp)
+    rng = np.random.default_rng(9)
+    B = config.SELECT_BLOCK
+    for n in (5, 40, 2 * B, 30 * B, 30 * B + 17, 200 * B + 3):
+        for top_k in (1, 3, 10):
+            if top_k >= n:
+                continue
+            rows = [rng.integers(0, hi, n).astype(np.int32) for hi in (3, 50, 10 ** 6)]
+            rows.append(np.zeros(n, np.int32))                       # every target tied
+            got = [(r, None, None, k) for k, r in enumerate(rows)]
+            out = CudaBackend._select_many(fake, got, n, top_k)
+            for r, c, (_, _, _, nsat) in zip(rows, out, got):
+                kth = np.sort(r)[::-1][top_k - 1]
+                want = np.flatnonzero(r >= kth)
+                assert c.ids.tolist() == want.tolist(), (n, top_k)
+                assert c.scores.tolist() == r[want].tolist() and c.saturated == nsat

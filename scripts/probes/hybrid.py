@@ -13,7 +13,7 @@ targets = database()
 be = cb.CudaBackend(devices=(0,))
 print(cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), flush=True)
 full = be.prepare(targets)
-whole = timed(lambda: be.search_batches(qs, full, SCORING, top_k=10), 5)
+whole = timed(lambda full=full: be.search_batches(qs, full, SCORING, top_k=10), 5)
 print("whole database, 20 queries", whole, flush=True)
 del full
 lengths = [len(q) for q in qs]

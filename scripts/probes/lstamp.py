@@ -31,7 +31,7 @@ def wrap(obj, attr, before=None, after=None):
 
 def main():
     ref = reference()
-    m, q = next(queries(ref, (256,)))
+    _, q = next(queries(ref, (256,)))
     wrap(L._WindowScorer, "__init__", after="scorer")
     wrap(gw.DeviceQuery, "__init__", before="query>", after="query<")
     wrap(gw, "_layout", after="layout")

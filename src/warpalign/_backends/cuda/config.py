@@ -123,6 +123,9 @@ def rows_kernel_name(R: int) -> str:
 # search_paired / scan_packed / search_packed use these kernels whatever the flag.
 PAIR_REGS = tuple(range(4, 29))
 PAIR_GROUP_MIN = 2048
+# Top-k selection of a packed batch (CudaBackend._select_many): targets per block whose
+# maxima bound the k-th best score from below.
+SELECT_BLOCK = 256
 PAIR_GUIDE = 2
 PAIR_QUERIES = True
 # The search loop (CudaBackend.search_batches, resident handles, local scores) packs a
