@@ -201,41 +201,6 @@ def test_split_targets_for_devices():
     assert [list(ids) for ids, _ in parts] == [[0, 6], [1, 2, 5], [3, 4, 7]]
 
 
-def test_multi_gpu_start_gate():
-    """The device threads' start line (no device needed): nobody passes `arrive` before
-    every thread has arrived or left; a second `arrive` of a thread is free; a missing
-    thread holds the others only up to the timeout."""
-    import threading
-    import time
-
-    from warpalign._backends.cuda import _StartGate
-
-    gate, order = _StartGate(3, timeout=5.0), []
-
-    def device(k, delay, leaves):
-        time.sleep(delay)
-        order.append(("in", k))
-        if leaves:
-            gate.leave()
-        else:
-            gate.arrive()
-            gate.arrive()            # one-shot: returns at once
-        order.append(("out", k))
-
-    threads = [threading.Thread(target=device, args=(k, 0.05 * k, k == 2)) for k in range(3)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    ins = [i for i, e in enumerate(order) if e[0] == "in"]
-    outs = [i for i, e in enumerate(order) if e[0] == "out" and e[1] != 2]
-    assert max(ins) < min(outs)      # devices 0 and 1 waited for device 2 to leave
-    lonely = _StartGate(2, timeout=0.05)
-    t0 = time.perf_counter()
-    lonely.arrive()                  # the other device never comes: the timeout ends it
-    assert 0.04 < time.perf_counter() - t0 < 2.0
-
-
 def test_packed_top_k_selection_by_block_maxima():
     """CudaBackend._select_many with NumPy standing in for CuPy (no device needed): every
     target scoring at least the k-th best, ids ascending, ties kept, for rows short enough

@@ -33,12 +33,6 @@ def wrap(name, tag):
     setattr(cb.CudaBackend, name, f)
 for name, tag in (("_launch_passes", "L"), ("_select_many", "M"), ("_chain_groups", "C"), ("_pack_batches", "B")):
     wrap(name, tag)
-if hasattr(cb, "_StartGate"):   # session 14: the start gate (first pass launched: arrive)
-    orig_arrive = cb._StartGate.arrive
-    def arrive(self):
-        t0 = time.perf_counter(); orig_arrive(self)
-        log.append(("Arrive", cp.cuda.runtime.getDevice(), t0, time.perf_counter()))
-    cb._StartGate.arrive = arrive
 cb.CudaBackend.search_batches = sb
 cb.CudaBackend._rescore_flagged = rf
 cb._packed_profile = pp

@@ -201,9 +201,6 @@ class CudaBackend:
         self._copy_stream = cupy.cuda.Stream(non_blocking=True)
         self.devices = self._devices
         self._kernels: dict[str, object] = {}
-        # set by a multi-GPU search on each device's backend: called after its first pass
-        # launch (_StartGate.arrive)
-        self._first_launch = None
 
     # -- preparation ---------------------------------------------------------------------
     def prepare(self, targets: TargetSet):
@@ -548,8 +545,6 @@ class CudaBackend:
                np.int32(tables["go"]), np.int32(tables["threshold"]), np.int32(n), scores,
                flagged, nflagged, boundary),
               shared_mem=smem)
-            if p == 0 and self._first_launch is not None:   # a multi-GPU search's gate
-                self._first_launch()
         return scores, flagged, nflagged
 
     def _rescore_flagged(self, run, qs, handle, tables, slots):
@@ -973,11 +968,9 @@ class CudaBackend:
     def _search_multi(self, qs, handle, scoring, algorithm, ends, top_k, method):
         results = [None] * len(handle.parts)
         errors = []
-        gate = _StartGate(len(handle.parts))
 
         def work(k):
             part = handle.parts[k]
-            part.backend._first_launch = gate.arrive
             try:
                 with self._cp.cuda.Device(part.device):
                     got = part.backend.search_batches(qs, part.handle, scoring,
@@ -988,9 +981,6 @@ class CudaBackend:
                 results[k] = got
             except Exception as exc:  # noqa: BLE001  (re-raised in the caller's thread)
                 errors.append(exc)
-            finally:
-                part.backend._first_launch = None
-                gate.leave()
 
         threads = [threading.Thread(target=work, args=(k,)) for k in range(len(handle.parts))]
         for th in threads:
@@ -1225,39 +1215,6 @@ class CudaBackend:
 
 
 _PACKED_CACHE: dict = {}
-class _StartGate:
-    """Start line of a multi-GPU search's device threads: each waits after its first pass
-    launch (:meth:`arrive`) until every device has launched one or left (:meth:`leave`,
-    on its way out whatever path it took), at most ``timeout`` seconds. The threads take
-    turns at the GIL, and a device that had queued its whole batch (two dozen launches)
-    before the next one started held the last device's first kernel back by milliseconds."""
-
-    def __init__(self, count: int, timeout: float = 0.02):
-        self._left = count
-        self._timeout = timeout
-        self._cond = threading.Condition()
-        self._done = set()
-
-    def _count_me(self) -> bool:
-        me = threading.get_ident()
-        if me in self._done:
-            return False
-        self._done.add(me)
-        self._left -= 1
-        if self._left <= 0:
-            self._cond.notify_all()
-        return True
-
-    def arrive(self) -> None:
-        with self._cond:
-            if self._count_me():
-                self._cond.wait_for(lambda: self._left <= 0, self._timeout)
-
-    def leave(self) -> None:
-        with self._cond:
-            self._count_me()
-
-
 _PACKED_LOCK = threading.Lock()
 
 
