@@ -210,7 +210,7 @@ def test_packed_top_k_selection_by_block_maxima():
     from warpalign._backends.cuda import CudaBackend, config
 
     np_as_cp = SimpleNamespace(**{name: getattr(np, name) for name in (
-        "stack", "partition", "nonzero", "concatenate", "int64")}, asnumpy=np.asarray)
+        "stack", "partition", "flatnonzero", "concatenate", "int64")}, asnumpy=np.asarray)
     fake = SimpleNamespace(_cp=np_as_cp)
     rng = np.random.default_rng(9)
     B = config.SELECT_BLOCK

@@ -613,18 +613,18 @@ class CudaBackend:
             if n > whole * B:
                 tops = cp.concatenate([tops, S[:, whole * B:].max(axis=1, keepdims=True)], 1)
             low = cp.partition(tops, tops.shape[1] - top_k, axis=1)[:, tops.shape[1] - top_k]
-        rows, cols = cp.nonzero(S >= low[:, None])          # row-major: rows, then ids
-        picked = cp.asnumpy(cp.stack([rows.astype(cp.int64), cols.astype(cp.int64),
-                                      S[rows, cols].astype(cp.int64)]))
-        cut = np.searchsorted(picked[0], np.arange(len(got) + 1))
-        out = []
-        for res, a, b in zip(got, cut[:-1], cut[1:]):
-            ids, scores = picked[1, a:b], picked[2, a:b]
-            if len(scores) > top_k:       # the exact k-th best among the candidates
-                keep = scores >= np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
-                ids, scores = ids[keep], scores[keep]
-            out.append(Candidates(scores.astype(np.int32), None, None, res[3], ids.copy()))
-        return out
+        flat = cp.flatnonzero(S >= low[:, None])            # row-major: rows, then ids
+        picked = cp.asnumpy(cp.stack([flat, S.ravel()[flat].astype(cp.int64)]))
+        rows, ids, scores = picked[0] // n, picked[0] % n, picked[1]
+        # the exact k-th best of each row among its candidates (each row has >= k)
+        order = np.lexsort((-scores, rows))
+        starts = np.searchsorted(rows, np.arange(len(got)))
+        kth = scores[order][starts + top_k - 1]
+        keep = scores >= kth[rows]
+        rows, ids, scores = rows[keep], ids[keep], scores[keep].astype(np.int32)
+        cut = np.searchsorted(rows, np.arange(len(got) + 1))
+        return [Candidates(scores[a:b], None, None, res[3], ids[a:b])
+                for res, a, b in zip(got, cut[:-1], cut[1:])]
 
     @staticmethod
     def _pack_lanes(halves, R, passes):
