@@ -776,7 +776,7 @@ class EmulatedCupy:
                         a = int(self.read(starts_p + 8 * w, np.int64, 1)[0]) if w >= 0 else 0
                         n = int(self.read(lengths_p + 4 * w, np.int32, 1)[0]) if w >= 0 else 0
                         want = np.full(int(ystride), s.matrix.shape[0], np.int64)
-                        want[32:32 + n] = codes.a[a:a + n]
+                        want[64:64 + n] = codes.a[a:a + n]
                         assert np.array_equal((row >> half) & 0xFF, want), (i, w)
             out = self.read(out_p, np.int32, int(ids.max()) + 1)
             qend = self.read(qend_p, np.int32, int(ids.max()) + 1)
@@ -809,7 +809,7 @@ class EmulatedCupy:
                     continue
                 a = int(self.read(starts_p + 8 * w, np.int64, 1)[0])
                 n = int(self.read(lengths_p + 4 * w, np.int32, 1)[0])
-                at = i * int(stride) + 32
+                at = i * int(stride) + 64
                 keep = out[at:at + n] & (0xFF00 >> half)
                 out[at:at + n] = keep | (codes.a[a:a + n].astype(np.uint16) << half)
         self.launches.append(("ypack", len(items)))

@@ -91,9 +91,9 @@ __device__ __forceinline__ uint4 win_lds128(unsigned addr) {
 
 // The packed columns of win_s16<R, false, true> (built once per window layout): for item i,
 // ycol[i * ystride + x] = code_a | code_b << 8 of column j = x - WIN_FRONT of its windows a
-// and b (K, the pad column, outside a window), so the kernel reads one 16-bit word per step
-// with no bound check. Items past nitems hold pads.
-#define WIN_FRONT 32
+// and b (K, the pad column, outside a window), so the kernel reads one 32-bit word per two
+// columns with no bound check (WIN_FRONT >= 2 (G - 1), even).
+#define WIN_FRONT 64
 __global__ void win_ypack(const unsigned char* __restrict__ ref,
                           const long long* __restrict__ wstart, const int* __restrict__ wlen,
                           const int* __restrict__ items, int nitems, int K, long long ystride,
@@ -112,13 +112,100 @@ __global__ void win_ypack(const unsigned char* __restrict__ ref,
     }
 }
 
+// One column of a lane's R rows (win_packed): the profile chunks of window a (P) and b (Q)
+// at this column, H of the column to the left (Hl) -> this column's H (Ho), E in place, row
+// 0's diagonal in diag, F' from the lane above in f (on return: this lane's last-row F').
+template <int R>
+__device__ __forceinline__ void win_col(const uint4 (&P)[R / 8], const uint4 (&Q)[R / 8],
+                                        const unsigned (&Hl)[R], unsigned (&Ho)[R],
+                                        unsigned (&E)[R], unsigned diag, unsigned& f,
+                                        unsigned bvec, unsigned neg_bias, unsigned neg_ge,
+                                        unsigned one)
+{
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const uint4 a4 = P[r / 8], b4 = Q[r / 8];
+        const int w = (r % 8) / 2;
+        const unsigned aw = w == 0 ? a4.x : w == 1 ? a4.y : w == 2 ? a4.z : a4.w;
+        const unsigned bw = w == 0 ? b4.x : w == 1 ? b4.y : w == 2 ? b4.z : b4.w;
+        const unsigned sc = __byte_perm(aw, bw, (r & 1) ? 0x7632 : 0x5410);
+        const unsigned x = __viaddmax_s16x2(diag, sc, f);
+        const unsigned h = __vimax3_s16x2(x, E[r], bvec);
+        diag = Hl[r];
+        Ho[r] = h;
+        const unsigned ht = win_mad1(h, one, neg_bias);
+        E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
+        f = __viaddmax_s16x2(f, neg_ge, ht);
+    }
+}
+
+// The packed band (win_s16<R, false, true>, one band, scores only): lane t works on columns
+// A = 2i - 2t and B = A + 1 at iteration i, so both columns' inputs from the row above come
+// from lane t-1's previous iteration and column B's row r needs only column A's row r: two
+// row chains overlap (ww_dna's scheme; one chain left the loop latency-bound at ~75% of
+// its ALU bound), and H alternates between two register sets (no moves). Symbols: one
+// 32-bit read of win_ypack's columns per iteration (A's and B's two codes), split and
+// turned into shared-memory addresses on the FMA pipe (IMAD, IMAD.HI: k8/k16/k24 are run-
+// time powers of two, so ptxas keeps them multiplies); lane 0's row above (band 0: H = 0,
+// F = 0) by a 0/1 factor. Returns the lane's running max (biased).
+template <int R>
+__device__ __forceinline__ unsigned win_packed(const unsigned* __restrict__ yw, int iters, int G,
+                                               int t, unsigned colb, unsigned smem,
+                                               unsigned bvec, unsigned neg_bias,
+                                               unsigned neg_ge, unsigned one)
+{
+    constexpr int C = R / 8;
+    unsigned lane_at[C];                       // this lane's chunk k of a column, bytes
+#pragma unroll
+    for (int k = 0; k < C; ++k) lane_at[k] = smem + 16u * (k * G + t);
+    const unsigned k8 = one << 8, k16 = one << 16, k24 = one << 24, nk256 = 0u - k8;
+    const unsigned first = t == 0 ? 0u : one, top = t == 0 ? bvec : 0u;
+    unsigned H0[R], H1[R], E[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) { H1[r] = bvec; E[r] = 0u; }
+    // from the row above: hdA = H at column A - 1 (A's row-0 diagonal), huA = H at A (B's
+    // diagonal), huB = H at B, fuA / fuB = F' at A / B; band 0's top boundary to start
+    unsigned hdA = bvec, huA = bvec, huB = bvec, fuA = 0u, fuB = 0u, best = bvec;
+    unsigned v = yw[0];
+    for (int i = 0; i < iters; ++i) {
+        const unsigned vn = yw[i + 1];          // next iteration's codes, loaded ahead
+        // v = aA | bA << 8 | aB << 16 | bB << 24 (windows a, b at columns A, B)
+        const unsigned s24 = __umulhi(v, k8), s16 = __umulhi(v, k16), s8 = __umulhi(v, k24);
+        const unsigned aA = win_mad1(s8, nk256, v), bA = win_mad1(s16, nk256, s8);
+        const unsigned aB = win_mad1(s24, nk256, s16), bB = s24;
+        uint4 PA[C], QA[C], PB[C], QB[C];
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            PA[k] = win_lds128(win_mad1(aA, colb, lane_at[k]));
+            QA[k] = win_lds128(win_mad1(bA, colb, lane_at[k]));
+            PB[k] = win_lds128(win_mad1(aB, colb, lane_at[k]));
+            QB[k] = win_lds128(win_mad1(bB, colb, lane_at[k]));
+        }
+        unsigned fA = fuA, fB = fuB;
+        win_col<R>(PA, QA, H1, H0, E, hdA, fA, bvec, neg_bias, neg_ge, one);
+        win_col<R>(PB, QB, H0, H1, E, huA, fB, bvec, neg_bias, neg_ge, one);
+#pragma unroll
+        for (int r = 0; r < R; ++r) best = __vimax3_s16x2(best, H0[r], H1[r]);
+        const unsigned rhA = __shfl_up_sync(FULL_MASK, H0[R - 1], 1, G);
+        const unsigned rfA = __shfl_up_sync(FULL_MASK, fA, 1, G);
+        const unsigned rhB = __shfl_up_sync(FULL_MASK, H1[R - 1], 1, G);
+        const unsigned rfB = __shfl_up_sync(FULL_MASK, fB, 1, G);
+        hdA = huB;
+        huA = win_mad1(rhA, first, top);
+        fuA = win_mad1(rfA, first, 0u);
+        huB = win_mad1(rhB, first, top);
+        fuB = win_mad1(rfB, first, 0u);
+        v = vn;
+    }
+    return best;
+}
+
 // ENDS: qend / tend[w] = window w's end cell (row + 1, column + 1), (0, 0) for score 0.
 // bvec = (go, go), neg_bias = -bvec, neg_ge = (-ge, -ge) as 16-bit pairs: arguments, so
 // the loop reads them from the constant bank (computed here, ptxas re-derived them every
 // step for want of registers).
-// PACKED (scores only, one band): the symbols from win_ypack's columns (ycol, ystride), no
-// bound checks, no band buffer, addresses on the FMA pipe (~20 fewer ALU instructions per
-// step of 16 cell pairs; the kernel is ALU-bound).
+// PACKED (scores only, one band): win_packed over win_ypack's columns (ycol, ystride): two
+// columns per iteration, no bound checks, no band buffer, addresses on the FMA pipe.
 template <int R, bool ENDS, bool PACKED>
 __global__ void __launch_bounds__(256, 2)
 win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wstart,
@@ -165,6 +252,16 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
             for (int k = threadIdx.x; k < (K + 1) * col4; k += blockDim.x) win_smem[k] = src[k];
         }
         __syncthreads();
+        if constexpr (PACKED) {                // one band: two columns per iteration
+            const unsigned* yw = reinterpret_cast<const unsigned*>(
+                ycol + (size_t)min(item, nitems - 1) * ystride + WIN_FRONT - 2 * t);
+            const int iters =
+                ((int)__reduce_max_sync(FULL_MASK, (unsigned)ncols) + 2 * G - 1) / 2;
+            best = win_packed<R>(yw, iters, G, t, (unsigned)col4 * 16u,
+                                 (unsigned)__cvta_generic_to_shared(win_smem), bvec, neg_bias,
+                                 neg_ge, one);
+            continue;
+        }
         unsigned H[R], E[R];
 #pragma unroll
         for (int r = 0; r < R; ++r) { H[r] = bvec; E[r] = 0u; }
@@ -180,44 +277,17 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
         int bja = -1, bia = -1, bjb = -1, bib = -1;
         int j = -t;                            // this lane's column this step
         unsigned ya = ypad, yb = ypad;
-        // PACKED: this lane's column j = s - t at yp[s]; codes split and smem addresses
-        // formed by IMAD (k24, k256: 2^24 and 2^8 as run-time values, so ptxas keeps them
-        // multiplies); lane 0's row above (band 0: H = 0, F = 0) by a 0/1 factor
-        const unsigned short* yp = ycol + (size_t)min(item, nitems - 1) * ystride + WIN_FRONT - t;
-        const unsigned k24 = one << 24, nk256 = 0u - (one << 8), colb = (unsigned)col4 * 16u;
-        unsigned lane_at[C];                   // this lane's chunk k of a column, bytes
-#pragma unroll
-        for (int k = 0; k < C; ++k)
-            lane_at[k] = (unsigned)__cvta_generic_to_shared(win_smem) + 16u * (k * G + t);
-        const unsigned first = t == 0 ? 0u : one, top = t == 0 ? bvec : 0u;
-        unsigned yv = 0u;
-        if (PACKED) {
-            yv = yp[0];
-        } else {
-            if (j >= 0 && j < na) ya = ref[sa + j];
-            if (j >= 0 && j < nb) yb = ref[sb + j];
-        }
+        if (j >= 0 && j < na) ya = ref[sa + j];
+        if (j >= 0 && j < nb) yb = ref[sb + j];
         for (int s = 0; s < steps; ++s, ++j) {
             unsigned ya_n = ypad, yb_n = ypad;   // next step's symbols, loaded ahead
-            unsigned yv_n = 0u;
+            if (j + 1 >= 0 && j + 1 < na) ya_n = ref[sa + j + 1];
+            if (j + 1 >= 0 && j + 1 < nb) yb_n = ref[sb + j + 1];
             uint4 A[C], B[C];
-            if (PACKED) {
-                yv_n = yp[s + 1];
-                const unsigned cb = __umulhi(yv, k24);                 // code b
-                const unsigned ca = win_mad1(cb, nk256, yv);           // code a
 #pragma unroll
-                for (int k = 0; k < C; ++k) {
-                    A[k] = win_lds128(win_mad1(ca, colb, lane_at[k]));
-                    B[k] = win_lds128(win_mad1(cb, colb, lane_at[k]));
-                }
-            } else {
-                if (j + 1 >= 0 && j + 1 < na) ya_n = ref[sa + j + 1];
-                if (j + 1 >= 0 && j + 1 < nb) yb_n = ref[sb + j + 1];
-#pragma unroll
-                for (int k = 0; k < C; ++k) {
-                    A[k] = win_smem[ya * col4 + k * G + t];
-                    B[k] = win_smem[yb * col4 + k * G + t];
-                }
+            for (int k = 0; k < C; ++k) {
+                A[k] = win_smem[ya * col4 + k * G + t];
+                B[k] = win_smem[yb * col4 + k * G + t];
             }
             unsigned diag = hd, f = fu;
 #pragma unroll
@@ -258,16 +328,13 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
                 for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
             }
             const unsigned outh = H[R - 1];
-            if (!PACKED && t == G - 1 && !last_band && j >= 0 && j < ncols) {
+            if (t == G - 1 && !last_band && j >= 0 && j < ncols) {
                 bufh[j + 1] = outh;
                 buff[j + 1] = f;
             }
             unsigned rh = __shfl_up_sync(FULL_MASK, outh, 1, G);
             unsigned rf = __shfl_up_sync(FULL_MASK, f, 1, G);
-            if (PACKED) {
-                rh = win_mad1(rh, first, top);
-                rf = win_mad1(rf, first, 0u);
-            } else if (t == 0) {     // the row above lane 0 at column j + 1 (c = j + 2)
+            if (t == 0) {     // the row above lane 0 at column j + 1 (c = j + 2)
                 const int c = j + 2;
                 if (band == 0) {
                     rh = bvec;
@@ -282,7 +349,6 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
             fu = rf;
             ya = ya_n;
             yb = yb_n;
-            yv = yv_n;
         }
         if (ENDS) {                            // merge the band's best cells (tie rule)
             best = __vmaxs2(best, bm);

@@ -66,10 +66,10 @@ CACHE_SIZE = 2
 #: one byte per window symbol) instead of the reference with bound checks: ~14% fewer ALU
 #: instructions per step in the ALU-bound loop (SASS, nvcc 13, sm_90).
 PACKED_COLUMNS = True
-#: Front pad of the packed columns (windows.cu's WIN_FRONT: at least G - 1), and their
-#: slack behind the longest window (the read-ahead of the last step included).
-_YFRONT = 32
-_YSLACK = 2 * _YFRONT
+#: Front pad of the packed columns (windows.cu's WIN_FRONT: at least 2 (G - 1), even), and
+#: their slack behind the longest window (the skew and the read-ahead included).
+_YFRONT = 64
+_YSLACK = 2 * _YFRONT + 8
 
 _lock = threading.Lock()
 _SMS: dict[int, int] = {}          # SM count per device id
