@@ -21,11 +21,16 @@ score, queued on the device right after the scores (``win_pick`` cuts them into 
 sub-windows, ``win_ends`` scores those with ends, one warp per sub-window): ``locate``
 needs no second round trip for its first hit.
 
-Measured (bench/results/locate_gpu.jsonl, paper 002's 1/-2/5/1, m x n cells): the scores
-kernel 3,445 GCUPS at 256 x 33.5 M on an H200, 3,511 on an H100; the whole ``locate`` call
-with the reference resident on an H100: mode "score" 2,980-3,232, "end" 2,793-3,070,
-"full" 2,807-2,920 (session 13; "end" was 2,303-2,682 with the ends found through the
-host); docs/gpu-notes.md has the breakdown.
+Scores-only launches of one band (queries up to 512 symbols) read the windows' symbols
+from packed columns (``win_ypack``, built once per window layout) and run two columns per
+iteration (``windows.cu``'s ``win_packed``); the others read the reference (one column
+per step, ends or several bands).
+
+Measured (bench/results/locate_gpu.jsonl, paper 002's 1/-2/5/1, m x n cells, H100, session
+14): the scores kernel 4,605-4,617 GCUPS at 256 x 33.5 M over locate's first-pass windows
+(3,583 reading the reference, same windows and run); the whole ``locate`` call with the
+reference resident: mode "score" 4,184, "end" 3,861, "full" 3,737 (2,800-3,200 before this
+session); docs/gpu-notes.md has the breakdown.
 
 :func:`resident` keeps the last uploaded references per device, keyed on the identity of
 read-only record arrays (a :class:`~warpalign.database.Database`'s memory map, or arrays the
@@ -63,8 +68,9 @@ ENDS_ROWS = 8
 CACHE_SIZE = 2
 #: Scores-only launches of one band read the windows' symbols from packed columns
 #: (``win_ypack``, built once per window layout: 2 bytes per item and column, i.e. about
-#: one byte per window symbol) instead of the reference with bound checks: ~14% fewer ALU
-#: instructions per step in the ALU-bound loop (SASS, nvcc 13, sm_90).
+#: one byte per window symbol) and run two columns per iteration (``win_packed``): H100,
+#: 256 x 33.5 M, first-pass windows, kernel 1.876 ms vs 2.398 reading the reference
+#: (scripts/probes/wpack.py, same run). False: every launch reads the reference.
 PACKED_COLUMNS = True
 #: Front pad of the packed columns (windows.cu's WIN_FRONT: at least 2 (G - 1), even), and
 #: their slack behind the longest window (the skew and the read-ahead included).
