@@ -596,9 +596,9 @@ class CudaBackend:
         """:meth:`_select` for a batch of queries in a few device calls: per query every
         target scoring at least its k-th best score, ids ascending.
 
-        The k-th best is found without partitioning whole rows (a partition of 20 x 516 K
-        scores took ~5 ms of a 1.5 s search, and the shards of a multi-GPU search took
-        their turns at it): the scores are cut into blocks of ``config.SELECT_BLOCK``; the
+        The k-th best is found without partitioning whole rows (20 x 516 K scores on an
+        H200: 4.8 ms that way, 1.2 ms this way, docs/gpu-notes.md session 14): the scores
+        are cut into blocks of ``config.SELECT_BLOCK``; the
         k-th largest block maximum L is at most the k-th best score (k blocks hold a score
         >= L each), so the targets scoring >= L hold every answer. They are few; their
         k-th best and the final cut are taken on the host."""
