@@ -715,7 +715,9 @@ class EmulatedCupy:
             memcpyHostToDevice=1, memcpyDeviceToHost=2, getDevice=lambda: 0,
             memsetAsync=lambda ptr, v, size, s: ctypes.memset(ptr, v, size),
             memcpyAsync=lambda dst, src, size, kind, s: ctypes.memmove(dst, src, size))
+        self.no_room_for = None   # a dtype whose allocations fail as out of device memory
         self.cuda = SimpleNamespace(
+            memory=SimpleNamespace(OutOfMemoryError=MemoryError),
             runtime=runtime, get_current_stream=lambda: stream, alloc_pinned_memory=self._pinned,
             Event=lambda: SimpleNamespace(record=lambda s=None: None),
             get_elapsed_time=lambda a, b: 0.0,
@@ -740,6 +742,8 @@ class EmulatedCupy:
             return type(self)(self.a.reshape(*shape))
 
     def empty(self, shape, dtype):
+        if self.no_room_for is not None and np.dtype(dtype) == np.dtype(self.no_room_for):
+            raise MemoryError("out of device memory (emulated)")
         return self.Array(np.empty(shape, dtype))
 
     def asarray(self, a):
@@ -928,6 +932,13 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     kinds = {k for k, _ in emu.launches}
     assert {"pick", "ends"} <= kinds   # the best windows' ends came with the scores
     assert "ypack" in kinds   # scores from packed columns (checked by the emulated kernel)
+    gw.clear_cache()
+    emu.no_room_for = np.uint16   # no room for packed columns: the reference is read
+    emu.launches.clear()
+    dev = gw.resident([codes])
+    cells, flagged, _ = gw.window_cells(dev, q, s, same, same_len)
+    assert np.array_equal(cells[:, 0], exact[:, 0]) and len(flagged) == 0
+    assert "ypack" not in {k for k, _ in emu.launches}
     gw.clear_cache()
 
 

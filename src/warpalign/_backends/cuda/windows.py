@@ -347,18 +347,24 @@ class _Layout:
     def columns(self, ref: DeviceReference, k: int):
         """(device pointer, stride) of this layout's packed columns for an alphabet of
         ``k`` codes (windows.cu's ``win_ypack``, built on the first call and kept with the
-        layout): item i's column j at word i * stride + j + _YFRONT."""
-        got = self._columns.get(k)
-        if got is None:
+        layout): item i's column j at word i * stride + j + _YFRONT. None when the device
+        has no room for them (about a byte per window symbol): the kernel then reads the
+        reference."""
+        if k not in self._columns:
             cp = require_cupy("locate on the GPU")
             stride = -(-(self.longest + _YSLACK) // 8) * 8
-            cols = cp.empty(max(self.nitems * stride, 1), dtype=cp.uint16)
+            try:
+                cols = cp.empty(max(self.nitems * stride, 1), dtype=cp.uint16)
+            except cp.cuda.memory.OutOfMemoryError:
+                self._columns[k] = None
+                return None
             grid = max(1, min(-(-self.nitems * stride // _BLOCK), 65535))
             _function("win_ypack")((grid,), (_BLOCK,),
                                    (ref.codes, self.starts_ptr, self.lengths_ptr, self.items_ptr,
                                     np.int32(self.nitems), np.int32(k), np.int64(stride), cols))
-            got = self._columns[k] = (cols, np.uint64(cols.data.ptr), np.int64(stride))
-        return got[1], got[2]
+            self._columns[k] = (cols, np.uint64(cols.data.ptr), np.int64(stride))
+        got = self._columns[k]
+        return None if got is None else got[1:]
 
     def matches(self, starts: np.ndarray, lengths: np.ndarray) -> bool:
         return np.array_equal(self.starts, starts) and np.array_equal(self.lengths, lengths)
@@ -517,10 +523,10 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
     lay = _layout(ref, starts, lengths, stream, keep_layout)
     if lay.longest >= 1 << 31:
         raise ValueError("a window is longer than 2**31 - 1 symbols")
-    packed = PACKED_COLUMNS and not want_ends and dq.bands == 1
+    cols = lay.columns(ref, dq.k) if PACKED_COLUMNS and not want_ends and dq.bands == 1 else None
+    ycol, ystride = (np.uint64(0), np.int64(0)) if cols is None else cols
     fn = _function(f"win_s16<{dq.r}, {'true' if want_ends else 'false'}, "
-                   f"{'true' if packed else 'false'}>")
-    ycol, ystride = lay.columns(ref, dq.k) if packed else (np.uint64(0), np.int64(0))
+                   f"{'false' if cols is None else 'true'}>")
     if dq.bands > 1:
         bstride = 2 * (lay.longest + 2)
         bound = cp.empty(lay.nitems * bstride, dtype=cp.uint32)
