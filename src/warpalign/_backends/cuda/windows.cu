@@ -260,102 +260,106 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
             best = win_packed<R>(yw, iters, G, t, (unsigned)col4 * 16u,
                                  (unsigned)__cvta_generic_to_shared(win_smem), bvec, neg_bias,
                                  neg_ge, one);
-            continue;
-        }
-        unsigned H[R], E[R];
+        } else {
+            unsigned H[R], E[R];
 #pragma unroll
-        for (int r = 0; r < R; ++r) { H[r] = bvec; E[r] = 0u; }
-        // inputs from the row above this lane's first row: diag, up (H') and F'
-        unsigned hd = bvec, hu = bvec, fu = 0u;   // band 0: the top boundary H = 0
-        if (t == 0 && band > 0) {              // column 0 of the row above is H = 0 too
-            hu = ncols >= 1 ? bufh[1] : 0u;
-            fu = ncols >= 1 ? buff[1] : 0u;
-        }
-        const bool last_band = band == bands - 1;
-        const int row0 = band * GR + t * R;
-        unsigned bm = bvec;                    // ENDS: this band's running max of the lane
-        int bja = -1, bia = -1, bjb = -1, bib = -1;
-        int j = -t;                            // this lane's column this step
-        unsigned ya = ypad, yb = ypad;
-        if (j >= 0 && j < na) ya = ref[sa + j];
-        if (j >= 0 && j < nb) yb = ref[sb + j];
-        for (int s = 0; s < steps; ++s, ++j) {
-            unsigned ya_n = ypad, yb_n = ypad;   // next step's symbols, loaded ahead
-            if (j + 1 >= 0 && j + 1 < na) ya_n = ref[sa + j + 1];
-            if (j + 1 >= 0 && j + 1 < nb) yb_n = ref[sb + j + 1];
-            uint4 A[C], B[C];
-#pragma unroll
-            for (int k = 0; k < C; ++k) {
-                A[k] = win_smem[ya * col4 + k * G + t];
-                B[k] = win_smem[yb * col4 + k * G + t];
+            for (int r = 0; r < R; ++r) { H[r] = bvec; E[r] = 0u; }
+            // inputs from the row above this lane's first row: diag, up (H') and F'
+            unsigned hd = bvec, hu = bvec, fu = 0u;   // band 0: the top boundary H = 0
+            if (t == 0 && band > 0) {              // column 0 of the row above is H = 0 too
+                hu = ncols >= 1 ? bufh[1] : 0u;
+                fu = ncols >= 1 ? buff[1] : 0u;
             }
-            unsigned diag = hd, f = fu;
+            const bool last_band = band == bands - 1;
+            const int row0 = band * GR + t * R;
+            unsigned bm = bvec;                    // ENDS: this band's running max of the lane
+            int bja = -1, bia = -1, bjb = -1, bib = -1;
+            int j = -t;                            // this lane's column this step
+            unsigned ya = ypad, yb = ypad;
+            if (j >= 0 && j < na) ya = ref[sa + j];
+            if (j >= 0 && j < nb) yb = ref[sb + j];
+            for (int s = 0; s < steps; ++s, ++j) {
+                unsigned ya_n = ypad, yb_n = ypad;   // next step's symbols, loaded ahead
+                if (j + 1 >= 0 && j + 1 < na) ya_n = ref[sa + j + 1];
+                if (j + 1 >= 0 && j + 1 < nb) yb_n = ref[sb + j + 1];
+                uint4 A[C], B[C];
 #pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const uint4 a4 = A[r / 8], b4 = B[r / 8];
-                const int w = (r % 8) / 2;
-                const unsigned aw = w == 0 ? a4.x : w == 1 ? a4.y : w == 2 ? a4.z : a4.w;
-                const unsigned bw = w == 0 ? b4.x : w == 1 ? b4.y : w == 2 ? b4.z : b4.w;
-                const unsigned sc = __byte_perm(aw, bw, (r & 1) ? 0x7632 : 0x5410);
-                const unsigned x = __viaddmax_s16x2(diag, sc, f);
-                const unsigned h = __vimax3_s16x2(x, E[r], bvec);
-                diag = H[r];
-                H[r] = h;
-                const unsigned ht = win_mad1(h, one, neg_bias);
-                E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
-                f = __viaddmax_s16x2(f, neg_ge, ht);
-            }
-            if (ENDS) {
-                unsigned mx = __vimax3_s16x2(H[0], H[1], H[2]);
+                for (int k = 0; k < C; ++k) {
+                    A[k] = win_smem[ya * col4 + k * G + t];
+                    B[k] = win_smem[yb * col4 + k * G + t];
+                }
+                unsigned diag = hd, f = fu;
 #pragma unroll
-                for (int r = 3; r + 1 < R; r += 2) mx = __vimax3_s16x2(mx, H[r], H[r + 1]);
-                if (R % 2 == 0) mx = __vmaxs2(mx, H[R - 1]);
-                const unsigned nm = __vmaxs2(bm, mx);
-                const unsigned rose = nm ^ bm;  // per half: nonzero where bm rose
-                bm = nm;
-                if (rose) {                     // rare: this lane's band max rose at column j
-                    unsigned rsel = 0u;          // per half: the first row r with H[r] == mx
+                for (int r = 0; r < R; ++r) {
+                    const uint4 a4 = A[r / 8], b4 = B[r / 8];
+                    const int w = (r % 8) / 2;
+                    const unsigned aw = w == 0 ? a4.x : w == 1 ? a4.y : w == 2 ? a4.z : a4.w;
+                    const unsigned bw = w == 0 ? b4.x : w == 1 ? b4.y : w == 2 ? b4.z : b4.w;
+                    const unsigned sc = __byte_perm(aw, bw, (r & 1) ? 0x7632 : 0x5410);
+                    const unsigned x = __viaddmax_s16x2(diag, sc, f);
+                    const unsigned h = __vimax3_s16x2(x, E[r], bvec);
+                    diag = H[r];
+                    H[r] = h;
+                    const unsigned ht = win_mad1(h, one, neg_bias);
+                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
+                    f = __viaddmax_s16x2(f, neg_ge, ht);
+                }
+                if (ENDS) {
+                    unsigned mx = __vimax3_s16x2(H[0], H[1], H[2]);
 #pragma unroll
-                    for (int r = R - 1; r >= 0; --r) {
-                        const unsigned eq = __vcmpeq2(H[r], mx);
-                        rsel = (eq & (0x10001u * (unsigned)r)) | (~eq & rsel);
+                    for (int r = 3; r + 1 < R; r += 2) mx = __vimax3_s16x2(mx, H[r], H[r + 1]);
+                    if (R % 2 == 0) mx = __vmaxs2(mx, H[R - 1]);
+                    const unsigned nm = __vmaxs2(bm, mx);
+                    const unsigned rose = nm ^ bm;  // per half: nonzero where bm rose
+                    bm = nm;
+                    if (rose) {                     // rare: this lane's band max rose at column j
+                        unsigned rsel = 0u;          // per half: the first row r with H[r] == mx
+#pragma unroll
+                        for (int r = R - 1; r >= 0; --r) {
+                            const unsigned eq = __vcmpeq2(H[r], mx);
+                            rsel = (eq & (0x10001u * (unsigned)r)) | (~eq & rsel);
+                        }
+                        if (rose & 0xffffu) { bja = j; bia = row0 + (int)(rsel & 0xffffu); }
+                        if (rose >> 16) { bjb = j; bib = row0 + (int)(rsel >> 16); }
                     }
-                    if (rose & 0xffffu) { bja = j; bia = row0 + (int)(rsel & 0xffffu); }
-                    if (rose >> 16) { bjb = j; bib = row0 + (int)(rsel >> 16); }
-                }
-            } else {
-#pragma unroll
-                for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
-            }
-            const unsigned outh = H[R - 1];
-            if (t == G - 1 && !last_band && j >= 0 && j < ncols) {
-                bufh[j + 1] = outh;
-                buff[j + 1] = f;
-            }
-            unsigned rh = __shfl_up_sync(FULL_MASK, outh, 1, G);
-            unsigned rf = __shfl_up_sync(FULL_MASK, f, 1, G);
-            if (t == 0) {     // the row above lane 0 at column j + 1 (c = j + 2)
-                const int c = j + 2;
-                if (band == 0) {
-                    rh = bvec;
-                    rf = 0u;
                 } else {
-                    rh = c <= ncols ? bufh[c] : 0u;
-                    rf = c <= ncols ? buff[c] : 0u;
+#pragma unroll
+                    for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
+                }
+                const unsigned outh = H[R - 1];
+                if (t == G - 1 && !last_band && j >= 0 && j < ncols) {
+                    bufh[j + 1] = outh;
+                    buff[j + 1] = f;
+                }
+                unsigned rh = __shfl_up_sync(FULL_MASK, outh, 1, G);
+                unsigned rf = __shfl_up_sync(FULL_MASK, f, 1, G);
+                if (t == 0) {     // the row above lane 0 at column j + 1 (c = j + 2)
+                    const int c = j + 2;
+                    if (band == 0) {
+                        rh = bvec;
+                        rf = 0u;
+                    } else {
+                        rh = c <= ncols ? bufh[c] : 0u;
+                        rf = c <= ncols ? buff[c] : 0u;
+                    }
+                }
+                hd = hu;
+                hu = rh;
+                fu = rf;
+                ya = ya_n;
+                yb = yb_n;
+            }
+            if (ENDS) {                            // merge the band's best cells (tie rule)
+                best = __vmaxs2(best, bm);
+                const int va = (int)(short)(bm & 0xffffu) - go;
+                const int vb = (int)(short)(bm >> 16) - go;
+                if (va > 0 && win_better(va, bja, bia, eva, eja, eia)) {
+                    eva = va; eja = bja; eia = bia;
+                }
+                if (vb > 0 && win_better(vb, bjb, bib, evb, ejb, eib)) {
+                    evb = vb; ejb = bjb; eib = bib;
                 }
             }
-            hd = hu;
-            hu = rh;
-            fu = rf;
-            ya = ya_n;
-            yb = yb_n;
-        }
-        if (ENDS) {                            // merge the band's best cells (tie rule)
-            best = __vmaxs2(best, bm);
-            const int va = (int)(short)(bm & 0xffffu) - go;
-            const int vb = (int)(short)(bm >> 16) - go;
-            if (va > 0 && win_better(va, bja, bia, eva, eja, eia)) { eva = va; eja = bja; eia = bia; }
-            if (vb > 0 && win_better(vb, bjb, bib, evb, ejb, eib)) { evb = vb; ejb = bjb; eib = bib; }
         }
     }
     for (int o = 1; o < G; o <<= 1) best = __vmaxs2(best, __shfl_xor_sync(FULL_MASK, best, o, G));
