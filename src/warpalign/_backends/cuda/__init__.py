@@ -689,7 +689,7 @@ class CudaBackend:
         main = cp.cuda.get_current_stream()
         for sub in groups:
             R, _, prof, info, pinned = _packed_profile([qs[i] for i in sub], tables["P16"],
-                                                       tables["kp"])
+                                                       tables["kp"], tables["P16_hash"])
             dev = cp.empty(prof.size + info.size, dtype=cp.uint32)
             cp.cuda.runtime.memcpyAsync(dev.data.ptr, pinned.ptr, 4 * dev.size,
                                         cp.cuda.runtime.memcpyHostToDevice, main.ptr)
@@ -1034,6 +1034,8 @@ class CudaBackend:
             out["neg_ge"] = _pack2(-ge)
             out["bvec"] = _pack2(go)
             out["P16"] = P
+            # P's hash, for the packed-profile memo key (once per table, not per batch)
+            out["P16_hash"] = hashlib.blake2b(P.tobytes(), digest_size=16)
             out["neg_go_int"] = (-(go * 65537)) & 0xFFFFFFFF
         else:
             out["s16"] = None
@@ -1218,15 +1220,16 @@ _PACKED_CACHE: dict = {}
 _PACKED_LOCK = threading.Lock()
 
 
-def _packed_profile(qs, P, kp):
+def _packed_profile(qs, P, kp, P_hash):
     """(R, passes, profile, lane info, pinned memory) of a packed query batch on the host:
     pack_plan's layout, prof[pass][a][t][RS] = S[half A row][a] | S[half B row][a] << 16
     (rows past a query score the padding letter); profile and lane info are consecutive
     views into the pinned memory. Memoized for the last few batches and shared by the
     threads of a multi-device search, so each device only uploads it (building it takes
-    tens of ms, which the devices would otherwise pay one after another)."""
+    tens of ms, which the devices would otherwise pay one after another). ``P_hash``: the
+    blake2b state after P's bytes (kept with the scoring's tables)."""
     lengths = [len(q) for q in qs]
-    digest = _table_digest(P).copy()
+    digest = P_hash.copy()
     for q in qs:
         digest.update(len(q).to_bytes(8, "little"))
         digest.update(q.tobytes())
@@ -1264,23 +1267,6 @@ def _packed_profile(qs, P, kp):
             _PACKED_CACHE.pop(next(iter(_PACKED_CACHE)))
         _PACKED_CACHE[key] = got
         return got
-
-
-_DIGESTS: dict = {}
-
-
-def _table_digest(P: np.ndarray):
-    """The blake2b state after P's bytes (P: a scoring's packed pair table, kept by the
-    handle's cached tables for as long as it is used), hashed once per table object: the
-    device threads of a multi-GPU search each hashed its 125 KB per batch."""
-    with _PACKED_LOCK:
-        got = _DIGESTS.get(id(P))
-        if got is None or got[0] is not P:
-            got = (P, hashlib.blake2b(P.tobytes(), digest_size=16))
-            if len(_DIGESTS) >= 16:
-                _DIGESTS.pop(next(iter(_DIGESTS)))
-            _DIGESTS[id(P)] = got
-        return got[1]
 
 
 def _function(module, cache, name, smem):
