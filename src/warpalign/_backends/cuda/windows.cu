@@ -66,10 +66,6 @@ __device__ __forceinline__ unsigned win_mad1(unsigned a, unsigned one, unsigned 
     return d;
 }
 
-__device__ __forceinline__ unsigned win_pack(int lo, int hi) {
-    return ((unsigned)lo & 0xffffu) | ((unsigned)hi << 16);
-}
-
 // ref: resident codes; wstart/wlen: windows (start in ref, length); items: 2 window ids
 // per item (the second may be -1), nitems items, G lanes per item; bands of G*R rows.
 // prof: per band, (K+1) columns of G*R shorts in the chunk layout above.

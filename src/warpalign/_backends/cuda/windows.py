@@ -182,6 +182,10 @@ class _ScoringFacts:
         self.thr = 32767 - max(int(matrix.max()), 0) - 2
         self.mat32 = np.ascontiguousarray(matrix, np.int32)
         self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
+        # win_s16's 16-bit pair constants: (go, go), its negation, (-ge, -ge)
+        self.bvec = np.uint32((self.go & 0xFFFF) * 0x10001)
+        self.neg_bias = np.uint32(-int(self.bvec) & 0xFFFFFFFF)
+        self.neg_ge = np.uint32((-self.ge & 0xFFFF) * 0x10001)
         biggest = max(int(np.abs(matrix).max()), self.go, self.ge)
         self.supported = biggest <= NARROW_LIMIT and (self.k + 1) * 512 * 2 <= 48 * 1024
 
@@ -253,10 +257,7 @@ class DeviceQuery:
         self.m = len(q)
         self.r, self.g, self.bands = plan(self.m, rows)
         self.k, self.go, self.ge, self.thr = f.k, f.go, f.ge, f.thr
-        # the kernel's 16-bit pair constants: (go, go), its negation, (-ge, -ge)
-        self.bvec = np.uint32((f.go & 0xFFFF) * 0x10001)
-        self.neg_bias = np.uint32(-int(self.bvec) & 0xFFFFFFFF)
-        self.neg_ge = np.uint32((-f.ge & 0xFFFF) * 0x10001)
+        self.bvec, self.neg_bias, self.neg_ge = f.bvec, f.neg_bias, f.neg_ge
         if sq is None:   # the query's score bound (locate passes the one it has)
             from ...locate import query_score_bound
             sq = query_score_bound(q, scoring)
