@@ -108,6 +108,28 @@ __global__ void win_ypack(const unsigned char* __restrict__ ref,
     }
 }
 
+// Row r's cell (r a compile-time constant once the row loop is unrolled): its two scores
+// from the profile chunks of window a (P) and b (Q), merged by one PRMT; H' from the
+// diagonal, E' and F'; E' and F' updated in place (search.cu's bias, see above).
+template <int R>
+__device__ __forceinline__ unsigned win_cell(const uint4 (&P)[R / 8], const uint4 (&Q)[R / 8],
+                                             int r, unsigned diag, unsigned& e, unsigned& f,
+                                             unsigned bvec, unsigned neg_bias,
+                                             unsigned neg_ge, unsigned one)
+{
+    const uint4 a4 = P[r / 8], b4 = Q[r / 8];
+    const int w = (r % 8) / 2;
+    const unsigned aw = w == 0 ? a4.x : w == 1 ? a4.y : w == 2 ? a4.z : a4.w;
+    const unsigned bw = w == 0 ? b4.x : w == 1 ? b4.y : w == 2 ? b4.z : b4.w;
+    const unsigned sc = __byte_perm(aw, bw, (r & 1) ? 0x7632 : 0x5410);
+    const unsigned x = __viaddmax_s16x2(diag, sc, f);
+    const unsigned h = __vimax3_s16x2(x, e, bvec);
+    const unsigned ht = win_mad1(h, one, neg_bias);
+    e = __viaddmax_s16x2(e, neg_ge, ht);
+    f = __viaddmax_s16x2(f, neg_ge, ht);
+    return h;
+}
+
 // One column of a lane's R rows (win_packed): the profile chunks of window a (P) and b (Q)
 // at this column, H of the column to the left (Hl) -> this column's H (Ho), E in place, row
 // 0's diagonal in diag, F' from the lane above in f (on return: this lane's last-row F').
@@ -120,18 +142,9 @@ __device__ __forceinline__ void win_col(const uint4 (&P)[R / 8], const uint4 (&Q
 {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-        const uint4 a4 = P[r / 8], b4 = Q[r / 8];
-        const int w = (r % 8) / 2;
-        const unsigned aw = w == 0 ? a4.x : w == 1 ? a4.y : w == 2 ? a4.z : a4.w;
-        const unsigned bw = w == 0 ? b4.x : w == 1 ? b4.y : w == 2 ? b4.z : b4.w;
-        const unsigned sc = __byte_perm(aw, bw, (r & 1) ? 0x7632 : 0x5410);
-        const unsigned x = __viaddmax_s16x2(diag, sc, f);
-        const unsigned h = __vimax3_s16x2(x, E[r], bvec);
+        const unsigned h = win_cell<R>(P, Q, r, diag, E[r], f, bvec, neg_bias, neg_ge, one);
         diag = Hl[r];
         Ho[r] = h;
-        const unsigned ht = win_mad1(h, one, neg_bias);
-        E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
-        f = __viaddmax_s16x2(f, neg_ge, ht);
     }
 }
 
@@ -287,18 +300,10 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
                 unsigned diag = hd, f = fu;
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
-                    const uint4 a4 = A[r / 8], b4 = B[r / 8];
-                    const int w = (r % 8) / 2;
-                    const unsigned aw = w == 0 ? a4.x : w == 1 ? a4.y : w == 2 ? a4.z : a4.w;
-                    const unsigned bw = w == 0 ? b4.x : w == 1 ? b4.y : w == 2 ? b4.z : b4.w;
-                    const unsigned sc = __byte_perm(aw, bw, (r & 1) ? 0x7632 : 0x5410);
-                    const unsigned x = __viaddmax_s16x2(diag, sc, f);
-                    const unsigned h = __vimax3_s16x2(x, E[r], bvec);
+                    const unsigned h = win_cell<R>(A, B, r, diag, E[r], f, bvec, neg_bias,
+                                                   neg_ge, one);
                     diag = H[r];
                     H[r] = h;
-                    const unsigned ht = win_mad1(h, one, neg_bias);
-                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
-                    f = __viaddmax_s16x2(f, neg_ge, ht);
                 }
                 if (ENDS) {
                     unsigned mx = __vimax3_s16x2(H[0], H[1], H[2]);
