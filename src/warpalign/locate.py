@@ -670,7 +670,6 @@ class _Search:
         self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
         self.p = _pieces(records, span, width)
         self.best = self._score(self.p)
-        self.seams = 0   # seam pieces added by close_seams
 
     def close_seams(self) -> None:
         """After a first pass whose windows overlap by ``self.span`` − 1 only (two passes,
@@ -683,7 +682,6 @@ class _Search:
         if need is None or need <= self.span:
             return
         seams = seam_pieces(self.p, [len(r) for r in self.records], need)
-        self.seams = len(seams)
         self.p = np.concatenate([self.p, seams])
         self.best = np.concatenate([self.best, self._score(seams)])
 
