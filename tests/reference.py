@@ -91,3 +91,26 @@ def related_case(rng, size: int, trial: int, t_lengths: tuple, q_max: int, rando
     else:
         q = rng.integers(0, size, int(rng.integers(*random_q))).astype(np.uint8)
     return q, t
+
+
+def top_select(S, top_k, cap, threads, rng):
+    """What search.cu's top_select writes for a batch of rows (a NumPy model of the
+    kernel): per row, thread t's group is targets t, t + threads, ...; L is the k-th
+    largest group maximum (empty groups count as the int32 minimum); every (id, score)
+    with score >= L comes back in no order, at most cap of them, and the count of all."""
+    import numpy as np
+
+    rows, n = S.shape
+    counts = np.zeros(rows, np.int32)
+    hits = np.zeros((rows, cap, 2), np.int32)
+    for r in range(rows):
+        tops = np.full(threads, np.iinfo(np.int32).min, np.int64)
+        for t in range(min(threads, n)):
+            tops[t] = S[r, t::threads].max()
+        low = np.sort(tops)[::-1][top_k - 1]
+        ids = rng.permutation(np.flatnonzero(S[r] >= low))
+        counts[r] = ids.size
+        got = ids[:cap]
+        hits[r, :got.size] = np.stack([got, S[r, got]], axis=1)
+    return counts, hits
+

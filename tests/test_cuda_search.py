@@ -454,7 +454,7 @@ def test_default_budget_chunks_what_does_not_fit(cuda, monkeypatch):
         np.testing.assert_array_equal(_topk(a, 5), _topk(b, 5))
 
 
-def test_two_devices_identical(cuda):
+def test_two_devices_identical(cuda, monkeypatch):
     """The database split over 2 devices (longest-first balance) merges exactly."""
     import cupy
     if cupy.cuda.runtime.getDeviceCount() < 2:
@@ -481,6 +481,20 @@ def test_two_devices_identical(cuda):
     rb = two.search_batches([seqs[0], seqs[2]], h2, s, top_k=6)
     for a, b in zip(ra, rb):
         np.testing.assert_array_equal(_topk(a, 6), _topk(b, 6))
+    # equal-length queries: one packed batch per device, queued from the calling thread
+    batch = [rng.integers(0, 20, 300).astype(np.uint8) for _ in range(6)]
+    near = seqs[40][:150]
+    batch[2][:len(near)] = near
+    ra = one.search_batches(batch, h1, s, top_k=7)
+
+    def no_threads(*args, **kwargs):
+        raise AssertionError("the packed batch went through the per-device threads")
+
+    monkeypatch.setattr(CudaBackend, "_search_threads", no_threads)
+    rb = two.search_batches(batch, h2, s, top_k=7)
+    for a, b in zip(ra, rb):
+        np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
+        np.testing.assert_array_equal(np.sort(a.ids), np.sort(b.ids))
     # two devices, each streaming chunks
     both = CudaBackend(devices=(0, 1), max_resident=3000)
     c = both.scan(seqs[7], both.prepare(ts), s)
@@ -701,6 +715,12 @@ def test_packed_kernel_saturation_and_search(cuda, chains, monkeypatch):
         np.testing.assert_array_equal(g.scores, _want(q, targets, s)[:, 0])
     assert got[1].saturated >= 3 and got[2].saturated >= 1
     assert got[0].saturated == 0 and got[3].saturated == 0
+    for k in (1, 3):                          # saturated entries: cut after rescoring
+        a = be._search_each(batch, h, s, "local", False, k, "auto")
+        b = be.search_packed(batch, h, s, top_k=k)
+        for x, y, g in zip(a, b, got):
+            np.testing.assert_array_equal(_topk(x, k), _topk(y, k))
+            assert y.saturated == g.saturated
     seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
     db = seqs + seqs[:60]
     h = be.prepare(TargetSet.from_list(db))
@@ -749,3 +769,54 @@ def test_pack_batches_fill_rule(cuda):
     assert be._pack_batches(unequal, h, s) == [[0], [1]]
     R, passes, _ = config.pack_plan([3000, 40], be._tables(h, s)["kp"], 100 * 1024)
     assert (3000 + 40) / (2 * passes * 32 * R) < config.PACK_MIN_FILL
+
+
+def test_top_select_kernel_matches_its_model(cuda):
+    """search.cu's top_select (the packed search's top-k cut) writes what its NumPy model
+    (tests/reference.py) does: the count per row and, below the cap, the same (id, score)
+    set, for rows shorter and longer than its 1,024 groups, heavy ties and every k."""
+    import cupy
+
+    from reference import top_select
+    from warpalign._backends.cuda import config
+
+    be = _pair_backend(cuda)
+    kern = be._pair_kernel("top_select", 0)
+    rng = np.random.default_rng(12)
+    for n in (5, 1000, 1024, 1025, 70001):
+        rows = [rng.integers(0, hi, n) for hi in (3, 60, 10 ** 6)]
+        rows += [np.zeros(n, np.int64), np.repeat(rng.integers(0, 40, -(-n // 1024)), 1024)[:n]]
+        S = np.stack(rows).astype(np.int32)
+        for k in (1, 10, 256):
+            if k >= n:
+                continue
+            cap = config.select_cap(k)
+            want_counts, want_hits = top_select(S, k, cap, config.SELECT_THREADS, rng)
+            counts = cupy.zeros(len(S), cupy.int32)
+            hits = cupy.zeros((len(S), cap, 2), cupy.int32)
+            kern((len(S),), (config.SELECT_THREADS,),
+                 (cupy.asarray(S), np.int64(n), np.int32(k), np.int32(cap), counts, hits))
+            np.testing.assert_array_equal(counts.get(), want_counts)
+            got = hits.get()
+            for r, c in enumerate(want_counts):
+                if c <= cap:
+                    assert sorted(map(tuple, got[r, :c])) == sorted(map(tuple, want_hits[r, :c]))
+
+
+def test_packed_search_all_targets_tied(cuda):
+    """Every target scoring the same: more candidates than the packed cut brings back, so
+    each query is cut on its own; the hits equal a one-query-at-a-time search."""
+    be = _pair_backend(cuda)
+    s = Scoring(**BLOSUM62)
+    rng = np.random.default_rng(13)
+    target = rng.integers(0, 20, 120).astype(np.uint8)
+    h = be.prepare(TargetSet.from_list([target] * 3000))
+    queries = [target[10:90].copy(), rng.integers(0, 20, 90).astype(np.uint8),
+               target[:85].copy()]
+    for k in (1, 10, 200):
+        a = be._search_each(queries, h, s, "local", False, k, "auto")
+        b = be.search_packed(queries, h, s, top_k=k)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(_topk(x, k), _topk(y, k))
+            np.testing.assert_array_equal(np.sort(x.ids), np.sort(y.ids))
+            assert len(y.ids) == 3000

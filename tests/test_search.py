@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reference import top_select
 from warpalign import Scoring, ScoringError
 from warpalign._backends.cpu.pairwise import score_end_py
 from warpalign.database import Database
@@ -227,3 +228,48 @@ def test_packed_top_k_selection_by_block_maxima():
                 want = np.flatnonzero(r >= kth)
                 assert c.ids.tolist() == want.tolist(), (n, top_k)
                 assert c.scores.tolist() == r[want].tolist() and c.saturated == nsat
+
+
+def test_packed_top_k_cut_from_the_kernel_output():
+    """CudaBackend._packed_finish on top_select's output (NumPy model above, NumPy standing
+    in for CuPy; no device needed): every target scoring at least the k-th best, ids
+    ascending, ties kept; rows past the cap (all tied) are cut on their own; rows whose
+    group maxima tie heavily; fewer targets than groups; queries spread over groups."""
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import CudaBackend, _PackedJob, config
+
+    np_as_cp = SimpleNamespace(partition=np.partition, flatnonzero=np.flatnonzero,
+                               arange=np.arange, int64=np.int64, asnumpy=np.asarray)
+    fake = SimpleNamespace(_cp=np_as_cp)
+    fake._select = lambda res, n, top_k, ids=None: CudaBackend._select(fake, res, n, top_k, ids)
+    fake._candidate_ids = lambda scores, n, top_k: CudaBackend._candidate_ids(fake, scores, n,
+                                                                               top_k)
+    rng = np.random.default_rng(11)
+    T = 64                                   # the model's threads (the kernel has 1024)
+    for n in (5, 40, T, 3 * T + 7, 40 * T + 3):
+        for top_k in (1, 3, 10):
+            if top_k >= n:
+                continue
+            cap = config.select_cap(top_k)
+            rows = [rng.integers(0, hi, n) for hi in (3, 50, 10 ** 6)]
+            rows.append(np.zeros(n, np.int64))                        # every target tied
+            rows.append(np.repeat(rng.integers(0, 40, -(-n // T)), T)[:n])  # tied maxima
+            S = np.stack(rows).astype(np.int32)
+            counts, hits = top_select(S, top_k, cap, T, rng)
+            groups = [[0, 3], [1, 2, 4]]     # two query groups: rows in group order
+            order = [qi for sub in groups for qi in sub]
+            G = len(groups)
+            host = np.concatenate([np.zeros(G, np.int32), hits[order].ravel(),
+                                   counts[order]]).tobytes()
+            runs = [(S[sub].ravel(), None, None) for sub in groups]
+            job = _PackedJob([np.ones(3, np.uint8)] * len(rows), SimpleNamespace(n=n), {},
+                             groups, None, [], runs=runs,
+                             cut=(host, None, SimpleNamespace(synchronize=lambda: None), cap))
+            out = CudaBackend._packed_finish(fake, job, top_k)
+            for r, c in zip(S, out):
+                kth = np.sort(r)[::-1][top_k - 1]
+                want = np.flatnonzero(r >= kth)
+                assert c.ids.tolist() == want.tolist(), (n, top_k)
+                assert c.scores.tolist() == r[want].tolist() and c.saturated == 0
+            assert counts.max() > cap or n <= cap    # the all-tied row took the other path

@@ -94,6 +94,26 @@ class ChunkedTargets:
 
 
 @dataclass
+class _PackedJob:
+    """A packed batch queued on one device (CudaBackend._packed_start): its query groups
+    (indices into qs), the main stream, the uploaded profiles (with their pinned sources,
+    kept until the results are read), per group the stream, ``(launch, passes)``, the
+    device results and the passes queued so far; ``cut`` once the top-k cut is queued."""
+
+    qs: list
+    handle: object
+    tables: dict
+    groups: list
+    main: object
+    plans: list
+    streams: list = field(default_factory=list)
+    launchers: list = field(default_factory=list)
+    runs: list = field(default_factory=list)
+    queued: list = field(default_factory=list)
+    cut: object = None
+
+
+@dataclass
 class _Part:
     device: int
     backend: object
@@ -409,7 +429,7 @@ class CudaBackend:
             names = tuple(config.pair_kernel_name(r, v) for v in config.PAIR_VARIANTS
                           for r in config.PAIR_REGS)
             names += tuple(config.pack_kernel_name(r) for r in config.PAIR_REGS)
-            self._pair_module = get_module(_FILE, names + ("rowsq2_stream",),
+            self._pair_module = get_module(_FILE, names + ("rowsq2_stream", "top_select"),
                                            (f"R2_BLOCK={self._block2}",))
             self._pair_kernels = {}
         return _function(self._pair_module, self._pair_kernels, name, smem)
@@ -506,6 +526,15 @@ class CudaBackend:
         """The launches of :meth:`_row_passes` on the current stream: (scores, flagged,
         count of flagged) on the device. ``buffer`` picks the boundary-row buffer, so runs
         on different streams at once keep their passes apart."""
+        launch, run = self._passes(name, prof, info, handle, tables, slots, buffer)
+        for p in range(len(prof)):
+            launch(p)
+        return run
+
+    def _passes(self, name, prof, info, handle, tables, slots, buffer=0):
+        """:meth:`_launch_passes` in two parts: the result buffers, zeroed on the current
+        stream, and ``launch(p)``, which queues pass p on the current stream (passes in
+        order). Returns (launch, (scores, flagged, count of flagged))."""
         cp = self._cp
         n = handle.n
         passes = len(prof)
@@ -534,18 +563,21 @@ class CudaBackend:
         smem = prof.shape[1] * 4
         k = self._pair_kernel(name, smem)
         prof_at, prof_step = prof.data.ptr, prof.strides[0]
-        for p in range(passes):
+        head = (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng))
+        tail = (np.int32(tables["kp"]),)
+        rest = (np.uint32(tables["neg_ge"]), np.uint32(tables["bvec"]),
+                np.uint32(tables["neg_go_int"]), np.uint32(1), np.int32(tables["go"]),
+                np.int32(tables["threshold"]), np.int32(n), scores, flagged, nflagged, boundary)
+
+        def launch(p):
             lanes = () if info is None else (np.uint64(info.data.ptr + p * info.strides[0]),)
             k((grid,), (config.BLOCK,),
-              (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng),
-               np.uint64(base + 4 * (2 * size + 1 + p)), np.uint64(prof_at + p * prof_step),
-               *lanes, np.int32(tables["kp"]), np.int32(p == 0),
-               np.int32(p + 1 == passes), np.uint32(tables["neg_ge"]),
-               np.uint32(tables["bvec"]), np.uint32(tables["neg_go_int"]), np.uint32(1),
-               np.int32(tables["go"]), np.int32(tables["threshold"]), np.int32(n), scores,
-               flagged, nflagged, boundary),
+              (*head, np.uint64(base + 4 * (2 * size + 1 + p)),
+               np.uint64(prof_at + p * prof_step), *lanes, *tail, np.int32(p == 0),
+               np.int32(p + 1 == passes), *rest),
               shared_mem=smem)
-        return scores, flagged, nflagged
+
+        return launch, (scores, flagged, nflagged)
 
     def _rescore_flagged(self, run, qs, handle, tables, slots):
         """Rescore in 32 bits the entries a run of :meth:`_launch_passes` flagged: (the
@@ -585,8 +617,16 @@ class CudaBackend:
         if not isinstance(handle, DeviceTargets):
             raise TypeError("search_packed needs a resident single-device handle")
         qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
-        got = self._scan_packed_device(qs, handle, scoring)
-        n = handle.n
+        job = self._packed_start(qs, handle, scoring)
+        if job is None:
+            return self._cut([self._scan_device(q, handle, scoring) for q in qs], handle.n,
+                             top_k)
+        self._packed_launch(job)
+        self._packed_cut(job, top_k)
+        return self._packed_finish(job, top_k)
+
+    def _cut(self, got, n, top_k):
+        """Candidates of each query from its device results (None: an empty query)."""
         if top_k is None or top_k >= n or any(res is None for res in got):
             return [_empty(n, False) if res is None else self._select(res, n, top_k)
                     for res in got]
@@ -668,16 +708,26 @@ class CudaBackend:
 
     def _scan_packed_device(self, qs, handle, scoring):
         """Device results (scores view, None, None, saturated) or None per query."""
+        job = self._packed_start(qs, handle, scoring)
+        if job is None:
+            return [self._scan_device(q, handle, scoring) for q in qs]
+        self._packed_launch(job)
+        return self._packed_results(job)
+
+    def _packed_start(self, qs, handle, scoring):
+        """A packed batch on the current device, up to its first launch: the profiles
+        uploaded and every group's result buffers zeroed. Returns a :class:`_PackedJob`
+        (:meth:`_packed_launch` queues its passes), or None where the batch does not run
+        packed (no 16-bit table, no residues, every query empty)."""
         cp = self._cp
         if cp.cuda.runtime.getDevice() != handle.device:
             raise ValueError("scan must run on the device the targets were prepared on")
         for q in qs:
             self._check_query(q, handle, scoring)
-        n = handle.n
         lengths = [len(q) for q in qs]
-        tables = self._tables(handle, scoring) if n and handle.residues else None
+        tables = self._tables(handle, scoring) if handle.n and handle.residues else None
         if tables is None or not any(lengths) or tables["s16"] is None:
-            return [self._scan_device(q, handle, scoring) for q in qs]
+            return None
         groups = self._chain_groups(lengths, handle, tables["kp"])
         self._pair_stream(handle)   # built (once) before any group's stream reads it
         # every profile is uploaded on the calling thread's stream before any launch:
@@ -698,22 +748,109 @@ class CudaBackend:
             plans.append((R, dev[:prof.size].reshape(prof.shape),
                           dev[prof.size:].view(cp.int32).reshape(info.shape), pinned))
         ready = main.record()
-        runs = []
+        job = _PackedJob(qs, handle, tables, groups, main, plans)
         for g, (sub, (R, prof, info, _)) in enumerate(zip(groups, plans)):
             stream = main if len(groups) == 1 else self._streams[g]
             stream.wait_event(ready)
             with stream:
-                runs.append(self._launch_passes(config.pack_kernel_name(R), prof, info, handle,
-                                                tables, len(sub), buffer=g))
-            if stream is not main:
-                main.wait_event(stream.record())
-        out = [None] * len(qs)
-        for sub, run in zip(groups, runs):
-            scores, counts = self._rescore_flagged(run, [qs[i] for i in sub], handle, tables,
-                                                   len(sub))
+                launch, run = self._passes(config.pack_kernel_name(R), prof, info, handle,
+                                           tables, len(sub), buffer=g)
+            job.streams.append(stream)
+            job.launchers.append((launch, len(prof)))
+            job.runs.append(run)
+        job.queued = [0] * len(groups)
+        return job
+
+    def _packed_launch(self, job, stop=None):
+        """Queue every group's passes up to pass ``stop`` (None: all that are left) on its
+        stream; the main stream waits for a group once its last pass is queued."""
+        for g, ((launch, passes), stream) in enumerate(zip(job.launchers, job.streams)):
+            end = passes if stop is None else min(stop, passes)
+            if job.queued[g] >= end:
+                continue
+            with stream:
+                for p in range(job.queued[g], end):
+                    launch(p)
+            job.queued[g] = end
+            if end == passes and stream is not job.main:
+                job.main.wait_event(stream.record())
+
+    def _packed_results(self, job):
+        """Device results of a launched :class:`_PackedJob`, as :meth:`_scan_packed_device`
+        gives them (saturated entries rescored in 32 bits)."""
+        n = job.handle.n
+        out = [None] * len(job.qs)
+        for sub, run in zip(job.groups, job.runs):
+            scores, counts = self._rescore_flagged(run, [job.qs[i] for i in sub], job.handle,
+                                                   job.tables, len(sub))
             for j, qi in enumerate(sub):
-                if lengths[qi]:
+                if len(job.qs[qi]):
                     out[qi] = (scores[j * n:(j + 1) * n], None, None, counts[j])
+        return out
+
+    def _packed_cut(self, job, top_k):
+        """Queue the top-k cut of a launched job (kernel ``top_select``: per query, every
+        target scoring at least its k-th largest group maximum, at most
+        config.select_cap(top_k) of them) and one copy back of it with the groups'
+        saturation counts, on the main stream. Skipped (the cut then runs on the host after
+        the results, :meth:`_cut`) for top_k None or >= n, top_k above
+        config.SELECT_MAX_K, or an empty query."""
+        cp = self._cp
+        n = job.handle.n
+        if (top_k is None or not 1 <= top_k <= config.SELECT_MAX_K or top_k >= n
+                or not all(len(q) for q in job.qs)):
+            return
+        rows, cap, G = len(job.qs), config.select_cap(top_k), len(job.groups)
+        words = rows * (2 * cap + 1)     # (id, score) pairs [rows][cap], then counts [rows]
+        dev = cp.empty(words, dtype=cp.int32)
+        kern = self._pair_kernel("top_select", 0)
+        row = 0
+        for sub, (scores, _, _) in zip(job.groups, job.runs):
+            kern((len(sub),), (config.SELECT_THREADS,),
+                 (scores, np.int64(n), np.int32(top_k), np.int32(cap),
+                  np.uint64(dev.data.ptr + 4 * (2 * cap * rows + row)),
+                  np.uint64(dev.data.ptr + 8 * cap * row)))
+            row += len(sub)
+        host = cp.cuda.alloc_pinned_memory(4 * (G + words))
+        to_host = cp.cuda.runtime.memcpyDeviceToHost
+        for g, (_, _, nflagged) in enumerate(job.runs):
+            cp.cuda.runtime.memcpyAsync(host.ptr + 4 * g, nflagged.data.ptr, 4, to_host,
+                                        job.main.ptr)
+        cp.cuda.runtime.memcpyAsync(host.ptr + 4 * G, dev.data.ptr, 4 * words, to_host,
+                                    job.main.ptr)
+        job.cut = (host, dev, job.main.record(), cap)
+
+    def _packed_finish(self, job, top_k):
+        """Candidates per query of a launched job: from its queued cut where there is one
+        and nothing saturated, else by :meth:`_cut` on the rescored results. A query with
+        more than the cut's cap targets at or above its bound is cut on the device alone."""
+        n = job.handle.n
+        if job.cut is None:
+            return self._cut(self._packed_results(job), n, top_k)
+        host, _, done, cap = job.cut   # (the device buffer is kept until here)
+        done.synchronize()
+        rows, G = len(job.qs), len(job.groups)
+        flat = np.frombuffer(host, np.int32, G + rows * (2 * cap + 1))
+        if flat[:G].any():          # saturated entries: rescore them, then cut as usual
+            return self._cut(self._packed_results(job), n, top_k)
+        hits = flat[G:G + 2 * cap * rows].reshape(rows, cap, 2)
+        counts = flat[G + 2 * cap * rows:]
+        out = [None] * rows
+        row = 0
+        for sub, (scores, _, _) in zip(job.groups, job.runs):
+            for j, qi in enumerate(sub):
+                c = int(counts[row])
+                if c > cap:
+                    out[qi] = self._select((scores[j * n:(j + 1) * n], None, None, 0), n,
+                                           top_k)
+                else:
+                    ids, sc = hits[row, :c, 0], hits[row, :c, 1]
+                    kth = np.partition(sc, c - top_k)[c - top_k]
+                    keep = np.flatnonzero(sc >= kth)
+                    keep = keep[np.argsort(ids[keep], kind="stable")]
+                    out[qi] = Candidates(sc[keep].astype(np.int32), None, None, 0,
+                                         ids[keep].astype(np.int64))
+                row += 1
         return out
 
     def _chain_groups(self, lengths, handle, kp):
@@ -966,6 +1103,54 @@ class CudaBackend:
         return dev, stream.record()
 
     def _search_multi(self, qs, handle, scoring, algorithm, ends, top_k, method):
+        """search_batches over the devices of a MultiTargets handle: one packed batch per
+        device from the calling thread (:meth:`_search_multi_packed`) where every device
+        runs the queries as one, else one thread per device."""
+        if (config.PAIR_QUERIES and len(qs) >= 2 and not ends and method == "auto"
+                and algorithm == "local"
+                and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
+            one = [list(range(len(qs)))]
+            for part in handle.parts:
+                with self._cp.cuda.Device(part.device):
+                    if part.backend._pack_batches(qs, part.handle, scoring) != one:
+                        break
+            else:
+                return self._search_multi_packed(qs, handle, scoring, top_k)
+        return self._search_threads(qs, handle, scoring, algorithm, ends, top_k, method)
+
+    def _search_multi_packed(self, qs, handle, scoring, top_k):
+        """Every device's packed batch queued from this thread: each device's first passes
+        (profile upload, buffers, one launch per group) before any device's other passes,
+        then each device's top-k cut and copy back, then the results device by device. The
+        threads of :meth:`_search_threads` took turns under the GIL: their first launches
+        came 3-4 ms into a 4-GPU search and each device's cut took 3.4-5 ms where one
+        thread alone takes 1.2 (docs/gpu-notes.md, session 14)."""
+        cp = self._cp
+        jobs = []
+        for part in handle.parts:
+            with cp.cuda.Device(part.device):
+                job = part.backend._packed_start(qs, part.handle, scoring)
+                if job is not None:
+                    part.backend._packed_launch(job, 1)
+            jobs.append(job)
+        for part, job in zip(handle.parts, jobs):
+            if job is not None:
+                with cp.cuda.Device(part.device):
+                    part.backend._packed_launch(job)
+                    part.backend._packed_cut(job, top_k)
+        results = []
+        for part, job in zip(handle.parts, jobs):
+            with cp.cuda.Device(part.device):
+                if job is None:
+                    got = part.backend.search_batches(qs, part.handle, scoring, top_k=top_k)
+                else:
+                    got = part.backend._packed_finish(job, top_k)
+            for g in got:
+                g.ids = part.ids[g.ids]
+            results.append(got)
+        return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
+
+    def _search_threads(self, qs, handle, scoring, algorithm, ends, top_k, method):
         results = [None] * len(handle.parts)
         errors = []
 

@@ -126,6 +126,18 @@ PAIR_GROUP_MIN = 2048
 # Top-k selection of a packed batch (CudaBackend._select_many): targets per block whose
 # maxima bound the k-th best score from below.
 SELECT_BLOCK = 256
+# The same cut in one kernel (search.cu top_select, CudaBackend._packed_cut): one block of
+# SELECT_THREADS (= TOP_THREADS there) per query, each thread's strided targets a group,
+# for top_k up to SELECT_MAX_K; at most select_cap(top_k) candidates per query come back
+# in the one copy (a query with more, e.g. heavy ties at the bound, is cut on its own).
+SELECT_THREADS = 1024
+SELECT_MAX_K = 256
+
+
+def select_cap(top_k: int) -> int:
+    return max(64, 4 * top_k)
+
+
 PAIR_GUIDE = 2
 PAIR_QUERIES = True
 # The search loop (CudaBackend.search_batches, resident handles, local scores) packs a

@@ -1321,3 +1321,54 @@ sw_rowsqb(const unsigned char* __restrict__ stream, const long long* __restrict_
                           last, neg_ge, bvec, neg_go_int, one, go, threshold, n, scores, flagged,
                           nflagged, boundary);
 }
+
+// Top-k cut of a packed batch's scores, one block of TOP_THREADS per query row (scores of
+// `rows` rows of n targets, row r at scores + r * n).  Thread t takes the targets t,
+// t + TOP_THREADS, ...: their maximum is a lower bound of the k-th best score once k of
+// these disjoint groups are counted, so the k-th largest group maximum L (k <=
+// TOP_THREADS; found by a bitonic sort in shared memory) leaves every target scoring at
+// least the k-th best among those scoring >= L.  Those are appended as (id, score) to
+// hits[r * cap ...] in no order, and counts[r] is how many there were: above cap the host
+// cuts that row itself.  Rows with fewer than k targets get L = TOP_NONE (all of them).
+#define TOP_THREADS 1024
+#define TOP_NONE (-2147483647 - 1)
+__global__ void __launch_bounds__(TOP_THREADS)
+top_select(const int* __restrict__ scores, long long n, int k, int cap,
+           int* __restrict__ counts, int2* __restrict__ hits)
+{
+    __shared__ int top[TOP_THREADS];
+    __shared__ int found;
+    const int t = threadIdx.x;
+    const int* s = scores + (long long)blockIdx.x * n;
+    int best = TOP_NONE;
+    long long i = t;
+    for (; i + 3 * TOP_THREADS < n; i += 4 * TOP_THREADS)
+        best = max(max(max(best, s[i]), s[i + TOP_THREADS]),
+                   max(s[i + 2 * TOP_THREADS], s[i + 3 * TOP_THREADS]));
+    for (; i < n; i += TOP_THREADS) best = max(best, s[i]);
+    top[t] = best;
+    if (t == 0) found = 0;
+    __syncthreads();
+    // bitonic sort, largest first
+    for (int size = 2; size <= TOP_THREADS; size <<= 1) {
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            const int j = t ^ stride;
+            if (j > t) {
+                const int a = top[t], b = top[j];
+                if (((t & size) == 0) ? a < b : a > b) { top[t] = b; top[j] = a; }
+            }
+            __syncthreads();
+        }
+    }
+    const int low = top[k - 1];
+    int2* out = hits + (long long)blockIdx.x * cap;
+    for (i = t; i < n; i += TOP_THREADS) {
+        const int v = s[i];
+        if (v >= low) {
+            const int at = atomicAdd(&found, 1);
+            if (at < cap) out[at] = make_int2((int)i, v);
+        }
+    }
+    __syncthreads();
+    if (t == 0) counts[blockIdx.x] = found;
+}
