@@ -492,9 +492,8 @@ def test_two_devices_identical(cuda, monkeypatch):
 
     monkeypatch.setattr(CudaBackend, "_search_threads", no_threads)
     rb = two.search_batches(batch, h2, s, top_k=7)
-    for a, b in zip(ra, rb):
+    for a, b in zip(ra, rb):   # (each device's candidates: those >= its own k-th best)
         np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
-        np.testing.assert_array_equal(np.sort(a.ids), np.sort(b.ids))
     # two devices, each streaming chunks
     both = CudaBackend(devices=(0, 1), max_resident=3000)
     c = both.scan(seqs[7], both.prepare(ts), s)

@@ -722,8 +722,7 @@ class CudaBackend:
         cp = self._cp
         if cp.cuda.runtime.getDevice() != handle.device:
             raise ValueError("scan must run on the device the targets were prepared on")
-        for q in qs:
-            self._check_query(q, handle, scoring)
+        self._check_query(max(qs, key=_top_code), handle, scoring)
         lengths = [len(q) for q in qs]
         tables = self._tables(handle, scoring) if handle.n and handle.residues else None
         if tables is None or not any(lengths) or tables["s16"] is None:
@@ -856,17 +855,23 @@ class CudaBackend:
     def _chain_groups(self, lengths, handle, kp):
         """config.chain_groups for this device and handle: at most one group per stream,
         and no more groups than boundary-row buffers (8 bytes per residue each, kept with
-        the handle) fit in the device memory left, less config.MEMORY_RESERVE."""
-        warps = self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
-        share = int(handle.lengths.max()) * warps / max(handle.residues, 1)
-        most = min(config.CHAIN_GROUPS, len(self._streams))
-        if most > 1:
-            st = handle.cache.get("rowsq2")
-            have = max(1, len(st["boundary"]) if st else 0)
-            if have < most:   # more buffers wanted than kept: as many as the memory left holds
-                spare = self._free_bytes() - config.MEMORY_RESERVE
-                most = min(most, have + max(0, spare // (8 * max(handle.residues, 1))))
-        return config.chain_groups(lengths, share, kp, _SMEM_LIMIT, most)
+        the handle) fit in the device memory left, less config.MEMORY_RESERVE (asked only
+        when more buffers are wanted than kept: the query costs a driver call)."""
+        share = handle.cache.get("chain_share")
+        if share is None:
+            warps = self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
+            share = int(handle.lengths.max()) * warps / max(handle.residues, 1)
+            handle.cache["chain_share"] = share
+        groups = config.chain_groups(lengths, share, kp, _SMEM_LIMIT,
+                                     min(config.CHAIN_GROUPS, len(self._streams)))
+        st = handle.cache.get("rowsq2")
+        have = max(1, len(st["boundary"]) if st else 0)
+        if len(groups) > have:   # more buffers wanted than kept: as many as the memory holds
+            spare = self._free_bytes() - config.MEMORY_RESERVE
+            fit = have + max(0, spare // (8 * max(handle.residues, 1)))
+            if fit < len(groups):
+                groups = config.chain_groups(lengths, share, kp, _SMEM_LIMIT, fit)
+        return groups
 
     def _free_bytes(self) -> int:
         """Device memory this process could still use: free on the device plus what
@@ -1464,6 +1469,10 @@ def _function(module, cache, name, smem):
     if smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < smem:
         k.max_dynamic_shared_size_bytes = smem
     return k
+
+
+def _top_code(q) -> int:
+    return int(q.max()) if len(q) else -1
 
 
 def _pack2(v: int) -> int:
