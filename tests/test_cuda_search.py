@@ -482,7 +482,7 @@ def test_two_devices_identical(cuda, monkeypatch):
     for a, b in zip(ra, rb):
         np.testing.assert_array_equal(_topk(a, 6), _topk(b, 6))
     # equal-length queries: one packed batch per device, queued from the calling thread
-    batch = [rng.integers(0, 20, 300).astype(np.uint8) for _ in range(6)]
+    batch = [rng.integers(0, 20, 256).astype(np.uint8) for _ in range(8)]   # fill 1.0
     near = seqs[40][:150]
     batch[2][:len(near)] = near
     ra = one.search_batches(batch, h1, s, top_k=7)
