@@ -490,8 +490,9 @@ def test_two_devices_identical(cuda, monkeypatch):
     def no_threads(*args, **kwargs):
         raise AssertionError("the packed batch went through the per-device threads")
 
-    monkeypatch.setattr(CudaBackend, "_search_threads", no_threads)
-    rb = two.search_batches(batch, h2, s, top_k=7)
+    with monkeypatch.context() as patched:
+        patched.setattr(CudaBackend, "_search_threads", no_threads)
+        rb = two.search_batches(batch, h2, s, top_k=7)
     for a, b in zip(ra, rb):   # (each device's candidates: those >= its own k-th best)
         np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
     # two devices, each streaming chunks
