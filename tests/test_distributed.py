@@ -247,6 +247,30 @@ def test_cluster_search_with_evalues_equals_one_process(data, client):
     assert sum(len(h) for h in got) < 6 * len(queries)   # the cut removed some
 
 
+def test_back_to_back_searches_recompute_and_release(data, client):
+    """A given client keeps its last search's futures (released once the next search has
+    gone out, so no release message holds that submission back) under fresh keys, so a
+    repeated search is computed again, not served from the held results; an owned client
+    (workers=) holds nothing."""
+    from warpalign import distributed as dist
+
+    queries, path = data
+    want = search_one(queries, path, BLOSUM62, top_k=5, backend="cpu")
+    keys = []
+    for _ in range(3):
+        assert_same(search(queries, path, BLOSUM62, client=client, shards=2, top_k=5,
+                           backend="cpu"), want)
+        held = dist._held[id(client)]
+        assert len(held) == 2 and all(f.status == "finished" for f in held)
+        keys.append({f.key for f in held})
+    assert not keys[0] & keys[1] and not keys[1] & keys[2]
+    deadline = time.monotonic() + TIMEOUT           # releases go out asynchronously
+    while (keys[0] | keys[1]) & set(client.who_has()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stored = set(client.who_has())
+    assert keys[2] <= stored and not (keys[0] | keys[1]) & stored
+
+
 def test_warp_method_on_cpu_workers_is_refused(data, client):
     queries, path = data
     with pytest.raises(ValueError, match="CUDA backend only"):

@@ -31,6 +31,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -190,7 +191,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
         info = connection.info          # one round trip to the scheduler per search
         plan = shard_plan(db, shards or len(info["workers"]))
         results = _run(dask_client, info, plan, db, names, codes, scoring, top_k, mode,
-                       algorithm, backend, method)
+                       algorithm, backend, method, hold=connection.lasting)
     if mode == "full":
         # Trace only the merged top-k (see the module docstring), checked against the scan.
         results = [_top_hits(h.query_name, q, ScoreBatch(h.scores, h.query_ends,
@@ -254,6 +255,11 @@ class _connect:
         self._owned: list = []
         self.info: dict = {}     # the scheduler's view of its workers, fetched on entry
 
+    @property
+    def lasting(self) -> bool:
+        """Whether the client outlives this call (given, or the default client)."""
+        return not self._owned
+
     def __enter__(self):
         try:
             from distributed import Client, get_client
@@ -290,26 +296,49 @@ class _connect:
         return False
 
 
-def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, backend,
-         method):
-    from dask.base import tokenize
+#: The futures of a long-lived client's last search, by id(client): released once its next
+#: search's tasks have gone out. A client sends its messages to the scheduler in batches
+#: at most every 10 ms, so releases sent at the end of a search held back the next
+#: search's submission by up to 10 ms (docs/distributed.md, "Scaling").
+_held: dict[int, list] = {}
+_held_lock = threading.Lock()
 
+
+def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, backend,
+         method, *, hold=False):
+    """Submit one task per shard (in one message) and gather them. ``hold``: the client
+    outlives this search, so its futures are released when its next search has gone out
+    (see :data:`_held`) instead of now."""
     path = os.fspath(db.path)
     fingerprint = _fingerprint(db)
     scan_mode = "end" if mode == "full" else mode
     workers = info["workers"].values()
     gpu_everywhere = bool(workers) and all(w.get("resources", {}).get("GPU") for w in workers)
     resources = {"GPU": 1} if gpu_everywhere and backend != "cpu" else None
-    token = tokenize(path, fingerprint, names, codes, scoring, top_k, scan_mode, algorithm,
-                     backend, method)
-    futures = [client.submit(_search_shard, path, fingerprint, shard, names, codes, scoring,
-                             top_k, scan_mode, algorithm, backend, method,
-                             key=f"warpalign-shard-{shard.index}-{token}",
-                             resources=resources)
-               for shard in plan]
+    # a fresh key per search: a held result of an identical earlier search is never reused
+    token = uuid.uuid4().hex
+    n = len(plan)
+    futures = client.map(_search_shard, [path] * n, [fingerprint] * n, plan, [names] * n,
+                         [codes] * n, [scoring] * n, [top_k] * n, [scan_mode] * n,
+                         [algorithm] * n, [backend] * n, [method] * n,
+                         key=[f"warpalign-shard-{shard.index}-{token}" for shard in plan],
+                         resources=resources)
+    with _held_lock:
+        earlier = _held.pop(id(client), [])
+    for future in earlier:
+        future.release()
     try:
         parts = client.gather(futures)
-    finally:
+    except BaseException:
+        for future in futures:
+            future.release()
+        raise
+    if hold:
+        with _held_lock:
+            for key in [k for k, held in _held.items() if held and held[0].client.status == "closed"]:
+                del _held[key]
+            _held[id(client)] = futures
+    else:
         for future in futures:
             future.release()
     done = sorted(report.shard for _, report in parts)
