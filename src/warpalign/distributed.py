@@ -335,7 +335,9 @@ def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, 
         raise
     if hold:
         with _held_lock:
-            for key in [k for k, held in _held.items() if held and held[0].client.status == "closed"]:
+            closed = [k for k, held in _held.items()
+                      if held and held[0].client.status == "closed"]
+            for key in closed:        # (a closed client's futures are gone with it)
                 del _held[key]
             _held[id(client)] = futures
     else:
