@@ -638,22 +638,6 @@ __device__ __forceinline__ void ww_dna_step(const unsigned (&sel)[R], const unsi
     if (R & 1) best = __vmaxs2(best, Ho[R - 1]);
 }
 
-// ww_dna's packed column bytes: each loaded straight into a 32-bit register (a C byte
-// load is widened by a LOP3 on the ALU pipe), the pointer advanced by an IMAD.WIDE by
-// two * one (`one` is 1 at run time, so ptxas cannot turn it into LEAs on the ALU pipe).
-__device__ __forceinline__ unsigned ww_byte(const unsigned char* p) {
-    unsigned v;
-    asm("ld.global.nc.u8 %0, [%1];" : "=r"(v) : "l"(p));
-    return v;
-}
-
-__device__ __forceinline__ const unsigned char* ww_advance(const unsigned char* p, unsigned two,
-                                                           unsigned one) {
-    const unsigned char* q;
-    asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(q) : "r"(two), "r"(one), "l"(p));
-    return q;
-}
-
 // w[k] = the k-th 32-bit word from the one holding byte a (R/4 + 1 words cover bytes a ..
 // a + R - 1 at any alignment); the caller's buffer has 4 readable bytes past its end.
 template <int R>
@@ -756,12 +740,8 @@ ww_dna(const unsigned char* __restrict__ xcodes, const long long* __restrict__ x
         // (step B's row r needs only step A's row r)
         unsigned hdA = 0u, huA = 0u, huB = 0u;
         if (rd) { huA = ncols >= 1 ? bufh[1] : 0u; huB = ncols >= 2 ? bufh[2] : 0u; }
-        // the loop's own work off the ALU pipe (SASS: IADD3 and ISETP left of 6 ALU ops)
-        const unsigned char* next = yp + 2;
-        const unsigned two = one + one;
-        for (int s = 0; s < steps; s = (int)pr_mad1((unsigned)s, one, 2u)) {
-            const unsigned n0 = ww_byte(next), n1 = ww_byte(next + 1);
-            next = ww_advance(next, two, one);
+        for (int s = 0; s < steps; s += 2) {
+            const unsigned n0 = yp[s + 2], n1 = yp[s + 3];
             ww_dna_step<R>(sel, HA, HB, hdA, huA, *reinterpret_cast<const uint2*>(tab + c0),
                            bvec, one, neg_bias, best);
             ww_dna_step<R>(sel, HB, HA, huA, huB, *reinterpret_cast<const uint2*>(tab + c1),
