@@ -722,7 +722,8 @@ class CudaBackend:
         cp = self._cp
         if cp.cuda.runtime.getDevice() != handle.device:
             raise ValueError("scan must run on the device the targets were prepared on")
-        self._check_query(max(qs, key=_top_code), handle, scoring)
+        if qs:
+            self._check_query(max(qs, key=_top_code), handle, scoring)
         lengths = [len(q) for q in qs]
         tables = self._tables(handle, scoring) if handle.n and handle.residues else None
         if tables is None or not any(lengths) or tables["s16"] is None:
