@@ -803,6 +803,13 @@ def test_top_select_kernel_matches_its_model(cuda):
                     assert sorted(map(tuple, got[r, :c])) == sorted(map(tuple, want_hits[r, :c]))
 
 
+def test_packed_search_of_no_queries(cuda):
+    be = _pair_backend(cuda)
+    s = Scoring(**BLOSUM62)
+    h = be.prepare(TargetSet.from_list([np.arange(20, dtype=np.uint8)] * 5))
+    assert be.search_packed([], h, s, top_k=3) == [] and be.scan_packed([], h, s) == []
+
+
 def test_packed_search_all_targets_tied(cuda):
     """Every target scoring the same: more candidates than the packed cut brings back, so
     each query is cut on its own; the hits equal a one-query-at-a-time search."""
