@@ -627,6 +627,8 @@ class CudaBackend:
 
     def _cut(self, got, n, top_k):
         """Candidates of each query from its device results (None: an empty query)."""
+        if not got:
+            return []
         if top_k is None or top_k >= n or any(res is None for res in got):
             return [_empty(n, False) if res is None else self._select(res, n, top_k)
                     for res in got]
