@@ -495,6 +495,23 @@ def test_two_devices_identical(cuda, monkeypatch):
         rb = two.search_batches(batch, h2, s, top_k=7)
     for a, b in zip(ra, rb):   # (each device's candidates: those >= its own k-th best)
         np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
+    # the second device failing after the first one launched: the error comes through once
+    # the first device's kernels are done, and the next search is exact again
+    started = []
+    packed_start = CudaBackend._packed_start
+
+    def second_fails(self, *args):
+        if started:
+            raise RuntimeError("the second device fails")
+        started.append(True)
+        return packed_start(self, *args)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(CudaBackend, "_packed_start", second_fails)
+        with pytest.raises(RuntimeError, match="second device"):
+            two.search_batches(batch, h2, s, top_k=7)
+    for a, b in zip(ra, two.search_batches(batch, h2, s, top_k=7)):
+        np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
     # two devices, each streaming chunks
     both = CudaBackend(devices=(0, 1), max_resident=3000)
     c = both.scan(seqs[7], both.prepare(ts), s)

@@ -1135,17 +1135,25 @@ class CudaBackend:
         thread alone takes 1.2 (docs/gpu-notes.md, session 14)."""
         cp = self._cp
         jobs = []
-        for part in handle.parts:
-            with cp.cuda.Device(part.device):
-                job = part.backend._packed_start(qs, part.handle, scoring)
-                if job is not None:
-                    part.backend._packed_launch(job, 1)
-            jobs.append(job)
-        for part, job in zip(handle.parts, jobs):
-            if job is not None:
+        try:
+            for part in handle.parts:
                 with cp.cuda.Device(part.device):
-                    part.backend._packed_launch(job)
-                    part.backend._packed_cut(job, top_k)
+                    job = part.backend._packed_start(qs, part.handle, scoring)
+                    if job is not None:
+                        part.backend._packed_launch(job, 1)
+                jobs.append(job)
+            for part, job in zip(handle.parts, jobs):
+                if job is not None:
+                    with cp.cuda.Device(part.device):
+                        part.backend._packed_launch(job)
+                        part.backend._packed_cut(job, top_k)
+        except BaseException:
+            # devices already running keep their buffers until their kernels are done
+            for part, job in zip(handle.parts, jobs):
+                if job is not None:
+                    with cp.cuda.Device(part.device):
+                        cp.cuda.Device().synchronize()
+            raise
         results = []
         for part, job in zip(handle.parts, jobs):
             with cp.cuda.Device(part.device):
