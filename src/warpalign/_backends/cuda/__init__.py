@@ -724,8 +724,8 @@ class CudaBackend:
         cp = self._cp
         if cp.cuda.runtime.getDevice() != handle.device:
             raise ValueError("scan must run on the device the targets were prepared on")
-        if qs:
-            self._check_query(max(qs, key=_top_code), handle, scoring)
+        for q in qs:
+            self._check_query(q, handle, scoring)
         lengths = [len(q) for q in qs]
         tables = self._tables(handle, scoring) if handle.n and handle.residues else None
         if tables is None or not any(lengths) or tables["s16"] is None:
@@ -1480,10 +1480,6 @@ def _function(module, cache, name, smem):
     if smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < smem:
         k.max_dynamic_shared_size_bytes = smem
     return k
-
-
-def _top_code(q) -> int:
-    return int(q.max()) if len(q) else -1
 
 
 def _pack2(v: int) -> int:
