@@ -743,7 +743,7 @@ def test_packed_kernel_saturation_and_search(cuda, chains, monkeypatch):
     h = be.prepare(TargetSet.from_list(db))
     queries = [seqs[3], seqs[40][:50], seqs[77], seqs[120][5:400], np.zeros(0, np.uint8)]
     for k in (1, 10, 500):
-        for qset in (queries, queries[:4]):   # with an empty query; without: _select_many
+        for qset in (queries, queries[:4]):   # with an empty query: cut after the results
             a = be._search_each(qset, h, s, "local", False, k, "auto")   # one at a time
             b = be.search_packed(qset, h, s, top_k=k)
             for x, y in zip(a, b):

@@ -202,51 +202,75 @@ def test_split_targets_for_devices():
     assert [list(ids) for ids, _ in parts] == [[0, 6], [1, 2, 5], [3, 4, 7]]
 
 
-def test_packed_top_k_selection_by_block_maxima():
-    """CudaBackend._select_many with NumPy standing in for CuPy (no device needed): every
-    target scoring at least the k-th best, ids ascending, ties kept, for rows short enough
-    to partition whole and long enough for the block-maxima bound, with heavy ties."""
+def _cut_backend(threads, rng):
+    """A stand-in CudaBackend for its top-k cut, no device needed: NumPy for CuPy and
+    top_select's NumPy model (``threads`` groups) for the kernel."""
     from types import SimpleNamespace
 
-    from warpalign._backends.cuda import CudaBackend, config
+    from warpalign._backends.cuda import CudaBackend, _Cut, config
 
-    np_as_cp = SimpleNamespace(**{name: getattr(np, name) for name in (
-        "stack", "partition", "flatnonzero", "concatenate", "int64")}, asnumpy=np.asarray)
+    np_as_cp = SimpleNamespace(stack=np.stack, partition=np.partition,
+                               flatnonzero=np.flatnonzero, arange=np.arange, int64=np.int64,
+                               asnumpy=np.asarray)
     fake = SimpleNamespace(_cp=np_as_cp)
+    for name in ("_select", "_candidate_ids", "_read_cut", "_cut"):
+        setattr(fake, name, getattr(CudaBackend, name).__get__(fake))
+
+    def queue(blocks, n, top_k, flags=()):
+        S = np.concatenate([np.asarray(scores).reshape(r, n) for scores, r in blocks])
+        cap = config.select_cap(top_k)
+        counts, hits = top_select(S, top_k, cap, threads, rng)
+        host = np.concatenate([np.zeros(len(flags), np.int32), hits.ravel(), counts])
+        return _Cut(host.astype(np.int32).tobytes(), None,
+                    SimpleNamespace(synchronize=lambda: None), cap, len(S), len(flags))
+
+    fake._queue_cut = queue
+    return fake
+
+
+def test_top_k_cut_of_device_results():
+    """CudaBackend._cut (the cut after the results: a packed batch with saturated entries,
+    queries scanned one by one) on top_select's model: every target scoring at least the
+    k-th best, ids ascending, ties kept, each query's saturated count kept; empty queries
+    (None) give every target at 0; top_k above config.SELECT_MAX_K goes query by query."""
+    from warpalign._backends.cuda import config
+
     rng = np.random.default_rng(9)
-    B = config.SELECT_BLOCK
-    for n in (5, 40, 2 * B, 30 * B, 30 * B + 17, 200 * B + 3):
-        for top_k in (1, 3, 10):
+    fake = _cut_backend(64, rng)
+    for n in (5, 40, 64, 3 * 64 + 7, 40 * 64 + 3):
+        for top_k in (1, 3, 10, config.SELECT_MAX_K + 44):
             if top_k >= n:
                 continue
             rows = [rng.integers(0, hi, n).astype(np.int32) for hi in (3, 50, 10 ** 6)]
             rows.append(np.zeros(n, np.int32))                       # every target tied
             got = [(r, None, None, k) for k, r in enumerate(rows)]
-            out = CudaBackend._select_many(fake, got, n, top_k)
-            for r, c, (_, _, _, nsat) in zip(rows, out, got):
+            got.insert(2, None)                                      # an empty query
+            out = fake._cut(got, n, top_k)
+            assert len(out) == len(got)
+            assert out[2].ids.tolist() == list(range(n)) and not out[2].scores.any()
+            for res, c in zip(got, out):
+                if res is None:
+                    continue
+                r, nsat = res[0], res[3]
                 kth = np.sort(r)[::-1][top_k - 1]
                 want = np.flatnonzero(r >= kth)
                 assert c.ids.tolist() == want.tolist(), (n, top_k)
                 assert c.scores.tolist() == r[want].tolist() and c.saturated == nsat
+    assert fake._cut([None], 10, 3)[0].ids.tolist() == list(range(10))
 
 
 def test_packed_top_k_cut_from_the_kernel_output():
-    """CudaBackend._packed_finish on top_select's output (NumPy model above, NumPy standing
-    in for CuPy; no device needed): every target scoring at least the k-th best, ids
-    ascending, ties kept; rows past the cap (all tied) are cut on their own; rows whose
-    group maxima tie heavily; fewer targets than groups; queries spread over groups."""
+    """CudaBackend._packed_finish on top_select's output (NumPy model; no device needed):
+    every target scoring at least the k-th best, ids ascending, ties kept; rows past the
+    cap (all tied) are cut on their own; rows whose group maxima tie heavily; fewer
+    targets than groups; queries spread over groups, rows in group order."""
     from types import SimpleNamespace
 
-    from warpalign._backends.cuda import CudaBackend, _PackedJob, config
+    from warpalign._backends.cuda import CudaBackend, _Cut, _PackedJob, config
 
-    np_as_cp = SimpleNamespace(partition=np.partition, flatnonzero=np.flatnonzero,
-                               arange=np.arange, int64=np.int64, asnumpy=np.asarray)
-    fake = SimpleNamespace(_cp=np_as_cp)
-    fake._select = lambda res, n, top_k, ids=None: CudaBackend._select(fake, res, n, top_k, ids)
-    fake._candidate_ids = lambda scores, n, top_k: CudaBackend._candidate_ids(fake, scores, n,
-                                                                               top_k)
     rng = np.random.default_rng(11)
     T = 64                                   # the model's threads (the kernel has 1024)
+    fake = _cut_backend(T, rng)
     for n in (5, 40, T, 3 * T + 7, 40 * T + 3):
         for top_k in (1, 3, 10):
             if top_k >= n:
@@ -263,9 +287,9 @@ def test_packed_top_k_cut_from_the_kernel_output():
             host = np.concatenate([np.zeros(G, np.int32), hits[order].ravel(),
                                    counts[order]]).tobytes()
             runs = [(S[sub].ravel(), None, None) for sub in groups]
+            cut = _Cut(host, None, SimpleNamespace(synchronize=lambda: None), cap, len(S), G)
             job = _PackedJob([np.ones(3, np.uint8)] * len(rows), SimpleNamespace(n=n), {},
-                             groups, None, [], runs=runs,
-                             cut=(host, None, SimpleNamespace(synchronize=lambda: None), cap))
+                             groups, None, [], runs=runs, cut=cut)
             out = CudaBackend._packed_finish(fake, job, top_k)
             for r, c in zip(S, out):
                 kth = np.sort(r)[::-1][top_k - 1]

@@ -31,7 +31,7 @@ def wrap(name, tag):
         t0 = time.perf_counter(); r = orig(self, *a, **k)
         log.append((tag, cp.cuda.runtime.getDevice(), t0, time.perf_counter())); return r
     setattr(cb.CudaBackend, name, f)
-for name, tag in (("_launch_passes", "L"), ("_select_many", "M"), ("_chain_groups", "C"), ("_pack_batches", "B")):
+for name, tag in (("_launch_passes", "L"), ("_cut", "M"), ("_chain_groups", "C"), ("_pack_batches", "B")):
     wrap(name, tag)
 cb.CudaBackend.search_batches = sb
 cb.CudaBackend._rescore_flagged = rf

@@ -1,7 +1,8 @@
 """Issue 7 (session 14): one device's host work before its first pass launch in a packed
 search (shard 0 of the 4-GPU split on one GPU): the search is cut at `_launch_passes`
 and profiled over 100 calls (cProfile, cumulative), and the top-k selection
-(`_select_many`) timed alone. Prints only."""
+(`_cut`, the one-kernel cut since session 16; `_select_many` before) timed alone.
+Prints only."""
 import cProfile
 import pstats
 import time
@@ -52,7 +53,7 @@ cp.cuda.Device().synchronize()
 ts = []
 for _ in range(20):
     t0 = time.perf_counter()
-    be._select_many(got, h.n, 10)
+    be._cut(got, h.n, 10)
     ts.append(time.perf_counter() - t0)
-print(f"_select_many (20 queries, {h.n} targets): min {min(ts) * 1e3:.3f} ms, median "
+print(f"_cut (20 queries, {h.n} targets): min {min(ts) * 1e3:.3f} ms, median "
       f"{np.median(ts) * 1e3:.3f} ms")

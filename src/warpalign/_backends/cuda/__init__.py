@@ -98,7 +98,8 @@ class _PackedJob:
     """A packed batch queued on one device (CudaBackend._packed_start): its query groups
     (indices into qs), the main stream, the uploaded profiles (with their pinned sources,
     kept until the results are read), per group the stream, ``(launch, passes)``, the
-    device results and the passes queued so far; ``cut`` once the top-k cut is queued."""
+    device results and the passes queued so far; ``cut`` (a :class:`_Cut`) once the top-k
+    cut is queued."""
 
     qs: list
     handle: object
@@ -111,6 +112,29 @@ class _PackedJob:
     runs: list = field(default_factory=list)
     queued: list = field(default_factory=list)
     cut: object = None
+
+
+@dataclass
+class _Cut:
+    """A top-k cut queued on one device (CudaBackend._queue_cut): the pinned buffer its one
+    copy lands in (``flags`` saturation counts, then per row ``cap`` (id, score) pairs, then
+    per row the count of targets at or above the row's bound), the device buffer (kept
+    until read), the event of the copy, the cap and the rows."""
+
+    host: object
+    dev: object
+    done: object
+    cap: int
+    rows: int
+    flags: int
+
+    def arrays(self):
+        """Once the copy is done: (saturation counts, hits [rows, cap, 2], counts)."""
+        self.done.synchronize()
+        f, hit_words = self.flags, 2 * self.cap * self.rows
+        flat = np.frombuffer(self.host, np.int32, f + hit_words + self.rows)
+        return (flat[:f], flat[f:f + hit_words].reshape(self.rows, self.cap, 2),
+                flat[f + hit_words:])
 
 
 @dataclass
@@ -626,47 +650,73 @@ class CudaBackend:
         return self._packed_finish(job, top_k)
 
     def _cut(self, got, n, top_k):
-        """Candidates of each query from its device results (None: an empty query)."""
-        if not got:
-            return []
-        if top_k is None or top_k >= n or any(res is None for res in got):
+        """Candidates of each query from its device results (None: an empty query): one
+        ``top_select`` cut for the batch where top_k allows (see :meth:`_queue_cut`), else
+        query by query (:meth:`_select`)."""
+        live = [res for res in got if res is not None]
+        if not live or top_k is None or not 1 <= top_k <= config.SELECT_MAX_K or top_k >= n:
             return [_empty(n, False) if res is None else self._select(res, n, top_k)
                     for res in got]
-        return self._select_many(got, n, top_k)
+        rows = [res[0] for res in live]
+        cut = self._queue_cut([(self._cp.stack(rows), len(rows))], n, top_k)
+        picked = iter(self._read_cut(cut, rows, n, top_k, [res[3] for res in live]))
+        return [_empty(n, False) if res is None else next(picked) for res in got]
 
-    def _select_many(self, got, n, top_k):
-        """:meth:`_select` for a batch of queries in a few device calls: per query every
-        target scoring at least its k-th best score, ids ascending.
+    def _queue_cut(self, blocks, n, top_k, flags=()):
+        """Queue on the current stream the top-k cut of score rows and one copy of it to
+        pinned memory, led by the one-word device counters ``flags``. ``blocks``: (device
+        scores, rows) with row r of a block at scores[r * n:]; 1 <= top_k <=
+        config.SELECT_MAX_K.
 
-        The k-th best is found without partitioning whole rows (20 x 516 K scores on an
-        H200: 4.8 ms that way, 1.2 ms this way, docs/gpu-notes.md session 14): the scores
-        are cut into blocks of ``config.SELECT_BLOCK``; the
-        k-th largest block maximum L is at most the k-th best score (k blocks hold a score
-        >= L each), so the targets scoring >= L hold every answer. They are few; their
-        k-th best and the final cut are taken on the host."""
+        Kernel ``top_select``, one block of config.SELECT_THREADS per row: thread t's
+        targets t, t + SELECT_THREADS, ... form a group, and the k-th largest group maximum
+        bounds the k-th best score from below (k disjoint groups hold a score at least that
+        high each), so the targets at or above it, at most config.select_cap(top_k) of
+        them, hold every answer. Finding the k-th best by partitioning whole rows took 4.8
+        ms for 20 x 516 K scores on an H200 (docs/gpu-notes.md, sessions 14 and 15)."""
         cp = self._cp
-        S = cp.stack([res[0] for res in got])
-        B = config.SELECT_BLOCK
-        whole = n // B
-        if whole < 2 * top_k:            # few blocks: partition the rows themselves
-            low = cp.partition(S, n - top_k, axis=1)[:, n - top_k]
-        else:
-            tops = S[:, :whole * B].reshape(len(got), whole, B).max(axis=2)
-            if n > whole * B:
-                tops = cp.concatenate([tops, S[:, whole * B:].max(axis=1, keepdims=True)], 1)
-            low = cp.partition(tops, tops.shape[1] - top_k, axis=1)[:, tops.shape[1] - top_k]
-        flat = cp.flatnonzero(S >= low[:, None])            # row-major: rows, then ids
-        picked = cp.asnumpy(cp.stack([flat, S.ravel()[flat].astype(cp.int64)]))
-        rows, ids, scores = picked[0] // n, picked[0] % n, picked[1]
-        # the exact k-th best of each row among its candidates (each row has >= k)
-        order = np.lexsort((-scores, rows))
-        starts = np.searchsorted(rows, np.arange(len(got)))
-        kth = scores[order][starts + top_k - 1]
-        keep = scores >= kth[rows]
-        rows, ids, scores = rows[keep], ids[keep], scores[keep].astype(np.int32)
-        cut = np.searchsorted(rows, np.arange(len(got) + 1))
-        return [Candidates(scores[a:b], None, None, res[3], ids[a:b])
-                for res, a, b in zip(got, cut[:-1], cut[1:])]
+        rows = sum(r for _, r in blocks)
+        cap = config.select_cap(top_k)
+        words = rows * (2 * cap + 1)     # (id, score) pairs [rows][cap], then counts [rows]
+        dev = cp.empty(words, dtype=cp.int32)
+        kern = self._pair_kernel("top_select", 0)
+        row = 0
+        for scores, r in blocks:
+            kern((r,), (config.SELECT_THREADS,),
+                 (scores, np.int64(n), np.int32(top_k), np.int32(cap),
+                  np.uint64(dev.data.ptr + 4 * (2 * cap * rows + row)),
+                  np.uint64(dev.data.ptr + 8 * cap * row)))
+            row += r
+        stream = cp.cuda.get_current_stream()
+        host = cp.cuda.alloc_pinned_memory(4 * (len(flags) + words))
+        to_host = cp.cuda.runtime.memcpyDeviceToHost
+        for i, counter in enumerate(flags):
+            cp.cuda.runtime.memcpyAsync(host.ptr + 4 * i, counter.data.ptr, 4, to_host,
+                                        stream.ptr)
+        cp.cuda.runtime.memcpyAsync(host.ptr + 4 * len(flags), dev.data.ptr, 4 * words,
+                                    to_host, stream.ptr)
+        return _Cut(host, dev, stream.record(), cap, rows, len(flags))
+
+    def _read_cut(self, cut, row_scores, n, top_k, nsat):
+        """Candidates per row of a queued :class:`_Cut` (row r's device scores
+        ``row_scores[r]``, its saturated count ``nsat[r]``): every target scoring at least
+        the row's k-th best, ids ascending, the k-th best taken among the row's few
+        candidates on the host. A row with more than the cap at or above its bound (heavy
+        ties) is cut on the device alone."""
+        _, hits, counts = cut.arrays()
+        out = []
+        for r, (scores, sat) in enumerate(zip(row_scores, nsat)):
+            c = int(counts[r])
+            if c > cut.cap:
+                out.append(self._select((scores, None, None, sat), n, top_k))
+                continue
+            ids, sc = hits[r, :c, 0], hits[r, :c, 1]
+            kth = np.partition(sc, c - top_k)[c - top_k]
+            keep = np.flatnonzero(sc >= kth)
+            keep = keep[np.argsort(ids[keep], kind="stable")]
+            out.append(Candidates(sc[keep].astype(np.int32), None, None, sat,
+                                  ids[keep].astype(np.int64)))
+        return out
 
     @staticmethod
     def _pack_lanes(halves, R, passes):
@@ -791,68 +841,31 @@ class CudaBackend:
         return out
 
     def _packed_cut(self, job, top_k):
-        """Queue the top-k cut of a launched job (kernel ``top_select``: per query, every
-        target scoring at least its k-th largest group maximum, at most
-        config.select_cap(top_k) of them) and one copy back of it with the groups'
-        saturation counts, on the main stream. Skipped (the cut then runs on the host after
-        the results, :meth:`_cut`) for top_k None or >= n, top_k above
-        config.SELECT_MAX_K, or an empty query."""
-        cp = self._cp
+        """Queue the top-k cut of a launched job on its main stream (:meth:`_queue_cut`,
+        led by the groups' saturation counts). Skipped (the cut then follows the results,
+        :meth:`_cut`) for top_k None or >= n, top_k above config.SELECT_MAX_K, or an empty
+        query."""
         n = job.handle.n
         if (top_k is None or not 1 <= top_k <= config.SELECT_MAX_K or top_k >= n
                 or not all(len(q) for q in job.qs)):
             return
-        rows, cap, G = len(job.qs), config.select_cap(top_k), len(job.groups)
-        words = rows * (2 * cap + 1)     # (id, score) pairs [rows][cap], then counts [rows]
-        dev = cp.empty(words, dtype=cp.int32)
-        kern = self._pair_kernel("top_select", 0)
-        row = 0
-        for sub, (scores, _, _) in zip(job.groups, job.runs):
-            kern((len(sub),), (config.SELECT_THREADS,),
-                 (scores, np.int64(n), np.int32(top_k), np.int32(cap),
-                  np.uint64(dev.data.ptr + 4 * (2 * cap * rows + row)),
-                  np.uint64(dev.data.ptr + 8 * cap * row)))
-            row += len(sub)
-        host = cp.cuda.alloc_pinned_memory(4 * (G + words))
-        to_host = cp.cuda.runtime.memcpyDeviceToHost
-        for g, (_, _, nflagged) in enumerate(job.runs):
-            cp.cuda.runtime.memcpyAsync(host.ptr + 4 * g, nflagged.data.ptr, 4, to_host,
-                                        job.main.ptr)
-        cp.cuda.runtime.memcpyAsync(host.ptr + 4 * G, dev.data.ptr, 4 * words, to_host,
-                                    job.main.ptr)
-        job.cut = (host, dev, job.main.record(), cap)
+        with job.main:
+            job.cut = self._queue_cut([(run[0], len(sub)) for sub, run in zip(job.groups,
+                                                                              job.runs)],
+                                      n, top_k, flags=[run[2] for run in job.runs])
 
     def _packed_finish(self, job, top_k):
         """Candidates per query of a launched job: from its queued cut where there is one
-        and nothing saturated, else by :meth:`_cut` on the rescored results. A query with
-        more than the cut's cap targets at or above its bound is cut on the device alone."""
+        and nothing saturated, else by :meth:`_cut` on the rescored results."""
         n = job.handle.n
-        if job.cut is None:
+        if job.cut is None or job.cut.arrays()[0].any():
             return self._cut(self._packed_results(job), n, top_k)
-        host, _, done, cap = job.cut   # (the device buffer is kept until here)
-        done.synchronize()
-        rows, G = len(job.qs), len(job.groups)
-        flat = np.frombuffer(host, np.int32, G + rows * (2 * cap + 1))
-        if flat[:G].any():          # saturated entries: rescore them, then cut as usual
-            return self._cut(self._packed_results(job), n, top_k)
-        hits = flat[G:G + 2 * cap * rows].reshape(rows, cap, 2)
-        counts = flat[G + 2 * cap * rows:]
-        out = [None] * rows
-        row = 0
-        for sub, (scores, _, _) in zip(job.groups, job.runs):
-            for j, qi in enumerate(sub):
-                c = int(counts[row])
-                if c > cap:
-                    out[qi] = self._select((scores[j * n:(j + 1) * n], None, None, 0), n,
-                                           top_k)
-                else:
-                    ids, sc = hits[row, :c, 0], hits[row, :c, 1]
-                    kth = np.partition(sc, c - top_k)[c - top_k]
-                    keep = np.flatnonzero(sc >= kth)
-                    keep = keep[np.argsort(ids[keep], kind="stable")]
-                    out[qi] = Candidates(sc[keep].astype(np.int32), None, None, 0,
-                                         ids[keep].astype(np.int64))
-                row += 1
+        order = [qi for sub in job.groups for qi in sub]
+        views = [run[0][j * n:(j + 1) * n] for sub, run in zip(job.groups, job.runs)
+                 for j in range(len(sub))]
+        out = [None] * len(job.qs)
+        for qi, c in zip(order, self._read_cut(job.cut, views, n, top_k, [0] * len(order))):
+            out[qi] = c
         return out
 
     def _chain_groups(self, lengths, handle, kp):

@@ -123,13 +123,11 @@ def rows_kernel_name(R: int) -> str:
 # search_paired / scan_packed / search_packed use these kernels whatever the flag.
 PAIR_REGS = tuple(range(4, 29))
 PAIR_GROUP_MIN = 2048
-# Top-k selection of a packed batch (CudaBackend._select_many): targets per block whose
-# maxima bound the k-th best score from below.
-SELECT_BLOCK = 256
-# The same cut in one kernel (search.cu top_select, CudaBackend._packed_cut): one block of
-# SELECT_THREADS (= TOP_THREADS there) per query, each thread's strided targets a group,
-# for top_k up to SELECT_MAX_K; at most select_cap(top_k) candidates per query come back
-# in the one copy (a query with more, e.g. heavy ties at the bound, is cut on its own).
+# The top-k cut of a batch of queries in one kernel (search.cu top_select,
+# CudaBackend._queue_cut): one block of SELECT_THREADS (= TOP_THREADS there) per query,
+# each thread's strided targets a group, for top_k up to SELECT_MAX_K (above it, query by
+# query); at most select_cap(top_k) candidates per query come back in the one copy (a
+# query with more, e.g. heavy ties at the bound, is cut on its own).
 SELECT_THREADS = 1024
 SELECT_MAX_K = 256
 
