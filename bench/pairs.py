@@ -133,6 +133,10 @@ def main(argv=None) -> int:
             variants += [(f"bitsliced-32-{tr}", partial(gpu.score_bitsliced, transpose=tr))
                          for tr in gpu.BS_TRANSPOSES]
             variants.append(("wordwise-r16", partial(gpu.score_wordwise, rows=16)))
+            variants.append(("wordwise-noprefetch", partial(gpu.score_wordwise,
+                                                            prefetch=False)))
+            variants += [(f"bitsliced-32-pf{k}", partial(gpu.score_bitsliced, prefetch=k))
+                         for k in (0, 1, 3)]
             unknown = set(args.variants) - {name for name, _ in variants}
             if unknown:
                 p.error(f"unknown variants {sorted(unknown)}; "

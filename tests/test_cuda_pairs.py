@@ -218,9 +218,15 @@ VARIANTS = [("wordwise", {"rows": 32}), ("wordwise", {"rows": 16}),
             ("bitsliced", {"cols": 2, "transpose": "ballot"}),
             ("bitsliced", {"cols": 4, "transpose": "ballot"}),
             ("bitsliced", {"cols": 2, "transpose": "swap"}),   # paper 000's Table I transpose
-            ("bitsliced", {"cols": 4, "transpose": "swap"})]
+            ("bitsliced", {"cols": 4, "transpose": "swap"}),
+            # column loads: ww_dna without its L2 prefetch; bs_swa loading where used (0),
+            # one iteration ahead (1), and that with the L2 prefetch (3) at both C
+            ("wordwise", {"rows": 32, "prefetch": False}),
+            ("bitsliced", {"cols": 2, "prefetch": 0}), ("bitsliced", {"cols": 4, "prefetch": 0}),
+            ("bitsliced", {"cols": 2, "prefetch": 3}), ("bitsliced", {"cols": 4, "prefetch": 1})]
 VARIANT_IDS = ["ww-r32", "ww-r16", "ww-r32-s2", "ww-r16-s2", "bs-c2-ballot", "bs-c4-ballot",
-               "bs-c2-swap", "bs-c4-swap"]
+               "bs-c2-swap", "bs-c4-swap", "ww-r32-nopf", "bs-c2-pf0", "bs-c4-pf0", "bs-c2-pf3",
+               "bs-c4-pf1"]
 
 
 # the bitsliced circuits take linear gaps only: no (bitsliced, affine) case
@@ -254,6 +260,16 @@ def test_kernel_variants(variant, scoring):
     bad = np.flatnonzero(scores != want)
     assert bad.size == 0, (f"{bad.size} mismatches, e.g. pair {bad[0]} {lengths[bad[0]]}: "
                            f"gpu {scores[bad[0]]} cpu {want[bad[0]]}")
+
+
+def test_kernel_variant_choices_are_checked():
+    from warpalign._backends.cuda import pairs as gpu
+    from warpalign.pairs import _concat
+
+    xc, xo = _concat([PAPER.alphabet.encode("ACGT" * 10)])
+    for kwargs, word in (({"prefetch": 2}, "prefetch"), ({"cols": 3}, "cols")):
+        with pytest.raises(ValueError, match=word):
+            gpu.score_bitsliced(xc, xo, xc, xo, PAPER, "local", **kwargs)
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)

@@ -651,7 +651,7 @@ __device__ __forceinline__ void ww_words(const unsigned char* __restrict__ x, lo
 }
 
 // ypk / ypoff: ww_ypack's columns.  Other arguments as ww_kernel (local, linear, DNA).
-template <int R, bool BANDED>
+template <int R, bool BANDED, bool PF>
 __global__ void __launch_bounds__(256, 2)
 ww_dna(const unsigned char* __restrict__ xcodes, const long long* __restrict__ xoff,
        const long long* __restrict__ yoff, const unsigned char* __restrict__ ypk,
@@ -741,7 +741,18 @@ ww_dna(const unsigned char* __restrict__ xcodes, const long long* __restrict__ x
         unsigned hdA = 0u, huA = 0u, huB = 0u;
         if (rd) { huA = ncols >= 1 ? bufh[1] : 0u; huB = ncols >= 2 ? bufh[2] : 0u; }
         for (int s = 0; s < steps; s += 2) {
-            const unsigned n0 = yp[s + 2], n1 = yp[s + 3];
+            // the next iteration's column bytes; PF: also an L2 prefetch 1,024 bytes (512
+            // iterations) ahead. Without it the column loads that miss L2 held the loop
+            // back (n >= 4,096 on an H100: 1.2% slower; docs/gpu-notes.md, session 16)
+            unsigned n0, n1;
+            if (PF) {
+                n0 = __ldg(yp + s + 2);
+                n1 = __ldg(yp + s + 3);
+                asm volatile("prefetch.global.L2 [%0+1024];" :: "l"(yp + s));
+            } else {
+                n0 = yp[s + 2];
+                n1 = yp[s + 3];
+            }
             ww_dna_step<R>(sel, HA, HB, hdA, huA, *reinterpret_cast<const uint2*>(tab + c0),
                            bvec, one, neg_bias, best);
             ww_dna_step<R>(sel, HB, HA, huA, huB, *reinterpret_cast<const uint2*>(tab + c1),
@@ -878,7 +889,7 @@ __device__ __forceinline__ void bs_step(const unsigned (&X)[R][3], const unsigne
 // bound: per group (ncols + 2) * S words (band buffer).  result: (groups, S).
 // C: columns per iteration (even: the register sets alternate HA -> HB -> ... -> HA).
 // BANDED: some group has more rows than one band (32 R); else no band-buffer code.
-template <int S, int R, int C, int C1, int C2, int GAP, bool BANDED>
+template <int S, int R, int C, int C1, int C2, int GAP, bool BANDED, int PF>
 __global__ void __launch_bounds__(128)
 bs_swa(const uint4* __restrict__ xp, const long long* __restrict__ xoff, const int* __restrict__ gm,
         const uint4* __restrict__ yp, const long long* __restrict__ yoff, const int* __restrict__ gn,
@@ -921,11 +932,31 @@ bs_swa(const uint4* __restrict__ xp, const long long* __restrict__ xoff, const i
             for (int k = 0; k < C; ++k) hu[k][b] = (rd && n >= k + 1) ? buf[(k + 1) * S + b] : 0u;
         }
         const int steps = (n + C * 31 + C - 1) / C * C;
+        // PF & 1: the next iteration's columns are loaded at the top of this one, into
+        // registers (loaded where used, the loop waited for them: 6% slower at n = 1,024
+        // on an H100); PF & 2: also an L2 prefetch 8 iterations ahead (pays where the
+        // columns exceed L2; docs/gpu-notes.md, session 16)
+        uint4 yn[C];
+        if (PF & 1) {
+#pragma unroll
+            for (int k = 0; k < C; ++k) yn[k] = (k - C * t >= 0 && k - C * t < n) ? yg[k - C * t] : ypad;
+        }
         for (int s = 0; s < steps; s += C) {
             const int j = s - C * t;          // this iteration's columns: j .. j + C - 1
             uint4 y[C];
+            if (PF & 1) {
 #pragma unroll
-            for (int k = 0; k < C; ++k) y[k] = (j + k >= 0 && j + k < n) ? yg[j + k] : ypad;
+                for (int k = 0; k < C; ++k) {
+                    y[k] = yn[k];
+                    const int c = j + C + k;
+                    yn[k] = (c >= 0 && c < n) ? yg[c] : ypad;
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < C; ++k) y[k] = (j + k >= 0 && j + k < n) ? yg[j + k] : ypad;
+            }
+            if ((PF & 2) && j + 8 * C >= 0 && j + 8 * C < n)
+                asm volatile("prefetch.global.L2 [%0];" :: "l"(yg + j + 8 * C));
             unsigned o[C][S];                 // each column's last row
 #pragma unroll
             for (int k = 0; k < C; k += 2) {

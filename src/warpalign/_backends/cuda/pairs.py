@@ -58,6 +58,16 @@ BS_COLS4_FROM = 4096
 #: path (any other scoring) uses 16 rows, one chain. ww_dna on an H200, 32,768 pairs,
 #: m = 128, n = 16,384, kernel time: R = 32: 8,182 GCUPS, R = 16: 7,729.
 WW_DNA_ROWS = {False: 32, True: 24}
+#: ww_dna's column bytes, loaded one iteration ahead, are also prefetched to L2 1,024
+#: bytes ahead (True). bs_swa's columns (BS_PREFETCH, by columns per iteration): 0 loaded
+#: where used, 1 loaded one iteration ahead into registers, 3 that and an L2 prefetch 8
+#: iterations ahead. One H100, 32,768 pairs, m = 128, kernel GCUPS at n = 1,024 / 4,096 /
+#: 16,384 (bench/results/pairs_gpu.jsonl, session 16): ww_dna without / with the prefetch
+#: 7,590-7,672 / 7,895 / 7,921 and 7,691-7,843 / 7,960-7,986 / 8,022-8,024; bs_swa 0 / 1 /
+#: 3: 3,967-3,983 / 4,167-4,169 / 4,261 and 4,238-4,242 / 4,426-4,428 / 4,533 and 4,063 /
+#: 4,516-4,517 / 4,623-4,624 (C = 2 below BS_COLS4_FROM, 4 from it).
+WW_DNA_PREFETCH = True
+BS_PREFETCH = {2: 1, 4: 3}
 #: Bitsliced W2B/B2W: "ballot" (bs_w2b: three __ballot_sync per position and warp;
 #: bs_b2w: a bit gather per pair) or "swap" (bs_w2b_swap / bs_b2w_swap: paper 000's
 #: Hacker's Delight 32x32 swap/copy transpose, Table I, in registers). Both stay
@@ -147,12 +157,13 @@ def _tiles(m: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
 
 def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
                    scoring, algorithm: str = "local", *, rows: int | None = None,
-                   split: int | None = None,
+                   split: int | None = None, prefetch: bool | None = None,
                    kernel_runs: int = 1) -> tuple[np.ndarray, np.ndarray, dict]:
     """Scores of pairs (x_i, y_i) on the GPU, one pair per 16- or 32-bit DPX lane.
 
     ``rows`` / ``split``: rows per lane and virtual lanes per thread of the DNA path
-    (defaults :data:`WW_DNA_ROWS`, :data:`WW_SPLIT`; for measurements and tests).
+    (defaults :data:`WW_DNA_ROWS`, :data:`WW_SPLIT`; for measurements and tests);
+    ``prefetch``: ww_dna's L2 prefetch of its columns (default :data:`WW_DNA_PREFETCH`).
     ``kernel_runs`` (benchmarks): launch each DP kernel that many times back to back;
     the result is the same and ``swa`` is the mean time per run, i.e. the kernel with
     the GPU already busy rather than just after the host-to-device copy.
@@ -228,7 +239,9 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
                 items = np.full(-(-order.size // per) * per, -1, dtype=np.int32)
                 items[:order.size] = order
                 if bits == 16 and dna and not affine:
-                    name = f"ww_dna<{rows}, {'true' if bands > 1 else 'false'}>"
+                    pf = WW_DNA_PREFETCH if prefetch is None else bool(prefetch)
+                    name = (f"ww_dna<{rows}, {'true' if bands > 1 else 'false'}, "
+                            f"{'true' if pf else 'false'}>")
                     names.append("ww_ypack")
                 else:
                     name = (f"ww_kernel<{bits}, {rows}, {'true' if affine else 'false'}, "
@@ -264,6 +277,7 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
             per_warp = 32 // g
             wmax = np.repeat(cols.reshape(-1, per_warp).max(axis=1), per_warp)
             sizes = (wmax + 4 * g + 4 + 3) // 4 * 4
+            sizes[-1] += 1024         # ww_dna's prefetch reads up to 1,024 bytes ahead
             ypoff = np.zeros(nall + 1, np.int64)
             np.cumsum(sizes, out=ypoff[1:])
             d_ypoff = cp.asarray(ypoff)
@@ -316,13 +330,14 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
 
 def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
                     scoring, algorithm: str = "local", *, cols: int | None = None,
-                    transpose: str | None = None,
+                    transpose: str | None = None, prefetch: int | None = None,
                     kernel_runs: int = 1) -> tuple[np.ndarray, np.ndarray, dict]:
     """Local scores of DNA pairs on the GPU by the bitsliced circuits (32 pairs per word).
 
     ``cols``: columns per iteration of bs_swa (2 or 4; default by :data:`BS_COLS4_FROM`).
     ``transpose``: W2B/B2W by ``"ballot"`` or ``"swap"`` (default :data:`BS_TRANSPOSE`).
     ``kernel_runs``: as :func:`score_wordwise` (bs_swa launched that many times).
+    ``prefetch``: bs_swa's column loads (default :data:`BS_PREFETCH` by ``cols``).
     """
     _check_runs(kernel_runs)
     transpose = BS_TRANSPOSE if transpose is None else transpose
@@ -384,8 +399,13 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
     if cols is None:
         cols = 4 if int(g_n.max()) >= BS_COLS4_FROM else 2
     cols = int(cols)
+    if cols not in BS_PREFETCH:
+        raise ValueError(f"cols must be one of {sorted(BS_PREFETCH)}, not {cols!r}")
     banded = "true" if int(bands.max()) > 1 else "false"
-    swa_name = f"bs_swa<{s}, {_BS_R}, {cols}, {c1}, {c2}, {gap}, {banded}>"
+    prefetch = BS_PREFETCH[cols] if prefetch is None else int(prefetch)
+    if prefetch not in (0, 1, 3):
+        raise ValueError(f"prefetch must be 0, 1 or 3, not {prefetch!r}")
+    swa_name = f"bs_swa<{s}, {_BS_R}, {cols}, {c1}, {c2}, {gap}, {banded}, {prefetch}>"
     if transpose == "swap":
         w2b_name, b2w_name = "bs_w2b_swap", f"bs_b2w_swap<{s}>"
     else:
