@@ -735,20 +735,23 @@ ww_dna(const unsigned char* __restrict__ xcodes, const long long* __restrict__ x
         const bool rd = BANDED && t == 0 && band > 0;
         const bool wr = BANDED && t == G - 1 && band < bands - 1;
         unsigned c0 = yp[0], c1 = yp[1];
+        const unsigned char* yq = yp;         // PF: this iteration's column bytes
         // lane t works on columns s - 2t and s + 1 - 2t: both inputs from the row above
         // come from lane t-1's previous iteration, so the two steps' row chains overlap
         // (step B's row r needs only step A's row r)
         unsigned hdA = 0u, huA = 0u, huB = 0u;
         if (rd) { huA = ncols >= 1 ? bufh[1] : 0u; huB = ncols >= 2 ? bufh[2] : 0u; }
         for (int s = 0; s < steps; s += 2) {
-            // the next iteration's column bytes; PF: also an L2 prefetch 1,024 bytes (512
-            // iterations) ahead. Without it the column loads that miss L2 held the loop
-            // back (n >= 4,096 on an H100: 1.2% slower; docs/gpu-notes.md, session 16)
+            // the next iteration's column bytes; PF: also an L2 prefetch 2,048 bytes (1,024
+            // iterations) ahead, addressed from a pointer of its own (no sign extension of
+            // s on the ALU pipe). Without it the column loads that miss L2 held the loop
+            // back (n = 16,384 on an H100: 1.9% slower; docs/gpu-notes.md, session 16)
             unsigned n0, n1;
             if (PF) {
-                n0 = __ldg(yp + s + 2);
-                n1 = __ldg(yp + s + 3);
-                asm volatile("prefetch.global.L2 [%0+1024];" :: "l"(yp + s));
+                n0 = __ldg(yq + 2);
+                n1 = __ldg(yq + 3);
+                asm volatile("prefetch.global.L2 [%0+2048];" :: "l"(yq));
+                yq += 2;
             } else {
                 n0 = yp[s + 2];
                 n1 = yp[s + 3];

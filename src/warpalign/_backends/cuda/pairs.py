@@ -277,7 +277,7 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
             per_warp = 32 // g
             wmax = np.repeat(cols.reshape(-1, per_warp).max(axis=1), per_warp)
             sizes = (wmax + 4 * g + 4 + 3) // 4 * 4
-            sizes[-1] += 1024         # ww_dna's prefetch reads up to 1,024 bytes ahead
+            sizes[-1] += 2048         # ww_dna's prefetch reads up to 2,048 bytes ahead
             ypoff = np.zeros(nall + 1, np.int64)
             np.cumsum(sizes, out=ypoff[1:])
             d_ypoff = cp.asarray(ypoff)
