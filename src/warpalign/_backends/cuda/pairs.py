@@ -24,13 +24,16 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
 Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack), ``w2b``, ``swa``,
 ``b2w``, ``g2h`` (scores back), by CUDA events around each step.
 
-Measured on one NVIDIA H200 (bench/results/pairs_gpu.jsonl; paper 000's setting: 32,768
-random DNA pairs, m = 128, n = 1,024 / 4,096 / 16,384, 2/-1/1), DP kernel: word-wise
-7,718-7,757 / 8,106-8,127 / 8,160-8,182 GCUPS (6,583-6,688 / 7,600-7,669 / 7,820-7,867
-with ``pack``), bitsliced 4,020 / 4,166 / 4,260 (C = 2, 4, 4); the kernels before
-(same run): 5,693 / 6,108 / 6,207 and 3,372 / 3,391 / 3,413 (paper 000: 2,197 on a GTX
-TITAN X). With the pageable host-to-GPU copy of the inputs the whole call is ~500-600 and
-~230-290 GCUPS.
+Measured (bench/results/pairs_gpu.jsonl; paper 000's setting: 32,768 random DNA pairs,
+m = 128, n = 1,024 / 2,048 / 4,096 / 8,192 / 16,384, 2/-1/1), DP kernel, session 16: on
+one NVIDIA H100 word-wise 7,867 / 7,984 / 8,006 / 8,039 / 8,073 GCUPS and bitsliced
+4,226 / 4,344 / 4,517 / 4,588 / 4,624; on one H200 7,641 / 7,977 / 7,997 / 8,043 / 8,078
+and 4,253 / 4,337 / 4,515 / 4,587 / 4,624 (paper 000: 2,197 on a GTX TITAN X). The
+kernels before their column prefetch (same runs): word-wise 7,469-7,752 / 7,822-7,860 /
+7,880-7,881 / 7,907-7,913 / 7,923-7,925, bitsliced 3,955-4,017 / 4,001-4,003 / 4,167-
+4,169 / 4,228-4,230 / 4,260-4,262; before the two-column loops (H200): 5,693 / - /
+6,108 / - / 6,207 and 3,372 / - / 3,391 / - / 3,413. With the pageable host-to-GPU copy
+of the inputs the whole call is ~500-600 and ~230-290 GCUPS.
 """
 
 from __future__ import annotations
@@ -58,14 +61,14 @@ BS_COLS4_FROM = 4096
 #: path (any other scoring) uses 16 rows, one chain. ww_dna on an H200, 32,768 pairs,
 #: m = 128, n = 16,384, kernel time: R = 32: 8,182 GCUPS, R = 16: 7,729.
 WW_DNA_ROWS = {False: 32, True: 24}
-#: ww_dna's column bytes, loaded one iteration ahead, are also prefetched to L2 1,024
+#: ww_dna's column bytes, loaded one iteration ahead, are also prefetched to L2 2,048
 #: bytes ahead (True). bs_swa's columns (BS_PREFETCH, by columns per iteration): 0 loaded
 #: where used, 1 loaded one iteration ahead into registers, 3 that and an L2 prefetch 8
-#: iterations ahead. One H100, 32,768 pairs, m = 128, kernel GCUPS at n = 1,024 / 4,096 /
-#: 16,384 (bench/results/pairs_gpu.jsonl, session 16): ww_dna without / with the prefetch
-#: 7,590-7,672 / 7,895 / 7,921 and 7,691-7,843 / 7,960-7,986 / 8,022-8,024; bs_swa 0 / 1 /
-#: 3: 3,967-3,983 / 4,167-4,169 / 4,261 and 4,238-4,242 / 4,426-4,428 / 4,533 and 4,063 /
-#: 4,516-4,517 / 4,623-4,624 (C = 2 below BS_COLS4_FROM, 4 from it).
+#: iterations ahead. Kernel GCUPS at n = 1,024 / 4,096 / 16,384, 32,768 pairs, m = 128,
+#: one H100, same runs (bench/results/pairs_gpu.jsonl, docs/gpu-notes.md session 16):
+#: ww_dna without / with the prefetch 7,752 / 7,881 / 7,923 and 7,867 / 8,006 / 8,073;
+#: bs_swa 0 / 1 / 3: 3,967-3,983 / 4,167-4,169 / 4,261 and 4,238-4,242 / 4,426-4,428 /
+#: 4,533 and 4,063 / 4,516-4,517 / 4,623-4,624 (C = 2 below BS_COLS4_FROM, 4 from it).
 WW_DNA_PREFETCH = True
 BS_PREFETCH = {2: 1, 4: 3}
 #: Bitsliced W2B/B2W: "ballot" (bs_w2b: three __ballot_sync per position and warp;
