@@ -73,6 +73,12 @@ class Candidates(ScoreBatch):
                           self.saturated)
 
 
+def _kernel_cut(top_k, n) -> bool:
+    """Whether CudaBackend._queue_cut takes this top-k over n targets (else _select, query
+    by query: all targets, or top_k above config.SELECT_MAX_K)."""
+    return top_k is not None and 1 <= top_k <= config.SELECT_MAX_K and top_k < n
+
+
 def _empty(n, ends):
     z = np.zeros(n, dtype=np.int32)
     return Candidates(z, z.copy() if ends else None, z.copy() if ends else None, 0,
@@ -654,7 +660,7 @@ class CudaBackend:
         ``top_select`` cut for the batch where top_k allows (see :meth:`_queue_cut`), else
         query by query (:meth:`_select`)."""
         live = [res for res in got if res is not None]
-        if not live or top_k is None or not 1 <= top_k <= config.SELECT_MAX_K or top_k >= n:
+        if not live or not _kernel_cut(top_k, n):
             return [_empty(n, False) if res is None else self._select(res, n, top_k)
                     for res in got]
         rows = [res[0] for res in live]
@@ -846,8 +852,7 @@ class CudaBackend:
         :meth:`_cut`) for top_k None or >= n, top_k above config.SELECT_MAX_K, or an empty
         query."""
         n = job.handle.n
-        if (top_k is None or not 1 <= top_k <= config.SELECT_MAX_K or top_k >= n
-                or not all(len(q) for q in job.qs)):
+        if not _kernel_cut(top_k, n) or not all(len(q) for q in job.qs):
             return
         with job.main:
             job.cut = self._queue_cut([(run[0], len(sub)) for sub, run in zip(job.groups,
