@@ -49,9 +49,7 @@ def same_vector(gpu, p, t, backward=False, **kw):
     p = np.frombuffer(p, np.uint8) if isinstance(p, bytes) else p
     t = np.frombuffer(t, np.uint8) if isinstance(t, bytes) else t
     exp = cpu.final_vector(p, 0, len(p), t, 0, len(t), backward)
-    fallbacks = gpu.STATS["cpu_fallbacks"]
-    got = gpu._final_vector(p, 0, len(p), t, 0, len(t), backward, **kw)
-    assert gpu.STATS["cpu_fallbacks"] == fallbacks, "the GPU pass timed out (CPU answer)"
+    got = gpu._final_vector(p, 0, len(p), t, 0, len(t), backward, **kw)   # a timeout raises
     assert got.dtype == np.uint64 and got.shape == exp.shape
     bad = np.flatnonzero(got != exp)
     assert bad.size == 0, f"words differ from {bad[:8]} (of {exp.size}), kw={kw}"
@@ -139,10 +137,8 @@ def test_full_lcs_identical_to_cpu(all_on_gpu, na, nb, sigma):
     a = rng.integers(0, sigma, na).astype(np.uint8).tobytes()
     b = rng.integers(0, sigma, nb).astype(np.uint8).tobytes()
     before = all_on_gpu.STATS["passes"]
-    fallbacks = all_on_gpu.STATS["cpu_fallbacks"]
     s_gpu = lcs(a, b, backend="cuda")
     assert all_on_gpu.STATS["passes"] > before        # the GPU really ran
-    assert all_on_gpu.STATS["cpu_fallbacks"] == fallbacks
     s_cpu = lcs(a, b, backend="cpu")
     assert s_gpu == s_cpu
     assert len(s_gpu) == lcs_length(a, b, backend="cpu")
@@ -162,7 +158,6 @@ def test_auto_uses_gpu_above_min_cells(gpu):
     before = gpu.STATS["passes"]
     assert lcs_length(a, b, backend="auto") == lcs_length(a, b, backend="cpu")
     assert gpu.STATS["passes"] == before + 1
-    assert gpu.STATS["cpu_fallbacks"] == 0
 
 
 def test_concurrent_passes(gpu):
@@ -180,4 +175,15 @@ def test_concurrent_passes(gpu):
         exp = cpu.final_vector(np.frombuffer(p, np.uint8), 0, len(p),
                                np.frombuffer(t, np.uint8), 0, len(t), False)
         assert np.array_equal(v, exp)
-    assert gpu.STATS["cpu_fallbacks"] == 0
+
+
+def test_a_stalled_band_raises(gpu):
+    """A band that waits past its bound for the band below fails the pass with
+    BackendError naming the kernel, never a silent CPU answer (a 1 ns bound)."""
+    from warpalign.errors import BackendError
+    rng = np.random.default_rng(13)
+    p, t = rand(rng, 300_000), rand(rng, 20_000)
+    with pytest.raises(BackendError, match="llcs_bands"):
+        gpu._final_vector(np.frombuffer(p, np.uint8), 0, len(p), np.frombuffer(t, np.uint8),
+                          0, len(t), False, timeout_s=1e-9)
+    same_vector(gpu, p, t)

@@ -378,3 +378,16 @@ def test_staged_through_align(gpu, monkeypatch):
     assert (got.score, got.query_start, got.query_end, got.target_start, got.target_end) == \
         (want.score, want.query_start, want.query_end, want.target_start, want.target_end)
     assert _rescored(got, a, b, AFFINE) == (got.score, got.query_end, got.target_end)
+
+
+def test_a_stalled_wait_raises(gpu):
+    """A warp that waits past its bound for the stripe above fails the pass with
+    BackendError naming the kernel (a 1 ns bound: every real wait exceeds it)."""
+    from warpalign.errors import BackendError
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 4, 20_000).astype(np.uint8)
+    pair = gpu.LongPair(a, related(rng, a), AFFINE)
+    pair.wait_timeout = 1e-9
+    with pytest.raises(BackendError, match="long_pass"):
+        pair.score_end(ALGORITHM_CODES["local"])
+    check(gpu, a[:5000], related(rng, a[:5000]), AFFINE, "local")   # the default bound

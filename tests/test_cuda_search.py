@@ -844,3 +844,20 @@ def test_packed_search_all_targets_tied(cuda):
             np.testing.assert_array_equal(_topk(x, k), _topk(y, k))
             np.testing.assert_array_equal(np.sort(x.ids), np.sort(y.ids))
             assert len(y.ids) == 3000
+
+
+def test_a_stalled_chained_wait_raises(cuda):
+    """A chained tile that waits past its bound for the tile before fails the search with
+    BackendError naming the kernel (a 1 ns bound: every real wait exceeds it); with the
+    default bound the same search is exact."""
+    from warpalign._backends.cuda import CudaBackend
+    from warpalign.errors import BackendError
+    s = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    rng = np.random.default_rng(21)
+    targets = [rng.integers(0, 20, 12_000).astype(np.uint8) for _ in range(6)]
+    query = rng.integers(0, 20, 700).astype(np.uint8)
+    stalled = CudaBackend(wait_timeout=1e-9)
+    handle = stalled.prepare(TargetSet.from_list(targets))
+    with pytest.raises(BackendError, match="chain"):
+        stalled.scan(query, handle, s, algorithm="local", ends=False)
+    _check(cuda, query, targets, s, ends=False)

@@ -130,7 +130,7 @@ def test_chain_groups_rule():
     (a group of one wastes half its rows); every index once, empty queries in group 0."""
     from types import SimpleNamespace
 
-    from warpalign._backends.cuda import CudaBackend, config
+    from warpalign._backends.cuda import CudaBackend, _Leases, config
 
     std = [144, 189, 222, 375, 464, 567, 657, 729, 850, 1000, 1500, 2005, 2504, 3005, 3564,
            4061, 4548, 4743, 5147, 5478]
@@ -163,8 +163,12 @@ def test_chain_groups_rule():
     assert len(CudaBackend._chain_groups(backend(4, 16 * residues), std, h, kp)) == 3
     assert len(CudaBackend._chain_groups(backend(4, 8 * residues), std, h, kp)) == 2
     assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 1
-    h.cache["rowsq2"] = {"boundary": {0: None, 1: None}}   # two buffers there already
+    kept = _Leases(lambda: None)
+    kept.give([object(), object()])                       # two idle buffers there already
+    h.cache["rowsq2"] = {"boundary": kept}
     assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 2
+    kept.take()                                           # one taken by a running search
+    assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 1
 
 
 def test_resident_budget_rule():

@@ -12,6 +12,7 @@ from .alphabet import Alphabet
 from .database import Database
 from .errors import (
                      AlphabetError,
+                     BackendError,
                      BackendUnavailable,
                      DatabaseError,
                      DeviceOutOfMemory,
@@ -28,7 +29,7 @@ from .search import search
 
 __version__ = "0.1.0"
 
-__all__ = ["Alignment", "Alphabet", "AlphabetError", "BackendUnavailable", "Database",
+__all__ = ["Alignment", "Alphabet", "AlphabetError", "BackendError", "BackendUnavailable", "Database",
            "DatabaseError", "DeviceOutOfMemory", "Hit", "Hits", "InputError", "NotComputed",
            "PairScores", "Scoring", "ScoringError", "__version__", "align", "lcs", "lcs_length", "locate", "score_pairs",
            "search"]

@@ -38,6 +38,10 @@ class BackendUnavailable(WarpalignError, RuntimeError):
     """The requested backend cannot run here (says why: library missing, no device, compile)."""
 
 
+class BackendError(WarpalignError, RuntimeError):
+    """A kernel failed while it ran (e.g. a bounded wait timed out); names the kernel."""
+
+
 class DeviceOutOfMemory(WarpalignError, MemoryError):
     """The device ran out of memory even after chunking."""
 

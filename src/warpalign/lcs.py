@@ -87,6 +87,8 @@ _CPU = _Engine("cpu", _cpu.final_vector)
 
 
 def _cuda_engine() -> _Engine:
+    from ._backends.cuda.loader import require_cupy
+    require_cupy("the CUDA LCS backend")   # CuPy missing or no device: says which
     try:
         mod = importlib.import_module("warpalign._backends.cuda.lcs")
     except ModuleNotFoundError as exc:
@@ -101,7 +103,7 @@ def _cuda_engine() -> _Engine:
 
 
 def _engine(backend: str) -> _Engine:
-    return _CPU if choose_backend(backend, _cuda_engine) == "cpu" else _cuda_engine()
+    return _CPU if choose_backend(backend, _cuda_engine, "lcs") == "cpu" else _cuda_engine()
 
 
 def _threads(threads: int | None) -> int:

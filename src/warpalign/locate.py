@@ -479,7 +479,7 @@ class _KernelScorer:
     def __init__(self, method: str, q: np.ndarray, scoring: Scoring, backend: str = "cpu"):
         self.method, self.q, self.scoring = method, q, scoring
         self.wide_rows = 0
-        self.backend = choose_backend(backend, _cuda_kernels_probe)
+        self.backend = choose_backend(backend, _cuda_kernels_probe, "locate")
         self._fn = score_end_method
         if self.backend == "cuda":
             from ._backends.cuda.scan import score_end_method_gpu

@@ -259,7 +259,7 @@ def resolve_backend(backend: str) -> str:
     def probe():
         from ._backends.cuda.pairs import check_device
         check_device()   # BackendUnavailable naming the reason: CuPy missing or no device
-    return choose_backend(backend, probe)
+    return choose_backend(backend, probe, "pairs")
 
 
 def _kernel(backend: str, method: str):

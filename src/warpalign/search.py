@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -20,6 +21,7 @@ METHODS = ("auto", "warp")   # "warp": paper 003's kernel, CUDA backend only
 
 # One resident copy of a database per backend object (the CUDA backend uploads it once).
 _handles: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_handles_lock = threading.Lock()
 
 
 def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
@@ -112,11 +114,20 @@ def _as_database(database: Any, scoring: Scoring) -> Database:
 
 
 def _handle(engine, db: Database):
-    cache = _handles.setdefault(engine, weakref.WeakKeyDictionary())
-    handle = cache.get(db)
+    """The database resident for ``engine``, prepared once: threads that search one
+    database at once share one upload (each (engine, database) has a lock of its own, so
+    a long upload holds back no other database's searches)."""
+    with _handles_lock:
+        cache = _handles.setdefault(engine, weakref.WeakKeyDictionary())
+        got = cache.get(db)
+        if got is None:
+            got = cache[db] = [threading.Lock(), None]
+    lock, handle = got
     if handle is None:
-        handle = engine.prepare(db.targets)
-        cache[db] = handle
+        with lock:
+            if got[1] is None:
+                got[1] = engine.prepare(db.targets)
+            handle = got[1]
     return handle
 
 

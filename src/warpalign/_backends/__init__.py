@@ -118,12 +118,15 @@ def cpu_name() -> str:
     return platform.processor() or "cpu"
 
 
-def choose_backend(name: str, probe_cuda: Callable[[], object]) -> str:
+def choose_backend(name: str, probe_cuda: Callable[[], object], job: str = "search") -> str:
     """Resolve "auto" | "cpu" | "cuda" to "cpu" or "cuda" for one job.
 
     ``probe_cuda()`` raises :class:`BackendUnavailable` (saying why) when the job's CUDA
-    kernels cannot run here. "auto" takes ``WARPALIGN_BACKEND`` when set, else CUDA when
-    the probe passes, else the CPU; an explicit "cuda" that cannot run raises.
+    kernels cannot run here; its outcome is kept per ``job`` for the life of the process,
+    so a failing device or compile is tried once. "auto" takes ``WARPALIGN_BACKEND`` when
+    set, else CUDA when the probe passes, else the CPU, with one ``RuntimeWarning`` per job
+    giving the reason (none when CuPy is not installed: then there is no GPU to use); an
+    explicit "cuda" that cannot run raises.
     """
     check_choice("backend", name, BACKENDS)
     if name == "auto":
@@ -131,17 +134,51 @@ def choose_backend(name: str, probe_cuda: Callable[[], object]) -> str:
         if forced:
             name = check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:])
         else:
-            try:
-                probe_cuda()
-            except BackendUnavailable:
-                return "cpu"
-            return "cuda"
+            reason = _probe(job, probe_cuda)
+            if reason is None:
+                return "cuda"
+            _warn_once(job, reason)
+            return "cpu"
     if name == "cuda":
-        probe_cuda()
+        reason = _probe(job, probe_cuda)
+        if reason is not None:
+            raise BackendUnavailable(str(reason)) from reason
     return name
 
 
+_probes: dict[str, BackendUnavailable | None] = {}
+_warned: set[str] = set()
+_probe_lock = threading.Lock()
+
+
+def _probe(job: str, probe_cuda: Callable[[], object]) -> BackendUnavailable | None:
+    """None when the job's CUDA kernels run here, else the error saying why (kept)."""
+    with _probe_lock:
+        if job in _probes:
+            return _probes[job]
+    try:
+        probe_cuda()
+        outcome = None
+    except BackendUnavailable as exc:
+        outcome = exc
+    with _probe_lock:
+        return _probes.setdefault(job, outcome)
+
+
+def _warn_once(job: str, reason: BackendUnavailable) -> None:
+    if getattr(reason, "no_library", False):
+        return        # CuPy not installed: the CPU is the expected backend, nothing to say
+    with _probe_lock:
+        if job in _warned:
+            return
+        _warned.add(job)
+    import warnings
+    warnings.warn(f"warpalign {job}: the GPU cannot run ({reason}); running on the CPU",
+                  RuntimeWarning, stacklevel=4)
+
+
 _cache: dict[str, object] = {}
+_cache_lock = threading.Lock()
 
 
 def get_backend(name="auto"):
@@ -156,14 +193,15 @@ def get_backend(name="auto"):
 
 
 def _instance(name: str):
-    if name not in _cache:
-        if name == "cpu":
-            from .cpu import CpuBackend
-            _cache[name] = CpuBackend()
-        else:
-            from .cuda import CudaBackend  # raises BackendUnavailable with the reason
-            _cache[name] = CudaBackend()
-    return _cache[name]
+    with _cache_lock:
+        if name not in _cache:
+            if name == "cpu":
+                from .cpu import CpuBackend
+                _cache[name] = CpuBackend()
+            else:
+                from .cuda import CudaBackend  # raises BackendUnavailable with the reason
+                _cache[name] = CudaBackend()
+        return _cache[name]
 
 
 def readonly_key(arrays: Sequence[np.ndarray]) -> tuple | None:

@@ -17,6 +17,7 @@ reason: CuPy missing, no device, or the kernels failed to compile.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...errors import BackendError
 from .. import ALGORITHMS, ScoreBatch, TargetSet, check_choice
 from . import config
 from .config import KernelConfig
@@ -87,12 +89,12 @@ def _empty(n, ends):
 
 @dataclass
 class ChunkedTargets:
-    """Handle for targets larger than ``max_resident`` residues: kept on the host (pinned
-    double buffers) and uploaded chunk by chunk for every search."""
+    """Handle for targets larger than ``max_resident`` residues: kept on the host and
+    uploaded chunk by chunk for every search, through pinned double buffers of its own."""
 
     targets: TargetSet
     chunks: list
-    pinned: list
+    biggest: int         # residues of the largest chunk (each search's pinned buffers)
     n: int
     residues: int
     max_code: int
@@ -118,6 +120,7 @@ class _PackedJob:
     runs: list = field(default_factory=list)
     queued: list = field(default_factory=list)
     cut: object = None
+    leased: list = field(default_factory=list)   # boundary buffers, given back when done
 
 
 @dataclass
@@ -141,6 +144,31 @@ class _Cut:
         flat = np.frombuffer(self.host, np.int32, f + hit_words + self.rows)
         return (flat[:f], flat[f:f + hit_words].reshape(self.rows, self.cap, 2),
                 flat[f + hit_words:])
+
+
+class _Leases:
+    """Device buffers of one kind kept with a shared handle for reuse. A call takes its
+    own (a kept one, or a new one) and gives it back once its kernels are done, so calls
+    running at once never share one."""
+
+    def __init__(self, make):
+        self._make = make
+        self._free: list = []
+        self._lock = threading.Lock()
+
+    def idle(self) -> int:
+        with self._lock:
+            return len(self._free)
+
+    def take(self):
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+        return self._make()
+
+    def give(self, buffers) -> None:
+        with self._lock:
+            self._free.extend(buffers)
 
 
 @dataclass
@@ -214,11 +242,12 @@ class CudaBackend:
     def __init__(self, table: tuple[KernelConfig, ...] | None = None, streams: int = 4,
                  rows_min_len: int | None = config.ROWS_MIN_LEN, *,
                  devices: tuple[int, ...] | None = None, max_resident: int | None = None,
-                 block2: int = config.R2_BLOCK):
+                 block2: int = config.R2_BLOCK, wait_timeout: float = config.CHAIN_TIMEOUT_S):
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
         sets are streamed in chunks (default: what the device's free memory holds,
-        :meth:`resident_budget`)."""
+        :meth:`resident_budget`). ``wait_timeout``: seconds a tile of the chained kernel
+        waits for the tile before its own; past it the search raises BackendError."""
         cupy = require_cupy("CUDA backend")
         ndev = cupy.cuda.runtime.getDeviceCount()
         self._cp = cupy
@@ -230,6 +259,9 @@ class CudaBackend:
         if max_resident is not None and int(max_resident) < 1:
             raise ValueError(f"invalid max_resident: {max_resident!r}")
         self._max_resident = None if max_resident is None else int(max_resident)
+        if not wait_timeout > 0:
+            raise ValueError(f"invalid wait_timeout: {wait_timeout!r}; expected seconds > 0")
+        self._wait_timeout = float(wait_timeout)
         self._rows16 = _rows(table, 16)
         self._rows32 = _rows(table, 32)
         self._rows_min_len = rows_min_len
@@ -243,14 +275,41 @@ class CudaBackend:
             + ["sw_warp<true>", "sw_warp<false>"]))
         from .loader import get_module
         self._block2 = int(block2)   # threads per block of the two-row kernels (variant 3)
-        self._module = get_module(_FILE, self._names, (f"R2_BLOCK={self._block2}",))
+        self._module = get_module(_FILE, self._names, self._defines())
         dev = cupy.cuda.Device()
+        self._device_id = dev.id
         self.device_name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
         self._sms = dev.attributes["MultiProcessorCount"]
-        self._streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(max(1, streams))]
-        self._copy_stream = cupy.cuda.Stream(non_blocking=True)
         self.devices = self._devices
         self._kernels: dict[str, object] = {}
+        # Many threads may search through one backend and one handle at once: streams are
+        # per thread, the caches kept on the backend and its handles are built under this
+        # lock and never change once published (DESIGN.md, "Concurrency and inputs").
+        self._lock = threading.RLock()
+        self._local = threading.local()
+
+    def _defines(self) -> tuple[str, ...]:
+        return (f"R2_BLOCK={self._block2}",
+                f"CHAIN_TIMEOUT_NS={max(1, int(self._wait_timeout * 1e9))}ull")
+
+    @property
+    def _streams(self) -> list:
+        """The calling thread's streams on this backend's device (concurrent calls from
+        other threads queue on streams of their own)."""
+        got = getattr(self._local, "streams", None)
+        if got is None:
+            cp = self._cp
+            with cp.cuda.Device(self._device_id):
+                got = [cp.cuda.Stream(non_blocking=True) for _ in range(max(1, self._nstreams))]
+                self._local.copy = cp.cuda.Stream(non_blocking=True)
+            self._local.streams = got
+        return got
+
+    @property
+    def _copy_stream(self):
+        """The calling thread's stream for chunk uploads."""
+        self._streams
+        return self._local.copy
 
     # -- preparation ---------------------------------------------------------------------
     def prepare(self, targets: TargetSet):
@@ -283,13 +342,10 @@ class CudaBackend:
         offsets = np.asarray(targets.offsets, dtype=np.int64)
         chunks = list(TargetSet(targets.codes, offsets).chunks(size))
         biggest = max(int(offsets[b] - offsets[a]) for a, b in chunks)
-        cp = self._cp
-        pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(max(biggest, 1)), np.uint8,
-                                max(biggest, 1)) for _ in range(2)]
         codes = np.asarray(targets.codes, dtype=np.uint8)
         max_code = int(codes.max()) if len(codes) else -1
-        return ChunkedTargets(TargetSet(codes, offsets), chunks, pinned, len(offsets) - 1,
-                              int(offsets[-1]), max_code)
+        return ChunkedTargets(TargetSet(codes, offsets), chunks, max(biggest, 1),
+                              len(offsets) - 1, int(offsets[-1]), max_code)
 
     def _prepare_multi(self, targets):
         cp = self._cp
@@ -300,7 +356,7 @@ class CudaBackend:
             with cp.cuda.Device(dev):
                 be = CudaBackend(self._table, self._nstreams, self._rows_min_len,
                                  devices=(dev,), max_resident=self._max_resident,
-                                 block2=self._block2)
+                                 block2=self._block2, wait_timeout=self._wait_timeout)
                 parts.append(_Part(dev, be, be.prepare(ts), ids))
         max_code = int(codes.max()) if len(codes) else -1
         return MultiTargets(parts, len(offsets) - 1, int(offsets[-1]), max_code,
@@ -454,14 +510,15 @@ class CudaBackend:
 
     def _pair_kernel(self, name, smem):
         """Kernels of the two-query module (compiled on first use, all R at once)."""
-        if getattr(self, "_pair_module", None) is None:
-            from .loader import get_module
-            names = tuple(config.pair_kernel_name(r, v) for v in config.PAIR_VARIANTS
-                          for r in config.PAIR_REGS)
-            names += tuple(config.pack_kernel_name(r) for r in config.PAIR_REGS)
-            self._pair_module = get_module(_FILE, names + ("rowsq2_stream", "top_select"),
-                                           (f"R2_BLOCK={self._block2}",))
-            self._pair_kernels = {}
+        with self._lock:
+            if getattr(self, "_pair_module", None) is None:
+                from .loader import get_module
+                names = tuple(config.pair_kernel_name(r, v) for v in config.PAIR_VARIANTS
+                              for r in config.PAIR_REGS)
+                names += tuple(config.pack_kernel_name(r) for r in config.PAIR_REGS)
+                self._pair_kernels = {}
+                self._pair_module = get_module(_FILE, names + ("rowsq2_stream", "top_select"),
+                                               self._defines())
         return _function(self._pair_module, self._pair_kernels, name, smem)
 
     def _pair_stream(self, handle):
@@ -471,6 +528,13 @@ class CudaBackend:
         got = handle.cache.get("rowsq2")
         if got is not None:
             return got
+        with self._lock:
+            got = handle.cache.get("rowsq2")
+            if got is None:
+                got = handle.cache["rowsq2"] = self._build_pair_stream(handle)
+        return got
+
+    def _build_pair_stream(self, handle):
         cp = self._cp
         lengths = np.asarray(handle.lengths, dtype=np.int64)
         order = np.argsort(-lengths, kind="stable")
@@ -496,8 +560,10 @@ class CudaBackend:
                 (handle.codes, handle.offsets, d_ids, d_sstart, np.int32(len(order)), stream))
         got = {"stream": stream, "ids": d_ids, "gstart": cp.asarray(sstart[bounds]),
                "gfirst": cp.asarray(bounds.astype(np.int32)), "ngroups": len(bounds) - 1,
-               "total": total, "boundary": {}}
-        handle.cache["rowsq2"] = got
+               "total": total,
+               "boundary": _Leases(lambda: cp.empty(2 * max(total, 1), dtype=cp.uint32))}
+        # complete before any thread's stream reads it
+        cp.cuda.get_current_stream().synchronize()
         return got
 
     def _pair_profile(self, qa, qb, R, strips, tables):
@@ -549,32 +615,28 @@ class CudaBackend:
         the handle's target stream, then rescore in 32 bits the entries it flagged.
         Returns the device scores (``slots`` x n, slot i for qs[i]) and the rescored count
         per slot."""
-        run = self._launch_passes(name, prof, info, handle, tables, slots)
-        return self._rescore_flagged(run, qs, handle, tables, slots)
+        leases = self._pair_stream(handle)["boundary"]
+        boundary = leases.take() if len(prof) > 1 else None
+        try:
+            launch, run = self._passes(name, prof, info, handle, tables, slots, boundary)
+            for p in range(len(prof)):
+                launch(p)
+            return self._rescore_flagged(run, qs, handle, tables, slots)   # waits for them
+        finally:
+            if boundary is not None:
+                leases.give([boundary])
 
-    def _launch_passes(self, name, prof, info, handle, tables, slots, buffer=0):
-        """The launches of :meth:`_row_passes` on the current stream: (scores, flagged,
-        count of flagged) on the device. ``buffer`` picks the boundary-row buffer, so runs
-        on different streams at once keep their passes apart."""
-        launch, run = self._passes(name, prof, info, handle, tables, slots, buffer)
-        for p in range(len(prof)):
-            launch(p)
-        return run
-
-    def _passes(self, name, prof, info, handle, tables, slots, buffer=0):
-        """:meth:`_launch_passes` in two parts: the result buffers, zeroed on the current
-        stream, and ``launch(p)``, which queues pass p on the current stream (passes in
-        order). Returns (launch, (scores, flagged, count of flagged))."""
+    def _passes(self, name, prof, info, handle, tables, slots, boundary):
+        """The result buffers of a run of row passes, zeroed on the current stream, and
+        ``launch(p)``, which queues pass p on the current stream (passes in order).
+        ``boundary``: the boundary-row buffer the passes hand rows on through (the call's
+        own, see :class:`_Leases`), None for one pass. Returns (launch, (scores, flagged,
+        count of flagged))."""
         cp = self._cp
         n = handle.n
         passes = len(prof)
         st = self._pair_stream(handle)
-        if passes > 1:
-            boundary = st["boundary"].get(buffer)
-            if boundary is None:
-                boundary = st["boundary"][buffer] = cp.empty(2 * max(st["total"], 1),
-                                                             dtype=cp.uint32)
-        else:
+        if boundary is None:
             boundary = cp.empty(2, dtype=cp.uint32)
         # one buffer, two memsets: scores [slots * n] (zeroed), flagged [slots * n], the
         # flagged count [1] and a ticket per pass (zeroed); per pass the kernel gets raw
@@ -651,9 +713,30 @@ class CudaBackend:
         if job is None:
             return self._cut([self._scan_device(q, handle, scoring) for q in qs], handle.n,
                              top_k)
-        self._packed_launch(job)
-        self._packed_cut(job, top_k)
-        return self._packed_finish(job, top_k)
+        with self._packed_run([job]):
+            self._packed_launch(job)
+            self._packed_cut(job, top_k)
+            return self._packed_finish(job, top_k)
+
+    @contextlib.contextmanager
+    def _packed_run(self, jobs):
+        """Around the launches and the reading of the packed jobs in the list ``jobs``
+        (None where a device runs none; the list may grow inside the block): their leased
+        boundary buffers go back when the block ends, after every kernel of theirs is done
+        (the results were read; on an error the devices are waited for first)."""
+        try:
+            yield
+        except BaseException:
+            for job in jobs:
+                if job is not None:
+                    with self._cp.cuda.Device(job.handle.device):
+                        self._cp.cuda.Device().synchronize()
+            raise
+        finally:
+            for job in jobs:
+                if job is not None and job.leased:
+                    job.handle.cache["rowsq2"]["boundary"].give(job.leased)
+                    job.leased = []
 
     def _cut(self, got, n, top_k):
         """Candidates of each query from its device results (None: an empty query): one
@@ -769,8 +852,9 @@ class CudaBackend:
         job = self._packed_start(qs, handle, scoring)
         if job is None:
             return [self._scan_device(q, handle, scoring) for q in qs]
-        self._packed_launch(job)
-        return self._packed_results(job)
+        with self._packed_run([job]):
+            self._packed_launch(job)
+            return self._packed_results(job)
 
     def _packed_start(self, qs, handle, scoring):
         """A packed batch on the current device, up to its first launch: the profiles
@@ -807,12 +891,17 @@ class CudaBackend:
                           dev[prof.size:].view(cp.int32).reshape(info.shape), pinned))
         ready = main.record()
         job = _PackedJob(qs, handle, tables, groups, main, plans)
+        leases = handle.cache["rowsq2"]["boundary"]
         for g, (sub, (R, prof, info, _)) in enumerate(zip(groups, plans)):
             stream = main if len(groups) == 1 else self._streams[g]
             stream.wait_event(ready)
+            boundary = None
+            if len(prof) > 1:
+                boundary = leases.take()
+                job.leased.append(boundary)
             with stream:
                 launch, run = self._passes(config.pack_kernel_name(R), prof, info, handle,
-                                           tables, len(sub), buffer=g)
+                                           tables, len(sub), boundary)
             job.streams.append(stream)
             job.launchers.append((launch, len(prof)))
             job.runs.append(run)
@@ -886,7 +975,7 @@ class CudaBackend:
         groups = config.chain_groups(lengths, share, kp, _SMEM_LIMIT,
                                      min(config.CHAIN_GROUPS, len(self._streams)))
         st = handle.cache.get("rowsq2")
-        have = max(1, len(st["boundary"]) if st else 0)
+        have = max(1, st["boundary"].idle() if st else 0)
         if len(groups) > have:   # more buffers wanted than kept: as many as the memory holds
             spare = self._free_bytes() - config.MEMORY_RESERVE
             fit = have + max(0, spare // (8 * max(handle.residues, 1)))
@@ -1100,11 +1189,13 @@ class CudaBackend:
         parts = [[] for _ in qs]
         for q in qs:
             self._check_query(q, handle, scoring)
-        nxt = self._prepare_chunk(handle, 0, copy)
+        pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(handle.biggest), np.uint8,
+                                handle.biggest) for _ in range(2)]
+        nxt = self._prepare_chunk(handle, 0, copy, pinned[0])
         for c in range(len(handle.chunks)):
             cur, ready = nxt
-            if c + 1 < len(handle.chunks):
-                nxt = self._prepare_chunk(handle, c + 1, copy)   # overlaps this chunk's work
+            if c + 1 < len(handle.chunks):   # overlaps this chunk's work
+                nxt = self._prepare_chunk(handle, c + 1, copy, pinned[(c + 1) % 2])
             cp.cuda.get_current_stream().wait_event(ready)
             start = handle.chunks[c][0]
             # not packed: the packed kernel's stream and boundary buffers (9 bytes per
@@ -1117,11 +1208,10 @@ class CudaBackend:
             del cur
         return [Candidates.concat(p) for p in parts]
 
-    def _prepare_chunk(self, handle, c, stream):
+    def _prepare_chunk(self, handle, c, stream, pinned):
         start, stop = handle.chunks[c]
         off = handle.targets.offsets
         lo, hi = int(off[start]), int(off[stop])
-        pinned = handle.pinned[c % 2]
         np.copyto(pinned[:hi - lo], handle.targets.codes[lo:hi])
         ts = TargetSet(pinned[:hi - lo], off[start:stop + 1] - lo)
         with stream:
@@ -1152,8 +1242,9 @@ class CudaBackend:
         came 3-4 ms into a 4-GPU search and each device's cut took 3.4-5 ms where one
         thread alone takes 1.2 (docs/gpu-notes.md, session 14)."""
         cp = self._cp
-        jobs = []
-        try:
+        jobs: list = []
+        results = []
+        with self._packed_run(jobs):
             for part in handle.parts:
                 with cp.cuda.Device(part.device):
                     job = part.backend._packed_start(qs, part.handle, scoring)
@@ -1165,23 +1256,16 @@ class CudaBackend:
                     with cp.cuda.Device(part.device):
                         part.backend._packed_launch(job)
                         part.backend._packed_cut(job, top_k)
-        except BaseException:
-            # devices already running keep their buffers until their kernels are done
             for part, job in zip(handle.parts, jobs):
-                if job is not None:
-                    with cp.cuda.Device(part.device):
-                        cp.cuda.Device().synchronize()
-            raise
-        results = []
-        for part, job in zip(handle.parts, jobs):
-            with cp.cuda.Device(part.device):
-                if job is None:
-                    got = part.backend.search_batches(qs, part.handle, scoring, top_k=top_k)
-                else:
-                    got = part.backend._packed_finish(job, top_k)
-            for g in got:
-                g.ids = part.ids[g.ids]
-            results.append(got)
+                with cp.cuda.Device(part.device):
+                    if job is None:
+                        got = part.backend.search_batches(qs, part.handle, scoring,
+                                                          top_k=top_k)
+                    else:
+                        got = part.backend._packed_finish(job, top_k)
+                for g in got:
+                    g.ids = part.ids[g.ids]
+                results.append(got)
         return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
 
     def _search_threads(self, qs, handle, scoring, algorithm, ends, top_k, method):
@@ -1216,6 +1300,13 @@ class CudaBackend:
         got = handle.cache.get(key)
         if got is not None:
             return got
+        with self._lock:
+            got = handle.cache.get(key)
+            if got is None:
+                got = handle.cache[key] = self._build_tables(scoring)
+        return got
+
+    def _build_tables(self, scoring):
         cp = self._cp
         S = np.asarray(scoring.matrix, dtype=np.int64)
         K = S.shape[0]
@@ -1258,7 +1349,7 @@ class CudaBackend:
             out["neg_go_int"] = (-(go * 65537)) & 0xFFFFFFFF
         else:
             out["s16"] = None
-        handle.cache[key] = out
+        cp.cuda.get_current_stream().synchronize()   # uploaded before another thread reads
         return out
 
     def _kernel(self, name, smem):
@@ -1292,6 +1383,7 @@ class CudaBackend:
         m = len(q)
         mr = m + (m & 1)   # boundary slot length (two-row kernels store row pairs)
         keep = []          # boundary buffers stay alive until every stream has joined
+        chained = []       # (kernel, its failure word) of the chained launches
         main = cp.cuda.get_current_stream()
         ready = main.record()
         consts = (np.uint32(tables["neg_go"]), np.uint32(tables["neg_ge"]),
@@ -1307,9 +1399,11 @@ class CudaBackend:
                 s = self._streams[0]
                 bk = self._block(b.cfg)
                 grid = max(1, min(-(-b.count // (bk // 32)), self._sms * config.BLOCKS_PER_SM))
-                counters = cp.zeros(b.count + 1, dtype=cp.int32)
+                # progress per item, the ticket, then the failure word (search.cu chain_wait)
+                counters = cp.zeros(b.count + 2, dtype=cp.int32)
                 boundary = cp.empty(b.count * mr * 2, dtype=cp.uint32)
                 keep += [counters, boundary]
+                chained.append((config.kernel_name(b.cfg), counters[b.count + 1:]))
                 s.wait_event(main.record())   # after the counters' memset (queued on main)
                 with s:
                     self._kernel(config.kernel_name(b.cfg), smem)(
@@ -1335,6 +1429,11 @@ class CudaBackend:
         for s in self._streams:
             main.wait_event(s.record())
         main.synchronize()
+        for name, failed in chained:
+            if int(failed.get()[0]):
+                raise BackendError(f"search.cu {name}: a warp waited more than "
+                                   f"{self._wait_timeout} s for the tile before its own "
+                                   "(the GPU is stalled or shared with a kernel that holds it)")
         del keep
 
     def _run_rows(self, handle, q, tables, scores, flagged, nflagged):
@@ -1355,12 +1454,8 @@ class CudaBackend:
             row0 += 32 * R
         sizes = [p.size for p in profs]
         d_prof = cp.asarray(np.concatenate(profs))
-        boundary = handle.cache.get("rows_boundary")
-        if len(plan) > 1 and boundary is None:
-            boundary = cp.empty(2 * max(handle.residues, 1), dtype=cp.uint32)
-            handle.cache["rows_boundary"] = boundary
-        if boundary is None:
-            boundary = cp.empty(2, dtype=cp.uint32)
+        boundary = cp.empty(2 * max(handle.residues, 1) if len(plan) > 1 else 2,
+                            dtype=cp.uint32)
         tickets = cp.zeros(len(plan), dtype=cp.int32)
         npairs = handle.rows_pairs.size // 2
         grid = max(1, min(self._sms * config.BLOCKS_PER_SM, -(-npairs // (config.BLOCK // 32))))
@@ -1493,11 +1588,15 @@ def _function(module, cache, name, smem):
     shared memory (above 48 KB only by opting in)."""
     k = cache.get(name)
     if k is None:
-        k = module.get_function(name)
-        cache[name] = k
+        k = cache.setdefault(name, module.get_function(name))
     if smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < smem:
-        k.max_dynamic_shared_size_bytes = smem
+        with _FUNCTION_LOCK:   # raised only, so a concurrent launch never loses its room
+            if k.max_dynamic_shared_size_bytes < smem:
+                k.max_dynamic_shared_size_bytes = smem
     return k
+
+
+_FUNCTION_LOCK = threading.Lock()
 
 
 def _pack2(v: int) -> int:

@@ -158,6 +158,8 @@ PACK_SCORE_BYTES = 1 << 30
 CHAIN_SPEED = 1.4
 PASS_TAIL = 0.025
 CHAIN_GROUPS = 4
+# search.cu's CHAIN_TIMEOUT_NS: how long a chained tile waits for the tile before it
+CHAIN_TIMEOUT_S = 10
 MEMORY_RESERVE = 1 << 30   # device bytes a search leaves free when adding group buffers
 # Default residency (CudaBackend.resident_budget): a resident target set costs about
 # RESIDENT_BYTES per residue (codes, the packed kernel's target stream, one boundary-row

@@ -41,7 +41,7 @@ typedef unsigned short u16;
 #define LCS_RING 64          // chunks of 32 columns per band boundary
 #endif
 #ifndef LCS_TIMEOUT_NS
-#define LCS_TIMEOUT_NS 8000000000ull    // 8 s without progress: give up (host falls back)
+#define LCS_TIMEOUT_NS 10000000000ull   // 10 s without progress: give up (the host raises)
 #endif
 
 __device__ __forceinline__ u32 ld_acquire(const u32* p) {

@@ -36,12 +36,10 @@ import contextlib
 import math
 import threading
 import time
-import warnings
 
 import numpy as np
 
-from ...errors import BackendUnavailable
-from ..cpu import lcs as _cpu
+from ...errors import BackendError, BackendUnavailable
 from .loader import get_module, require_cupy
 
 cupy = require_cupy("CUDA LCS backend")
@@ -57,10 +55,11 @@ MIN_CELLS = 1 << 27
 _FILE = "lcs.cu"
 _KS = (1, 2, 4)
 _RING = 64                 # must match LCS_RING in lcs.cu
+TIMEOUT_S = 10             # a band waits this long for the band below it, then the pass fails
 _SAFETY = 0.9              # fraction of the GPU's block slots a launch budget may use
 _MAX_BLOCKS_PER_SM = 32    # one warp per block, 64 registers: 32 blocks fill an SM
 
-STATS = {"passes": 0, "launches": 0, "cpu_fallbacks": 0, "h2d_s": 0.0, "kernel_s": 0.0,
+STATS = {"passes": 0, "launches": 0, "h2d_s": 0.0, "kernel_s": 0.0,
          "d2h_s": 0.0, "cells": 0}
 _stats_lock = threading.Lock()
 _local = threading.local()
@@ -140,16 +139,17 @@ class _Device:
         self.lock = threading.Lock()
         self.kernels = {}
 
-    def kernel(self, k: int, smem: int):
+    def kernel(self, k: int, smem: int, timeout_s: float = TIMEOUT_S):
         with self.lock:
-            fn = self.kernels.get(k)
+            fn = self.kernels.get((k, timeout_s))
             if fn is None:
                 names = tuple(f"llcs_bands<{kk}>" for kk in _KS)
-                mod = get_module(_FILE, names, (f"LCS_RING={_RING}",))
+                mod = get_module(_FILE, names, (f"LCS_RING={_RING}",
+                                                f"LCS_TIMEOUT_NS={int(timeout_s * 1e9)}ull"))
                 fn = mod.get_function(f"llcs_bands<{k}>")
                 with contextlib.suppress(Exception):   # a hint only
                     fn.preferred_shared_memory_carveout = 100
-                self.kernels[k] = fn
+                self.kernels[(k, timeout_s)] = fn
             if smem > 48 * 1024 and fn.max_dynamic_shared_size_bytes < smem:
                 fn.max_dynamic_shared_size_bytes = smem
         return fn
@@ -227,7 +227,8 @@ def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward):
     return _final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward)
 
 
-def _final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_bands=None):
+def _final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_bands=None,
+                  timeout_s=TIMEOUT_S):
     np_ = int(p_hi - p_lo)
     n = int(t_hi - t_lo)
     W = (np_ + 63) // 64
@@ -261,7 +262,7 @@ def _final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_ban
         sigma1 = sigma + 1
         K, cap, bpsm = _plan(dev, W, sigma1, k, max_bands)
         smem = sigma1 * K * 32 * 8
-        fn = dev.kernel(K, smem)
+        fn = dev.kernel(K, smem, timeout_s)
         V_d = cupy.empty(W, cupy.uint64)
         words_per_launch = cap * 32 * K
         launches = -(-W // words_per_launch)
@@ -311,10 +312,9 @@ def _final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_ban
                passes=1, launches=launches, h2d_s=t1 - t0, kernel_s=kern, d2h_s=t3 - t2,
                cells=np_ * n)
     if err:
-        warnings.warn("LCS GPU pass timed out waiting for a band (GPU too busy?); "
-                      "recomputed on the CPU", RuntimeWarning, stacklevel=2)
-        _add_stats(cpu_fallbacks=1)
-        return _cpu.final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward)
+        raise BackendError(f"lcs.cu llcs_bands<{K}>: a band waited more than "
+                           f"{timeout_s} s for the band below it (the GPU is stalled or "
+                           "shared with a kernel that holds it)")
     return V
 
 

@@ -23,8 +23,10 @@ def require_cupy(what: str = "the CUDA backend"):
     try:
         import cupy
     except Exception as exc:  # ImportError, or a CuPy that cannot load its CUDA libraries
-        raise BackendUnavailable(
-            f"{what} needs CuPy (pip install warpalign[cuda]): {exc}") from exc
+        err = BackendUnavailable(f"{what} needs CuPy (pip install warpalign[cuda]): {exc}")
+        # not installed at all (rather than installed and broken): no GPU to speak of
+        err.no_library = isinstance(exc, ModuleNotFoundError) and exc.name == "cupy"
+        raise err from exc
     try:
         ndev = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CUDA runtime errors vary by driver and machine

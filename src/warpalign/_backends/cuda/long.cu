@@ -74,11 +74,26 @@ __device__ __forceinline__ int long_col0(long long i, int first_open, int ge, in
     return -(first_open + (int)(i - 1) * ge);
 }
 
-__device__ __forceinline__ int long_wait(const int* progress, int known, int need) {
-    // lane 0 only: spin until progress >= need; returns the progress seen.
+#ifndef LONG_TIMEOUT_NS
+#define LONG_TIMEOUT_NS 10000000000ull   // 10 s without the rows waited for: give up
+#endif
+
+__device__ __noinline__ int long_wait(const int* progress, int known, int need, int* failed) {
+    // lane 0 only: spin until progress >= need; returns the progress seen. Bounded: after
+    // LONG_TIMEOUT_NS, or once another warp gave up, *failed is set and the stripe runs on
+    // (its values are then wrong, and the host raises instead of returning them).
+    unsigned long long t0, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
     while (known < need) {
         known = *(volatile const int*)progress;
-        if (known < need) __nanosleep(64);
+        if (known >= need) break;
+        __nanosleep(64);
+        if (*(volatile int*)failed) return need;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - t0 > LONG_TIMEOUT_NS) {
+            atomicExch(failed, 1);
+            return need;
+        }
     }
     __threadfence();
     return known;
@@ -89,7 +104,7 @@ __device__ __forceinline__ void long_stripe(
         const unsigned char* __restrict__ t, int n, const int4* __restrict__ prof, int lane, int nvalid,
         long long row0, int go, int ge, int first_open, int corner, int2* __restrict__ bus,
         int2* __restrict__ keep, const int* __restrict__ prev_progress, int* __restrict__ progress,
-        int& best, int& bi, int& bj) {
+        int* failed, int& best, int& bi, int& bj) {
     constexpr int NV = LongProf<W, R>::NV;
     constexpr bool RELU = MODE == 0;
     constexpr bool TRACK = MODE == 0 || MODE == 3;
@@ -104,7 +119,7 @@ __device__ __forceinline__ void long_stripe(
     int known = prev_progress ? 0 : n;
     // chunk 0 of the bus and the target
     int need = min(32, n);
-    if (lane == 0 && known < need) known = long_wait(prev_progress, known, need);
+    if (lane == 0 && known < need) known = long_wait(prev_progress, known, need, failed);
     __syncwarp();
     int2 cur = lane < n ? __ldcg(bus + lane) : make_int2(0, 0);
     int curc = lane < n ? t[lane] : 0;
@@ -119,7 +134,7 @@ __device__ __forceinline__ void long_stripe(
         int nxtc = 0;
         if (nb < n) {
             need = min(nb + 32, n);
-            if (lane == 0 && known < need) known = long_wait(prev_progress, known, need);
+            if (lane == 0 && known < need) known = long_wait(prev_progress, known, need, failed);
             __syncwarp();
             if (nb + lane < n) {
                 nxt = __ldcg(bus + nb + lane);
@@ -260,10 +275,10 @@ __global__ void __launch_bounds__(128) long_pass(
                    ? saved + (long long)((k + 1) / save_every - 1) * n : nullptr;
         if (k == nstripes - 1 && m % (32 * R) != 0)
             long_stripe<MODE, W, R, true>(t, n, prof, lane, nvalid, row0, go, ge, first_open, corner, bus,
-                                    keep, prev, progress + k, best, bi, bj);
+                                    keep, prev, progress + k, progress + nstripes, best, bi, bj);
         else
             long_stripe<MODE, W, R, false>(t, n, prof, lane, nvalid, row0, go, ge, first_open, corner, bus,
-                                     keep, prev, progress + k, best, bi, bj);
+                                     keep, prev, progress + k, progress + nstripes, best, bi, bj);
         // reduce the lanes by the tie rule: larger score, then smaller column, then smaller row
 #pragma unroll
         for (int off = 16; off > 0; off >>= 1) {

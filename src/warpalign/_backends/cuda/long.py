@@ -55,6 +55,7 @@ import time
 
 import numpy as np
 
+from ...errors import BackendError
 from ..cpu.pairwise import GLOBAL, LOCAL, SEMIGLOBAL
 from .loader import get_module, require_cupy
 
@@ -74,6 +75,8 @@ _MODES = {LOCAL: MODE_LOCAL, GLOBAL: MODE_GLOBAL, SEMIGLOBAL: MODE_SEMIGLOBAL}
 #: Myers–Miller splits of at least this many cells run their two half passes on the GPU;
 #: smaller ones stay on the CPU (traceback.py).
 MIN_CELLS = 1 << 22
+#: Seconds a warp waits for the stripe above its own before the pass fails (long.cu).
+TIMEOUT_S = 10
 _STREAMS = 32                    # streams for the concurrent half passes of one MM level
 _SMEM_BLOCK = 48 * 1024          # dynamic shared memory per block (no opt-in needed)
 _MAX_WARPS_PER_BLOCK = 4         # __launch_bounds__(128)
@@ -148,6 +151,18 @@ class LongPair:
                              f"bytes of shared memory per warp (at most {_SMEM_BLOCK})")
         self._capacity: dict[tuple[int, int], int] = {}
         self._sms = int(self.cp.cuda.Device().attributes["MultiProcessorCount"])
+        self._failures: list = []    # failure words of the passes not yet checked
+        #: seconds a warp waits for the stripe above its own before the pass fails
+        self.wait_timeout: float = TIMEOUT_S
+
+    def _check(self) -> None:
+        """Raise BackendError if a pass launched since the last check timed out waiting
+        (call once its results were waited for)."""
+        words, self._failures = self._failures, []
+        if words and int(self.cp.concatenate(words).max().get()):
+            raise BackendError("long.cu long_pass: a warp waited more than "
+                               f"{self.wait_timeout} s for the stripe above its own (the GPU is "
+                               "stalled or shared with a kernel that holds it)")
 
     def _profile_bytes(self, r: int) -> int:
         """Shared memory of one warp's query profile at r rows per lane (long.cu's NV int4
@@ -172,7 +187,8 @@ class LongPair:
     # ------------------------------------------------------------------ kernel
     def _function(self, mode: int, r: int):
         name = f"long_pass<{mode}, {self.width}, {r}>"
-        return get_module(_FILE, (name,)).get_function(name)
+        timeout = f"LONG_TIMEOUT_NS={int(self.wait_timeout * 1e9)}ull"
+        return get_module(_FILE, (name,), (timeout,)).get_function(name)
 
     def _resident_warps(self, mode: int, r: int, func) -> int:
         if (mode, r) not in self._capacity:
@@ -219,7 +235,9 @@ class LongPair:
         warps = -(-stripes // rounds)
         per_block = self._warps_per_block(r)
         blocks = -(-warps // per_block)
-        progress = cp.zeros(stripes, dtype=cp.int32)
+        # per stripe its finished columns, then the failure word (long.cu long_wait)
+        progress = cp.zeros(stripes + 1, dtype=cp.int32)
+        self._failures.append(progress[stripes:])
         ticket = cp.zeros(1, dtype=cp.int32)
         res = cp.zeros((stripes, 3), dtype=cp.int32)
         smem = self._profile_bytes(r) * per_block
@@ -239,6 +257,7 @@ class LongPair:
         t0 = time.perf_counter()
         bus, res = self.launch(qd, td, mode, first_open)
         row, best = self.cp.asnumpy(bus), self.cp.asnumpy(res)
+        self._check()
         STATS["seconds"] += time.perf_counter() - t0
         return row, best
 
@@ -264,6 +283,7 @@ class LongPair:
         t0 = time.perf_counter()
         bus, res = self.launch(self.q, self.t, _MODES[algorithm], saved=saved, save_every=save_every)
         row, best = self.cp.asnumpy(bus), self.cp.asnumpy(res)
+        self._check()
         STATS["seconds"] += time.perf_counter() - t0
         if algorithm == LOCAL:
             return _best_cell(best)
@@ -314,6 +334,7 @@ class LongPair:
         for (qd, _, fo), stream, bus in zip(jobs, streams, buses):
             out.append((int(qd.size), fo, cp.asnumpy(bus, stream=stream)))
             stream.synchronize()
+        self._check()
         STATS["seconds"] += time.perf_counter() - t0
         rows = []
         for a, fo, row in out:
@@ -353,6 +374,7 @@ class LongPair:
             corner = -(fo + (a - 1) * ge)
             rows.append(np.concatenate(([corner], row[:, 0].astype(np.int64) + go)))
             rows.append(np.concatenate(([corner], row[:, 1].astype(np.int64))))
+        self._check()
         STATS["seconds"] += time.perf_counter() - t0
         return [tuple(rows[4 * k:4 * k + 4]) for k in range(len(nodes))]
 
@@ -517,6 +539,7 @@ class LongPair:
         out, res = self.launch(cp.ascontiguousarray(qd), cp.ascontiguousarray(td), mode, first_open,
                                corner=corner, bus=cp.asarray(bus))
         out, res = cp.asnumpy(out).astype(np.int64), cp.asnumpy(res)
+        self._check()
         STATS["seconds"] += time.perf_counter() - t_start
         return out[:, 0] + self.go, out[:, 1], _best_cell(res)
 

@@ -373,8 +373,31 @@ sw_s32(const unsigned char* __restrict__ codes, const long long* __restrict__ of
 // tile of its pair) is always held by a running warp: no deadlock.  The producer's last
 // lane stores (H, E) of its last column per row into its own slot and publishes the
 // number of finished rows in progress[item] every CHAIN_ROWS rows (fence, then flag); the
-// consumer's lane 0 waits for a chunk before reading it through L2 (__ldcg).
+// consumer's lane 0 waits for a chunk before reading it through L2 (__ldcg), at most
+// CHAIN_TIMEOUT_NS (ticket[1] then says the launch failed).
 #define CHAIN_ROWS 32
+#ifndef CHAIN_TIMEOUT_NS
+#define CHAIN_TIMEOUT_NS 10000000000ull  // 10 s without the rows waited for: give up
+#endif
+
+// Lane 0 of a consumer: wait until *ready >= need. The wait is bounded: after
+// CHAIN_TIMEOUT_NS, or once another warp gave up, it sets *failed (the word after the
+// ticket) and returns false; the warp then leaves the kernel and the host raises.
+__device__ __noinline__ bool chain_wait(const volatile int* ready, int need,
+                                        int* failed) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (*ready < need) {
+        __nanosleep(100);
+        if (*(volatile int*)failed) return false;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > CHAIN_TIMEOUT_NS) {
+            atomicExch(failed, 1);
+            return false;
+        }
+    }
+    return true;
+}
 
 template <int R, int V>
 __global__ void __launch_bounds__(256, 2)
@@ -429,12 +452,14 @@ sw_s16x2_chain(const unsigned char* __restrict__ codes, const long long* __restr
             unsigned ein = __shfl_up_sync(mask, eout, 1, G);
             if (tile > 0) {
                 if ((s & (CHAIN_ROWS - 1)) == 0 && s < m) {
+                    int ok = 1;
                     if (t == 0) {
                         const int need = min(s + CHAIN_ROWS + 1, m);
-                        while (*ready < need) __nanosleep(100);
+                        if (*ready < need) ok = chain_wait(ready, need, ticket + 1);
                         __threadfence();
                     }
                     __syncwarp(mask);
+                    if (!__shfl_sync(mask, ok, 0)) return;   // timed out: the host raises
                 }
                 if (t == 0) {
                     if (s == 0) next = __ldcg(bin);
@@ -825,12 +850,14 @@ sw_s16x2r2_chain(const unsigned char* __restrict__ codes, const long long* __res
             unsigned einB = __shfl_up_sync(mask, eoutB, 1);
             if (tile > 0) {
                 if ((s & (CHAIN_ROWS / 2 - 1)) == 0 && 2 * s < m) {
+                    int ok = 1;
                     if (t == 0) {
                         const int need = min(2 * s + CHAIN_ROWS + 2, m);
-                        while (*ready < need) __nanosleep(100);
+                        if (*ready < need) ok = chain_wait(ready, need, ticket + 1);
                         __threadfence();
                     }
                     __syncwarp(mask);
+                    if (!__shfl_sync(mask, ok, 0)) return;   // timed out: the host raises
                 }
                 if (t == 0) {
                     if (s == 0) next = __ldcg(bin);

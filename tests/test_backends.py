@@ -1,0 +1,61 @@
+"""Choosing a backend: "auto" says once why the GPU cannot run, and tries it once."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from warpalign._backends import choose_backend
+from warpalign.errors import BackendUnavailable
+
+
+class _Probe:
+    """A CUDA probe that fails like a kernel that does not compile, counting its calls."""
+
+    def __init__(self, error: BackendUnavailable):
+        self.error, self.calls = error, 0
+
+    def __call__(self):
+        self.calls += 1
+        raise self.error
+
+
+def test_auto_warns_once_and_caches_the_reason(monkeypatch):
+    monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
+    probe = _Probe(BackendUnavailable("CUDA kernel compile failed for search.cu: "
+                                      "search.cu(12): error: identifier undefined"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert choose_backend("auto", probe, "job-a") == "cpu"
+        assert choose_backend("auto", probe, "job-a") == "cpu"
+    assert probe.calls == 1                       # not retried on every call
+    msgs = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(msgs) == 1 and "search.cu(12)" in msgs[0] and "CPU" in msgs[0]
+    with pytest.raises(BackendUnavailable, match="compile failed"):
+        choose_backend("cuda", probe, "job-a")    # an explicit request raises the reason
+    assert probe.calls == 1
+
+
+def test_no_cupy_is_quiet(monkeypatch):
+    monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
+    err = BackendUnavailable("the CUDA backend needs CuPy (pip install warpalign[cuda])")
+    err.no_library = True
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert choose_backend("auto", _Probe(err), "job-b") == "cpu"
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    with pytest.raises(BackendUnavailable, match="CuPy"):
+        choose_backend("cuda", _Probe(err), "job-b")
+
+
+def test_forced_backend(monkeypatch):
+    monkeypatch.setenv("WARPALIGN_BACKEND", "cuda")
+    probe = _Probe(BackendUnavailable("no CUDA device answers"))
+    with pytest.raises(BackendUnavailable, match="no CUDA device"):
+        choose_backend("auto", probe, "job-c")
+    monkeypatch.setenv("WARPALIGN_BACKEND", "cpu")
+    assert choose_backend("auto", probe, "job-d") == "cpu"
+    monkeypatch.setenv("WARPALIGN_BACKEND", "gpu")
+    with pytest.raises(ValueError, match="WARPALIGN_BACKEND"):
+        choose_backend("auto", probe, "job-e")
