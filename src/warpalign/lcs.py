@@ -87,16 +87,8 @@ _CPU = _Engine("cpu", _cpu.final_vector)
 
 
 def _cuda_engine() -> _Engine:
-    from ._backends.cuda.loader import require_cupy
-    require_cupy("the CUDA LCS backend")   # CuPy missing or no device: says which
-    try:
+    try:   # BackendUnavailable from the import itself: CuPy missing, or no device
         mod = importlib.import_module("warpalign._backends.cuda.lcs")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("warpalign"):
-            raise BackendUnavailable(
-                "the CUDA LCS kernel is not available yet (no warpalign._backends.cuda.lcs); "
-                "use backend='cpu' or 'auto'") from None
-        raise BackendUnavailable(f"CUDA LCS backend cannot load: {exc}") from None
     except ImportError as exc:
         raise BackendUnavailable(f"CUDA LCS backend cannot load: {exc}") from None
     return _Engine("cuda", mod.final_vector, int(getattr(mod, "MIN_CELLS", 0)))
