@@ -518,38 +518,17 @@ def test_two_devices_identical(cuda, monkeypatch):
     np.testing.assert_array_equal(c.scores, one.scan(seqs[7], h1, s).scores)
 
 
-def test_rows_kernel_exact(cuda):
-    """The row-strip kernel (lanes own query rows; optional, rows_min_len) is exact too:
-    one strip and several, pairs of unequal targets, saturation rescored."""
-    from warpalign._backends.cuda import CudaBackend
-    be = CudaBackend(rows_min_len=0, devices=cuda.devices[:1])
-    s = Scoring(**BLOSUM62)
-    rng = np.random.default_rng(21)
-    targets = [rng.integers(0, 26, n).astype(np.uint8) for n in (0, 1, 5, 31, 32, 33, 700, 3000)]
-    for m in (1, 40, 896, 897, 2000):
-        query = rng.integers(0, 26, m).astype(np.uint8)
-        ts = targets + [np.concatenate([rng.integers(0, 26, 20), query[: m // 2]]).astype(np.uint8)]
-        got = be.scan(query, be.prepare(TargetSet.from_list(ts)), s)
-        np.testing.assert_array_equal(got.scores, _want(query, ts, s)[:, 0])
-    W = s.encode("W")[0]
-    query = np.full(3000, W, dtype=np.uint8)
-    ts = [query.copy(), query[:1500].copy(), rng.integers(0, 20, 900).astype(np.uint8)]
-    got = be.scan(query, be.prepare(TargetSet.from_list(ts)), s)
-    np.testing.assert_array_equal(got.scores, _want(query, ts, s)[:, 0])
-    assert got.saturated >= 1
-
-
-# -- two queries per pass (sw_rowsq2: lanes own rows of a query pair, targets streamed) --
+# -- the packed-batch kernel through scan_packed (lanes own query rows, targets streamed) --
 
 def _pair_backend(cuda):
     from warpalign._backends.cuda import CudaBackend
     return CudaBackend(devices=cuda.devices[:1])
 
 
-def _check_many(be, queries, targets, s, handle=None, variant=None):
-    """scan_many equals score_end for every query; returns the ScoreBatches."""
+def _check_many(be, queries, targets, s, handle=None):
+    """scan_packed equals score_end for every query; returns the ScoreBatches."""
     h = be.prepare(TargetSet.from_list(targets)) if handle is None else handle
-    got = be.scan_many(queries, h, s, variant=variant)
+    got = be.scan_packed(queries, h, s)
     assert len(got) == len(queries)
     for q, g in zip(queries, got):
         want = _want(q, targets, s)[:, 0]
@@ -560,10 +539,9 @@ def _check_many(be, queries, targets, s, handle=None, variant=None):
     return got
 
 
-@pytest.mark.parametrize("variant", [1, 2])
 @pytest.mark.parametrize("group_min", [None, 1], ids=["groups-default", "groups-tiny"])
 @pytest.mark.parametrize("params", [BLOSUM62, BLOSUM50], ids=["blosum62", "blosum50"])
-def test_pair_kernel_bucket_bounds(cuda, params, group_min, variant, monkeypatch):
+def test_pair_kernel_bucket_bounds(cuda, params, group_min, monkeypatch):
     """Every bucket bound +-1, lengths 0-3, random lengths and a 35,213-residue target;
     query pairs of equal and of very different lengths, one strip and several; with the
     default guided groups and with one target per group (every target ends a group)."""
@@ -580,11 +558,11 @@ def test_pair_kernel_bucket_bounds(cuda, params, group_min, variant, monkeypatch
     rng.shuffle(targets)
     queries = [rng.integers(0, K, m).astype(np.uint8) for m in (1, 2, 64, 127, 896, 897, 1900)]
     queries.append(np.concatenate([targets[5][:300], rng.integers(0, K, 40)]).astype(np.uint8))
-    _check_many(be, queries, targets, s, variant=variant)
+    _check_many(be, queries, targets, s)
 
 
 def test_pair_kernel_real_proteins(cuda):
-    """Swiss-Prot 196 against itself: scan_many (paired) equals score_end and scan."""
+    """Swiss-Prot 196 against itself: scan_packed equals score_end and scan."""
     be = _pair_backend(cuda)
     s = Scoring(**BLOSUM62)
     seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
@@ -607,12 +585,9 @@ def _saturating(s, rng):
     return query, near, targets
 
 
-@pytest.mark.parametrize("variant", [1, 2])
-def test_pair_kernel_saturation(cuda, variant, monkeypatch):
+def test_pair_kernel_saturation(cuda):
     """A 5,000-residue query against itself and near copies: flagged, rescored in 32 bits,
-    counted per query; its pair partner (a short query) stays exact and unsaturated."""
-    from warpalign._backends.cuda import config
-    monkeypatch.setattr(config, "PAIR_VARIANT", variant)
+    counted per query; its batch partner (a short query) stays exact and unsaturated."""
     be = _pair_backend(cuda)
     s = Scoring(**BLOSUM62)
     rng = np.random.default_rng(12)
@@ -620,7 +595,7 @@ def test_pair_kernel_saturation(cuda, variant, monkeypatch):
     short = rng.integers(0, 20, 4000).astype(np.uint8)
     h = be.prepare(TargetSet.from_list(targets))
     for qb in (short, None):
-        got = be.scan_pair(query, qb, h, s)
+        got = be.scan_packed([query] if qb is None else [query, qb], h, s)
         assert len(got) == (2 if qb is not None else 1)
         np.testing.assert_array_equal(got[0].scores, _want(query, targets, s)[:, 0])
         assert got[0].saturated >= 3
@@ -628,20 +603,16 @@ def test_pair_kernel_saturation(cuda, variant, monkeypatch):
         if qb is not None:
             np.testing.assert_array_equal(got[1].scores, _want(qb, targets, s)[:, 0])
             assert got[1].saturated == 0
-    # both halves saturating at once
-    got = be.scan_pair(near, query, h, s)
+    # two saturating queries in one batch
+    got = be.scan_packed([near, query], h, s)
     np.testing.assert_array_equal(got[0].scores, _want(near, targets, s)[:, 0])
     np.testing.assert_array_equal(got[1].scores, _want(query, targets, s)[:, 0])
     assert got[0].saturated >= 2 and got[1].saturated >= 3
 
 
 def test_pair_kernel_odd_counts_and_unequal_lengths(cuda):
-    """Odd numbers of queries (one runs alone), empty queries, and pairs of very different
-    lengths (one strip beside seven); pairing is by length, results in the order given."""
-    from warpalign._backends.cuda import CudaBackend
-    assert CudaBackend.pair_by_length([5, 1, 9, 3, 7]) == [(1, None), (3, 0), (4, 2)]
-    assert CudaBackend.pair_by_length([4, 4]) == [(0, 1)]
-    assert CudaBackend.pair_by_length([]) == []
+    """Odd numbers of queries, empty queries, and queries of very different lengths (one
+    pass beside seven); results in the order given."""
     be = _pair_backend(cuda)
     s = Scoring(**BLOSUM62)
     rng = np.random.default_rng(13)
@@ -652,29 +623,11 @@ def test_pair_kernel_odd_counts_and_unequal_lengths(cuda):
         assert all(g.saturated == 0 for g in got)
     h = be.prepare(TargetSet.from_list(targets))
     a, b = rng.integers(0, 26, 6000).astype(np.uint8), rng.integers(0, 26, 5).astype(np.uint8)
-    got = be.scan_pair(a, b, h, s)
+    got = be.scan_packed([a, b], h, s)
     np.testing.assert_array_equal(got[0].scores, _want(a, targets, s)[:, 0])
     np.testing.assert_array_equal(got[1].scores, _want(b, targets, s)[:, 0])
     empty = be.prepare(TargetSet.from_list([]))
-    assert [g.scores.size for g in be.scan_many([a, b, a], empty, s)] == [0, 0, 0]
-    with pytest.raises(ValueError, match="variant"):
-        be.scan_pair(a, b, h, s, variant=7)
-
-
-def test_pair_kernel_search_paired_topk(cuda):
-    """search_paired gives the same top-k candidates as search_batches (default path)."""
-    be = _pair_backend(cuda)
-    s = Scoring(**BLOSUM62)
-    seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
-    db = seqs + seqs[:60]      # duplicates: ties at the cut
-    h = be.prepare(TargetSet.from_list(db))
-    queries = [seqs[3], seqs[40][:50], seqs[77], seqs[120][5:400], np.zeros(0, np.uint8)]
-    for k in (1, 3, 10, 500):
-        a = be.search_batches(queries, h, s, top_k=k)
-        b = be.search_paired(queries, h, s, top_k=k)
-        for x, y in zip(a, b):
-            np.testing.assert_array_equal(_topk(x, k), _topk(y, k))
-            assert x.saturated == y.saturated
+    assert [g.scores.size for g in be.scan_packed([a, b, a], empty, s)] == [0, 0, 0]
 
 
 # -- a packed batch (sw_rowsqb: several queries per half, each from a lane boundary) ------
@@ -757,7 +710,6 @@ def test_search_loop_batches(cuda, packed, monkeypatch):
     batch run query by query) or one query at a time; hits equal the CPU backend's."""
     from warpalign._backends.cuda import config
 
-    monkeypatch.setattr(config, "PAIR_QUERIES", packed)
     s = Scoring(**BLOSUM62)
     seqs = _fasta(_data("uniprot_sprot196.fasta"))
     rng = np.random.default_rng(7)
@@ -766,7 +718,11 @@ def test_search_loop_batches(cuda, packed, monkeypatch):
     if packed:   # ~4 queries per batch: several batches, each packed
         monkeypatch.setattr(config, "PACK_SCORE_BYTES", 8 * len(db) * 4)
     for k in (1, 5, 300):
-        _search_both(queries, db, s, top_k=k)
+        if packed:
+            _search_both(queries, db, s, top_k=k)
+        else:                # one query per call: the query-by-query path
+            for q in queries:
+                _search_both([q], db, s, top_k=k)
     # two very unequal queries: the plan's fill is low, so each runs alone
     long_q = "".join(seqs[:12])[:3000]
     _search_both([long_q, seqs[5][:40]], db, s, top_k=3)
@@ -784,7 +740,7 @@ def test_pack_batches_fill_rule(cuda):
     assert be._pack_batches(qs, h, s) == [[0, 1, 2, 3]]
     unequal = [rng.integers(0, 20, m).astype(np.uint8) for m in (3000, 40)]
     assert be._pack_batches(unequal, h, s) == [[0], [1]]
-    R, passes, _ = config.pack_plan([3000, 40], be._tables(h, s)["kp"], 100 * 1024)
+    R, passes, _ = config.pack_plan([3000, 40], be._tables(h, s).kp, 100 * 1024)
     assert (3000 + 40) / (2 * passes * 32 * R) < config.PACK_MIN_FILL
 
 

@@ -10,14 +10,9 @@ target pair is its own work item, tiles of one pair run on different warps at on
 hand their boundary column on through global memory, so a 35,000-residue target no
 longer serializes a whole search on one warp.
 
-* width 16: ``sw_s16x2``, two targets per group (one per 16-bit half), scores only; a
-  target that may saturate is rescored by the width-32 multi-pass row. ``variant`` picks
-  the cell update: 0 plain DPX (5.5 ALU ops per cell pair + address add), 1 biased values
-  (H, E, F stored plus gap_open: the relu becomes a max against go and H - go an IMAD on
-  the FMA pipe; 4.5 ALU ops), 2 = 1 with the table address add on IMAD too, 3 = 2 with
-  two query rows per step (two dependency chains interleaved: ``sw_s16x2r2``), 4 = 3 with
-  the pair table stored twice, interleaved so each half-warp reads its own 16 banks
-  (512-thread blocks, one per SM: the two copies take 159 KB for protein).
+* width 16: ``sw_s16x2r2``, two targets per group (one per 16-bit half), two query rows
+  per step, scores only; a target that may saturate is rescored by the width-32
+  multi-pass row. (The cell updates that lost to it are in docs/gpu-notes.md.)
 * width 32: ``sw_s32``, one target per group; used for ``ends=True`` (coordinates by the
   tie rule), for scorings too large for 16 bits, and for rescoring; and for every global
   and semiglobal alignment (template argument ALG, scores and ends, no 16-bit pass).
@@ -39,7 +34,6 @@ class KernelConfig:
     group: int
     regs: int
     width: int
-    variant: int = 3     # width 16: cell update (search.cu; see the module docstring)
 
     @property
     def multi(self) -> bool:
@@ -70,37 +64,12 @@ _ROWS = [
     (None, 32, 16, 32),
 ]
 
-# The table before the fine bounds (bench variant "coarse16"): 16 to 128-column steps.
-COARSE16 = [
-    (32, 4, 8), (48, 4, 12), (64, 4, 16), (80, 4, 20), (96, 4, 24), (112, 4, 28),
-    (128, 8, 16), (160, 8, 20), (192, 8, 24), (224, 8, 28), (256, 16, 16), (320, 16, 20),
-    (384, 16, 24), (448, 16, 28), (512, 32, 16), (640, 32, 20), (768, 32, 24), (896, 32, 28),
-    (3072, 16, 24), (None, 32, 24)]
-
 TABLE: tuple[KernelConfig, ...] = tuple(KernelConfig(*row) for row in _ROWS)
 
 BLOCK = 256          # threads per block (every kernel: __launch_bounds__(256, 2))
 BLOCKS_PER_SM = 2
-R2_BLOCK = 256       # threads per block of the two-row kernels (variant 3)
+R2_BLOCK = 256       # threads per block of the width-16 kernels (sw_s16x2r2, its chain)
 QPAD = 64            # query padding on each side; must match QPAD in search.cu
-
-
-# Row-strip kernel (sw_rows16<R>): warps of 32 lanes, R query rows per lane, so a strip
-# holds 32*R rows; full strips use R = 28, the last one the smallest R (multiple of 4)
-# that covers the rest.  Queries of at least ROWS_MIN_LEN rows use it (None: never).
-ROWS_REGS = (4, 8, 12, 16, 20, 24, 28)
-ROWS_MIN_LEN = None
-
-
-def rows_plan(m: int) -> list[int]:
-    """R of each strip for a query of m rows."""
-    top = ROWS_REGS[-1]
-    full, rest = divmod(m, 32 * top)
-    plan = [top] * full
-    if rest or not plan:
-        need = -(-max(rest, 1) // 32)
-        plan.append(next(r for r in ROWS_REGS if r >= need))
-    return plan
 
 
 def rows_stride(R: int) -> int:
@@ -110,17 +79,10 @@ def rows_stride(R: int) -> int:
     return 4 * (c + 1 if c % 2 == 0 else c)
 
 
-def rows_kernel_name(R: int) -> str:
-    return f"sw_rows16<{R}>"
-
-
-# Two-query row-strip kernel (sw_rowsq2<R>): the query pair runs in ceil(m / (32 * 28))
-# strips of equal R (R >= 4), so the last strip wastes less than 32 rows of each.  Targets
-# stream back to back per group (guided sizes: remaining columns / (PAIR_GUIDE * warps),
-# at least PAIR_GROUP_MIN), so the wavefront fills once per group.  PAIR_QUERIES: whether
-# the search loop runs batches of queries through the packed kernel (sw_rowsqb<R>,
-# pack_plan: several queries per 16-bit half); CudaBackend.scan_pair / scan_many /
-# search_paired / scan_packed / search_packed use these kernels whatever the flag.
+# Packed-batch row kernel (sw_rowsqb<R>, pack_plan: several queries per 16-bit half, R
+# query rows per lane, R >= 4). Targets stream back to back per group (guided sizes:
+# remaining columns / (PAIR_GUIDE * warps), at least PAIR_GROUP_MIN), so the wavefront
+# fills once per group. The search loop runs batches of >= 2 local queries through it.
 PAIR_REGS = tuple(range(4, 29))
 PAIR_GROUP_MIN = 2048
 # The top-k cut of a batch of queries in one kernel (search.cu top_select,
@@ -137,7 +99,6 @@ def select_cap(top_k: int) -> int:
 
 
 PAIR_GUIDE = 2
-PAIR_QUERIES = True
 # The search loop (CudaBackend.search_batches, resident handles, local scores) packs a
 # batch of >= 2 queries into sw_rowsqb when the plan's rows are at least PACK_MIN_FILL
 # query rows (the rest is padding; below it, e.g. two queries of very unequal length,
@@ -168,25 +129,6 @@ MEMORY_RESERVE = 1 << 30   # device bytes a search leaves free when adding group
 RESIDENT_BYTES = 12
 SEQUENCE_BYTES = 64
 RESIDENT_RESERVE = 4 << 30
-# 1: sw_rowsq2 (one dependency chain: step s+1 waits for the shuffle of step s's last
-# row); 2: sw_rowsq2k2 (lanes skewed by two columns, two chains interleaved, no branch in
-# iterations without a target start)
-PAIR_VARIANTS = (1, 2)
-PAIR_VARIANT = 2
-
-
-def pair_plan(m: int, kp: int, smem_limit: int) -> tuple[int, int]:
-    """(R, number of strips) of the two-query kernel for m rows (the longer query of the
-    pair) and a profile of kp letters that must fit smem_limit bytes of shared memory."""
-    fits = [r for r in PAIR_REGS if kp * 32 * rows_stride(r) * 4 <= smem_limit]
-    if not fits:
-        raise ValueError(f"the two-query profile of {kp} letters does not fit shared memory")
-    top = fits[-1]
-    strips = max(1, -(-m // (32 * top)))
-    need = -(-max(m, 1) // (32 * strips))
-    return next(r for r in fits if r >= need), strips
-
-
 def pack_plan(lengths, kp: int, smem_limit: int):
     """Packed batch (sw_rowsqb<R>): (R, passes, halves). Each query of m > 0 rows takes
     ceil(m / R) * R rows of one half, longest first into the half with fewer rows so far;
@@ -268,13 +210,6 @@ def pack_kernel_name(R: int) -> str:
     return f"sw_rowsqb<{R}>"
 
 
-def pair_kernel_name(R: int, variant: int = PAIR_VARIANT) -> str:
-    if variant not in PAIR_VARIANTS:
-        raise ValueError(f"invalid pair kernel variant: {variant!r}; expected one of "
-                         f"{', '.join(map(repr, PAIR_VARIANTS))}")
-    return f"sw_rowsq2<{R}>" if variant == 1 else f"sw_rowsq2k2<{R}>"
-
-
 def rows(width: int) -> tuple[KernelConfig, ...]:
     """The rows of one width, bounded rows by increasing bound, the multi-pass row last."""
     sel = [c for c in TABLE if c.width == width]
@@ -297,17 +232,9 @@ def kernel_name(cfg: KernelConfig, ends: bool = False, algorithm: str = "local")
             raise ValueError(f"{algorithm} alignment runs in the width-32 kernel only")
         return f"sw_s32<{cfg.group}, {cfg.regs}, true, {multi}, {ALG_CODES[algorithm]}>"
     if cfg.chained:
-        if cfg.variant == 3:
-            return f"sw_s16x2r2_chain<{cfg.regs}>"
-        if cfg.variant == 4:
-            return f"sw_s16x2r2_chain<{cfg.regs}, true>"
-        return f"sw_s16x2_chain<{cfg.regs}, {cfg.variant}>"
-    if cfg.width == 16 and cfg.variant == 3:
-        return f"sw_s16x2r2<{cfg.group}, {cfg.regs}, {multi}>"
-    if cfg.width == 16 and cfg.variant == 4:
-        return f"sw_s16x2r2<{cfg.group}, {cfg.regs}, {multi}, true>"
+        return f"sw_s16x2r2_chain<{cfg.regs}>"
     if cfg.width == 16:
-        return f"sw_s16x2<{cfg.group}, {cfg.regs}, {multi}, {cfg.variant}>"
+        return f"sw_s16x2r2<{cfg.group}, {cfg.regs}, {multi}>"
     return f"sw_s32<{cfg.group}, {cfg.regs}, {'true' if ends else 'false'}, {multi}>"
 
 
@@ -323,8 +250,6 @@ def all_kernel_names() -> tuple[str, ...]:
 def _check() -> None:
     for c in TABLE:
         if c.group not in (2, 4, 8, 16, 32) or c.width not in (16, 32) or c.regs < 1:
-            raise RuntimeError(f"bad kernel config row: {c}")
-        if c.width == 16 and c.variant not in (0, 1, 2, 3, 4):
             raise RuntimeError(f"bad kernel config row: {c}")
         if c.chained and c.group != 32:
             raise RuntimeError(f"row {c}: the chained kernel runs one warp (group 32) per tile")

@@ -10,7 +10,8 @@
 // last lane stores (H, E) of its last column for every row, lane 0 of the next pass reads
 // them back (ping-pong buffers per group, so there is no length cap).
 //
-//   sw_s16x2  two targets per group, one per 16-bit half of every register (DPX).  Scores
+//   sw_s16x2r2  two targets per group, one per 16-bit half of every register (DPX), two
+//             query rows per step; the longest targets in sw_s16x2r2_chain.  Scores
 //             only.  A target whose maximum reaches `threshold` (32767 - max score) is
 //             appended to `flagged`: before any lane can wrap, a correct H >= threshold has
 //             entered the running maximum, so unflagged scores are exact.
@@ -37,47 +38,6 @@ __device__ __forceinline__ unsigned mad1(unsigned a, unsigned one, unsigned b) {
     return d;
 }
 
-// One query row over a lane's R columns, two targets per register.
-// V = 0: plain values (H >= 0 by relu), 5.5 ALU ops per cell pair + the address add.
-// V = 1, 2 (bias): H and E, F are stored plus go (bvec = go in both halves), so
-//   a  = max(Hdiag' + S, F')          one VIADDMNMX (lane-wise add: no carries)
-//   H' = max(a, E', go)               one VIMNMX3: the relu is the max against go
-//   H  = H' - go                      IMAD on the FMA pipe: H' >= go in both halves,
-//                                     so the 32-bit subtract never borrows across them
-//   E' = max(E' - ge, H), F' likewise (E' = E + go: E_next = max(E - ge, H - go))
-// 4.5 ALU ops per cell pair; V = 2 also moves the table address add to IMAD.
-template <int R, int V>
-__device__ __forceinline__ void row16(const unsigned* smem, unsigned qb, const unsigned (&idx)[R],
-                                      unsigned (&H)[R], unsigned (&F)[R], unsigned& diag,
-                                      unsigned& e, unsigned& best, unsigned neg_go,
-                                      unsigned neg_ge, unsigned bvec, unsigned neg_go_int,
-                                      unsigned one) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-        const unsigned off = V == 2 ? mad1(idx[r], one, qb) : qb + idx[r];
-        const unsigned sc = ld_shared(smem, off);
-        if constexpr (V == 0) {
-            const unsigned h = __vimax3_s16x2_relu(__vadd2(diag, sc), e, F[r]);
-            diag = H[r];
-            H[r] = h;
-            const unsigned hg = __vadd2(h, neg_go);
-            e = __viaddmax_s16x2(e, neg_ge, hg);
-            F[r] = __viaddmax_s16x2(F[r], neg_ge, hg);
-        } else {
-            const unsigned a = __viaddmax_s16x2(diag, sc, F[r]);
-            const unsigned h = __vimax3_s16x2(a, e, bvec);
-            diag = H[r];
-            H[r] = h;
-            const unsigned ht = mad1(h, one, neg_go_int);
-            e = __viaddmax_s16x2(e, neg_ge, ht);
-            F[r] = __viaddmax_s16x2(F[r], neg_ge, ht);
-        }
-    }
-#pragma unroll
-    for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, H[r], H[r + 1]);
-    if (R & 1) best = __vmaxs2(best, H[R - 1]);
-}
-
 __device__ __forceinline__ void load_table(unsigned* smem, const unsigned* __restrict__ table,
                                            int words) {
     for (int k = threadIdx.x; k < words; k += blockDim.x) smem[k] = table[k];
@@ -91,104 +51,6 @@ __device__ __forceinline__ unsigned group_mask() {
     } else {
         const unsigned lane = threadIdx.x & 31u;
         return ((1u << G) - 1u) << (lane & ~(unsigned)(G - 1));
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// 16-bit packed kernel: two targets per group.
-// pairs[2p], pairs[2p+1]: target ids (the second may be -1).  qrow[QPAD + i]: byte offset
-// of query row i's block in the pair table; table[(q*kp + a)*kp + b] packs S[q][a] (low
-// half) and S[q][b] (high half); code kp-1 is padding.  neg_go / neg_ge: -go / -ge in both
-// halves.  boundary (MULTI): 2*m uint2 per group of the grid.
-template <int G, int R, bool MULTI, int V>
-__global__ void __launch_bounds__(256, 2)
-sw_s16x2(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
-         const int* __restrict__ pairs, int npairs, const int* __restrict__ qrow, int m,
-         const unsigned* __restrict__ table, int table_words, int kp,
-         unsigned neg_go, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one,
-         int go, int threshold, int* __restrict__ scores,
-         int* __restrict__ flagged, int* __restrict__ nflagged, uint2* __restrict__ boundary)
-{
-    extern __shared__ unsigned smem[];
-    load_table(smem, table, table_words);
-    const int t = threadIdx.x % G;
-    const unsigned mask = group_mask<G>();
-    const int ngroups = gridDim.x * (blockDim.x / G);
-    const int gid = (blockIdx.x * blockDim.x + threadIdx.x) / G;
-    const unsigned pad = (unsigned)(kp - 1);
-
-    for (int p = gid; p < npairs; p += ngroups) {
-        const int ta = pairs[2 * p], tb = pairs[2 * p + 1];
-        const long long oa = offsets[ta];
-        const int la = (int)(offsets[ta + 1] - oa);
-        long long ob = 0;
-        int lb = 0;
-        if (tb >= 0) { ob = offsets[tb]; lb = (int)(offsets[tb + 1] - ob); }
-        const int ntiles = MULTI ? max(1, (max(la, lb) + G * R - 1) / (G * R)) : 1;
-        const unsigned h0 = V ? bvec : 0u, e0 = V ? 0u : neg_go;  // H = 0, E = F = -go
-        unsigned best = h0;
-        for (int tile = 0; tile < ntiles; ++tile) {
-            const int c0 = tile * G * R + t * R;
-            unsigned idx[R], H[R], F[R];
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const int c = c0 + r;
-                const unsigned a = c < la ? (unsigned)codes[oa + c] : pad;
-                const unsigned b = c < lb ? (unsigned)codes[ob + c] : pad;
-                idx[r] = (a * kp + b) * 4u;
-                H[r] = h0;
-                F[r] = e0;
-            }
-            const uint2* bin = nullptr;
-            uint2* bout = nullptr;
-            uint2 next = make_uint2(h0, e0);
-            if (MULTI) {
-                bin = boundary + ((size_t)gid * 2 + (tile & 1)) * m;
-                bout = boundary + ((size_t)gid * 2 + ((tile + 1) & 1)) * m;
-                if (tile > 0 && t == 0 && m > 0) next = bin[0];
-            }
-            unsigned hout = h0, eout = e0, hup = h0;
-            const int steps = m + G - 1;
-            for (int s = 0; s < steps; ++s) {
-                unsigned hin = __shfl_up_sync(mask, hout, 1, G);
-                unsigned ein = __shfl_up_sync(mask, eout, 1, G);
-                if (t == 0) {
-                    if (MULTI && tile > 0) {
-                        hin = next.x;
-                        ein = next.y;
-                        next = (s + 1 < m) ? bin[s + 1] : make_uint2(h0, e0);
-                    } else {
-                        hin = h0;
-                        ein = e0;
-                    }
-                }
-                const int i = s - t;
-                const unsigned qb = (unsigned)qrow[QPAD + i];
-                unsigned diag = hup;
-                hup = hin;
-                unsigned e = ein;
-                row16<R, V>(smem, qb, idx, H, F, diag, e, best, neg_go, neg_ge, bvec, neg_go_int,
-                            one);
-                hout = H[R - 1];
-                eout = e;
-                if (MULTI && t == G - 1 && i >= 0 && i < m && tile + 1 < ntiles)
-                    bout[i] = make_uint2(hout, eout);
-            }
-            if (MULTI) __syncwarp(mask);
-        }
-#pragma unroll
-        for (int off = G / 2; off > 0; off >>= 1)
-            best = __vmaxs2(best, __shfl_xor_sync(mask, best, off, G));
-        if (t == 0) {
-            const int sa = (int)(short)(best & 0xffffu) - (V ? go : 0);
-            scores[ta] = sa;
-            if (sa >= threshold) flagged[atomicAdd(nflagged, 1)] = ta;
-            if (tb >= 0) {
-                const int sb = (int)(short)(best >> 16) - (V ? go : 0);
-                scores[tb] = sb;
-                if (sb >= threshold) flagged[atomicAdd(nflagged, 1)] = tb;
-            }
-        }
     }
 }
 
@@ -399,244 +261,14 @@ __device__ __noinline__ bool chain_wait(const volatile int* ready, int need,
     return true;
 }
 
-template <int R, int V>
-__global__ void __launch_bounds__(256, 2)
-sw_s16x2_chain(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
-               const int* __restrict__ pairs, const int* __restrict__ items, int nitems,
-               int* __restrict__ ticket, int* __restrict__ progress,
-               const int* __restrict__ qrow, int m,
-               const unsigned* __restrict__ table, int table_words, int kp,
-               unsigned neg_go, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one,
-               int go, int threshold, int* __restrict__ scores,
-               int* __restrict__ flagged, int* __restrict__ nflagged, uint2* __restrict__ boundary)
-{
-    constexpr int G = 32;
-    extern __shared__ unsigned smem[];
-    load_table(smem, table, table_words);
-    const int t = threadIdx.x & 31;
-    const unsigned mask = 0xffffffffu;
-    const unsigned pad = (unsigned)(kp - 1);
-    const unsigned h0 = V ? bvec : 0u, e0 = V ? 0u : neg_go;  // H = 0, E = F = -go
-    for (;;) {
-        int w = 0;
-        if (t == 0) w = atomicAdd(ticket, 1);
-        w = __shfl_sync(mask, w, 0);
-        if (w >= nitems) break;
-        const int p = items[2 * w], tile = items[2 * w + 1];
-        const int ta = pairs[2 * p], tb = pairs[2 * p + 1];
-        const long long oa = offsets[ta];
-        const int la = (int)(offsets[ta + 1] - oa);
-        long long ob = 0;
-        int lb = 0;
-        if (tb >= 0) { ob = offsets[tb]; lb = (int)(offsets[tb + 1] - ob); }
-        const bool last = (tile + 1) * G * R >= max(la, lb);
-        const int c0 = tile * G * R + t * R;
-        unsigned idx[R], H[R], F[R];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const int c = c0 + r;
-            const unsigned a = c < la ? (unsigned)codes[oa + c] : pad;
-            const unsigned b = c < lb ? (unsigned)codes[ob + c] : pad;
-            idx[r] = (a * kp + b) * 4u;
-            H[r] = h0;
-            F[r] = e0;
-        }
-        const uint2* bin = boundary + (size_t)(w > 0 ? w - 1 : 0) * m;
-        uint2* bout = boundary + (size_t)w * m;
-        const volatile int* ready = progress + (w > 0 ? w - 1 : 0);
-        uint2 next = make_uint2(h0, e0);
-        unsigned best = h0, hout = h0, eout = e0, hup = h0;
-        const int steps = m + G - 1;
-        for (int s = 0; s < steps; ++s) {
-            unsigned hin = __shfl_up_sync(mask, hout, 1, G);
-            unsigned ein = __shfl_up_sync(mask, eout, 1, G);
-            if (tile > 0) {
-                if ((s & (CHAIN_ROWS - 1)) == 0 && s < m) {
-                    int ok = 1;
-                    if (t == 0) {
-                        const int need = min(s + CHAIN_ROWS + 1, m);
-                        if (*ready < need) ok = chain_wait(ready, need, ticket + 1);
-                        __threadfence();
-                    }
-                    __syncwarp(mask);
-                    if (!__shfl_sync(mask, ok, 0)) return;   // timed out: the host raises
-                }
-                if (t == 0) {
-                    if (s == 0) next = __ldcg(bin);
-                    hin = next.x;
-                    ein = next.y;
-                    next = (s + 1 < m) ? __ldcg(bin + s + 1) : make_uint2(h0, e0);
-                }
-            } else if (t == 0) {
-                hin = h0;
-                ein = e0;
-            }
-            const int i = s - t;
-            const unsigned qb = (unsigned)qrow[QPAD + i];
-            unsigned diag = hup;
-            hup = hin;
-            unsigned e = ein;
-            row16<R, V>(smem, qb, idx, H, F, diag, e, best, neg_go, neg_ge, bvec, neg_go_int, one);
-            hout = H[R - 1];
-            eout = e;
-            if (!last && t == G - 1 && i >= 0 && i < m) {
-                bout[i] = make_uint2(hout, eout);
-                if (((i + 1) & (CHAIN_ROWS - 1)) == 0 || i + 1 == m) {
-                    __threadfence();
-                    atomicExch(progress + w, i + 1);
-                }
-            }
-        }
-#pragma unroll
-        for (int off = G / 2; off > 0; off >>= 1)
-            best = __vmaxs2(best, __shfl_xor_sync(mask, best, off, G));
-        if (t == 0) {
-            // tiles of one pair meet here: the max is an atomicMax; exactly one tile sees
-            // the score cross the threshold and flags the target
-            const int sa = (int)(short)(best & 0xffffu) - (V ? go : 0);
-            if (atomicMax(scores + ta, sa) < threshold && sa >= threshold)
-                flagged[atomicAdd(nflagged, 1)] = ta;
-            if (tb >= 0) {
-                const int sb = (int)(short)(best >> 16) - (V ? go : 0);
-                if (atomicMax(scores + tb, sb) < threshold && sb >= threshold)
-                    flagged[atomicAdd(nflagged, 1)] = tb;
-            }
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------
-// Row-strip 16-bit kernel (KERNELS.md B.2): lanes own query rows, the targets stream.
-// A warp (G = 32 lanes) takes one pair of targets (ta the longer one) and one strip of
-// 32*R query rows: lane t owns rows t*R .. t*R+R-1 and at step s works on target column
-// j = s - t, receiving H and F (the vertical gap) of lane t-1's last row by shuffle; E of
-// each of its rows stays in a register.  The scores come from a query profile in shared
-// memory, prof[a][t][r] = S[q_row][a] (16 bits, zero-extended): one LDS.128 per 4 rows and
-// target, at an address whose bank depends only on t (each lane's segment is RS words,
-// RS/4 odd, each letter's block a multiple of 128 bytes), so the loads never conflict,
-// unlike the random pair-table reads of sw_s16x2.  The two targets' words are merged by
-// one IMAD (b * 65536 + a).  The cell update is row16's biased one (4.5 ALU ops per pair).
-// Queries longer than a strip run strip by strip (one launch each); the strip's last lane
-// stores (H, F) of its last row per column in `boundary` (slot offsets[ta] + j), which the
-// next strip's lane 0 reads.  Pairs are claimed longest first through `ticket`.
-template <int R>
-__global__ void __launch_bounds__(256, 2)
-sw_rows16(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
-          const int* __restrict__ pairs, int npairs, int* __restrict__ ticket,
-          const unsigned* __restrict__ prof, int kp, int strip, int nstrips,
-          unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one, int go,
-          int threshold, int* __restrict__ scores, int* __restrict__ flagged,
-          int* __restrict__ nflagged, uint2* __restrict__ boundary)
-{
-    constexpr int G = 32;
-    constexpr int RS = ((R + 3) / 4) % 2 == 0 ? ((R + 3) / 4) * 4 + 4 : ((R + 3) / 4) * 4;
-    constexpr int W = G * RS;  // words per letter
-    extern __shared__ unsigned smem[];
-    load_table(smem, prof, kp * W);   // this strip's profile
-    const int t = threadIdx.x & 31;
-    const unsigned mask = 0xffffffffu;
-    const unsigned pad = (unsigned)(kp - 1);
-    const unsigned sh16 = one << 16;
-    const bool first = strip == 0, last = strip + 1 == nstrips;
-    const unsigned h0 = bvec, e0 = 0u;
-    for (;;) {
-        int p = 0;
-        if (t == 0) p = atomicAdd(ticket, 1);
-        p = __shfl_sync(mask, p, 0);
-        if (p >= npairs) break;
-        const int ta = pairs[2 * p], tb = pairs[2 * p + 1];
-        const long long oa = offsets[ta];
-        const int la = (int)(offsets[ta + 1] - oa);
-        long long ob = 0;
-        int lb = 0;
-        if (tb >= 0) { ob = offsets[tb]; lb = (int)(offsets[tb + 1] - ob); }
-        unsigned Ha[R], Hb[R], E[R];
-#pragma unroll
-        for (int r = 0; r < R; ++r) { Ha[r] = h0; Hb[r] = h0; E[r] = e0; }
-        uint2* bslot = boundary + oa;
-        uint2 next = make_uint2(h0, e0);
-        if (!first && t == 0 && la > 0) next = bslot[0];
-        unsigned best = h0, hout = h0, fout = e0, hup = h0;
-        const int steps = la + G - 1;
-        // two steps per iteration, H double-buffered (Ha -> Hb -> Ha): the new H of row r
-        // never has to share a register with the old one that row r+1 still reads
-        auto step = [&](int s, const unsigned (&Hin)[R], unsigned (&Hout)[R]) {
-            unsigned hin = __shfl_up_sync(mask, hout, 1);
-            unsigned fin = __shfl_up_sync(mask, fout, 1);
-            if (t == 0) {
-                if (!first) {
-                    hin = next.x;
-                    fin = next.y;
-                    next = (s + 1 < la) ? bslot[s + 1] : make_uint2(h0, e0);
-                } else {
-                    hin = h0;
-                    fin = e0;
-                }
-            }
-            const int j = s - t;
-            const unsigned a = (j >= 0 && j < la) ? (unsigned)__ldg(codes + oa + j) : pad;
-            const unsigned b = (j >= 0 && j < lb) ? (unsigned)__ldg(codes + ob + j) : pad;
-            const unsigned* ra = smem + a * W + t * RS;
-            const unsigned* rb = smem + b * W + t * RS;
-            unsigned diag = hup;
-            hup = hin;
-            unsigned f = fin;
-#pragma unroll
-            for (int k = 0; k < R; k += 4) {
-                unsigned sc[4];
-                if (k + 4 <= R) {
-                    const uint4 wa = *reinterpret_cast<const uint4*>(ra + k);
-                    const uint4 wb = *reinterpret_cast<const uint4*>(rb + k);
-                    sc[0] = mad1(wb.x, sh16, wa.x);
-                    sc[1] = mad1(wb.y, sh16, wa.y);
-                    sc[2] = mad1(wb.z, sh16, wa.z);
-                    sc[3] = mad1(wb.w, sh16, wa.w);
-                } else {
-#pragma unroll
-                    for (int q = k; q < R; ++q) sc[q - k] = mad1(rb[q], sh16, ra[q]);
-                }
-#pragma unroll
-                for (int r = k; r < k + 4 && r < R; ++r) {
-                    const unsigned x = __viaddmax_s16x2(r == 0 ? diag : Hin[r - 1], sc[r - k], E[r]);
-                    const unsigned h = __vimax3_s16x2(x, f, bvec);
-                    Hout[r] = h;
-                    const unsigned ht = mad1(h, one, neg_go_int);
-                    f = __viaddmax_s16x2(f, neg_ge, ht);
-                    E[r] = __viaddmax_s16x2(E[r], neg_ge, ht);
-                }
-            }
-#pragma unroll
-            for (int r = 0; r + 1 < R; r += 2) best = __vimax3_s16x2(best, Hout[r], Hout[r + 1]);
-            if (R & 1) best = __vmaxs2(best, Hout[R - 1]);
-            hout = Hout[R - 1];
-            fout = f;
-            if (!last && t == G - 1 && j >= 0 && j < la) bslot[j] = make_uint2(hout, fout);
-        };
-        for (int s = 0; s < steps; s += 2) {
-            step(s, Ha, Hb);
-            if (s + 1 < steps) step(s + 1, Hb, Ha);
-        }
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) best = __vmaxs2(best, __shfl_xor_sync(mask, best, off));
-        if (t == 0) {
-            // strips run one launch after another: a plain read-modify-write; a target is
-            // flagged once, by the strip whose max first crosses the threshold
-            const int sa = (int)(short)(best & 0xffffu) - go;
-            const int pa = first ? 0 : scores[ta];
-            scores[ta] = max(pa, sa);
-            if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = ta;
-            if (tb >= 0) {
-                const int sb = (int)(short)(best >> 16) - go;
-                const int pb = first ? 0 : scores[tb];
-                scores[tb] = max(pb, sb);
-                if (pb < threshold && sb >= threshold) flagged[atomicAdd(nflagged, 1)] = tb;
-            }
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Two query rows per step (variant 3).  The cell update of row16 is one dependency chain
+// 16-bit packed kernel: two targets per group (one per 16-bit half), two query rows per
+// step.  pairs[2p], pairs[2p+1]: target ids (the second may be -1).  qrow[QPAD + i]: byte
+// offset of query row i's block in the pair table; table[(q*kp + a)*kp + b] packs S[q][a]
+// (low half) and S[q][b] (high half); code kp-1 is padding.  H, E, F are stored plus go
+// (bvec = go in both halves), so the relu is a max against go and H - go one IMAD on the
+// FMA pipe (4.5 ALU ops per cell pair; docs/gpu-notes.md).  A cell update of one row per
+// step is one dependency chain
 // per row (E -> H -> H - go -> E, three dependent ops per column), and with 4 warps per
 // scheduler that chain, not the ALU pipe, sets the pace.  Here lane t works on rows
 // i = 2(s - t) and i + 1 at step s: row i+1 runs one column behind row i (A(c), B(c-1)),
@@ -644,14 +276,8 @@ sw_rows16(const unsigned char* __restrict__ codes, const long long* __restrict__
 // by A(c)) and its diagonal H(i, c-1), which B takes from H[c-1] before overwriting it,
 // exactly as one row does.  Lanes pass H and E of both rows on (four shuffles per step).
 // Boundary slots hold (m + 1) & ~1 uint2 (even, so a row pair is one aligned uint4).
-// Pair-table byte offset of the letter pair ab = a * kp + b.  IL (variant 4): the table
-// is stored twice, interleaved in blocks of 16 words, so that lanes 0-15 of a warp read
-// banks 0-15 and lanes 16-31 banks 16-31: 16 random reads over 16 banks conflict less
-// than 32 over 32 (expected worst bank about 2.9 instead of 3.5 wavefronts).
-// Word of (q, ab) for half h: q * qstride + (ab / 16) * 32 + h * 16 + ab % 16.
-template <bool IL>
+// Pair-table byte offset of the letter pair ab = a * kp + b.
 __device__ __forceinline__ unsigned pair_offset(unsigned ab) {
-    if constexpr (IL) return (((ab >> 4) << 5) + (ab & 15u)) * 4u;
     return ab * 4u;
 }
 
@@ -692,8 +318,8 @@ __device__ __forceinline__ void rows16x2(const unsigned* smem, unsigned qa, unsi
     hA_last = hA[R - 1];
 }
 
-template <int G, int R, bool MULTI, bool IL = false>
-__global__ void __launch_bounds__(IL ? 512 : R2_BLOCK, IL ? 1 : 2)
+template <int G, int R, bool MULTI>
+__global__ void __launch_bounds__(R2_BLOCK, 2)
 sw_s16x2r2(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
            const int* __restrict__ pairs, int npairs, const int* __restrict__ qrow, int m,
            const unsigned* __restrict__ table, int table_words, int kp,
@@ -710,7 +336,6 @@ sw_s16x2r2(const unsigned char* __restrict__ codes, const long long* __restrict_
     const unsigned pad = (unsigned)(kp - 1);
     const unsigned h0 = bvec, e0 = 0u;  // H = 0, E = F = -go (stored plus go)
     const uint4 dflt = make_uint4(h0, e0, h0, e0);
-    const unsigned half = IL ? ((threadIdx.x >> 4) & 1u) * 64u : 0u;  // bytes: 16 banks
 
     for (int p = gid; p < npairs; p += ngroups) {
         const int ta = pairs[2 * p], tb = pairs[2 * p + 1];
@@ -729,7 +354,7 @@ sw_s16x2r2(const unsigned char* __restrict__ codes, const long long* __restrict_
                 const int c = c0 + r;
                 const unsigned a = c < la ? (unsigned)codes[oa + c] : pad;
                 const unsigned b = c < lb ? (unsigned)codes[ob + c] : pad;
-                idx[r] = pair_offset<IL>(a * kp + b);
+                idx[r] = pair_offset(a * kp + b);
                 H[r] = h0;
                 F[r] = e0;
             }
@@ -757,8 +382,8 @@ sw_s16x2r2(const unsigned char* __restrict__ codes, const long long* __restrict_
                     }
                 }
                 const int i = 2 * (s - t);
-                const unsigned qa = (unsigned)qrow[QPAD + i] + half;
-                const unsigned qbb = (unsigned)qrow[QPAD + i + 1] + half;
+                const unsigned qa = (unsigned)qrow[QPAD + i];
+                const unsigned qbb = (unsigned)qrow[QPAD + i + 1];
                 const unsigned diagA = hup;
                 hup = hinB;
                 unsigned eA = einA, eB = einB, hlast;
@@ -789,11 +414,11 @@ sw_s16x2r2(const unsigned char* __restrict__ codes, const long long* __restrict_
     }
 }
 
-// Chained kernel with two rows per step (variant 3); see sw_s16x2_chain.  Slots hold
+// Chained kernel with two rows per step (see "Chained 16-bit kernel" above).  Slots hold
 // m + 1 uint2 (row pairs as uint4); progress counts finished rows, published every
 // CHAIN_ROWS rows.
-template <int R, bool IL = false>
-__global__ void __launch_bounds__(IL ? 512 : R2_BLOCK, IL ? 1 : 2)
+template <int R>
+__global__ void __launch_bounds__(R2_BLOCK, 2)
 sw_s16x2r2_chain(const unsigned char* __restrict__ codes, const long long* __restrict__ offsets,
                  const int* __restrict__ pairs, const int* __restrict__ items, int nitems,
                  int* __restrict__ ticket, int* __restrict__ progress,
@@ -812,7 +437,6 @@ sw_s16x2r2_chain(const unsigned char* __restrict__ codes, const long long* __res
     const unsigned pad = (unsigned)(kp - 1);
     const unsigned h0 = bvec, e0 = 0u;
     const uint4 dflt = make_uint4(h0, e0, h0, e0);
-    const unsigned half = IL ? ((threadIdx.x >> 4) & 1u) * 64u : 0u;  // bytes: 16 banks
     for (;;) {
         int w = 0;
         if (t == 0) w = atomicAdd(ticket, 1);
@@ -833,7 +457,7 @@ sw_s16x2r2_chain(const unsigned char* __restrict__ codes, const long long* __res
             const int c = c0 + r;
             const unsigned a = c < la ? (unsigned)codes[oa + c] : pad;
             const unsigned b = c < lb ? (unsigned)codes[ob + c] : pad;
-            idx[r] = pair_offset<IL>(a * kp + b);
+            idx[r] = pair_offset(a * kp + b);
             H[r] = h0;
             F[r] = e0;
         }
@@ -868,8 +492,8 @@ sw_s16x2r2_chain(const unsigned char* __restrict__ codes, const long long* __res
                 hinA = h0; einA = e0; hinB = h0; einB = e0;
             }
             const int i = 2 * (s - t);
-            const unsigned qa = (unsigned)qrow[QPAD + i] + half;
-            const unsigned qbb = (unsigned)qrow[QPAD + i + 1] + half;
+            const unsigned qa = (unsigned)qrow[QPAD + i];
+            const unsigned qbb = (unsigned)qrow[QPAD + i + 1];
             const unsigned diagA = hup;
             hup = hinB;
             unsigned eA = einA, eB = einB, hlast;
@@ -1005,9 +629,11 @@ sw_warp(const unsigned char* __restrict__ codes, const long long* __restrict__ o
 }
 
 // ---------------------------------------------------------------------------------------
-// Row-strip kernel with two queries per register (KERNELS.md B.2 in full).  Lanes own
-// query rows as in sw_rows16, but the two 16-bit halves of every register belong to two
-// *queries* (A low, B high) against one target stream, so the profile word of a row pair,
+// Row-strip kernel with two query rows streams per register (KERNELS.md B.2 in full).
+// Lanes own query rows (lane t: rows t*R .. t*R+R-1 of a strip of 32*R rows, at step s on
+// target column j = s - t, H and F of lane t-1's last row by shuffle, E in a register),
+// and the two 16-bit halves of every register belong to two *query row streams* (A low,
+// B high) against one target stream, so the profile word of a row pair,
 // prof[a][t][r] = S[qA_row][a] | S[qB_row][a] << 16, is used as it is loaded: one LDS.128
 // serves 4 rows x 2 queries and no merge is needed.
 // The targets of a group (several whole targets, longest first) are streamed back to back
@@ -1021,9 +647,9 @@ sw_warp(const unsigned char* __restrict__ codes, const long long* __restrict__ o
 // the strip's last lane stores (H, F) of its last row per column at boundary[gstart + j]
 // for the next strip's lane 0, scores[id] (query A) and scores[n + id] (query B) keep the
 // running maximum over strips, and an index into scores is appended to `flagged` when the
-// score first reaches the threshold (exactly as sw_rows16).  Zero-length targets are not
-// in the stream (their score is 0).
-// One step of the two-query row kernels (sw_rowsq2, sw_rowsq2k2, sw_rowsqb): the lane's R rows at
+// score first reaches the threshold.  Zero-length targets are not in the stream (their
+// score is 0).
+// One step of the row kernel (sw_rowsqb): the lane's R rows at
 // target column code c (bit 7 is a marker, masked off), H of the column to the left in
 // Hin, F from the lane above in fin, row 0's diagonal in diag; writes Hout, this lane's
 // last-row H and F (hout, fout), updates E and the running max.
@@ -1063,101 +689,7 @@ __device__ __forceinline__ void rowsq_step(const unsigned* smem, int t, unsigned
     fout = f;
 }
 
-// A finished target of the two-query kernels (one query per half): its two biased maxima
-// in `done` become scores[id] and scores[n + id], a running max over strips unless `first`;
-// an entry that reaches `threshold` (16-bit saturation possible) is appended to `flagged`.
-__device__ __forceinline__ void rowsq_put_pair(unsigned done, int id, int first, int go,
-                                               int threshold, int n, int* __restrict__ scores,
-                                               int* __restrict__ flagged,
-                                               int* __restrict__ nflagged) {
-    const int sa = (int)(short)(done & 0xffffu) - go;
-    const int sb = (int)(short)(done >> 16) - go;
-    const int pa = first ? 0 : scores[id];
-    const int pb = first ? 0 : scores[n + id];
-    scores[id] = max(pa, sa);
-    scores[n + id] = max(pb, sb);
-    if (pa < threshold && sa >= threshold) flagged[atomicAdd(nflagged, 1)] = id;
-    if (pb < threshold && sb >= threshold) flagged[atomicAdd(nflagged, 1)] = n + id;
-}
-
-template <int R>
-__global__ void __launch_bounds__(256, 2)
-sw_rowsq2(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
-          const int* __restrict__ gfirst, const int* __restrict__ ids, int ngroups,
-          int* __restrict__ ticket, const unsigned* __restrict__ prof, int kp, int first,
-          int last, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one, int go,
-          int threshold, int n, int* __restrict__ scores, int* __restrict__ flagged,
-          int* __restrict__ nflagged, uint2* __restrict__ boundary)
-{
-    constexpr int G = 32;
-    constexpr int RS = ((R + 3) / 4) % 2 == 0 ? ((R + 3) / 4) * 4 + 4 : ((R + 3) / 4) * 4;
-    constexpr int W = G * RS;  // words per letter
-    extern __shared__ unsigned smem[];
-    load_table(smem, prof, kp * W);   // this strip's two-query profile
-    const int t = threadIdx.x & 31;
-    const unsigned mask = 0xffffffffu;
-    const unsigned pad = (unsigned)(kp - 1);
-    const unsigned h0 = bvec, e0 = 0u;  // H = 0, E = F = -go (stored plus go)
-    for (;;) {
-        int g = 0;
-        if (t == 0) g = atomicAdd(ticket, 1);
-        g = __shfl_sync(mask, g, 0);
-        if (g >= ngroups) break;
-        const long long o = gstart[g];
-        const int len = (int)(gstart[g + 1] - o);
-        const int* gid = ids + gfirst[g];
-        unsigned Ha[R], Hb[R], E[R];
-#pragma unroll
-        for (int r = 0; r < R; ++r) { Ha[r] = h0; Hb[r] = h0; E[r] = e0; }
-        uint2* bslot = boundary + o;
-        uint2 next = make_uint2(h0, e0);
-        if (!first && t == 0 && len > 0) next = bslot[0];
-        unsigned best = h0, hout = h0, fout = e0, bout = h0, hup = h0;
-        int tk = -1;   // index (in the group) of the target this lane is in
-        const int steps = len + G;   // the end marker (j == len) reaches lane 31 last
-        auto step = [&](int s, unsigned (&Hin)[R], unsigned (&Hout)[R]) {
-            unsigned hin = __shfl_up_sync(mask, hout, 1);
-            unsigned fin = __shfl_up_sync(mask, fout, 1);
-            const unsigned bin = __shfl_up_sync(mask, bout, 1);
-            if (t == 0) {
-                if (!first) {
-                    hin = next.x;
-                    fin = next.y;
-                    next = (s + 1 < len) ? bslot[s + 1] : make_uint2(h0, e0);
-                } else {
-                    hin = h0;
-                    fin = e0;
-                }
-            }
-            const int j = s - t;
-            const unsigned c = (j >= 0 && j < len) ? (unsigned)__ldg(stream + o + j)
-                                                   : (j == len ? 0x80u | pad : pad);
-            unsigned diag = hup;
-            hup = hin;
-            if (c & 0x80u) {
-                // column j starts a target (or ends the group): finish the previous target
-                const unsigned done = __vmaxs2(best, t ? bin : h0);
-                bout = done;
-                if (t == G - 1 && tk >= 0)
-                    rowsq_put_pair(done, gid[tk], first, go, threshold, n, scores, flagged, nflagged);
-                ++tk;
-                best = h0;
-                diag = h0;
-#pragma unroll
-                for (int r = 0; r < R; ++r) { Hin[r] = h0; E[r] = e0; }
-            }
-            rowsq_step<R, RS, W>(smem, t, c, fin, diag, Hin, Hout, E, best, bvec, neg_ge,
-                                 neg_go_int, one, hout, fout);
-            if (!last && t == G - 1 && j >= 0 && j < len) bslot[j] = make_uint2(hout, fout);
-        };
-        for (int s = 0; s < steps; s += 2) {
-            step(s, Ha, Hb);
-            if (s + 1 < steps) step(s + 1, Hb, Ha);
-        }
-    }
-}
-
-// The target stream of sw_rowsq2: targets ids[k] copied back to back from sstart[k] on,
+// The target stream of sw_rowsqb: targets ids[k] copied back to back from sstart[k] on,
 // the first column of each marked by bit 7 (codes stay below 128).  One warp per target.
 __global__ void rowsq2_stream(const unsigned char* __restrict__ codes,
                               const long long* __restrict__ offsets, const int* __restrict__ ids,
@@ -1174,17 +706,16 @@ __global__ void rowsq2_stream(const unsigned char* __restrict__ codes,
     }
 }
 
-// sw_rowsq2 with lanes skewed by two columns (lane t at column j = s - 2t) and two steps
-// per iteration.  Lane t's inputs for step s are lane t-1's outputs of step s-2, so both
+// The row kernel's loop: lanes skewed by two columns (lane t at column j = s - 2t) and
+// two steps per iteration.  Lane t's inputs for step s are lane t-1's outputs of step s-2, so both
 // steps of an iteration take their shuffled inputs at its start and step s+1's row r only
-// waits for step s's row r: two dependency chains interleave (sw_rowsq2 runs one chain,
-// since step s+1's first row needs the shuffle of step s's last).  Iterations where no
+// waits for step s's row r: two dependency chains interleave (with one step per
+// iteration, step s+1's first row would need the shuffle of step s's last).  Iterations where no
 // lane's two columns start a target (a warp vote) run both steps with no branch; the
 // others run them one after the other with the resets.  The codes and lane 0's inputs of
 // the next iteration are loaded one iteration ahead.
 //
-// PACKED = false (sw_rowsq2k2): one query per 16-bit half, sw_rowsq2's arguments and
-// results.  PACKED = true (sw_rowsqb): a packed batch of queries, each 16-bit half runs
+// sw_rowsqb runs a packed batch of queries, each 16-bit half runs
 // its own row stream, the concatenation of several queries (each padded to a multiple of
 // R rows), cut into passes of 32*R rows (one launch per pass).  So a lane's R rows always
 // belong to one query, and a query starts and ends at lane boundaries: lane t resets its
@@ -1195,7 +726,7 @@ __global__ void rowsq2_stream(const unsigned char* __restrict__ codes,
 // lane[4t + 1] / lane[4t + 2] (the query's index), as a running max over passes unless
 // bit 2 / 3 says the segment holds the query's first row; flagged entries are slot * n + id.
 // lane[4t]: keep.  No pass ever leaves lanes idle (padding rows score the pad letter).
-template <int R, bool PACKED>
+template <int R>
 __device__ __forceinline__ void rowsq_groups(
         const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
         const int* __restrict__ gfirst, const int* __restrict__ ids, int ngroups,
@@ -1216,7 +747,7 @@ __device__ __forceinline__ void rowsq_groups(
     const unsigned h0 = bvec, e0 = 0u;
     unsigned keep = 0u, hreset = 0u, dkeep = 0u, dreset = 0u;
     int slot_a = 0, slot_b = 0, wflags = 0;
-    if (PACKED) {
+    {
         keep = (unsigned)lane_info[4 * t];
         hreset = h0 & ~keep;                     // h0 in the halves that restart
         dkeep = t ? keep : 0u;                   // the done chain: lane 0 starts it
@@ -1256,19 +787,11 @@ __device__ __forceinline__ void rowsq_groups(
             if (p < threshold && v >= threshold) flagged[atomicAdd(nflagged, 1)] = k;
         };
         auto finish = [&](unsigned bin, unsigned& diag, unsigned (&Hin)[R]) -> unsigned {
-            unsigned done;
-            if (PACKED) {
-                done = __vmaxs2(best, (bin & dkeep) | dreset);
-                if ((wflags & 3) && tk >= 0) {
-                    const int id = gid[tk];
-                    if (wflags & 1) put(slot_a, id, (int)(short)(done & 0xffffu) - go, wflags & 4);
-                    if (wflags & 2) put(slot_b, id, (int)(short)(done >> 16) - go, wflags & 8);
-                }
-            } else {
-                done = __vmaxs2(best, t ? bin : h0);
-                if (t == G - 1 && tk >= 0)
-                    rowsq_put_pair(done, gid[tk], first, go, threshold, n, scores, flagged,
-                                   nflagged);
+            const unsigned done = __vmaxs2(best, (bin & dkeep) | dreset);
+            if ((wflags & 3) && tk >= 0) {
+                const int id = gid[tk];
+                if (wflags & 1) put(slot_a, id, (int)(short)(done & 0xffffu) - go, wflags & 4);
+                if (wflags & 2) put(slot_b, id, (int)(short)(done >> 16) - go, wflags & 8);
             }
             ++tk;
             best = h0;
@@ -1289,10 +812,9 @@ __device__ __forceinline__ void rowsq_groups(
             unsigned hi1 = __shfl_up_sync(mask, ho1, 1), fi1 = __shfl_up_sync(mask, fo1, 1);
             const unsigned bi0 = __shfl_up_sync(mask, bo0, 1), bi1 = __shfl_up_sync(mask, bo1, 1);
             if (t == 0) { hi0 = a0.x; fi0 = a0.y; hi1 = a1.x; fi1 = a1.y; }
-            if (PACKED) {   // a half whose rows start a query: H = 0 and F = -go above its first row
-                hi0 = (hi0 & keep) | hreset; hi1 = (hi1 & keep) | hreset;
-                fi0 &= keep; fi1 &= keep;
-            }
+            // a half whose rows start a query: H = 0 and F = -go above its first row
+            hi0 = (hi0 & keep) | hreset; hi1 = (hi1 & keep) | hreset;
+            fi0 &= keep; fi1 &= keep;
             const unsigned n0 = code(s + 2 - 2 * t), n1 = code(s + 3 - 2 * t);
             const uint2 na0 = above(s + 2), na1 = above(s + 3);
             if (!__any_sync(mask, (c0 | c1) & 0x80u)) {
@@ -1317,21 +839,6 @@ __device__ __forceinline__ void rowsq_groups(
     }
 }
 
-// sw_rowsq2k2: rowsq_groups with one query per half (sw_rowsq2's arguments and results).
-template <int R>
-__global__ void __launch_bounds__(256, 2)
-sw_rowsq2k2(const unsigned char* __restrict__ stream, const long long* __restrict__ gstart,
-            const int* __restrict__ gfirst, const int* __restrict__ ids, int ngroups,
-            int* __restrict__ ticket, const unsigned* __restrict__ prof, int kp, int first,
-            int last, unsigned neg_ge, unsigned bvec, unsigned neg_go_int, unsigned one, int go,
-            int threshold, int n, int* __restrict__ scores, int* __restrict__ flagged,
-            int* __restrict__ nflagged, uint2* __restrict__ boundary)
-{
-    rowsq_groups<R, false>(stream, gstart, gfirst, ids, ngroups, ticket, prof, nullptr, kp, first,
-                           last, neg_ge, bvec, neg_go_int, one, go, threshold, n, scores, flagged,
-                           nflagged, boundary);
-}
-
 // sw_rowsqb: rowsq_groups over a packed batch of queries (lane_info: per lane keep, slot
 // A, slot B, write flags).
 template <int R>
@@ -1344,7 +851,7 @@ sw_rowsqb(const unsigned char* __restrict__ stream, const long long* __restrict_
           int* __restrict__ scores, int* __restrict__ flagged, int* __restrict__ nflagged,
           uint2* __restrict__ boundary)
 {
-    rowsq_groups<R, true>(stream, gstart, gfirst, ids, ngroups, ticket, prof, lane_info, kp, first,
+    rowsq_groups<R>(stream, gstart, gfirst, ids, ngroups, ticket, prof, lane_info, kp, first,
                           last, neg_ge, bvec, neg_go_int, one, go, threshold, n, scores, flagged,
                           nflagged, boundary);
 }

@@ -1,0 +1,186 @@
+"""What the CUDA search keeps and passes around: resident target handles (one device,
+several devices, chunks streamed from the host), length buckets, a scoring's tables,
+candidate results, and the leases of device buffers that calls running at once must not
+share."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import ScoreBatch, TargetSet
+from . import config
+from .config import KernelConfig
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """A scoring's tables on one device (built once per handle, CudaBackend._tables):
+    the 32-bit profile table, and where the scoring fits 16 bits the pair table of the
+    width-16 kernels with its constants (both halves packed) and the host profile P16 of
+    the packed-batch kernel (P16_hash: the blake2b state after its bytes, the packed
+    profiles' memo key)."""
+
+    kp: int                   # alphabet size + the padding letter
+    go: int
+    ge: int
+    s32: object               # device int32 [kp * kp]
+    s16: object = None        # device uint32 [kp * kp * kp], None: no 16-bit pass
+    threshold: int = 0        # a 16-bit score at or above it may have wrapped: rescored
+    neg_go: int = 0
+    neg_ge: int = 0
+    bvec: int = 0
+    P16: np.ndarray | None = None
+    P16_hash: object = None
+    neg_go_int: int = 0
+
+
+@dataclass
+class _Bucket:
+    cfg: KernelConfig
+    items: object        # device int32: pairs (2 per item) for width 16, ids for width 32
+    count: int           # pairs or targets (chained: work items)
+    max_len: int
+    pairs: object = None # chained: device int32 pairs; items holds (pair, tile) per item
+
+
+@dataclass
+class Candidates(ScoreBatch):
+    """Scores (and ends) of some targets only: ``ids`` are their TargetSet indices."""
+
+    ids: np.ndarray | None = None
+
+    @classmethod
+    def concat(cls, parts: list[Candidates]) -> Candidates:
+        def cat(attr):
+            vals = [getattr(p, attr) for p in parts]
+            return None if vals[0] is None else np.concatenate(vals)
+        return cls(cat("scores"), cat("query_ends"), cat("target_ends"),
+                   sum(p.saturated for p in parts), cat("ids"))
+
+    def full(self, n: int) -> ScoreBatch:
+        """The plain ScoreBatch over all n targets (ids must cover them all)."""
+        def put(a):
+            if a is None:
+                return None
+            out = np.zeros(n, dtype=np.int32)
+            out[self.ids] = a
+            return out
+        return ScoreBatch(put(self.scores), put(self.query_ends), put(self.target_ends),
+                          self.saturated)
+
+
+def _kernel_cut(top_k, n) -> bool:
+    """Whether CudaBackend._queue_cut takes this top-k over n targets (else _select, query
+    by query: all targets, or top_k above config.SELECT_MAX_K)."""
+    return top_k is not None and 1 <= top_k <= config.SELECT_MAX_K and top_k < n
+
+
+def _empty(n, ends):
+    z = np.zeros(n, dtype=np.int32)
+    return Candidates(z, z.copy() if ends else None, z.copy() if ends else None, 0,
+                      np.arange(n, dtype=np.int64))
+
+
+@dataclass
+class ChunkedTargets:
+    """Handle for targets larger than ``max_resident`` residues: kept on the host and
+    uploaded chunk by chunk for every search, through pinned double buffers of its own."""
+
+    targets: TargetSet
+    chunks: list
+    biggest: int         # residues of the largest chunk (each search's pinned buffers)
+    n: int
+    residues: int
+    max_code: int
+    cache: dict = field(default_factory=dict)
+
+
+class _Leases:
+    """Device buffers of one kind kept with a shared handle for reuse. A call takes its
+    own (a kept one, or a new one) and gives it back once its kernels are done, so calls
+    running at once never share one."""
+
+    def __init__(self, make):
+        self._make = make
+        self._free: list = []
+        self._lock = threading.Lock()
+
+    def idle(self) -> int:
+        with self._lock:
+            return len(self._free)
+
+    def take(self):
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+        return self._make()
+
+    def give(self, buffers) -> None:
+        with self._lock:
+            self._free.extend(buffers)
+
+
+@dataclass
+class _Part:
+    device: int
+    backend: object
+    handle: object
+    ids: np.ndarray        # global TargetSet index of each of the part's targets
+
+
+def split_targets(targets: TargetSet, count: int) -> list[tuple[np.ndarray, TargetSet]]:
+    """``count`` parts of ``targets`` for as many devices, by cost (paper 003's balance):
+    longest first, each to the part with the fewest residues so far (+1 per sequence).
+    Per part: the indices of its targets (ascending) and those targets as a TargetSet."""
+    offsets = np.asarray(targets.offsets, dtype=np.int64)
+    lengths = np.diff(offsets)
+    assign = np.empty(len(lengths), dtype=np.int16)
+    load = [0] * count
+    for i in np.argsort(-lengths, kind="stable").tolist():
+        d = min(range(count), key=load.__getitem__)
+        assign[i] = d
+        load[d] += int(lengths[i]) + 1
+    codes = np.asarray(targets.codes, dtype=np.uint8)
+    per_res = np.repeat(assign, lengths)
+    out = []
+    for d in range(count):
+        ids = np.flatnonzero(assign == d)
+        off = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(lengths[ids], out=off[1:])
+        out.append((ids, TargetSet(np.ascontiguousarray(codes[per_res == d]), off)))
+    return out
+
+
+@dataclass
+class MultiTargets:
+    """Handle for several devices: targets split by cost (longest first, each to the
+    device with the fewest residues so far: paper 003's balance)."""
+
+    parts: list
+    n: int
+    residues: int
+    max_code: int
+    targets: TargetSet = None
+    cache: dict = field(default_factory=dict)
+
+
+@dataclass
+class DeviceTargets:
+    """Handle returned by :meth:`CudaBackend.prepare`: the targets resident on one device."""
+
+    device: int
+    n: int
+    residues: int
+    codes: object
+    offsets: object
+    lengths: np.ndarray
+    max_code: int
+    buckets16: list[_Bucket]
+    buckets32: list[_Bucket]
+    upload_seconds: float
+    rows_pairs: object = None   # device int32: all targets in pairs, longest first
+    warp_ids: object = None     # device int32: all targets, longest first
+    cache: dict = field(default_factory=dict)

@@ -1,0 +1,559 @@
+"""CUDA backend: database search on the GPU (CuPy + NVRTC kernels in ``search.cu``).
+
+``prepare`` uploads the targets once and sorts them into the length buckets of the
+kernel table (``config.py``); ``scan`` scores one query against all of them:
+
+* scores: the 16-bit packed DPX kernel (two targets per group of lanes) per bucket, then
+  the 32-bit multi-pass kernel rescores every target that could have saturated;
+* ``ends=True``: the 32-bit kernel with per-column maxima, which gives the end cell by the
+  tie rule (smallest target end, then smallest query end).
+
+Global and semiglobal alignment run in the same 32-bit kernel (template argument ALG:
+no relu, boundary row/column of the algorithm, the last query row read once per tile),
+always with end cells; there is no 16-bit pass for them (their scores go far below zero).
+Constructing the backend raises :class:`~warpalign.errors.BackendUnavailable` naming the
+reason: CuPy missing, no device, or the kernels failed to compile.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from .. import ALGORITHMS, ScoreBatch, TargetSet, check_choice
+from . import config
+from .config import KernelConfig
+from .loader import require_cupy
+from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket, _empty,
+                      _Part, split_targets)
+from .kernels import _FILE, _SMEM_LIMIT, KernelRuns, _rows
+from .packed import PackedSearch
+
+METHODS = ("auto", "warp")
+
+
+class CudaBackend(PackedSearch, KernelRuns):
+    """Smith-Waterman search on one CUDA device (the current CuPy device)."""
+
+    name = "cuda"
+
+    def __init__(self, table: tuple[KernelConfig, ...] | None = None, streams: int = 4, *,
+                 devices: tuple[int, ...] | None = None, max_resident: int | None = None,
+                 block2: int = config.R2_BLOCK, wait_timeout: float = config.CHAIN_TIMEOUT_S):
+        """``devices``: CUDA device ids to split the targets over (default: every visible
+        device). ``max_resident``: most residues kept on a device at once; larger target
+        sets are streamed in chunks (default: what the device's free memory holds,
+        :meth:`resident_budget`). ``wait_timeout``: seconds a tile of the chained kernel
+        waits for the tile before its own; past it the search raises BackendError."""
+        cupy = require_cupy("CUDA backend")
+        ndev = cupy.cuda.runtime.getDeviceCount()
+        self._cp = cupy
+        self._table = table
+        self._nstreams = streams
+        self._devices = tuple(range(ndev)) if devices is None else tuple(int(d) for d in devices)
+        if not self._devices or any(not 0 <= d < ndev for d in self._devices):
+            raise ValueError(f"invalid devices {devices!r}: {ndev} device(s) visible")
+        if max_resident is not None and int(max_resident) < 1:
+            raise ValueError(f"invalid max_resident: {max_resident!r}")
+        self._max_resident = None if max_resident is None else int(max_resident)
+        if not wait_timeout > 0:
+            raise ValueError(f"invalid wait_timeout: {wait_timeout!r}; expected seconds > 0")
+        self._wait_timeout = float(wait_timeout)
+        self._rows16 = _rows(table, 16)
+        self._rows32 = _rows(table, 32)
+        self._names = tuple(dict.fromkeys(
+            [config.kernel_name(c) for c in self._rows16]
+            + [config.kernel_name(c, ends) for c in self._rows32 for ends in (True, False)]
+            + [config.kernel_name(c, True, a) for c in self._rows32
+               for a in ("global", "semiglobal")]
+            + ["sw_warp<true>", "sw_warp<false>"]))
+        from .loader import get_module
+        self._block2 = int(block2)   # threads per block of the width-16 two-row kernels
+        self._module = get_module(_FILE, self._names, self._defines())
+        dev = cupy.cuda.Device()
+        self._device_id = dev.id
+        self.device_name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
+        self._sms = dev.attributes["MultiProcessorCount"]
+        self.devices = self._devices
+        self._kernels: dict[str, object] = {}
+        # Many threads may search through one backend and one handle at once: streams are
+        # per thread, the caches kept on the backend and its handles are built under this
+        # lock and never change once published (DESIGN.md, "Concurrency and inputs").
+        self._lock = threading.RLock()
+        self._local = threading.local()
+
+    def _defines(self) -> tuple[str, ...]:
+        return (f"R2_BLOCK={self._block2}",
+                f"CHAIN_TIMEOUT_NS={max(1, int(self._wait_timeout * 1e9))}ull")
+
+    @property
+    def _streams(self) -> list:
+        """The calling thread's streams on this backend's device (concurrent calls from
+        other threads queue on streams of their own)."""
+        got = getattr(self._local, "streams", None)
+        if got is None:
+            cp = self._cp
+            with cp.cuda.Device(self._device_id):
+                got = [cp.cuda.Stream(non_blocking=True) for _ in range(max(1, self._nstreams))]
+                self._local.copy = cp.cuda.Stream(non_blocking=True)
+            self._local.streams = got
+        return got
+
+    @property
+    def _copy_stream(self):
+        """The calling thread's stream for chunk uploads."""
+        self._streams
+        return self._local.copy
+
+    # -- preparation ---------------------------------------------------------------------
+    def prepare(self, targets: TargetSet):
+        """Make the targets resident: one device (:class:`DeviceTargets`), several
+        (:class:`MultiTargets`), or chunks streamed per search (:class:`ChunkedTargets`)."""
+        offsets = np.asarray(targets.offsets, dtype=np.int64)
+        if offsets[0] != 0:
+            targets = TargetSet(targets.codes[offsets[0]:offsets[-1]], offsets - offsets[0])
+        if len(self._devices) > 1 and len(targets) > 1:
+            return self._prepare_multi(targets)
+        with self._cp.cuda.Device(self._devices[0]):
+            if self._max_resident is not None:
+                if targets.residues > self._max_resident:
+                    return self._prepare_chunked(targets, self._max_resident)
+            else:
+                budget = self.resident_budget(len(targets))
+                if targets.residues > budget:
+                    # two chunks are on the device at once (the next one uploads meanwhile)
+                    return self._prepare_chunked(targets, max(1, budget // 2))
+            return self._prepare_resident(targets)
+
+    def resident_budget(self, sequences: int = 0) -> int:
+        """Residues of ``sequences`` targets that the current device can hold with a
+        search's buffers (config.RESIDENT_BYTES per residue and per sequence, and
+        config.RESIDENT_RESERVE left free); larger sets are chunked."""
+        spare = self._free_bytes() - config.RESIDENT_RESERVE - sequences * config.SEQUENCE_BYTES
+        return max(0, spare // config.RESIDENT_BYTES)
+
+    def _prepare_chunked(self, targets, size):
+        offsets = np.asarray(targets.offsets, dtype=np.int64)
+        chunks = list(TargetSet(targets.codes, offsets).chunks(size))
+        biggest = max(int(offsets[b] - offsets[a]) for a, b in chunks)
+        codes = np.asarray(targets.codes, dtype=np.uint8)
+        max_code = int(codes.max()) if len(codes) else -1
+        return ChunkedTargets(TargetSet(codes, offsets), chunks, max(biggest, 1),
+                              len(offsets) - 1, int(offsets[-1]), max_code)
+
+    def _prepare_multi(self, targets):
+        cp = self._cp
+        offsets = np.asarray(targets.offsets, dtype=np.int64)
+        codes = np.asarray(targets.codes, dtype=np.uint8)
+        parts = []
+        for (ids, ts), dev in zip(split_targets(targets, len(self._devices)), self._devices):
+            with cp.cuda.Device(dev):
+                be = CudaBackend(self._table, self._nstreams,
+                                 devices=(dev,), max_resident=self._max_resident,
+                                 block2=self._block2, wait_timeout=self._wait_timeout)
+                parts.append(_Part(dev, be, be.prepare(ts), ids))
+        max_code = int(codes.max()) if len(codes) else -1
+        return MultiTargets(parts, len(offsets) - 1, int(offsets[-1]), max_code,
+                            TargetSet(codes, offsets))
+
+    def _prepare_resident(self, targets: TargetSet, sync: bool = True) -> DeviceTargets:
+        """Upload the targets once and sort them into the kernel table's length buckets."""
+        cp = self._cp
+        t0 = time.perf_counter()
+        offsets = np.asarray(targets.offsets, dtype=np.int64)
+        lengths = np.diff(offsets).astype(np.int64)
+        host = np.ascontiguousarray(targets.codes, dtype=np.uint8)
+        codes = cp.empty(max(host.size, 1), dtype=cp.uint8)
+        if host.size:
+            codes[:host.size].set(host, stream=cp.cuda.get_current_stream())
+        d_offsets = cp.asarray(offsets)
+        order = np.argsort(lengths, kind="stable")
+        b16 = self._buckets(self._rows16, lengths, order, paired=True)
+        b32 = self._buckets(self._rows32, lengths, order, paired=False)
+        max_code = int(host.max()) if host.size else -1
+        # row-strip kernel: every target, longest first, in pairs (the longer one first)
+        desc = order[::-1]
+        rp = np.full(2 * ((len(desc) + 1) // 2), -1, dtype=np.int32)
+        rp[:len(desc)] = desc
+        rows_pairs = cp.asarray(rp)
+        warp_ids = cp.asarray(desc.astype(np.int32))   # method="warp": longest first
+        if sync:
+            cp.cuda.get_current_stream().synchronize()
+        return DeviceTargets(cp.cuda.runtime.getDevice(), len(lengths), int(lengths.sum()),
+                             codes, d_offsets, lengths, max_code, b16, b32,
+                             time.perf_counter() - t0, rows_pairs=rows_pairs,
+                             warp_ids=warp_ids)
+
+    def _buckets(self, rows, lengths, order, *, paired):
+        cp = self._cp
+        sorted_len = lengths[order]
+        out = []
+        lo = 0
+        for cfg in rows:
+            hi = (len(order) if cfg.max_len is None
+                  else int(np.searchsorted(sorted_len, cfg.max_len, "right")))
+            ids = order[lo:hi]
+            lo = hi
+            if len(ids) == 0:
+                continue
+            if cfg.multi:
+                ids = ids[::-1]   # longest first: the longest items start earliest
+            if paired:
+                items = np.full(2 * ((len(ids) + 1) // 2), -1, dtype=np.int32)
+                items[:len(ids)] = ids
+                count = len(items) // 2
+            else:
+                items = ids.astype(np.int32)
+                count = len(items)
+            if cfg.chained:
+                pl = lengths[items.clip(0)] * (items >= 0)
+                ntiles = -(-pl.reshape(-1, 2).max(axis=1) // (cfg.group * cfg.regs))
+                work = np.stack([np.repeat(np.arange(count), ntiles),
+                                 np.concatenate([np.arange(k) for k in ntiles])], axis=1)
+                out.append(_Bucket(cfg, cp.asarray(work.astype(np.int32).ravel()), len(work),
+                                   int(lengths[ids].max()), cp.asarray(items)))
+                continue
+            out.append(_Bucket(cfg, cp.asarray(items), count, int(lengths[ids].max())))
+        # multi-pass and long buckets first, so their long items overlap the short ones
+        out.sort(key=lambda b: (not b.cfg.multi, -b.max_len))
+        return out
+
+    # -- scoring -------------------------------------------------------------------------
+    def scan(self, query: np.ndarray, handle, scoring, *, algorithm: str = "local",
+             ends: bool = False, method: str = "auto") -> ScoreBatch:
+        """Scores (and with ``ends`` the end cells) of ``query`` against every target.
+
+        ``method``: "auto" (the 16-bit DPX kernels, 32-bit for ends and rescoring) or
+        "warp" (paper 003's kernel: one warp per alignment, 32-bit). ``handle`` may also be
+        a chunked or multi-device handle (:meth:`prepare` decides).
+        """
+        if not isinstance(handle, DeviceTargets):
+            got = self.search_batches([query], handle, scoring, algorithm=algorithm, ends=ends,
+                                      top_k=None, method=method)[0]
+            return got.full(handle.n)
+        res = self._scan_device(query, handle, scoring, algorithm=algorithm, ends=ends,
+                                method=method)
+        cp = self._cp
+        if res is None:
+            zeros = np.zeros(handle.n, dtype=np.int32)
+            return ScoreBatch(zeros, zeros.copy() if ends else None,
+                              zeros.copy() if ends else None, 0)
+        scores, qends, tends, nsat = res
+        return ScoreBatch(cp.asnumpy(scores), None if qends is None else cp.asnumpy(qends),
+                          None if tends is None else cp.asnumpy(tends), nsat)
+
+    # -- two queries per pass: sw_rowsq2 (B.2 with a query pair per register) -------------
+    def _host_scores(self, res, n) -> ScoreBatch:
+        """A device result (scores, -, -, saturated), or None for nothing to score, as a
+        host ScoreBatch of n scores."""
+        if res is None:
+            return ScoreBatch(np.zeros(n, dtype=np.int32), None, None, 0)
+        return ScoreBatch(self._cp.asnumpy(res[0]), None, None, res[3])
+
+    def _free_bytes(self) -> int:
+        """Device memory this process could still use: free on the device plus what
+        CuPy's pool holds unused."""
+        cp = self._cp
+        return int(cp.cuda.Device().mem_info[0]) + int(cp.get_default_memory_pool().free_bytes())
+
+    def _check_query(self, q, handle, scoring):
+        K = scoring.matrix.shape[0]
+        if handle.max_code >= K or (len(q) and int(q.max()) >= K):
+            raise ValueError(f"sequence codes must be below the scoring's alphabet size {K} "
+                             f"(targets go up to {handle.max_code}, the query to {int(q.max())})")
+
+    def _scan_device(self, query, handle, scoring, *, algorithm="local", ends=False,
+                     method="auto"):
+        """Device arrays (scores, qends, tends) and the saturated count; None when empty."""
+        check_choice("algorithm", algorithm, ALGORITHMS)
+        check_choice("method", method, METHODS)
+        if algorithm != "local" and method != "auto":
+            raise ValueError(f"method={method!r} computes local alignments only, "
+                             f"not {algorithm!r}")
+        cp = self._cp
+        if cp.cuda.runtime.getDevice() != handle.device:
+            raise ValueError("scan must run on the device the targets were prepared on")
+        q = np.ascontiguousarray(query, dtype=np.uint8)
+        n = handle.n
+        m = len(q)
+        self._check_query(q, handle, scoring)
+        if algorithm != "local":
+            return self._scan_nonlocal(q, handle, scoring, algorithm, ends)
+        if n == 0 or m == 0 or handle.residues == 0:
+            return None
+        tables = self._tables(handle, scoring)
+        scores = cp.zeros(n, dtype=cp.int32)
+        qends = tends = None
+        if ends:
+            qends = cp.zeros(n, dtype=cp.int32)
+            tends = cp.zeros(n, dtype=cp.int32)
+        if method == "warp":
+            self._run_warp(handle, q, tables, scores, qends, tends, ends=ends)
+            return scores, qends, tends, 0
+        if ends:
+            self._run32(handle, handle.buckets32, q, tables, scores, qends, tends, ends=True)
+            return scores, qends, tends, 0
+        if tables.s16 is None:
+            self._run32(handle, handle.buckets32, q, tables, scores, None, None, ends=False)
+            return scores, None, None, 0
+        flagged = cp.empty(n, dtype=cp.int32)
+        nflagged = cp.zeros(1, dtype=cp.int32)
+        self._run16(handle, q, tables, scores, flagged, nflagged)
+        nsat = int(nflagged.get()[0])
+        if nsat:
+            multi = self._rows32[-1]
+            item = _Bucket(multi, flagged[:nsat], nsat, 0)
+            self._run32(handle, [item], q, tables, scores, None, None, ends=False)
+        return scores, None, None, nsat
+
+    def _scan_nonlocal(self, q, handle, scoring, algorithm, ends):
+        """Global/semiglobal: sw_s32<..., ALG> on every width-32 bucket (scores and ends);
+        an empty query has the closed form of cpu/pairwise.score_end."""
+        cp = self._cp
+        n, m = handle.n, len(q)
+        if n == 0:
+            return None
+        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+        if m == 0:
+            # global: H(0, n) = -(go + (n-1) ge), ends (0, n); semiglobal: 0, ends (0, 0)
+            lengths = handle.lengths.astype(np.int64)
+            if algorithm == "global":
+                sc = np.where(lengths > 0, -(go + (lengths - 1) * ge), 0).astype(np.int32)
+                te = lengths.astype(np.int32)
+            else:
+                sc = np.zeros(n, dtype=np.int32)
+                te = np.zeros(n, dtype=np.int32)
+            return (cp.asarray(sc), cp.zeros(n, dtype=cp.int32) if ends else None,
+                    cp.asarray(te) if ends else None, 0)
+        tables = self._tables(handle, scoring)
+        scores = cp.zeros(n, dtype=cp.int32)
+        qends = cp.zeros(n, dtype=cp.int32)
+        tends = cp.zeros(n, dtype=cp.int32)
+        self._run32(handle, handle.buckets32, q, tables, scores, qends, tends, ends=True,
+                    algorithm=algorithm)
+        return scores, (qends if ends else None), (tends if ends else None), 0
+
+    # -- whole searches: GPU top-k, chunks, several devices ------------------------------
+    def _candidate_ids(self, scores, n, top_k):
+        """Device ids of every target scoring at least the k-th best score (so ties at the
+        cut stay decidable on the host)."""
+        cp = self._cp
+        if top_k is None or top_k >= n:
+            return cp.arange(n, dtype=cp.int64)
+        kth = cp.partition(scores, n - top_k)[n - top_k]
+        return cp.flatnonzero(scores >= kth)
+
+    def _select(self, res, n, top_k, ids=None):
+        """Candidates of one query, selected on the device and copied back alone."""
+        cp = self._cp
+        scores, qends, tends, nsat = res
+        if ids is None:
+            ids = self._candidate_ids(scores, n, top_k)
+        pick = (lambda a: None if a is None else cp.asnumpy(a[ids]))
+        return Candidates(pick(scores), pick(qends), pick(tends), nsat, cp.asnumpy(ids))
+
+    def _scan_topk_ends(self, q, handle, scoring, algorithm, top_k):
+        """mode="end" with top-k: scores of all targets by the 16-bit kernels, then the
+        32-bit end kernel (DESIGN tie rule) on the candidates only."""
+        cp = self._cp
+        res = self._scan_device(q, handle, scoring, algorithm=algorithm, ends=False)
+        if res is None:
+            return _empty(handle.n, True)
+        scores, _, _, nsat = res
+        ids = self._candidate_ids(scores, handle.n, top_k)
+        qends = cp.zeros(handle.n, dtype=cp.int32)
+        tends = cp.zeros(handle.n, dtype=cp.int32)
+        item = _Bucket(self._rows32[-1], ids.astype(cp.int32), int(ids.size), 0)
+        self._run32(handle, [item], np.ascontiguousarray(q, dtype=np.uint8),
+                    self._tables(handle, scoring), scores, qends, tends, ends=True)
+        return self._select((scores, qends, tends, nsat), handle.n, top_k, ids)
+
+    def search_batches(self, queries, handle, scoring, *, algorithm="local", ends=False,
+                       top_k=None, method="auto"):
+        """One :class:`Candidates` per query: the top-k candidates (all with top_k=None),
+        ids in the TargetSet order of ``handle``. Chunked handles stream their chunks
+        through two device buffers (upload of the next chunk overlaps the current one's
+        kernels); multi-device handles run one thread per device; results merge exactly."""
+        check_choice("method", method, METHODS)
+        check_choice("algorithm", algorithm, ALGORITHMS)
+        qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
+        if isinstance(handle, MultiTargets):
+            return self._search_multi(qs, handle, scoring, algorithm, ends, top_k, method)
+        if isinstance(handle, ChunkedTargets):
+            return self._search_chunked(qs, handle, scoring, algorithm, ends, top_k, method)
+        return self._search_resident(qs, handle, scoring, algorithm, ends, top_k, method,
+                                     packed=True)
+
+    def _search_resident(self, qs, handle, scoring, algorithm, ends, top_k, method, *,
+                         packed):
+        """search_batches on one resident handle. Local scores of several queries go
+        through the packed two-half kernel in batches (:meth:`_pack_batches`); the rest
+        one query at a time."""
+        if packed and len(qs) >= 2 and not ends and method == "auto" and algorithm == "local":
+            out: list = [None] * len(qs)
+            alone = []
+            for batch in self._pack_batches(qs, handle, scoring):
+                if len(batch) < 2:
+                    alone += batch
+                    continue
+                got = self.search_packed([qs[i] for i in batch], handle, scoring, top_k=top_k)
+                for i, g in zip(batch, got):
+                    out[i] = g
+            if alone:
+                got = self._search_each([qs[i] for i in alone], handle, scoring, algorithm,
+                                        ends, top_k, method)
+                for i, g in zip(alone, got):
+                    out[i] = g
+            return out
+        return self._search_each(qs, handle, scoring, algorithm, ends, top_k, method)
+
+    def _pack_batches(self, qs, handle, scoring):
+        """Query index batches for the packed kernel, in input order, each within
+        config.PACK_SCORE_BYTES; a batch whose plan fills less than config.PACK_MIN_FILL of
+        its rows with query rows is returned as single queries (run alone)."""
+        n = handle.n
+        tables = self._tables(handle, scoring) if n and handle.residues else None
+        if tables is None or tables.s16 is None:
+            return [[i] for i in range(len(qs))]
+        per = max(1, config.PACK_SCORE_BYTES // max(8 * n, 1))
+        out = []
+        for lo in range(0, len(qs), per):
+            batch = list(range(lo, min(lo + per, len(qs))))
+            lengths = [len(qs[i]) for i in batch]
+            try:
+                R, passes, _ = config.pack_plan(lengths, tables.kp, _SMEM_LIMIT)
+            except ValueError:      # the profile does not fit shared memory
+                out += [[i] for i in batch]
+                continue
+            fill = sum(lengths) / (2 * passes * 32 * R)
+            out += [batch] if fill >= config.PACK_MIN_FILL else [[i] for i in batch]
+        return out
+
+    def _search_each(self, qs, handle, scoring, algorithm, ends, top_k, method):
+        """One query at a time, each query's kernels finished before the next is queued.
+        (A one-query lookahead — queue query i+1 before reading query i's results — ran
+        4,228 vs 4,097 GCUPS on an H100 but hung in two of four device runs after a
+        packed search; it was taken out undiagnosed, docs/gpu-notes.md.)"""
+        out = []
+        for q in qs:
+            if (ends and method == "auto" and algorithm == "local" and top_k is not None
+                    and top_k < handle.n):
+                out.append(self._scan_topk_ends(q, handle, scoring, algorithm, top_k))
+                continue
+            res = self._scan_device(q, handle, scoring, algorithm=algorithm, ends=ends,
+                                    method=method)
+            out.append(_empty(handle.n, ends) if res is None else self._select(res, handle.n, top_k))
+        return out
+
+    def _search_chunked(self, qs, handle, scoring, algorithm, ends, top_k, method):
+        cp = self._cp
+        copy = self._copy_stream
+        parts = [[] for _ in qs]
+        for q in qs:
+            self._check_query(q, handle, scoring)
+        pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(handle.biggest), np.uint8,
+                                handle.biggest) for _ in range(2)]
+        nxt = self._prepare_chunk(handle, 0, copy, pinned[0])
+        for c in range(len(handle.chunks)):
+            cur, ready = nxt
+            if c + 1 < len(handle.chunks):   # overlaps this chunk's work
+                nxt = self._prepare_chunk(handle, c + 1, copy, pinned[(c + 1) % 2])
+            cp.cuda.get_current_stream().wait_event(ready)
+            start = handle.chunks[c][0]
+            # not packed: the packed kernel's stream and boundary buffers (9 bytes per
+            # residue) would exceed the max_resident budget a chunked handle stands for
+            got = self._search_resident(qs, cur, scoring, algorithm, ends, top_k, method,
+                                        packed=False)
+            for qi, g in enumerate(got):
+                g.ids = g.ids + start
+                parts[qi].append(g)
+            del cur
+        return [Candidates.concat(p) for p in parts]
+
+    def _prepare_chunk(self, handle, c, stream, pinned):
+        start, stop = handle.chunks[c]
+        off = handle.targets.offsets
+        lo, hi = int(off[start]), int(off[stop])
+        np.copyto(pinned[:hi - lo], handle.targets.codes[lo:hi])
+        ts = TargetSet(pinned[:hi - lo], off[start:stop + 1] - lo)
+        with stream:
+            dev = self._prepare_resident(ts, sync=False)
+        return dev, stream.record()
+
+    def _search_multi(self, qs, handle, scoring, algorithm, ends, top_k, method):
+        """search_batches over the devices of a MultiTargets handle: one packed batch per
+        device from the calling thread (:meth:`_search_multi_packed`) where every device
+        runs the queries as one, else one thread per device."""
+        if (len(qs) >= 2 and not ends and method == "auto"
+                and algorithm == "local"
+                and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
+            one = [list(range(len(qs)))]
+            for part in handle.parts:
+                with self._cp.cuda.Device(part.device):
+                    if part.backend._pack_batches(qs, part.handle, scoring) != one:
+                        break
+            else:
+                return self._search_multi_packed(qs, handle, scoring, top_k)
+        return self._search_threads(qs, handle, scoring, algorithm, ends, top_k, method)
+
+    def _search_multi_packed(self, qs, handle, scoring, top_k):
+        """Every device's packed batch queued from this thread: each device's first passes
+        (profile upload, buffers, one launch per group) before any device's other passes,
+        then each device's top-k cut and copy back, then the results device by device. The
+        threads of :meth:`_search_threads` took turns under the GIL: their first launches
+        came 3-4 ms into a 4-GPU search and each device's cut took 3.4-5 ms where one
+        thread alone takes 1.2 (docs/gpu-notes.md, session 14)."""
+        cp = self._cp
+        jobs: list = []
+        results = []
+        with self._packed_run(jobs):
+            for part in handle.parts:
+                with cp.cuda.Device(part.device):
+                    job = part.backend._packed_start(qs, part.handle, scoring)
+                    if job is not None:
+                        part.backend._packed_launch(job, 1)
+                jobs.append(job)
+            for part, job in zip(handle.parts, jobs):
+                if job is not None:
+                    with cp.cuda.Device(part.device):
+                        part.backend._packed_launch(job)
+                        part.backend._packed_cut(job, top_k)
+            for part, job in zip(handle.parts, jobs):
+                with cp.cuda.Device(part.device):
+                    if job is None:
+                        got = part.backend.search_batches(qs, part.handle, scoring,
+                                                          top_k=top_k)
+                    else:
+                        got = part.backend._packed_finish(job, top_k)
+                for g in got:
+                    g.ids = part.ids[g.ids]
+                results.append(got)
+        return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
+
+    def _search_threads(self, qs, handle, scoring, algorithm, ends, top_k, method):
+        results = [None] * len(handle.parts)
+        errors = []
+
+        def work(k):
+            part = handle.parts[k]
+            try:
+                with self._cp.cuda.Device(part.device):
+                    got = part.backend.search_batches(qs, part.handle, scoring,
+                                                      algorithm=algorithm, ends=ends,
+                                                      top_k=top_k, method=method)
+                for g in got:
+                    g.ids = part.ids[g.ids]
+                results[k] = got
+            except Exception as exc:  # noqa: BLE001  (re-raised in the caller's thread)
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(len(handle.parts))]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        if errors:
+            raise errors[0]
+        return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
