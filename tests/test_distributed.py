@@ -23,7 +23,7 @@ pytest.importorskip("distributed")
 from distributed import Client
 
 from warpalign import Scoring
-from warpalign._backends import get_backend
+from warpalign._backends.registry import engine_for
 from warpalign.cli import main
 from warpalign.database import Database
 from warpalign.distributed import (
@@ -145,7 +145,7 @@ class _TopKCpu:
     name = "topk"
 
     def __init__(self):
-        self._cpu = get_backend("cpu")
+        self._cpu = engine_for("distributed", "cpu")
 
     def prepare(self, targets):
         return self._cpu.prepare(targets)
@@ -174,7 +174,7 @@ class _TopKCpu:
 @pytest.mark.parametrize("mode", ["score", "end"])
 def test_shard_search_maps_candidate_ids_back(data, mode, monkeypatch):
     import warpalign.distributed as dist
-    monkeypatch.setattr(dist, "_engine", lambda backend, worker: (_TopKCpu(), None))
+    monkeypatch.setattr(dist, "_engine", lambda backend, worker, method: (_TopKCpu(), None))
     queries, path = data
     db = Database.open(path)
     want = search_one(queries, db, BLOSUM62, top_k=4, mode=mode, backend="cpu")
@@ -188,13 +188,13 @@ def test_shard_search_maps_candidate_ids_back(data, mode, monkeypatch):
 def test_worker_without_gpu_falls_back_and_logs(data, monkeypatch, caplog):
     import warpalign.distributed as dist
 
-    def no_cuda(name="auto"):
-        if name == "cuda":
+    def no_cuda(job, backend="auto", method="auto"):
+        if backend == "cuda":
             raise BackendUnavailable("no CUDA device (test)")
-        return get_backend(name)
+        return engine_for(job, backend, method)
 
     monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
-    monkeypatch.setattr(dist, "get_backend", no_cuda)
+    monkeypatch.setattr(dist, "engine_for", no_cuda)
     monkeypatch.setattr(dist, "_fallbacks_logged", set())
     queries, path = data
     db = Database.open(path)
@@ -310,12 +310,12 @@ def _slow_cpu_backend(delay):
     """Installed on the workers: the CPU backend, sleeping before every query."""
     import time as _time
 
-    from warpalign._backends import _cache
-    from warpalign._backends import get_backend as _get
+    from warpalign._backends import registry
+    from warpalign._backends.base import ScanEngine
 
-    cpu = _get("cpu")
+    cpu = registry.engine_for("distributed", "cpu")
 
-    class SlowCpu:
+    class SlowCpu(ScanEngine):
         name = "cpu"
 
         def prepare(self, targets):
@@ -325,12 +325,12 @@ def _slow_cpu_backend(delay):
             _time.sleep(delay)
             return cpu.scan(*args, **kwargs)
 
-    _cache["cpu"] = SlowCpu()
+    registry.set_engine("distributed", "cpu", "auto", SlowCpu())
 
 
 def _restore_cpu_backend():
-    from warpalign._backends import _cache
-    _cache.pop("cpu", None)
+    from warpalign._backends import registry
+    registry.set_engine("distributed", "cpu", "auto", None)
 
 
 def test_killed_worker_shard_is_recomputed_elsewhere(data, client, caplog):
@@ -373,7 +373,7 @@ def _wait_for_running_shard(client):
 
 def _cuda_answers() -> bool:
     try:
-        get_backend("cuda")
+        engine_for("distributed", "cuda")
     except BackendUnavailable:
         return False
     return True

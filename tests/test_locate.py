@@ -677,7 +677,8 @@ def test_gpu_path_ends_on_score_bounded_sub_windows(monkeypatch):
     for name in ("supports", "wanted_windows", "resident", "DeviceQuery", "windows_of",
                  "window_cells", "window_ends", "ENDS_ROWS"):
         monkeypatch.setattr(gpu_windows, name, getattr(fake, name))
-    monkeypatch.setattr(loc, "get_backend", lambda backend: SimpleNamespace(name="cuda"))
+    monkeypatch.setattr(loc, "engine_for",   # the registry's engine: a stand-in named cuda
+                        lambda job, backend, method: SimpleNamespace(name="cuda"))
     rng = np.random.default_rng(63)
     for trial in range(24):
         s = (PAPER_002, PAPER_004)[trial % 2]
@@ -921,7 +922,8 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     cells, flagged, _ = gw.window_cells(dev, q, s, same, same_len, best_ends=True)
     assert len(flagged) and (cells[:, 1:] == -1).all()
     emu.flag_at = 10**9
-    monkeypatch.setattr(loc, "get_backend", lambda backend: SimpleNamespace(name="cuda"))
+    monkeypatch.setattr(loc, "engine_for",   # the registry's engine: a stand-in named cuda
+                        lambda job, backend, method: SimpleNamespace(name="cuda"))
     emu.launches.clear()
     for top in (1, 2):
         got = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, backend="cuda")

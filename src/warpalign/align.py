@@ -6,8 +6,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import ALGORITHMS, TargetSet, check_choice, get_backend
-from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end_py
+from ._backends import ALGORITHMS, TargetSet, check_choice
+from ._backends.cpu.pairwise import ALGORITHM_CODES
+from ._backends.registry import backend_for, engine_for
 from .results import Alignment
 from .scoring import Scoring
 
@@ -62,13 +63,10 @@ def align_encoded(q: np.ndarray, t: np.ndarray, scoring: Scoring, *, mode: Mode 
     if mode == "full":
         from .traceback import align_codes
         return align_codes(q, t, scoring, algorithm, engine=long_pair)
-    engine = get_backend(backend) if long_pair is None else None
     if long_pair is not None:
         score, qe, te = long_pair.score_end(ALGORITHM_CODES[algorithm])
-    elif engine.name == "cpu":
-        score, qe, te = score_end_py(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend,
-                                     algorithm)
     else:
+        engine = engine_for("align", backend)
         handle = engine.prepare(TargetSet.from_list([t]))
         batch = engine.scan(q, handle, scoring, algorithm=algorithm, ends=mode == "end")
         score = int(batch.scores[0])
@@ -81,12 +79,12 @@ def align_encoded(q: np.ndarray, t: np.ndarray, scoring: Scoring, *, mode: Mode 
 
 def _long_pair(q: np.ndarray, t: np.ndarray, scoring: Scoring, backend: str):
     """The GPU long-pair engine for a pair of at least LONG_PAIR_CELLS cells on CUDA, else None."""
-    if q.size * t.size < LONG_PAIR_CELLS or get_backend(backend).name != "cuda":
+    if q.size * t.size < LONG_PAIR_CELLS or backend_for("align", backend) != "cuda":
         return None
-    from ._backends.cuda import long as gpu_long
-    if not gpu_long.supported(q.size, t.size, scoring):
+    kernels = engine_for("align", "cuda", "long")
+    if not kernels.supported(q.size, t.size, scoring):
         return None
-    return gpu_long.LongPair(q, t, scoring)
+    return kernels.LongPair(q, t, scoring)
 
 
 def _name(seq: Any, default: str) -> str:

@@ -39,7 +39,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import ALGORITHMS, BACKENDS, ScoreBatch, TargetSet, check_choice, get_backend
+from ._backends import ALGORITHMS, BACKENDS, ScoreBatch, TargetSet, check_choice
+from ._backends.registry import engine_for
 from .database import Database
 from .errors import BackendUnavailable, DatabaseError, ScoringError
 from .io import load_sequences
@@ -371,19 +372,20 @@ def _worker_name() -> str:
         return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _engine(backend: str, worker: str):
-    """The backend for ``backend`` on this worker and, if "auto" fell back, why."""
+def _engine(backend: str, worker: str, method: str):
+    """The engine for ``backend`` and ``method`` on this worker and, if "auto" fell back,
+    why."""
     if backend != "auto" or os.environ.get("WARPALIGN_BACKEND"):
-        return get_backend(backend), None
+        return engine_for("distributed", backend, method), None
     try:
-        return get_backend("cuda"), None
+        return engine_for("distributed", "cuda", method), None
     except BackendUnavailable as exc:
         reason = str(exc)
     if reason not in _fallbacks_logged:  # once per worker process and reason
         _fallbacks_logged.add(reason)
         logger.warning("warpalign: worker %s has no GPU (%s); searching on the CPU",
                        worker, reason)
-    return get_backend("cpu"), f"no GPU: {reason}"
+    return engine_for("distributed", "cpu", method), f"no GPU: {reason}"
 
 
 def _shard_database(path: str, fingerprint: str) -> Database:
@@ -419,10 +421,7 @@ def _search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
     original index asc), with original database indices."""
     t0 = time.perf_counter()
     worker = _worker_name()
-    engine, fallback = _engine(backend, worker)
-    if method != "auto" and engine.name != "cuda":
-        raise ValueError(f"method={method!r} runs on the CUDA backend only, not "
-                         f"{engine.name!r} (worker {worker})")
+    engine, fallback = _engine(backend, worker, method)
     with _lock:
         db = _shard_database(path, fingerprint)
         key = (path, fingerprint, shard.ranges, engine.name)

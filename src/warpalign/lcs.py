@@ -30,10 +30,11 @@ preferring to skip ``b[j-1]``, then the match, then skipping ``a[i-1]``; a split
 smallest crossing column of ``b``, a split of ``b`` the largest crossing row of ``a``.
 For example ``lcs("abcde", "baexd")`` is ``"be"`` although "ad", "ae" and "bd" are LCSs too.
 
-Backends. The GPU half plugs in as a module ``warpalign._backends.cuda.lcs`` that defines
-``final_vector(pattern, p_lo, p_hi, text, t_lo, t_hi, backward) -> uint64 array`` with the
-CPU kernel's meaning, and ``MIN_CELLS`` (smaller passes stay on the CPU); it may raise
-``BackendUnavailable`` on import. The recursion, base cases and splits stay on the host.
+Backends. The registry's "lcs" row (``_backends/registry.py``) gives a module with the
+interface ``_backends.base.LcsKernels``: ``final_vector(pattern, p_lo, p_hi, text, t_lo,
+t_hi, backward) -> uint64 array`` with the CPU kernel's meaning, and ``MIN_CELLS`` (smaller
+passes stay on the CPU): ``_backends/cpu/lcs.py`` or ``_backends/cuda/lcs.py``. The
+recursion, base cases and splits stay on the host.
 With ``backend="cuda"`` (or "auto" where a device answers) the passes of at least
 ``MIN_CELLS`` cells run on the GPU and the smaller ones, like every base case, on the CPU
 threads meanwhile; ``lcs_length`` runs one GPU pass over the whole pair when it is that large.
@@ -41,7 +42,6 @@ threads meanwhile; ``lcs_length`` runs one GPU pass over the whole pair when it 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -49,10 +49,11 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from ._backends import choose_backend, usable_cores
+from ._backends import usable_cores
 from ._backends.cpu import lcs as _cpu
+from ._backends.registry import backend_for, engine_for
 from .alphabet import as_bytes_array
-from .errors import AlphabetError, BackendUnavailable
+from .errors import AlphabetError
 
 __all__ = ["lcs", "lcs_length"]
 
@@ -83,19 +84,10 @@ class _Engine:
         return _cpu.final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward)
 
 
-_CPU = _Engine("cpu", _cpu.final_vector)
-
-
-def _cuda_engine() -> _Engine:
-    try:   # BackendUnavailable from the import itself: CuPy missing, or no device
-        mod = importlib.import_module("warpalign._backends.cuda.lcs")
-    except ImportError as exc:
-        raise BackendUnavailable(f"CUDA LCS backend cannot load: {exc}") from None
-    return _Engine("cuda", mod.final_vector, int(getattr(mod, "MIN_CELLS", 0)))
-
-
 def _engine(backend: str) -> _Engine:
-    return _CPU if choose_backend(backend, _cuda_engine, "lcs") == "cpu" else _cuda_engine()
+    name = backend_for("lcs", backend)
+    kernels = engine_for("lcs", name)   # base.LcsKernels: cpu/lcs.py or cuda/lcs.py
+    return _Engine(name, kernels.final_vector, int(kernels.MIN_CELLS))
 
 
 def _threads(threads: int | None) -> int:

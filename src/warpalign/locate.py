@@ -129,9 +129,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import BACKENDS, ReadOnlyMemo, TargetSet, check_choice, choose_backend, get_backend
+from ._backends import BACKENDS, ReadOnlyMemo, TargetSet, check_choice
 from ._backends.cpu.pairwise import LOCAL, score_end
-from ._backends.cpu.scan import score_end_method
+from ._backends.registry import backend_for, engine_for, lookup
 from .database import Database
 from .errors import ScoringError
 from .io import load_sequences
@@ -375,7 +375,7 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
     first = None   # the first pass's overlap bound (two passes), else None
     if method in ("auto", "windows"):
         residues = sum(len(r) for r in records)
-        engine = get_backend(backend)
+        engine = engine_for("locate", backend, "windows")
         # ends wanted: the best windows' ends come with their scores (no second launch)
         scorer = _WindowScorer(engine, q, scoring, want_ends=mode != "score" or top > 1, sq=sq)
         if window is None:
@@ -479,11 +479,8 @@ class _KernelScorer:
     def __init__(self, method: str, q: np.ndarray, scoring: Scoring, backend: str = "cpu"):
         self.method, self.q, self.scoring = method, q, scoring
         self.wide_rows = 0
-        self.backend = choose_backend(backend, _cuda_kernels_probe, "locate")
-        self._fn = score_end_method
-        if self.backend == "cuda":
-            from ._backends.cuda.scan import score_end_method_gpu
-            self._fn = score_end_method_gpu
+        self.backend = backend_for("locate", backend, method)
+        self._fn = engine_for("locate", self.backend, method)   # base.ScanKernel
 
     def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
         out = np.zeros((len(pieces), 3), np.int64)
@@ -492,11 +489,6 @@ class _KernelScorer:
             out[k] = cell
             self.wide_rows += wide
         return out
-
-
-def _cuda_kernels_probe() -> None:
-    from ._backends.cuda.scan import check_device
-    check_device()
 
 
 class _WindowScorer:
@@ -525,11 +517,11 @@ class _WindowScorer:
         self._query = None
         self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
         self.span = _span(self.sq, len(q), scoring, 1)
-        if getattr(engine, "name", None) == "cuda" and len(q):
-            from ._backends.cuda import windows as gpu_windows
-            if gpu_windows.supports(scoring):
-                self.lazy = True
-                self._gpu = gpu_windows
+        # the backend's resident-window kernels (base.WindowKernels), where it has them
+        kernels = lookup("locate", engine.name, "windows16") if len(q) else None
+        if kernels is not None and kernels.supports(scoring):
+            self.lazy = True
+            self._gpu = kernels
 
     def default_window(self, span: int | None, residues: int) -> int:
         """The window length for this scorer (:func:`default_window`; on the GPU enough

@@ -1,16 +1,10 @@
 """``score_pairs``: scores of many independent pairs (x_i, y_i) (paper 000).
 
-The job validates and encodes the inputs, picks a backend and a method, calls that
-backend's kernel and assembles a :class:`PairScores`. Kernels share one signature,
-whatever the backend (the CUDA ones slot in beside the CPU ones under the same method
-names)::
-
-    score_pairs(xcodes, xoff, ycodes, yoff, scoring, algorithm)
-        -> (scores int32 [pairs], saturated pair indices int64, seconds per step dict)
-
-where ``xcodes``/``ycodes`` are the concatenated uint8 codes and ``xoff``/``yoff`` the
-int64 offsets (pairs + 1). Pairs a narrow kernel reports as saturated are rescored here
-with the exact 32-bit scalar kernel and counted in ``PairScores.saturated``.
+The job validates and encodes the inputs, picks a backend and a method, calls the kernel
+the registry has for them (``_backends/registry.py``; every kernel has the signature of
+``_backends.base.PairKernel``, whatever the backend) and assembles a :class:`PairScores`.
+Pairs a narrow kernel reports as saturated are rescored here with the exact 32-bit scalar
+kernel and counted in ``PairScores.saturated``.
 
 With ``threshold=tau`` the result also lists the pairs scoring at least tau and, with
 ``mode="full"``, their alignments, traced on the CPU (paper 000: filter fast, align the
@@ -19,29 +13,20 @@ few).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import ALGORITHMS, BACKENDS, check_choice, choose_backend
+from ._backends import ALGORITHMS, BACKENDS, check_choice
 from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end
-from .errors import AlphabetError, BackendUnavailable, NotComputed
+from ._backends.registry import backend_for, engine_for, has_engine
+from .errors import AlphabetError, NotComputed
 from .results import Alignment
 from .scoring import Scoring
 
 MODES = ("score", "full")
 METHODS = ("auto", "bitsliced", "wordwise")
-
-#: Kernels by (backend, method), as "module:function" (imported on first use).
-#: GPU rows come with the CUDA kernels (``_backends/cuda``), same signature.
-KERNELS = {
-    ("cpu", "bitsliced"): "warpalign._backends.cpu.bitsliced:score_pairs",
-    ("cpu", "wordwise"): "warpalign._backends.cpu.wordwise:score_pairs",
-    ("cuda", "bitsliced"): "warpalign._backends.cuda.pairs:score_bitsliced",
-    ("cuda", "wordwise"): "warpalign._backends.cuda.pairs:score_wordwise",
-}
 
 #: What ``method="auto"`` picks: per backend, the measured speed (GCUPS) of each method
 #: on pairs whose longer sequence is at most ``max_length`` (None: no limit). The fastest
@@ -216,7 +201,7 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
     engine = resolve_backend(backend)
     chosen = _choose_method(method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff,
                             names)
-    kernel = _kernel(engine, chosen)
+    kernel = engine_for("pairs", engine, chosen)
     scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm)
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
@@ -256,18 +241,7 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
 
 def resolve_backend(backend: str) -> str:
     """"cpu" or "cuda" for ``backend`` ("auto": CUDA when its pair kernels can run)."""
-    def probe():
-        from ._backends.cuda.pairs import check_device
-        check_device()   # BackendUnavailable naming the reason: CuPy missing or no device
-    return choose_backend(backend, probe, "pairs")
-
-
-def _kernel(backend: str, method: str):
-    target = KERNELS.get((backend, method))
-    if target is None:
-        raise BackendUnavailable(f"backend {backend!r} has no {method!r} pair kernel")
-    module, name = target.split(":")
-    return getattr(importlib.import_module(module), name)
+    return backend_for("pairs", backend)
 
 
 def unsupported(method: str, scoring: Scoring, algorithm: str) -> str | None:
@@ -291,7 +265,7 @@ def _choose_method(method, backend, scoring, algorithm, xcodes, xoff, ycodes, yo
     longest = int(max(np.diff(xoff).max(initial=0), np.diff(yoff).max(initial=0)))
     speed = {}
     for b, meth, max_length, gcups in AUTO_TABLE:
-        if b != backend or (backend, meth) not in KERNELS or meth in speed:
+        if b != backend or not has_engine("pairs", backend, meth) or meth in speed:
             continue
         if max_length is not None and longest > max_length:
             continue

@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import ALGORITHMS, check_choice, get_backend
+from ._backends import ALGORITHMS, check_choice
+from ._backends.registry import engine_for
 from .database import Database
 from .errors import ScoringError
 from .io import load_sequences
@@ -74,9 +75,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
         raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
-    engine = get_backend(backend)
-    if method != "auto" and engine.name != "cuda":
-        raise ValueError(f"method={method!r} runs on the CUDA backend only, not {engine.name!r}")
+    engine = engine_for("search", backend, method)
     handle = _handle(engine, db)
     order = np.asarray(db.order, dtype=np.int64)
     residues = db.residues
@@ -92,14 +91,12 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
 
 
 def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method):
-    """One ScoreBatch per query. A backend with ``search_batches`` (CUDA) runs the whole
-    flow itself (top-k candidates on the device, chunks, several devices) and returns per
-    query every target scoring at least its k-th best score, with their ``ids``."""
-    ends = mode != "score"
-    if hasattr(engine, "search_batches"):
-        return engine.search_batches(codes, handle, scoring, algorithm=algorithm, ends=ends,
-                                     top_k=top_k, method=method)
-    return (engine.scan(q, handle, scoring, algorithm=algorithm, ends=ends) for q in codes)
+    """One ScoreBatch per query, from the engine's ``search_batches`` (the CUDA engine runs
+    the whole flow itself: top-k candidates on the device, chunks, several devices, and
+    returns per query every target scoring at least its k-th best score, with their
+    ``ids``)."""
+    return engine.search_batches(codes, handle, scoring, algorithm=algorithm,
+                                 ends=mode != "score", top_k=top_k, method=method)
 
 
 def _as_database(database: Any, scoring: Scoring) -> Database:

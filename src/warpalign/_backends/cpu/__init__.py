@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import ALGORITHMS, ScoreBatch, TargetSet, check_choice, usable_cores
+from ..base import ALGORITHMS, ScanEngine, ScoreBatch, TargetSet, check_choice, usable_cores
 from . import batch as _k
-from .pairwise import ALGORITHM_CODES
+from .pairwise import ALGORITHM_CODES, score_end
 
 #: Largest substitution score / gap penalties the int16 kernel takes (beyond: int32).
 _MAX16_SCORE = 4096
@@ -49,7 +49,7 @@ class CpuTargets:
         return self.lane_len.shape[0]
 
 
-class CpuBackend:
+class CpuBackend(ScanEngine):
     """Numba backend. ``threads``: worker threads (default: the CPUs this process may use).
 
     Example:
@@ -201,4 +201,28 @@ class CpuBackend:
                                                   scores, qends, tends) for p in parts])
 
 
-__all__ = ["CpuBackend", "CpuTargets"]
+class ScalarBackend(ScanEngine):
+    """The exact scalar DP (:func:`pairwise.score_end`) target by target, on the calling
+    thread: for one or a few targets, where ``CpuBackend``'s lanes would stay empty
+    (``align``'s score pass)."""
+
+    name = "cpu"
+
+    def prepare(self, targets: TargetSet) -> TargetSet:
+        return targets
+
+    def scan(self, query: np.ndarray, handle: TargetSet, scoring, *,
+             algorithm: str = "local", ends: bool = False) -> ScoreBatch:
+        check_choice("algorithm", algorithm, ALGORITHMS)
+        q = np.ascontiguousarray(query, dtype=np.uint8)
+        cells = np.zeros((len(handle), 3), np.int32)
+        for k in range(len(handle)):
+            cells[k] = score_end(q, np.ascontiguousarray(handle[k], dtype=np.uint8),
+                                 scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                                 ALGORITHM_CODES[algorithm])
+        if not ends:
+            return ScoreBatch(cells[:, 0].copy())
+        return ScoreBatch(cells[:, 0].copy(), cells[:, 1].copy(), cells[:, 2].copy())
+
+
+__all__ = ["CpuBackend", "CpuTargets", "ScalarBackend"]

@@ -52,6 +52,8 @@ from numba.extending import intrinsic
 #: G cells/s per core on random DNA; the table of a stripe is 256 × 64 words (128 KiB), of
 #: which only the rows of symbols present are touched.
 STRIPE_WORDS = 64
+#: Passes of any size run here (``base.LcsKernels``: the GPU's module keeps its own floor).
+MIN_CELLS = 0
 
 _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 

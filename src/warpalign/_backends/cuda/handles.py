@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import ScoreBatch, TargetSet
+from ..base import ScoreBatch, TargetSet
 from . import config
 from .config import KernelConfig
 

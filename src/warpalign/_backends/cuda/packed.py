@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import ScoreBatch
+from ..base import ScoreBatch
 from . import config
 from .handles import Candidates, DeviceTargets, _Bucket, _empty, _kernel_cut, _Leases
 from .kernels import _FILE, _SMEM_LIMIT, _function

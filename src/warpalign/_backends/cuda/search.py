@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from .. import ALGORITHMS, ScoreBatch, TargetSet, check_choice
+from ..base import ALGORITHMS, ScoreBatch, TargetSet, check_choice
 from . import config
 from .config import KernelConfig
 from .loader import require_cupy

@@ -47,7 +47,7 @@ import time
 
 import numpy as np
 
-from .. import ReadOnlyMemo, readonly_key
+from ..base import ReadOnlyMemo, readonly_key
 from .loader import get_module, require_cupy
 
 _FILE = "windows.cu"

@@ -1,0 +1,277 @@
+"""What every backend shares: the data it exchanges with the jobs and the interface each
+job's engine meets (:mod:`.registry` says which engine runs which job; this module imports
+no backend, so ``cpu/`` and ``cuda/`` import it freely).
+
+Data: :class:`TargetSet` (encoded targets) in, :class:`ScoreBatch` (scores, ends) out.
+Interfaces (``typing.Protocol``, checked by type checkers, not at run time):
+:class:`SearchEngine` (``search``, ``distributed``, ``align``'s score pass, ``locate``'s
+windows), :class:`PairKernel` (``score_pairs``), :class:`ScanKernel` and
+:class:`WindowKernels` (``locate``), :class:`LcsKernels` (``lcs``), :class:`LongPairKernels`
+and :class:`TracebackEngine` (``align`` of a long pair on a device).
+
+Conventions (DESIGN.md): rows are query positions, columns target positions; a gap of
+length k costs gap_open + (k-1)*gap_extend; local scores are >= 0; ends are 0-based
+exclusive (the 1-based row/column of the best cell); ties go to the smallest target end,
+then the smallest query end; local score 0 reports ends (0, 0).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+BackendName = Literal["auto", "cpu", "cuda"]
+BACKENDS = ("auto", "cpu", "cuda")
+ALGORITHMS = ("local", "global", "semiglobal")
+
+
+@dataclass(frozen=True)
+class TargetSet:
+    """Encoded targets: concatenated uint8 codes and int64 offsets (len n+1)."""
+
+    codes: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def residues(self) -> int:
+        return int(self.offsets[-1] - self.offsets[0])
+
+    @classmethod
+    def from_list(cls, seqs: list[np.ndarray]) -> TargetSet:
+        offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+        np.cumsum([len(s) for s in seqs], out=offsets[1:])
+        codes = np.concatenate(seqs).astype(np.uint8) if seqs else np.zeros(0, np.uint8)
+        return cls(codes, offsets)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return self.codes[self.offsets[i]:self.offsets[i + 1]]
+
+    def chunks(self, max_residues: int):
+        """(start, stop) slices holding at most ``max_residues`` residues each: consecutive,
+        covering every target once, never splitting one (a longer target is its own chunk)."""
+        max_residues = int(max_residues)
+        if max_residues < 1:
+            raise ValueError(f"invalid max_residues: {max_residues}; expected a positive integer")
+        offsets, n, start = self.offsets, len(self), 0
+        while start < n:
+            limit = int(offsets[start]) + max_residues
+            stop = int(np.searchsorted(offsets, limit, side="right")) - 1
+            stop = min(max(stop, start + 1), n)
+            yield start, stop
+            start = stop
+
+
+@dataclass
+class ScoreBatch:
+    """Scores of one query against a TargetSet (ends only when asked for)."""
+
+    scores: np.ndarray                    # int32 [n]
+    query_ends: np.ndarray | None = None  # int32 [n]
+    target_ends: np.ndarray | None = None # int32 [n]
+    saturated: int = 0                    # targets rescored wider after a narrow kernel overflowed
+
+
+def check_choice(kind: str, value: object, allowed: tuple[str, ...]) -> str:
+    """Resolve an option string or raise ValueError naming the allowed values."""
+    if value not in allowed:
+        raise ValueError(f"invalid {kind}: {value!r}; expected one of {', '.join(map(repr, allowed))}")
+    return value  # type: ignore[return-value]
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def cpu_name() -> str:
+    """The CPU's model name as the operating system reports it."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or "cpu"
+
+
+def readonly_key(arrays: Sequence[np.ndarray]) -> tuple | None:
+    """The identity of read-only arrays (address, size, strides), or None when any is not
+    a read-only ndarray. Read-only arrays (a Database's memory map, arrays marked
+    ``setflags(write=False)``) are taken as immutable, so values derived from them can be
+    remembered."""
+    if any(not isinstance(a, np.ndarray) or a.flags.writeable for a in arrays):
+        return None
+    return tuple((a.__array_interface__["data"][0], a.size, a.strides) for a in arrays)
+
+
+class ReadOnlyMemo:
+    """Values derived from read-only arrays (:func:`readonly_key`) plus an ``extra`` key;
+    the ``size`` most recently used are kept, each with its arrays (so no other array can
+    take their addresses). Thread-safe; other inputs are computed every time."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: dict = {}
+        self._lock = threading.Lock()
+
+    def get(self, arrays: Sequence[np.ndarray], extra, compute: Callable):
+        key = readonly_key(arrays)
+        if key is None:
+            return compute()
+        key = (extra, key)
+        with self._lock:
+            hit = self._items.pop(key, None)
+            if hit is not None:
+                self._items[key] = hit          # most recently used last
+                return hit[1]
+        value = compute()
+        with self._lock:
+            self._items[key] = (list(arrays), value)
+            while len(self._items) > self.size:
+                self._items.pop(next(iter(self._items)))
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+# ------------------------------------------------------------------------- interfaces
+
+
+class SearchEngine(Protocol):
+    """A database scan (``search``, ``distributed``, ``align``'s score pass, ``locate``'s
+    windows): :class:`~.cpu.CpuBackend`, :class:`~.cpu.ScalarBackend`,
+    :class:`~.cuda.search.CudaBackend`, or an object a caller configured and passed as
+    ``backend=``."""
+
+    name: str   # "cpu" or "cuda": the registry's backend name of this engine
+
+    def prepare(self, targets: TargetSet) -> Any:
+        """Make ``targets`` resident (the CUDA engine uploads once); returns a handle."""
+
+    def scan(self, query: np.ndarray, handle: Any, scoring: Any, *, algorithm: str,
+             ends: bool) -> ScoreBatch:
+        """Scores (and ends when asked) of ``query`` (uint8 codes) against every target
+        of ``handle``, in the TargetSet's order."""
+
+    def search_batches(self, queries: Sequence[np.ndarray], handle: Any, scoring: Any, *,
+                       algorithm: str, ends: bool, top_k: int | None,
+                       method: str) -> Iterable[ScoreBatch]:
+        """One batch per query, in order. A batch with an ``ids`` attribute holds only the
+        candidates (every target scoring at least the query's k-th best score), ``ids``
+        their TargetSet positions; otherwise every target, as :meth:`scan`."""
+
+
+class ScanEngine:
+    """Base of the search engines that scan one query at a time (they define ``name``,
+    ``prepare`` and ``scan``): :meth:`search_batches` is ``scan`` per query, lazily, so a
+    progress bar follows the queries."""
+
+    def search_batches(self, queries, handle, scoring, *, algorithm="local", ends=False,
+                       top_k=None, method="auto"):
+        return (self.scan(q, handle, scoring, algorithm=algorithm, ends=ends) for q in queries)
+
+
+class PairKernel(Protocol):
+    """``score_pairs``'s kernel for one method: every pair (x_i, y_i) scored at once.
+
+    ``xcodes``/``ycodes`` are the concatenated uint8 codes, ``xoff``/``yoff`` the int64
+    offsets (pairs + 1). Returns (scores int32 [pairs], indices of the pairs a narrow kernel
+    saturated (the job rescores them exactly), seconds per step)."""
+
+    def __call__(self, xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray,
+                 yoff: np.ndarray, scoring: Any, algorithm: str
+                 ) -> tuple[np.ndarray, np.ndarray, dict]: ...
+
+
+class ScanKernel(Protocol):
+    """``locate``'s row-scan and anti-diagonal methods over one whole record: (score,
+    query end, record end, rows run wide) of the best local cell of ``q`` in ``t``, by the
+    tie rule."""
+
+    def __call__(self, method: str, q: np.ndarray, t: np.ndarray,
+                 scoring: Any) -> tuple[int, int, int, int]: ...
+
+
+class WindowKernels(Protocol):
+    """``locate``'s windows scored on the device (a module: ``cuda/windows.py``): the records
+    resident once, windows as (start, length), 16-bit scores with the tied windows' ends."""
+
+    ENDS_ROWS: int
+
+    def supports(self, scoring: Any) -> bool: ...
+    def wanted_windows(self, query_length: int) -> int: ...
+    def resident(self, records: list[np.ndarray]) -> Any: ...
+    def windows_of(self, ref: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def window_cells(self, ref: Any, q: np.ndarray, scoring: Any, starts: np.ndarray,
+                     lengths: np.ndarray, **options: Any
+                     ) -> tuple[np.ndarray, np.ndarray, float]: ...
+    def DeviceQuery(self, q: np.ndarray, scoring: Any, rows: int | None = None, *,
+                    sq: int | None = None) -> Any: ...
+
+
+class LcsKernels(Protocol):
+    """``lcs``'s bit-parallel row pass (a module: ``cpu/lcs.py``, ``cuda/lcs.py``): the
+    pattern's bit-vector after the whole text, forward or backward, for passes of at least
+    ``MIN_CELLS`` cells (smaller ones run on the CPU)."""
+
+    MIN_CELLS: int
+
+    def final_vector(self, pattern: np.ndarray, p_lo: int, p_hi: int, text: np.ndarray,
+                     t_lo: int, t_hi: int, backward: bool) -> np.ndarray: ...
+
+
+class TracebackEngine(Protocol):
+    """The exact passes of :func:`warpalign.traceback.align_codes` run elsewhere (one long
+    pair resident on a device: ``cuda/long.py``'s ``LongPair``), each equal to its CPU
+    counterpart in ``cpu/traceback.py``. ``algorithm`` is a ``cpu.pairwise`` code."""
+
+    #: True: :meth:`full_alignment` gives everything (a staged traceback); False: the job
+    #: runs :meth:`score_end`, :meth:`anchored_start` and :meth:`path`.
+    staged: bool
+
+    def score_end(self, algorithm: int) -> tuple[int, int, int]:
+        """(score, query end, target end) of the whole pair, as ``pairwise.score_end``."""
+
+    def anchored_start(self, qe: int, te: int, target: int,
+                       full_query: bool) -> tuple[int, int]:
+        """(query extent, target extent) back from the end cell, as
+        ``cpu.traceback.anchored_start``; (-1, -1) when no alignment ending there scores
+        ``target``."""
+
+    def path(self, qlo: int, qhi: int, tlo: int, thi: int,
+             max_full_cells: int) -> tuple[int, np.ndarray]:
+        """(score, ops) of an optimal global path of q[qlo:qhi] vs t[tlo:thi], as
+        ``cpu.traceback.MyersMiller``."""
+
+    def full_alignment(self, algorithm: int, max_full_cells: int
+                       ) -> tuple[int, int, int, int, int, np.ndarray]:
+        """(score, query start, query end, target start, target end, ops)."""
+
+
+class LongPairKernels(Protocol):
+    """``align``'s engine for one long pair on a device (a module: ``cuda/long.py``)."""
+
+    def supported(self, m: int, n: int, scoring: Any) -> bool:
+        """Whether the kernels compute an m x n pair with ``scoring`` exactly."""
+
+    def LongPair(self, q: np.ndarray, t: np.ndarray, scoring: Any) -> TracebackEngine:
+        """The pair resident on the device."""

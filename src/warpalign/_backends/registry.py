@@ -1,0 +1,329 @@
+"""The registry: which engine runs which job, on which backend, by which method.
+
+Every job resolves its engine here and nowhere else::
+
+    backend_for(job, backend, method)  -> "cpu" | "cuda"    ("auto" resolved, see below)
+    engine_for(job, backend, method)   -> the engine of the row (job, that backend, method)
+    has_engine(job, backend, method)   -> whether the table has that row
+    lookup(job, backend, method)       -> that row's engine, or None without the row
+
+**The table.** :data:`TABLE` maps (job, backend, method) to an engine, named as
+``"module:attribute"`` under ``warpalign._backends``: ``"module:Class()"`` is one instance
+shared by the whole process (``CudaBackend`` compiles its kernels and keeps its uploads once,
+for every job whose row names it), ``"module:function"`` a function, ``"module"`` the module
+itself. Modules are imported on first use, so nothing here imports CuPy. Each job's engine
+meets the interface declared in :mod:`.base`:
+
+=============  ==========================================  ==================================
+job            methods (backends)                          engine interface (``base.py``)
+=============  ==========================================  ==================================
+search         auto (cpu, cuda), warp (cuda)               :class:`~.base.SearchEngine`
+distributed    auto (cpu, cuda), warp (cuda)               :class:`~.base.SearchEngine`
+align          auto (cpu, cuda): the score pass            :class:`~.base.SearchEngine`
+align          long (cuda): a long pair's every pass       :class:`~.base.LongPairKernels`,
+                                                           whose ``LongPair`` is a
+                                                           :class:`~.base.TracebackEngine`
+pairs          wordwise, bitsliced (cpu, cuda)             :class:`~.base.PairKernel`
+locate         windows (cpu, cuda)                         :class:`~.base.SearchEngine`
+locate         windows16 (cuda): the windows kept resident :class:`~.base.WindowKernels`
+locate         scan, scan1, antidiagonal, blocked          :class:`~.base.ScanKernel`
+               (cpu, cuda)
+lcs            auto (cpu, cuda)                            :class:`~.base.LcsKernels`
+=============  ==========================================  ==================================
+
+The jobs validate ``method`` against their own option lists (``METHODS``) and pick among
+the rows for "auto" (``pairs``: the fastest measured row that can score the input;
+``locate``: "windows"); ``locate``'s ``"dp"`` is the scalar CPU reference whatever the
+backend, so it has no row. Callers may pass a configured :class:`~.base.SearchEngine`
+object as ``backend`` (``search(..., backend=CudaBackend(devices=[0, 1]))``): it is used
+as it is, for the jobs whose engine is a search engine.
+
+**Adding a kernel variant.** Write its engine in the job's backend module with the job's
+interface (e.g. a function ``score_pairs_v2`` in ``cpu/wordwise.py``, as
+:class:`~.base.PairKernel`) and add one row here (``("pairs", "cpu", "v2",
+"cpu.wordwise:score_pairs_v2")``); name the method in the job's ``METHODS`` when users may
+pick it (``pairs``' ``AUTO_TABLE`` when "auto" should weigh it).
+
+**Choosing the backend** (``backend_for``): ``"cpu"`` is always there. ``"auto"`` is
+``WARPALIGN_BACKEND`` when set ("cpu" or "cuda"), else "cuda" when CuPy imports and a
+device answers (:func:`probe`: once per process and backend, its failure kept) and the
+job's CUDA engine loads (imported, built: its kernels compile; once per row, the failure
+kept), else "cpu" with one ``RuntimeWarning`` per failure and process giving the reason
+(none when CuPy is not installed: then there is no GPU to speak of). An explicit "cuda"
+that cannot run raises :class:`~warpalign.errors.BackendUnavailable` with the kept reason.
+All caches here are guarded by locks; an engine is built once even when many threads ask
+for it at once (the others wait for it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import BackendUnavailable
+from .base import BACKENDS, check_choice
+
+#: (job, backend, method, engine): see the module docstring.
+TABLE: tuple[tuple[str, str, str, str], ...] = (
+    # job          backend  method          engine, under warpalign._backends
+    ("search",      "cpu",  "auto",         "cpu:CpuBackend()"),
+    ("search",      "cuda", "auto",         "cuda.search:CudaBackend()"),
+    ("search",      "cuda", "warp",         "cuda.search:CudaBackend()"),
+    ("distributed", "cpu",  "auto",         "cpu:CpuBackend()"),
+    ("distributed", "cuda", "auto",         "cuda.search:CudaBackend()"),
+    ("distributed", "cuda", "warp",         "cuda.search:CudaBackend()"),
+    ("align",       "cpu",  "auto",         "cpu:ScalarBackend()"),
+    ("align",       "cuda", "auto",         "cuda.search:CudaBackend()"),
+    ("align",       "cuda", "long",         "cuda.long"),
+    ("pairs",       "cpu",  "wordwise",     "cpu.wordwise:score_pairs"),
+    ("pairs",       "cpu",  "bitsliced",    "cpu.bitsliced:score_pairs"),
+    ("pairs",       "cuda", "wordwise",     "cuda.pairs:score_wordwise"),
+    ("pairs",       "cuda", "bitsliced",    "cuda.pairs:score_bitsliced"),
+    ("locate",      "cpu",  "windows",      "cpu:CpuBackend()"),
+    ("locate",      "cuda", "windows",      "cuda.search:CudaBackend()"),
+    ("locate",      "cuda", "windows16",    "cuda.windows"),
+    ("locate",      "cpu",  "scan",         "cpu.scan:score_end_method"),
+    ("locate",      "cpu",  "scan1",        "cpu.scan:score_end_method"),
+    ("locate",      "cpu",  "antidiagonal", "cpu.scan:score_end_method"),
+    ("locate",      "cpu",  "blocked",      "cpu.scan:score_end_method"),
+    ("locate",      "cuda", "scan",         "cuda.scan:score_end_method_gpu"),
+    ("locate",      "cuda", "scan1",        "cuda.scan:score_end_method_gpu"),
+    ("locate",      "cuda", "antidiagonal", "cuda.scan:score_end_method_gpu"),
+    ("locate",      "cuda", "blocked",      "cuda.scan:score_end_method_gpu"),
+    ("lcs",         "cpu",  "auto",         "cpu.lcs"),
+    ("lcs",         "cuda", "auto",         "cuda.lcs"),
+)
+
+_ROWS = {(job, backend, method): engine for job, backend, method, engine in TABLE}
+_NAMES = {"cpu": "CPU", "cuda": "CUDA"}
+#: What cannot run, in the error of an explicit backend="cuda" (the probe is per backend).
+_LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search kernels",
+           "align": "the CUDA alignment kernels", "pairs": "the CUDA pair kernels",
+           "locate": "the CUDA locate kernels", "lcs": "the CUDA LCS backend"}
+#: The jobs whose engine is a SearchEngine: a configured engine object may stand for it.
+_SEARCH_JOBS = ("search", "distributed", "align", "locate")
+_SEARCH_MEMBERS = ("name", "prepare", "scan", "search_batches")
+
+
+@dataclass
+class _Slot:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    done: bool = False
+    value: Any = None
+    error: BackendUnavailable | None = None
+
+
+class _Outcomes:
+    """Outcomes computed once per key: a value, or the BackendUnavailable saying why there
+    is none (kept). Thread-safe: a key is computed once; threads asking meanwhile wait."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._slots: dict[Any, _Slot] = {}
+
+    def get(self, key, compute: Callable[[], Any]) -> tuple[Any, BackendUnavailable | None]:
+        with self._lock:
+            slot = self._slots.setdefault(key, _Slot())
+        if not slot.done:
+            with slot.lock:
+                if not slot.done:
+                    try:
+                        slot.value = compute()
+                    except BackendUnavailable as exc:
+                        slot.error = exc
+                    slot.done = True
+        return slot.value, slot.error
+
+
+_outcomes = _Outcomes()
+_lock = threading.Lock()           # guards _warned and _overrides
+_warned: set = set()
+_overrides: dict[tuple[str, str, str], Any] = {}
+
+
+# ------------------------------------------------------------------------------ probes
+
+
+def _probe_cuda() -> None:
+    from .cuda.loader import require_cupy
+    require_cupy("the CUDA backend")   # BackendUnavailable: CuPy missing, or no device
+
+
+_PROBES: dict[str, Callable[[], None]] = {"cpu": lambda: None, "cuda": _probe_cuda}
+
+
+def probe(backend: str) -> BackendUnavailable | None:
+    """None when ``backend`` ("cpu" or "cuda") can run here, else the error saying why
+    (CuPy missing, no device). Run once per process and backend; the outcome is kept."""
+    return _outcomes.get(("backend", backend), _PROBES[backend])[1]
+
+
+def _load(target: str) -> Any:
+    module, _, attribute = target.partition(":")
+    try:
+        mod = importlib.import_module(f"{__package__}.{module}")
+    except ImportError as exc:
+        raise BackendUnavailable(f"warpalign._backends.{module} cannot load: {exc}") from exc
+    if not attribute:
+        return mod
+    if attribute.endswith("()"):
+        return getattr(mod, attribute[:-2])()
+    return getattr(mod, attribute)
+
+
+def _row_engine(job: str, backend: str, method: str) -> tuple[Any, BackendUnavailable | None]:
+    target = _ROWS[job, backend, method]
+    return _outcomes.get(("engine", target), lambda: _load(target))
+
+
+def _failure(job: str, backend: str, method: str) -> tuple[Any, BackendUnavailable | None]:
+    """(key, None) when the job's engine on ``backend`` runs here, else (key, the reason);
+    the engine is the row of ``method``, or the job's first row on that backend."""
+    reason = probe(backend)
+    if reason is not None:
+        return ("backend", backend), reason
+    if (job, backend, method) not in _ROWS:
+        method = next((m for j, b, m in _ROWS if (j, b) == (job, backend)), None)
+        if method is None:
+            return ("job", job, backend), BackendUnavailable(f"{job} has no {backend} engine")
+    return ("engine", _ROWS[job, backend, method]), _row_engine(job, backend, method)[1]
+
+
+def _choose(name: str, job: str, failure: Callable[[], tuple[Any, BackendUnavailable | None]]
+            ) -> str:
+    check_choice("backend", name, BACKENDS)
+    if name == "auto":
+        forced = os.environ.get("WARPALIGN_BACKEND")
+        if forced:
+            name = check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:])
+        else:
+            key, reason = failure()
+            if reason is None:
+                return "cuda"
+            _warn_once(job, key, reason)
+            return "cpu"
+    if name != "cpu":
+        _, reason = failure()
+        if reason is not None:
+            raise _unavailable(job, reason) from reason
+    return name
+
+
+def _unavailable(job: str, reason: BackendUnavailable) -> BackendUnavailable:
+    """A fresh error for a job that cannot run on CUDA, saying why (the kept ``reason``)."""
+    return BackendUnavailable(f"{_LABELS.get(job, f'the CUDA {job} engine')} cannot run "
+                              f"here: {reason}")
+
+
+def _warn_once(job: str, key, reason: BackendUnavailable) -> None:
+    if getattr(reason, "no_library", False):
+        return        # CuPy not installed: the CPU is the expected backend, nothing to say
+    with _lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(f"warpalign {job}: the GPU cannot run ({reason}); running on the CPU",
+                  RuntimeWarning, stacklevel=4)
+
+
+# ------------------------------------------------------------------------------ public
+
+
+def backend_for(job: str, backend: Any = "auto", method: str = "auto") -> str:
+    """"cpu" or "cuda": where ``job`` runs for ``backend`` ("auto" | "cpu" | "cuda", or an
+    engine object: its ``name``); "auto" as the module docstring says, the CUDA side
+    judged by the engine of ``method`` (or the job's first CUDA row)."""
+    if not isinstance(backend, str):
+        return _engine_object(job, backend, method).name
+    return _choose(backend, job, lambda: _failure(job, "cuda", method))
+
+
+def engine_for(job: str, backend: Any = "auto", method: str = "auto") -> Any:
+    """The engine of the row (job, :func:`backend_for`, method). A configured engine object
+    passed as ``backend`` is returned as it is (jobs whose engine is a SearchEngine).
+
+    Raises:
+        ValueError: no such row: ``method`` runs on another backend only (the message
+            names it), or is not one of the job's methods.
+        BackendUnavailable: the backend or the row's engine cannot run here (why).
+    """
+    if not isinstance(backend, str):
+        return _engine_object(job, backend, method)
+    name = backend_for(job, backend, method)
+    if not has_engine(job, name, method):
+        raise ValueError(_no_row(job, name, method))
+    return _engine(job, name, method)
+
+
+def has_engine(job: str, backend: str, method: str) -> bool:
+    """Whether the table (or :func:`set_engine`) has the row (job, backend, method)."""
+    with _lock:
+        return (job, backend, method) in _ROWS or (job, backend, method) in _overrides
+
+
+def lookup(job: str, backend: str, method: str) -> Any:
+    """The engine of the row (job, backend, method) for a ``backend`` already resolved (no
+    probe), or None when the table has no such row (a pass only some backends have, e.g.
+    locate's "windows16" on CUDA)."""
+    return _engine(job, backend, method) if has_engine(job, backend, method) else None
+
+
+def _engine(job: str, backend: str, method: str) -> Any:
+    with _lock:
+        if (job, backend, method) in _overrides:
+            return _overrides[job, backend, method]
+    engine, reason = _row_engine(job, backend, method)
+    if reason is not None:
+        raise _unavailable(job, reason) from reason
+    return engine
+
+
+def set_engine(job: str, backend: str, method: str, engine: Any) -> None:
+    """Use ``engine`` for the row (job, backend, method) in this process; None restores
+    the table's (tests and plugins, e.g. a slowed CPU engine on Dask workers)."""
+    with _lock:
+        if engine is None:
+            _overrides.pop((job, backend, method), None)
+        else:
+            _overrides[job, backend, method] = engine
+
+
+def choose_backend(name: str, probe_cuda: Callable[[], object], job: str = "search") -> str:
+    """:func:`backend_for` with a CUDA probe of the caller's instead of the table's rows:
+    ``probe_cuda()`` raises :class:`BackendUnavailable` (saying why) when the job's CUDA
+    kernels cannot run here; its outcome is kept per ``job`` for the life of the process."""
+    key = ("probe", job)
+    return _choose(name, job, lambda: (key, _outcomes.get(key, probe_cuda)[1]))
+
+
+def get_backend(name: Any = "auto") -> Any:
+    """The search engine for ``name`` (``engine_for("search", name)``); an engine object
+    passes through, e.g. ``CudaBackend(devices=[0, 1])`` or ``CpuBackend(threads=1)``."""
+    return engine_for("search", name)
+
+
+def _engine_object(job: str, engine: Any, method: str) -> Any:
+    """A configured engine passed as ``backend``: a SearchEngine, for the jobs that take one."""
+    if job not in _SEARCH_JOBS or any(not hasattr(engine, m) for m in _SEARCH_MEMBERS):
+        raise ValueError(f"invalid backend: {engine!r}; expected one of "
+                         f"{', '.join(map(repr, BACKENDS))} or a search engine "
+                         "(warpalign._backends.base.SearchEngine)")
+    if method != "auto" and not has_engine(job, engine.name, method) and any(
+            (j, m) == (job, method) for j, _, m in _ROWS):
+        raise ValueError(_no_row(job, engine.name, method))
+    return engine
+
+
+def _no_row(job: str, backend: str, method: str) -> str:
+    others = sorted({b for j, b, m in _ROWS if (j, m) == (job, method)})
+    if others:
+        where = " or ".join(_NAMES.get(b, b) for b in others)
+        return f"method={method!r} runs on the {where} backend only, not {backend!r}"
+    methods = sorted({m for j, b, m in _ROWS if (j, b) == (job, backend)})
+    return (f"invalid method for {job} on {backend!r}: {method!r}; expected one of "
+            f"{', '.join(map(repr, methods))}")
