@@ -10,8 +10,10 @@ import threading
 
 import numpy as np
 
+# by full name: "from . import config" goes through the package, whose __init__ imports this
+import warpalign._backends.cuda.config as config  # noqa: PLR0402
+
 from ...errors import BackendError
-from . import config
 from .handles import _Tables
 
 _FILE = "search.cu"

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# by full name: "from . import config" goes through the package, whose __init__ imports this
+import warpalign._backends.cuda.config as config  # noqa: PLR0402
+
 from ..base import ScoreBatch
-from . import config
 from .handles import Candidates, DeviceTargets, _Bucket, _empty, _kernel_cut, _Leases
 from .kernels import _FILE, _SMEM_LIMIT, _function
 

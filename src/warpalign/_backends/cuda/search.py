@@ -22,8 +22,10 @@ import time
 
 import numpy as np
 
+# by full name: "from . import config" goes through the package, whose __init__ imports this
+import warpalign._backends.cuda.config as config  # noqa: PLR0402
+
 from ..base import ALGORITHMS, ScoreBatch, TargetSet, check_choice
-from . import config
 from .config import KernelConfig
 from .loader import require_cupy
 from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket, _empty,
