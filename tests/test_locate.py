@@ -177,8 +177,8 @@ def test_windows_exact_down_to_the_true_span(monkeypatch):
     x, y, insert = random_dna(rng, 50), random_dna(rng, 50), random_dna(rng, 45)
     q = x + y
     for span, exact in ((145, True), (144, False)):
-        bound = loc._span   # the windows' bound (score 1) set to `span`; others unchanged
-        monkeypatch.setattr(loc, "_span", lambda sq, m, s, score, span=span, bound=bound:
+        bound = loc.span_from   # the windows' bound (score 1) set to `span`; others unchanged
+        monkeypatch.setattr(loc, "span_from", lambda sq, m, s, score, span=span, bound=bound:
                             span if score == 1 else bound(sq, m, s, score))
         for shift in range(16):   # every offset against the window starts
             ref = random_dna(rng, 120 + shift) + x + insert + y + random_dna(rng, 150)

@@ -5,9 +5,10 @@ contigs); a hit names its record and gives coordinates within it. Two exact meth
 today, and every method returns the same hits:
 
 * ``"windows"`` (what ``"auto"`` picks): the records are cut into overlapping windows. The
-  overlap is :func:`span_bound` − 1, so no optimal local alignment is cut (derivation
-  below). On the CPU they are scored like a database (:class:`~warpalign._backends.TargetSet`
-  -> ``backend.prepare`` / ``backend.scan(..., ends=True)``); on the GPU by a dedicated
+  overlap is :func:`span_bound` − 1, so no optimal local alignment is cut
+  (:mod:`warpalign.spans`). On the CPU they are scored like a database
+  (:class:`~warpalign._backends.TargetSet` -> ``backend.prepare`` /
+  ``backend.scan(..., ends=True)``); on the GPU by a dedicated
   kernel (:mod:`warpalign._backends.cuda.windows`: the records uploaded once and kept
   resident, a window is a (start, length) pair into them, scores in 16-bit DPX, possibly
   saturated windows rescored exactly in 32 bits) that gives scores only, the end cells
@@ -25,25 +26,11 @@ kernels (:mod:`warpalign._backends.cpu.scan`, the specification) and on the GPU 
 kernels (:mod:`warpalign._backends.cuda.scan`) when the backend resolves to "cuda"
 (``backend="cuda"``, or ``"auto"`` with a device); both give the same cells.
 
-**The span bound (why the windows are exact).** Let q be the query (m symbols) and
-``Sq = Σ_i max(0, max_c S(q_i, c))``, the most any set of aligned pairs can add. An optimal
-local alignment scores S* ≥ 1 (integers; a score of 0 is the empty alignment). Say it has
-p ≤ m aligned pairs and leaves L reference symbols against gaps, in k ≥ 1 gaps when L > 0.
-Those gaps cost at least ``k·gop + (L − k)·gex ≥ gop + (L − 1)·gex`` (``gex ≤ gop``), so
-``1 ≤ S* ≤ Sq − gop − (L − 1)·gex``, i.e. with ``gex > 0``::
-
-    L ≤ max(0, ⌊(Sq − gop − 1) / gex⌋ + 1)      and      span = p + L ≤ m + L.
-
-Every optimal alignment therefore covers at most ``span`` reference symbols. Windows of
-length ``W ≥ span`` starting every ``W − (span − 1)`` symbols (the last one ends at the end
-of the record) contain every reference interval of at most ``span`` symbols: for an
-interval starting at ``a``, take the last window starting at ``s ≤ a``; then
-``a < s + W − span + 1``, so the interval ends by ``s + W``. Special cases:
-
-* ``Sq ≤ 0`` (or an empty query): nothing scores above 0; the answer is the empty
-  alignment and nothing is scanned.
-* ``gex == 0`` and ``Sq > gop``: a gap may be arbitrarily long at no extra cost, so no
-  bound exists; each record is then one window (exact, and as slow as ``"dp"`` on the CPU).
+**The span bound** (:mod:`warpalign.spans`, where it is derived): every optimal local
+alignment covers at most :func:`span_bound` reference symbols, so windows overlapping by
+the span bound − 1 contain every one of them; with ``Sq ≤ 0`` nothing scores above 0 and
+nothing is scanned; with ``gap_extend == 0`` no bound may exist and each record is one
+window.
 
 **Exact maximum and tie rule across windows.** A window's DP value at a cell is the best
 alignment ending there that starts inside the window, so it never exceeds the whole
@@ -124,7 +111,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, Literal
 
 import numpy as np
@@ -137,6 +123,16 @@ from .errors import ScoringError
 from .io import load_sequences
 from .results import Alignment
 from .scoring import Scoring
+from .spans import (
+    default_window,
+    first_pass_span,
+    query_score_bound,
+    seam_pieces,
+    span_bound,
+    span_from,
+    sub_window,
+    window_bounds,
+)
 
 MODES = ("score", "end", "full")
 #: Methods by name; "auto" resolves to "windows".
@@ -145,165 +141,10 @@ METHODS = ("auto", "windows", "dp", "scan", "scan1", "antidiagonal", "blocked")
 #: :mod:`warpalign._backends.cuda.scan` on the GPU (issue 6).
 GPU_METHODS = ("scan", "scan1", "antidiagonal", "blocked")
 ALGORITHMS = ("local",)
-#: New reference symbols per window on a long reference (or 4 x the overlap when that is
-#: larger, so the overlap costs <= 25% more cells); see :func:`default_window`.
-DEFAULT_STRIDE = 4096
-#: A short reference is cut into about this many windows (lanes to fill), with strides
-#: of at least MIN_STRIDE symbols.
-MIN_WINDOWS = 256
-MIN_STRIDE = 256
 #: Windows are scanned in groups of at most this many residues (bounds the memory).
 CHUNK_RESIDUES = 1 << 26
-#: Two passes (``top`` = 1): the first overlaps the windows for the alignments scoring at
-#: least this share of the query's best possible score Sq (a query cut from the
-#: reference with up to ~8% of DNA substitutions under paper 002's scoring scores more),
-#: which at 256 x 33.5 M cuts 4,478-symbol windows to 4,287 (4.3% of the cells); a
-#: query scoring less costs the seams (module docstring, "Two passes").
-FIRST_PASS_SHARE = 0.75
 
 Method = Literal["auto", "windows", "dp", "scan", "scan1", "antidiagonal", "blocked"]
-
-
-def query_score_bound(query: np.ndarray, scoring: Scoring) -> int:
-    """``Sq = Σ_i max(0, max_c S(q_i, c))``: no local alignment of ``query`` scores more."""
-    q = np.asarray(query)
-    if q.size == 0:
-        return 0
-    return int(_code_best(scoring)[q].sum())
-
-
-@functools.lru_cache(maxsize=16)
-def _code_best(scoring: Scoring) -> np.ndarray:
-    """max(0, max_c S(a, c)) per code a, as int64 (per scoring, computed once)."""
-    best = np.maximum(scoring.matrix.max(axis=1), 0).astype(np.int64)
-    best.setflags(write=False)
-    return best
-
-
-def span_bound(query: np.ndarray, scoring: Scoring, score: int = 1) -> int | None:
-    """Most reference symbols a local alignment of ``query`` scoring at least ``score``
-    (≥ 1) can cover.
-
-    ``m + max(0, ⌊(Sq − gop − score)/gex⌋ + 1)`` (module docstring, with S* ≥ ``score``);
-    0 when nothing can score that much; None when gaps are free to extend
-    (``gap_extend == 0``) and so unbounded. ``locate`` cuts its windows with ``score=1``
-    and traces a hit of score S* on a segment of ``span_bound(query[:qe], scoring, S*)``.
-
-    Example:
-        >>> s = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
-        >>> span_bound(s.encode("A" * 256), s)      # KERNELS.md §E: overlap 506
-        507
-        >>> span_bound(s.encode("A" * 256), s, 230)
-        278
-    """
-    return _span(query_score_bound(query, scoring), len(query), scoring, score)
-
-
-def _span(sq: int, m: int, scoring: Scoring, score: int) -> int | None:
-    """:func:`span_bound` of a query of ``m`` symbols with ``Sq = sq``."""
-    score = max(int(score), 1)
-    if sq < score:
-        return 0
-    slack = sq - scoring.gap_open - score
-    if slack < 0:
-        gaps = 0
-    elif scoring.gap_extend == 0:
-        return None
-    else:
-        gaps = slack // scoring.gap_extend + 1
-    return m + gaps
-
-
-def first_pass_span(query: np.ndarray, scoring: Scoring, top: int = 1, *,
-                    sq: int | None = None) -> int | None:
-    """The overlap bound of ``locate``'s first pass (two passes, module docstring), or None
-    for one pass with the full bound: :func:`span_bound` at ``FIRST_PASS_SHARE`` of the
-    query's best possible score, when ``top`` is 1 and that is below the full bound
-    (``sq``: :func:`query_score_bound` of the query, when the caller has it).
-
-    Example:
-        >>> s = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
-        >>> first_pass_span(s.encode("A" * 256), s), span_bound(s.encode("A" * 256), s)
-        (316, 507)
-    """
-    sq = query_score_bound(query, scoring) if sq is None else int(sq)
-    full = _span(sq, len(query), scoring, 1)
-    if top != 1 or full is None or full <= 1:
-        return None
-    first = _span(sq, len(query), scoring, max(1, int(sq * FIRST_PASS_SHARE)))
-    return first if first is not None and 1 <= first < full else None
-
-
-def seam_pieces(pieces: np.ndarray, lengths: list[int], span: int) -> np.ndarray:
-    """Seam windows (int64 [k, 5], rows as ``_pieces``) between consecutive windows of
-    the same record in ``pieces``: ``[hi_w − span, lo_(w+1) + span)`` clipped to the
-    record, which holds every interval of at most ``span`` symbols that no window of
-    ``pieces`` contains (module docstring, "Two passes")."""
-    p = np.asarray(pieces)
-    nxt = np.flatnonzero(p[1:, 0] == p[:-1, 0])          # window w and w + 1, one record
-    rec = p[nxt, 0]
-    n = np.asarray(lengths, np.int64)[rec] if len(rec) else np.zeros(0, np.int64)
-    out = np.empty((len(nxt), 5), np.int64)
-    out[:, 0] = rec
-    out[:, 1] = np.maximum(p[nxt, 2] - span, 0)
-    out[:, 2] = np.minimum(p[nxt + 1, 1] + span, n)
-    out[:, 3] = 0
-    out[:, 4] = n
-    return out
-
-
-def window_bounds(length: int, window: int, span: int | None) -> np.ndarray:
-    """``[lo, hi)`` (int64 [k, 2]) of the windows over a sequence of ``length`` symbols.
-
-    Windows of ``window`` symbols start every ``window − span + 1`` symbols; the last ends
-    at ``length``. One window when ``span`` is None (unbounded) or ``length <= window``.
-    """
-    if length <= 0:
-        return np.zeros((0, 2), np.int64)
-    if span is None or length <= window:
-        return np.array([[0, length]], np.int64)
-    if window < span:
-        raise ValueError(f"window ({window}) is shorter than the span bound ({span})")
-    stride = window - max(span, 1) + 1
-    count = -(-(length - window) // stride) + 1
-    lo = np.arange(count, dtype=np.int64) * stride
-    return np.stack([lo, np.minimum(lo + window, length)], axis=1)
-
-
-def default_window(span: int | None, residues: int | None = None,
-                   windows: int | None = None) -> int:
-    """The window length ``locate`` uses: the overlap (span − 1) plus a stride of new
-    symbols.
-
-    By default the stride is max(DEFAULT_STRIDE, 4·overlap), so the overlap costs at most
-    25% more cells; for a short reference (``residues`` in all) it shrinks towards
-    ``residues / MIN_WINDOWS`` (not below max(MIN_STRIDE, overlap)) so that there are
-    enough windows to fill the kernels' lanes. With ``windows`` (how many windows fill the
-    device once, the GPU path) the stride is ``residues / windows``, at least
-    max(MIN_STRIDE, 4·overlap): one wave of equal windows on a long reference.
-
-    Example:
-        >>> default_window(507), default_window(507, 1_000_000)
-        (4602, 4413)
-        >>> default_window(507, 33_554_432, windows=8448)
-        4478
-    """
-    overlap = max((span or 1) - 1, 0)
-    if windows is not None and residues is not None:
-        return overlap + max(MIN_STRIDE, 4 * overlap, -(-int(residues) // max(int(windows), 1)))
-    stride = max(DEFAULT_STRIDE, 4 * overlap)
-    if residues is not None:
-        stride = min(stride, max(MIN_STRIDE, overlap, -(-int(residues) // MIN_WINDOWS)))
-    return overlap + stride
-
-
-def sub_window(span: int | None) -> int:
-    """Length of the sub-windows the GPU path cuts a window into for its end cell: the
-    span bound (of the alignments scoring the window's best score) plus 64, so a window of
-    a few thousand symbols becomes dozens of short ones scored in parallel (a group of
-    lanes walks its window one column per step: the launch takes about as many steps as a
-    sub-window has columns)."""
-    return (span or 0) + 64
 
 
 def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
@@ -371,7 +212,7 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
             raise ValueError(f"{name}: code {int(codes.max())} is outside the "
                              f"{scoring.alphabet.name} alphabet ({size} codes)")
     sq = query_score_bound(q, scoring)   # once per call: every span bound below uses it
-    span = _span(sq, len(q), scoring, 1)
+    span = span_from(sq, len(q), scoring, 1)
     first = None   # the first pass's overlap bound (two passes), else None
     if method in ("auto", "windows"):
         residues = sum(len(r) for r in records)
@@ -516,7 +357,7 @@ class _WindowScorer:
         self._ref = None
         self._query = None
         self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
-        self.span = _span(self.sq, len(q), scoring, 1)
+        self.span = span_from(self.sq, len(q), scoring, 1)
         # the backend's resident-window kernels (base.WindowKernels), where it has them
         kernels = lookup("locate", engine.name, "windows16") if len(q) else None
         if kernels is not None and kernels.supports(scoring):
@@ -574,7 +415,8 @@ class _WindowScorer:
         milliseconds); a flagged sub-window is rescored by the 32-bit ends path."""
         if not self.lazy:
             return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
-        span = self.span if score is None else _span(self.sq, len(self.q), self.scoring, score)
+        span = (self.span if score is None
+                else span_from(self.sq, len(self.q), self.scoring, score))
         width = sub_window(span)
         parts = [np.zeros((0, 4), np.int64)]
         for k, (r, lo, hi) in enumerate(rows.tolist()):
@@ -670,7 +512,7 @@ class _Search:
         all); else the seams between windows, cut for the span bound at S1, become pieces
         too (each alignment the windows miss lies inside one)."""
         s1 = int(self.best[:, 0].max()) if len(self.best) else 0
-        need = _span(self.sq, len(self.q), self.scoring, max(s1, 1))
+        need = span_from(self.sq, len(self.q), self.scoring, max(s1, 1))
         if need is None or need <= self.span:
             return
         seams = seam_pieces(self.p, [len(r) for r in self.records], need)
@@ -757,7 +599,7 @@ class _Search:
         from .traceback import TracebackError, align_from_end
         q = self.q[:qe]
         sq = self.sq if qe == len(self.q) else query_score_bound(q, self.scoring)
-        span = _span(sq, qe, self.scoring, score)
+        span = span_from(sq, qe, self.scoring, score)
         lo = seg_lo if span is None else max(seg_lo, te - span)
         try:
             aln = align_from_end(q, self.records[r][lo:te], self.scoring, score, qe, te - lo,

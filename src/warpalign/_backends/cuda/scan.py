@@ -22,7 +22,7 @@ smallest query end). Kernels in ``scan.cu`` (its header describes them):
   A record longer than ``MAX_COLUMNS`` is cut into windows of that length by locate's
   exact span bound (``window_bounds``); then ``wide_rows`` sums over the windows.
 * "antidiagonal" and "blocked" cut the record into windows by the same exact bound
-  (``default_window``/``window_bounds`` of :mod:`warpalign.locate`), one thread block per
+  (``default_window``/``window_bounds`` of :mod:`warpalign.spans`), one thread block per
   window, wavefronts inside it: one query row per thread and one cell per anti-diagonal
   step, or ``BR``×``BC`` tiles per thread per step. Queries longer than one strip
   (``AD_ROWS`` / ``BLOCKED_ROWS`` rows) run strip after strip, the bottom row passing
@@ -108,7 +108,7 @@ def score_end_method_gpu(method: str, q: np.ndarray, t: np.ndarray, scoring,
     if m == 0 or n == 0:   # no cells; "scan" still decides every row's word length
         wide = m if (method == "scan" and smax > limit) else 0
         return 0, 0, 0, wide
-    from ...locate import default_window, span_bound, window_bounds
+    from ...spans import default_window, span_bound, window_bounds
     span = span_bound(q, scoring)
     if method in ("scan", "scan1"):
         if n > MAX_COLUMNS and span is not None and 0 < span <= MAX_COLUMNS:

@@ -259,7 +259,7 @@ class DeviceQuery:
         self.k, self.go, self.ge, self.thr = f.k, f.go, f.ge, f.thr
         self.bvec, self.neg_bias, self.neg_ge = f.bvec, f.neg_bias, f.neg_ge
         if sq is None:   # the query's score bound (locate passes the one it has)
-            from ...locate import query_score_bound
+            from ...spans import query_score_bound
             sq = query_score_bound(q, scoring)
         self.sq = int(sq)                         # bounds the ends' sub-window spans
         prof = profile(q, scoring, self.r, self.g, self.bands).view(np.uint8).ravel()
