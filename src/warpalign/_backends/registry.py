@@ -40,7 +40,7 @@ as it is, for the jobs whose engine is a search engine.
 
 **Adding a kernel variant.** Write its engine in the job's backend module with the job's
 interface (e.g. a function ``score_pairs_v2`` in ``cpu/wordwise.py``, as
-:class:`~.base.PairKernel`) and add one row here (``("pairs", "cpu", "v2",
+:class:`~.base.PairKernel`) and add one row here (``Row("pairs", "cpu", "v2",
 "cpu.wordwise:score_pairs_v2")``); name the method in the job's ``METHODS`` when users may
 pick it (``pairs``' ``AUTO_TABLE`` when "auto" should weigh it).
 
@@ -68,38 +68,48 @@ from typing import Any
 from ..errors import BackendUnavailable
 from .base import BACKENDS, check_choice
 
-#: (job, backend, method, engine): see the module docstring.
-TABLE: tuple[tuple[str, str, str, str], ...] = (
-    # job          backend  method          engine, under warpalign._backends
-    ("search",      "cpu",  "auto",         "cpu:CpuBackend()"),
-    ("search",      "cuda", "auto",         "cuda.search:CudaBackend()"),
-    ("search",      "cuda", "warp",         "cuda.search:CudaBackend()"),
-    ("distributed", "cpu",  "auto",         "cpu:CpuBackend()"),
-    ("distributed", "cuda", "auto",         "cuda.search:CudaBackend()"),
-    ("distributed", "cuda", "warp",         "cuda.search:CudaBackend()"),
-    ("align",       "cpu",  "auto",         "cpu:ScalarBackend()"),
-    ("align",       "cuda", "auto",         "cuda.search:CudaBackend()"),
-    ("align",       "cuda", "long",         "cuda.long"),
-    ("pairs",       "cpu",  "wordwise",     "cpu.wordwise:score_pairs"),
-    ("pairs",       "cpu",  "bitsliced",    "cpu.bitsliced:score_pairs"),
-    ("pairs",       "cuda", "wordwise",     "cuda.pairs:score_wordwise"),
-    ("pairs",       "cuda", "bitsliced",    "cuda.pairs:score_bitsliced"),
-    ("locate",      "cpu",  "windows",      "cpu:CpuBackend()"),
-    ("locate",      "cuda", "windows",      "cuda.search:CudaBackend()"),
-    ("locate",      "cuda", "windows16",    "cuda.windows"),
-    ("locate",      "cpu",  "scan",         "cpu.scan:score_end_method"),
-    ("locate",      "cpu",  "scan1",        "cpu.scan:score_end_method"),
-    ("locate",      "cpu",  "antidiagonal", "cpu.scan:score_end_method"),
-    ("locate",      "cpu",  "blocked",      "cpu.scan:score_end_method"),
-    ("locate",      "cuda", "scan",         "cuda.scan:score_end_method_gpu"),
-    ("locate",      "cuda", "scan1",        "cuda.scan:score_end_method_gpu"),
-    ("locate",      "cuda", "antidiagonal", "cuda.scan:score_end_method_gpu"),
-    ("locate",      "cuda", "blocked",      "cuda.scan:score_end_method_gpu"),
-    ("lcs",         "cpu",  "auto",         "cpu.lcs"),
-    ("lcs",         "cuda", "auto",         "cuda.lcs"),
+
+@dataclass(frozen=True)
+class Row:
+    """One engine: ``engine`` ("module:attribute" under ``warpalign._backends``; see the
+    module docstring) runs ``job`` on ``backend`` by ``method``."""
+
+    job: str
+    backend: str
+    method: str
+    engine: str
+
+
+TABLE: tuple[Row, ...] = (
+    Row("search",      "cpu",  "auto",         "cpu:CpuBackend()"),
+    Row("search",      "cuda", "auto",         "cuda.search:CudaBackend()"),
+    Row("search",      "cuda", "warp",         "cuda.search:CudaBackend()"),
+    Row("distributed", "cpu",  "auto",         "cpu:CpuBackend()"),
+    Row("distributed", "cuda", "auto",         "cuda.search:CudaBackend()"),
+    Row("distributed", "cuda", "warp",         "cuda.search:CudaBackend()"),
+    Row("align",       "cpu",  "auto",         "cpu:ScalarBackend()"),
+    Row("align",       "cuda", "auto",         "cuda.search:CudaBackend()"),
+    Row("align",       "cuda", "long",         "cuda.long"),
+    Row("pairs",       "cpu",  "wordwise",     "cpu.wordwise:score_pairs"),
+    Row("pairs",       "cpu",  "bitsliced",    "cpu.bitsliced:score_pairs"),
+    Row("pairs",       "cuda", "wordwise",     "cuda.pairs:score_wordwise"),
+    Row("pairs",       "cuda", "bitsliced",    "cuda.pairs:score_bitsliced"),
+    Row("locate",      "cpu",  "windows",      "cpu:CpuBackend()"),
+    Row("locate",      "cuda", "windows",      "cuda.search:CudaBackend()"),
+    Row("locate",      "cuda", "windows16",    "cuda.windows"),
+    Row("locate",      "cpu",  "scan",         "cpu.scan:score_end_method"),
+    Row("locate",      "cpu",  "scan1",        "cpu.scan:score_end_method"),
+    Row("locate",      "cpu",  "antidiagonal", "cpu.scan:score_end_method"),
+    Row("locate",      "cpu",  "blocked",      "cpu.scan:score_end_method"),
+    Row("locate",      "cuda", "scan",         "cuda.scan:score_end_method_gpu"),
+    Row("locate",      "cuda", "scan1",        "cuda.scan:score_end_method_gpu"),
+    Row("locate",      "cuda", "antidiagonal", "cuda.scan:score_end_method_gpu"),
+    Row("locate",      "cuda", "blocked",      "cuda.scan:score_end_method_gpu"),
+    Row("lcs",         "cpu",  "auto",         "cpu.lcs"),
+    Row("lcs",         "cuda", "auto",         "cuda.lcs"),
 )
 
-_ROWS = {(job, backend, method): engine for job, backend, method, engine in TABLE}
+_ROWS = {(row.job, row.backend, row.method): row.engine for row in TABLE}
 _NAMES = {"cpu": "CPU", "cuda": "CUDA"}
 #: What cannot run, in the error of an explicit backend="cuda" (the probe is per backend).
 _LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search kernels",
