@@ -34,8 +34,9 @@ import numpy as np
 
 from _common import cpu_name, emit
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
+from warpalign._backends.cpu.traceback import anchored_start
 from warpalign.scoring import Scoring
-from warpalign.traceback import _anchored_start, align_codes, align_from_end, global_path
+from warpalign.traceback import align_codes, align_from_end, global_path
 
 
 def cases():
@@ -78,7 +79,7 @@ def run_case(name, q, t, s, base, repeat, device, command, out) -> None:
     """Time every step on one case; one JSON line per step."""
     m, go, ge = s.matrix, s.gap_open, s.gap_extend
     score, qe, te = (int(v) for v in score_end(q, t, m, go, ge, LOCAL))
-    di, dj = (int(v) for v in _anchored_start(q, qe, t, te, m, go, ge, score, False))
+    di, dj = (int(v) for v in anchored_start(q, qe, t, te, m, go, ge, score, False))
     qs, ts = qe - di, te - dj
     want = align_codes(q, t, s)
     assert want == align_from_end(q, t, s, score, qe, te, check_end=True)
@@ -86,7 +87,7 @@ def run_case(name, q, t, s, base, repeat, device, command, out) -> None:
         assert base.align_codes(q, t, s) == want, "the baseline's alignment differs"
     steps = {
         "score_end": lambda: score_end(q, t, m, go, ge, LOCAL),
-        "anchored_start": lambda: _anchored_start(q, qe, t, te, m, go, ge, score, False),
+        "anchored_start": lambda: anchored_start(q, qe, t, te, m, go, ge, score, False),
         "global_path": lambda: global_path(q, t, s, qs, qe, ts, te, score=score),
         "align_codes": lambda: align_codes(q, t, s),
         "align_from_end": lambda: align_from_end(q, t, s, score, qe, te),

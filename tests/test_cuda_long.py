@@ -10,8 +10,8 @@ affine gaps, BLOSUM62, 16-bit profile entries.
 
 Every test is cuda-marked and skips where no CUDA device answers. Oracles: ``score_end``
 (``_backends/cpu/pairwise.py``: score and end cell under DESIGN.md's tie rule),
-``traceback._anchored_start`` and ``traceback._last_row`` (the reverse and Myers–Miller
-passes), and the CPU ``align`` for whole alignments (score, coordinates, CIGAR; the CIGAR
+``cpu.traceback.anchored_start`` and ``cpu.traceback.last_row`` (the reverse and
+Myers–Miller passes), and the CPU ``align`` for whole alignments (score, coordinates, CIGAR; the CIGAR
 is also rescored). Inputs: lengths 0, 1, 31, 32, 33, the stripe height (1,024) and the
 progress granularity (128 columns) +-1, several stripes, 10^4-10^5 letters, near-identical
 pairs (substitutions and indels), tandem repeats and one-letter runs (many ties), linear
@@ -108,9 +108,9 @@ def test_every_lane_rows(gpu, lane_rows):
             want = tuple(int(v) for v in score_end(a, b, s.matrix, s.gap_open, s.gap_extend, code))
             assert got == want, f"R={lane_rows} {algorithm} m={m}: gpu {got} cpu {want}"
             if algorithm == "local" and want[0] > 0:
-                from warpalign.traceback import _anchored_start
-                ref = _anchored_start(a, want[1], b, want[2], s.matrix, s.gap_open, s.gap_extend,
-                                      want[0], False)
+                from warpalign._backends.cpu.traceback import anchored_start
+                ref = anchored_start(a, want[1], b, want[2], s.matrix, s.gap_open, s.gap_extend,
+                                     want[0], False)
                 assert pair.anchored_start(want[1], want[2], want[0], False) == tuple(map(int, ref))
 
 
@@ -182,7 +182,7 @@ def test_long_pairs(gpu):
 
 @pytest.mark.parametrize("full_query", [False, True])
 def test_anchored_start(gpu, full_query):
-    from warpalign.traceback import _anchored_start
+    from warpalign._backends.cpu.traceback import anchored_start
     rng = np.random.default_rng(11)
     for m in (1, 40, 1024, 2600):
         a = rng.integers(0, 4, m).astype(np.uint8)
@@ -193,14 +193,14 @@ def test_anchored_start(gpu, full_query):
         s, qe, te = (int(v) for v in score_end(a, b, AFFINE.matrix, 8, 1, code))
         if qe == 0 or te == 0:
             continue
-        want = tuple(int(v) for v in _anchored_start(a, qe, b, te, AFFINE.matrix, 8, 1, s, full_query))
+        want = tuple(int(v) for v in anchored_start(a, qe, b, te, AFFINE.matrix, 8, 1, s, full_query))
         got = gpu.LongPair(a, b, AFFINE).anchored_start(qe, te, s, full_query)
         assert got == want
 
 
 @pytest.mark.parametrize("gaps", [(False, False), (True, False), (False, True), (True, True)])
 def test_myers_miller_halves(gpu, gaps):
-    from warpalign.traceback import _last_row
+    from warpalign._backends.cpu.traceback import last_row
     rng = np.random.default_rng(12)
     a = rng.integers(0, 4, 3000).astype(np.uint8)
     b = related(rng, a)
@@ -211,8 +211,8 @@ def test_myers_miller_halves(gpu, gaps):
         got = pair.halves(qlo, qhi, mid, tlo, thi, start_in_gap, end_in_gap)
         nb = thi - tlo
         hf, ff, hr, fr = (np.empty(nb + 1, np.int64) for _ in range(4))
-        _last_row(a, qlo, 1, mid, b, tlo, 1, nb, AFFINE.matrix, 8, 1, 1 if start_in_gap else 8, hf, ff)
-        _last_row(a, qhi - 1, -1, qhi - qlo - mid, b, thi - 1, -1, nb, AFFINE.matrix, 8, 1,
+        last_row(a, qlo, 1, mid, b, tlo, 1, nb, AFFINE.matrix, 8, 1, 1 if start_in_gap else 8, hf, ff)
+        last_row(a, qhi - 1, -1, qhi - qlo - mid, b, thi - 1, -1, nb, AFFINE.matrix, 8, 1,
                   1 if end_in_gap else 8, hr, fr)
         for g, w, what in zip(got, (hf, ff, hr, fr), ("hf", "ff", "hr", "fr")):
             np.testing.assert_array_equal(g, w, err_msg=what)
@@ -224,7 +224,7 @@ def test_full_alignment_equals_cpu(gpu, monkeypatch, scoring, algorithm):
     """align(backend="cuda") through the GPU passes (thresholds lowered; the previous route:
     anchored start pass, then Myers–Miller) = align on the CPU, CIGAR included."""
     import warpalign.traceback as tb
-    from warpalign.traceback import _path_score
+    from warpalign._backends.cpu.traceback import path_score
     monkeypatch.setattr(gpu, "STAGED", False)
     monkeypatch.setattr(align_mod, "LONG_PAIR_CELLS", 1)
     monkeypatch.setattr(gpu, "MIN_CELLS", 1 << 16)
@@ -244,8 +244,8 @@ def test_full_alignment_equals_cpu(gpu, monkeypatch, scoring, algorithm):
     ops = np.frombuffer(got.query_aligned.encode(), np.uint8)
     ops = np.where(ops == ord("-"), 2, np.where(np.frombuffer(got.target_aligned.encode(), np.uint8)
                                                 == ord("-"), 1, 0)).astype(np.uint8)
-    s, qe, te = _path_score(ops, a, got.query_start, b, got.target_start, scoring.matrix,
-                            scoring.gap_open, scoring.gap_extend)
+    s, qe, te = path_score(ops, a, got.query_start, b, got.target_start, scoring.matrix,
+                           scoring.gap_open, scoring.gap_extend)
     assert (int(s), int(qe), int(te)) == (got.score, got.query_end, got.target_end)
 
 
@@ -271,12 +271,12 @@ def test_unsupported_scoring_is_refused(gpu):
 
 
 def _rescored(aln, a, b, scoring):
-    from warpalign.traceback import _path_score
+    from warpalign._backends.cpu.traceback import path_score
     qa = np.frombuffer(aln.query_aligned.encode(), np.uint8)
     ta = np.frombuffer(aln.target_aligned.encode(), np.uint8)
     ops = np.where(qa == ord("-"), 2, np.where(ta == ord("-"), 1, 0)).astype(np.uint8)
-    s, qe, te = _path_score(ops, a, aln.query_start, b, aln.target_start, scoring.matrix,
-                            scoring.gap_open, scoring.gap_extend)
+    s, qe, te = path_score(ops, a, aln.query_start, b, aln.target_start, scoring.matrix,
+                           scoring.gap_open, scoring.gap_extend)
     return int(s), int(qe), int(te)
 
 

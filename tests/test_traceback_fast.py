@@ -22,14 +22,9 @@ from conftest import chrx
 from reference import mutate_dna
 from test_traceback import SPROT, cases, check, ref, related, sprot_records
 from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
+from warpalign._backends.cpu.traceback import anchored_start, full_traceback
 from warpalign.scoring import Scoring
-from warpalign.traceback import (
-    TracebackError,
-    _anchored_start,
-    _full_traceback,
-    align_from_end,
-    global_path,
-)
+from warpalign.traceback import TracebackError, align_from_end, global_path
 
 ALGORITHMS = ("local", "global", "semiglobal")
 PAPER_002 = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
@@ -134,14 +129,14 @@ def test_whole_reverse_pass_finds_the_same_start(algorithm):
                                                     ALGORITHM_CODES[algorithm]))
         full_query = algorithm == "semiglobal"
         args = (q, qe, t, te, s.matrix, s.gap_open, s.gap_extend)
-        first = _anchored_start(*args, score, full_query)
-        assert _anchored_start(*args, score, full_query, True) == first
+        first = anchored_start(*args, score, full_query)
+        assert anchored_start(*args, score, full_query, True) == first
         if qe and te and (algorithm == "semiglobal" or score > 0):
             assert first[0] >= 0
             # a score below the end cell's: an alignment ending there beats it
-            assert _anchored_start(*args, score - 1, full_query, True) == (-1, -1)
+            assert anchored_start(*args, score - 1, full_query, True) == (-1, -1)
             # above the optimum: nothing reaches it
-            assert _anchored_start(*args, score + 1, full_query) == (-1, -1)
+            assert anchored_start(*args, score + 1, full_query) == (-1, -1)
 
 
 @pytest.mark.parametrize("gaps", [(5, 1), (3, 3), (12, 2), (1, 0)])
@@ -157,8 +152,8 @@ def test_banded_traceback_equals_unbanded(gaps):
         assert banded[0] == score and np.array_equal(banded[1], ops)
         # the kernel itself, told a score above the optimum: a band too narrow gives a
         # lower score (the callers' check fails), never one above the optimum
-        best, _ = _full_traceback(q, 0, len(q), t, 0, len(t), s.matrix, s.gap_open, s.gap_extend,
-                                  False, False, score + 5)
+        best, _ = full_traceback(q, 0, len(q), t, 0, len(t), s.matrix, s.gap_open, s.gap_extend,
+                                 False, False, score + 5)
         assert best <= score
 
 

@@ -48,3 +48,7 @@ class DeviceOutOfMemory(WarpalignError, MemoryError):
 
 class NotComputed(WarpalignError, AttributeError):
     """A result field that the chosen ``mode`` did not compute (e.g. coordinates after "score")."""
+
+
+class TracebackError(RuntimeError):
+    """An internal inconsistency in the traceback (a bug: please report it)."""

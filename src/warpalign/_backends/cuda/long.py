@@ -12,14 +12,14 @@ scores (no saturation, no length cap beyond int32 indices); any substitution mat
 
 * :meth:`LongPair.score_end` = ``score_end`` (local, global, semiglobal; DESIGN.md's tie
   rule: largest score, then smallest target end, then smallest query end);
-* :meth:`LongPair.anchored_start` = ``traceback._anchored_start`` (the reverse pass from
+* :meth:`LongPair.anchored_start` = ``cpu.traceback.anchored_start`` (the reverse pass from
   the end cell that finds the start);
-* :meth:`LongPair.halves` = the two ``traceback._last_row`` calls of one Myers–Miller split
+* :meth:`LongPair.halves` = the two ``cpu.traceback.last_row`` calls of one Myers–Miller split
   (last row H and F of the top half forwards and of the bottom half backwards).
 
 :meth:`LongPair.path` runs the whole Myers–Miller recursion level by level (every large
 split of a level launched at once over several streams; subproblems below ``MIN_CELLS`` on
-CPU threads), choosing the same splits as ``traceback._Path``, so the path is the CPU's.
+CPU threads), choosing the same splits as ``cpu.traceback.MyersMiller``, so the path is the CPU's.
 
 :meth:`LongPair.full_alignment` (used by ``align(..., mode="full")`` while ``STAGED``) is
 the staged traceback (:class:`Staged`, CUDAlign's plan): the score pass also keeps the
@@ -295,11 +295,12 @@ class LongPair:
         return int(full[j]), m, j
 
     def anchored_start(self, qe: int, te: int, target: int, full_query: bool) -> tuple[int, int]:
-        """``traceback._anchored_start`` on the GPU: (query extent, target extent) or (-1, -1)."""
+        """``cpu.traceback.anchored_start`` on the GPU: (query extent, target extent) or
+        (-1, -1)."""
         if qe == 0 or te == 0 or target <= 0 and not full_query:
-            from ...traceback import _anchored_start
-            di, dj = _anchored_start(self.q_host, qe, self.t_host, te, self.scoring.matrix,
-                                     self.go, self.ge, target, full_query)
+            from ..cpu.traceback import anchored_start as cpu_anchored_start
+            di, dj = cpu_anchored_start(self.q_host, qe, self.t_host, te, self.scoring.matrix,
+                                        self.go, self.ge, target, full_query)
             return int(di), int(dj)
         qd = self.q[:qe][::-1].copy()
         td = self.t[:te][::-1].copy()
@@ -315,7 +316,7 @@ class LongPair:
 
     def halves(self, qlo: int, qhi: int, mid: int, tlo: int, thi: int, start_in_gap: bool,
                end_in_gap: bool):
-        """The two last-row passes of one Myers–Miller split (as traceback._Path.solve).
+        """The two last-row passes of one Myers–Miller split (as ``MyersMiller.solve``).
 
         Returns (hf, ff, hr, fr), int64 arrays of thi - tlo + 1 entries.
         """
@@ -384,20 +385,20 @@ class LongPair:
         Myers–Miller level by level: every split of a level with at least ``min_cells``
         cells has its two half passes launched at once (several streams; the stripes of
         all launches share the GPU), so deep levels keep the GPU busy too. The splits are
-        chosen exactly as ``traceback._Path.solve`` chooses them (same arrays, same
+        chosen exactly as ``cpu.traceback.MyersMiller.solve`` chooses them (same arrays, same
         argmax), so the path is the CPU's. Subproblems below ``min_cells`` are solved by
-        ``traceback._Path`` on CPU threads.
+        ``cpu.traceback.MyersMiller`` on CPU threads.
         """
         return self.path_items([("node", (qlo, qhi, tlo, thi, False, False))], max_full_cells)
 
     def path_items(self, items: list, max_full_cells: int):
         """:meth:`path` of a list of ("node", (qlo, qhi, tlo, thi, start_in_gap, end_in_gap))
         and ("ops", array) items in alignment order: every node's optimal path (as
-        ``traceback._Path.solve``), all nodes of a level at once. Returns (score, ops); the
-        score is the first split's (that of the whole when there is one node)."""
+        ``cpu.traceback.MyersMiller.solve``), all nodes of a level at once. Returns (score,
+        ops); the score is the first split's (that of the whole when there is one node)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from ...traceback import OP_I, _Path
+        from ..cpu.traceback import OP_I, MyersMiller
 
         go, ge = self.go, self.ge
         matrix = self.scoring.matrix
@@ -437,7 +438,7 @@ class LongPair:
             items = nxt
 
         def leaf(node):
-            p = _Path(self.q_host, self.t_host, matrix, go, ge, max_full_cells)
+            p = MyersMiller(self.q_host, self.t_host, matrix, go, ge, max_full_cells)
             return p.solve(*node), p.ops()
 
         leaves = [it[1] for it in items if it[0] == "node"]
@@ -551,7 +552,7 @@ class Staged:
     every ``engine.special``-th query row (the special rows; 16,384 by default).
 
     Stage 2, upwards from the end cell, strip by strip between special rows: the reverse
-    pass anchored at the end (``traceback._anchored_start``'s recurrence) restricted to a
+    pass anchored at the end (``cpu.traceback.anchored_start``'s recurrence) restricted to a
     column range that provably holds every optimal alignment ending there. Its row 0 is the
     previous strip's last row with every column masked that no optimal alignment crosses
     (forward + reverse < score, for H and for the vertical-gap state F); column 0 is a
@@ -587,7 +588,8 @@ class Staged:
         self.points: list = []          # crosspoints (row, column, inside a vertical gap)
 
     def run(self, algorithm: int, max_full_cells: int):
-        from ...traceback import OP_I, TracebackError, _path_score
+        from ...errors import TracebackError
+        from ..cpu.traceback import OP_I, path_score
 
         e = self.e
         go, ge = e.go, e.ge
@@ -608,7 +610,7 @@ class Staged:
         self.points = points
         with self._stage("stage3"):
             _, ops = e.path_items(items, min(max_full_cells, STAGE3_LEAF_CELLS))
-        check, i, j = _path_score(ops, e.q_host, qs, e.t_host, ts, e.scoring.matrix, go, ge)
+        check, i, j = path_score(ops, e.q_host, qs, e.t_host, ts, e.scoring.matrix, go, ge)
         if (int(check), int(i), int(j)) != (s, qe, te):
             raise TracebackError(f"internal error: the staged path scores {int(check)} and ends at "
                                  f"({int(i)}, {int(j)}); the score pass says {s} at ({qe}, {te})")
@@ -625,7 +627,7 @@ class Staged:
 
     def _upwards(self, algorithm: int, s: int, qe: int, te: int):
         """Stage 2: (query start, target start, {special row: (lo, masked H, masked F)})."""
-        from ...traceback import TracebackError
+        from ...errors import TracebackError
 
         e = self.e
         go, ge = e.go, e.ge
@@ -693,7 +695,7 @@ class Staged:
 
     def _downwards(self, s: int, qs: int, ts: int, qe: int, rows: dict):
         """Stage 2b: crosspoints [(row, column, inside a vertical gap)] from the start down."""
-        from ...traceback import TracebackError
+        from ...errors import TracebackError
 
         e = self.e
         go, ge = e.go, e.ge
