@@ -210,6 +210,17 @@ def _bench_lcs(cfg: dict, backend: str, command: str) -> Iterator[dict]:
                        "lcs_len": len(s)}, sec, na * nb, None, command)
 
 
+def cut_query(ref: np.ndarray, m: int, rng: np.random.Generator,
+              substitutions: float = 0.05) -> np.ndarray:
+    """A read of ``m`` DNA codes cut from ``ref`` at a random start, with about that share
+    of its symbols substituted (the locate benchmarks' query)."""
+    start = int(rng.integers(0, max(1, len(ref) - m)))
+    q = ref[start:start + m].copy()
+    flip = rng.random(len(q)) < substitutions
+    q[flip] = (q[flip] + 1) % 4
+    return q
+
+
 def _bench_locate(cfg: dict, backend: str, command: str) -> Iterator[dict]:
     from ..errors import BackendUnavailable
     from ..locate import locate_encoded
@@ -229,10 +240,7 @@ def _bench_locate(cfg: dict, backend: str, command: str) -> Iterator[dict]:
     for m in cfg["queries"]:
         for n in sizes:
             ref = reference[:n]
-            start = int(rng.integers(0, max(1, n - m)))
-            q = ref[start:start + m].copy()
-            flip = rng.random(len(q)) < 0.05
-            q[flip] = (q[flip] + 1) % 4
+            q = cut_query(ref, m, rng)
             params = {"query": m, "reference": n, "match": 1, "mismatch": -2, "gap_open": 5,
                       "gap_extend": 1, "mode": "end", "data": "random DNA, query cut from it "
                       "with 5% substitutions"}
