@@ -4,7 +4,7 @@ Hooked into ``cli.py`` by ``add_bench_command(subparsers)``. Prints a table (job
 method, size, seconds, GCUPS, baseline) on stdout; with ``--out DIR`` (default
 ``warpalign-bench``) appends DESIGN.md's JSON lines to ``DIR/<job>.jsonl`` and draws
 ``DIR/<job>.png`` (GCUPS against length, the papers' published numbers beside ours).
-The drivers are :mod:`warpalign.benchmarks`; they need nothing outside the package.
+The drivers are :mod:`warpalign.bench`; they need nothing outside the package.
 """
 
 from __future__ import annotations
@@ -13,21 +13,21 @@ import argparse
 import shlex
 import sys
 
-from . import benchmarks
+from .bench import runner
 
 
 def add_bench_command(subparsers) -> argparse.ArgumentParser:
     """Add the ``bench`` sub-command to an ``argparse`` sub-parsers object; returns its parser."""
     p = subparsers.add_parser(
         "bench", help="benchmark the jobs on this machine (table, JSON lines, PNG plots)",
-        description="Time each job (default: all of " + ", ".join(benchmarks.JOBS) + ") on "
+        description="Time each job (default: all of " + ", ".join(runner.JOBS) + ") on "
                     "this machine with an in-run baseline; the default runs the papers' "
                     "settings (several minutes; CPU runs use fewer pairs and shorter "
                     "strings), --quick small sizes (about a minute).")
     p.add_argument("jobs", nargs="*", metavar="JOB",
-                   help="jobs to run: " + ", ".join(benchmarks.JOBS) + " (default: all)")
+                   help="jobs to run: " + ", ".join(runner.JOBS) + " (default: all)")
     p.add_argument("--quick", action="store_true", help="small sizes, about a minute in all")
-    p.add_argument("--backend", default="auto", choices=benchmarks.BACKENDS)
+    p.add_argument("--backend", default="auto", choices=runner.BACKENDS)
     p.add_argument("--out", default="warpalign-bench",
                    help="folder for <job>.jsonl and <job>.png (default: warpalign-bench)")
     p.add_argument("--no-plots", action="store_true", help="JSON lines only, no PNG")
@@ -40,13 +40,13 @@ def _progress(line: str) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    jobs = benchmarks.check_jobs(args.jobs)   # ValueError naming the jobs; main prints it
+    jobs = runner.check_jobs(args.jobs)   # ValueError naming the jobs; main prints it
     argv = ["warpalign", "bench", *jobs, *(["--quick"] if args.quick else []),
             "--backend", args.backend, "--out", args.out]
     command = shlex.join(argv)
-    records = benchmarks.run(jobs, quick=args.quick, backend=args.backend, out=args.out,
-                             command=command, plots=not args.no_plots,
-                             echo=_progress if sys.stderr.isatty() else None)
-    print(benchmarks.format_table(records))
+    records = runner.run(jobs, quick=args.quick, backend=args.backend, out=args.out,
+                         command=command, plots=not args.no_plots,
+                         echo=_progress if sys.stderr.isatty() else None)
+    print(runner.format_table(records))
     print(f"# JSON lines and plots in {args.out}/", file=sys.stderr)
     return 0
