@@ -185,16 +185,9 @@ def _makedb(args) -> int:
     return 0
 
 
-def _open_database(path: str, alphabet):
-    from .database import Database
-    if os.path.isdir(path):
-        return Database.open(path)
-    return Database.from_sequences(path, alphabet=alphabet)
-
-
 def _search(args) -> int:
     from .formats import write_blast_tab, write_search_json, write_search_tsv
-    from .search import search
+    from .search import as_database, search
     from .stats import StatisticsUnavailable, apply_statistics, check_statistics
     scoring = _scoring(args)
     if args.evalue is not None:  # an unsupported scoring fails before the search
@@ -207,13 +200,13 @@ def _search(args) -> int:
                                      top_k=args.top_k, mode=args.mode,
                                      algorithm=args.algorithm, backend=args.backend)
     else:
-        db = _open_database(args.database, scoring.alphabet)
+        db = as_database(args.database, scoring)
         results = search(args.queries, db, scoring, top_k=args.top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
                          progress=_show_progress(args))
     if args.evalue is not None or args.format == "blast6":
         if db is None:
-            db = _open_database(args.database, scoring.alphabet)
+            db = as_database(args.database, scoring)
         # --evalue was checked above; blast6 alone prints NA where no statistics exist
         with contextlib.suppress(StatisticsUnavailable):
             results = apply_statistics(results, db, scoring, evalue=args.evalue,

@@ -134,7 +134,7 @@ from ._backends.cpu.pairwise import LOCAL, score_end
 from ._backends.cpu.scan import score_end_method
 from .database import Database
 from .errors import ScoringError
-from .io import load_sequences
+from .io import load_one, load_sequences
 from .results import Alignment
 from .scoring import Scoring
 
@@ -428,10 +428,7 @@ def _max_code(codes: np.ndarray) -> int:
 
 
 def _one_query(query: Any, scoring: Scoring) -> np.ndarray:
-    _, codes = load_sequences(query, scoring.alphabet, default_name="query")
-    if len(codes) != 1:
-        raise ValueError(f"locate takes one query sequence; got {len(codes)}")
-    return np.ascontiguousarray(codes[0], dtype=np.uint8)
+    return np.ascontiguousarray(load_one(query, scoring.alphabet, "query")[1], dtype=np.uint8)
 
 
 def _records(reference: Any, scoring: Scoring) -> tuple[list[str], list[np.ndarray]]:
