@@ -1,6 +1,8 @@
 """Command line: ``warpalign makedb | search | align``.
 
-Only parses arguments and calls the public API. Errors go to stderr with a non-zero
+Only parses arguments and calls the public API. Input arguments are files (``-`` is
+standard input, once per command); a command that takes literal sequences says so with a
+``--literal`` flag, never by guessing from a missing file. Errors go to stderr with a non-zero
 exit status and no traceback; ``| head`` ends quietly; a progress bar shows on a
 terminal and never when stderr is piped; output files are written whole or not at all.
 """
@@ -13,6 +15,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TextIO
 
 from . import __version__
@@ -55,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     mk = sub.add_parser("makedb", help="encode a FASTA/FASTQ file (plain or gzip) into a database")
-    mk.add_argument("input", help="FASTA/FASTQ file, plain or gzip")
+    mk.add_argument("input", help="FASTA/FASTQ file, plain or gzip ('-': standard input)")
     mk.add_argument("output", help="database directory to create")
     mk.add_argument("--alphabet", default="protein", choices=("protein", "dna"))
     mk.add_argument("--force", action="store_true", help="replace an existing database")
@@ -63,8 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     mk.set_defaults(run=_makedb)
 
     se = sub.add_parser("search", help="search queries against a database, top hits per query")
-    se.add_argument("queries", help="FASTA/FASTQ file of queries")
-    se.add_argument("database", help="database directory (warpalign makedb) or FASTA file")
+    se.add_argument("queries", help="FASTA/FASTQ file of queries ('-': standard input)")
+    se.add_argument("database", help="database directory (warpalign makedb) or FASTA/FASTQ "
+                                     "file ('-': standard input)")
     _scoring_flags(se)
     se.add_argument("-k", "--top-k", type=int, default=10, help="hits per query (default 10)")
     se.add_argument("--mode", default="full", choices=("score", "end", "full"),
@@ -90,8 +94,10 @@ def _parser() -> argparse.ArgumentParser:
     se.set_defaults(run=_search)
 
     al = sub.add_parser("align", help="align every sequence of A with every sequence of B")
-    al.add_argument("a", help="query: a FASTA/FASTQ file or a literal sequence")
-    al.add_argument("b", help="target: a FASTA/FASTQ file or a literal sequence")
+    al.add_argument("a", metavar="A", help="queries: FASTA/FASTQ file ('-': standard input)")
+    al.add_argument("b", metavar="B", help="targets: FASTA/FASTQ file ('-': standard input)")
+    al.add_argument("--literal", action="store_true",
+                    help="A and B are sequences typed on the command line, not files")
     _scoring_flags(al)
     al.add_argument("--mode", default="full", choices=("score", "end", "full"))
     al.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
@@ -178,7 +184,8 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 def _makedb(args) -> int:
     from .database import Database
-    db = Database.build(args.input, args.output, alphabet=args.alphabet,
+    source, = _inputs(args.input)
+    db = Database.build(source, args.output, alphabet=args.alphabet,
                         progress=_show_progress(args), overwrite=args.force)
     print(f"warpalign makedb: {len(db)} sequences, {db.residues} residues -> {args.output}",
           file=sys.stderr)
@@ -190,23 +197,24 @@ def _search(args) -> int:
     from .search import as_database, search
     from .stats import StatisticsUnavailable, apply_statistics, check_statistics
     scoring = _scoring(args)
+    queries, database = _inputs(args.queries, args.database)
     if args.evalue is not None:  # an unsupported scoring fails before the search
         check_statistics(scoring, algorithm=args.algorithm, evalue=args.evalue)
     db = None
     if args.scheduler or args.workers is not None:
         from .distributed import search as distributed_search
-        results = distributed_search(args.queries, args.database, scoring,
+        results = distributed_search(queries, args.database, scoring,
                                      scheduler=args.scheduler, workers=args.workers,
                                      top_k=args.top_k, mode=args.mode,
                                      algorithm=args.algorithm, backend=args.backend)
     else:
-        db = as_database(args.database, scoring)
-        results = search(args.queries, db, scoring, top_k=args.top_k, mode=args.mode,
+        db = as_database(database, scoring)
+        results = search(queries, db, scoring, top_k=args.top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
                          progress=_show_progress(args))
     if args.evalue is not None or args.format == "blast6":
         if db is None:
-            db = as_database(args.database, scoring)
+            db = as_database(database, scoring)
         # --evalue was checked above; blast6 alone prints NA where no statistics exist
         with contextlib.suppress(StatisticsUnavailable):
             results = apply_statistics(results, db, scoring, evalue=args.evalue,
@@ -221,11 +229,20 @@ def _search(args) -> int:
     return 0
 
 
-def _sequences(arg: str, alphabet, default_name: str):
-    from .io import load_sequences
-    if os.path.exists(arg):
-        return load_sequences(arg, alphabet, default_name=default_name)
-    return load_sequences([arg], alphabet, default_name=default_name)
+def _inputs(*args: str, literal_hint: bool = False) -> list:
+    """Input arguments as files: a Path each, standard input for ``-`` (once at most).
+
+    A missing file is an ``InputError`` naming it (with ``literal_hint``, pointing at
+    ``--literal``).
+    """
+    from .errors import InputError
+    if args.count("-") > 1:
+        raise InputError("standard input ('-') can be read only once; give files for the others")
+    for arg in args:
+        if arg != "-" and not os.path.exists(arg):
+            hint = " (--literal reads the arguments as sequences)" if literal_hint else ""
+            raise InputError(f"{arg}: no such file{hint}")
+    return [sys.stdin.buffer if arg == "-" else Path(arg) for arg in args]
 
 
 def _align(args) -> int:
@@ -233,9 +250,11 @@ def _align(args) -> int:
 
     from .align import align_encoded
     from .formats import ALIGN_COLUMNS, alignment_fields, alignment_to_json, format_alignment
+    from .io import load_sequences
     scoring = _scoring(args)
-    qnames, qs = _sequences(args.a, scoring.alphabet, "a")
-    tnames, ts = _sequences(args.b, scoring.alphabet, "b")
+    a, b = ([args.a], [args.b]) if args.literal else _inputs(args.a, args.b, literal_hint=True)
+    qnames, qs = load_sequences(a, scoring.alphabet, default_name="a")
+    tnames, ts = load_sequences(b, scoring.alphabet, default_name="b")
     with _output(args.output) as out:
         if args.format == "tsv":
             out.write("#" + "\t".join(ALIGN_COLUMNS) + "\n")
