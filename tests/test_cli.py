@@ -187,3 +187,57 @@ def test_head_exits_quietly_and_no_progress_when_piped(tmp_path):
 def test_usage_error_exit_code():
     proc = _cli("search")
     assert proc.returncode == 2 and "usage" in proc.stderr
+
+
+DNA_A, DNA_B = ">a\nACGTACGTTAGCATGCAATG\n", ">b\nACGTTCGTTAGCATGAATG\n"
+
+
+@pytest.fixture
+def dna(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.fa").write_text(DNA_A)
+    (tmp_path / "b.fa").write_text(DNA_B)
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv", [["align", "a.fa", "b.fa"], ["search", "b.fa", "a.fa"],
+                                  ["pairs", "a.fa", "b.fa", "--matrix", "BLOSUM62"],
+                                  ["locate", "a.fa", "b.fa", "--matrix", "BLOSUM62"]])
+def test_dna_is_never_scored_as_protein(dna, capsys, argv):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 1 and out == ""
+    assert "a.fa" in err and "nucleotide sequences" in err and "(BLOSUM62)" in err
+    assert "give --alphabet dna or --match/--mismatch" in err and "--alphabet protein" in err
+    assert err.count("\n") == 1
+    code, out, err = run_cli(capsys, *argv, "--alphabet", "protein")   # asked for: protein
+    assert code == 0 and out, err
+
+
+def test_alphabet_dna_alone_scores_dna_with_stated_defaults(dna, capsys):
+    code, out, err = run_cli(capsys, "align", "a.fa", "b.fa", "--alphabet", "dna",
+                             "--format", "tsv")
+    explicit = run_cli(capsys, "align", "a.fa", "b.fa", "--match", "2", "--mismatch", "-3",
+                       "--gap-open", "7", "--gap-extend", "2", "--format", "tsv")[1]
+    assert code == 0 and out == explicit, err
+    assert "match 2, mismatch -3, gap open 7, extend 2" in " ".join(
+        _cli("align", "--help").stdout.split())
+
+
+def test_makedb_alphabet_is_chosen_and_stored(dna, capsys):
+    code, _, err = run_cli(capsys, "makedb", "a.fa", "db.wa")
+    assert code == 1 and not (dna / "db.wa").exists()
+    assert "a.fa: nucleotide sequences" in err and "give --alphabet dna" in err
+    for alphabet in ("dna", "protein", "bytes"):
+        code, _, err = run_cli(capsys, "makedb", "a.fa", f"{alphabet}.wa", "--alphabet", alphabet)
+        assert code == 0, err
+        meta = json.loads((dna / f"{alphabet}.wa" / "meta.json").read_text())
+        assert meta["alphabet"]["name"] == alphabet
+    code, _, err = run_cli(capsys, "search", "b.fa", "dna.wa")
+    assert code == 1 and "dna.wa: a dna database" in err and "give --alphabet dna" in err
+    code, out, err = run_cli(capsys, "search", "b.fa", "dna.wa", "--alphabet", "dna")
+    assert code == 0 and out.startswith("b\ta\t"), err
+
+
+def test_alphabet_bytes_needs_match_mismatch(dna, capsys):
+    code, _, err = run_cli(capsys, "align", "a.fa", "b.fa", "--alphabet", "bytes")
+    assert code == 1 and "--alphabet bytes needs --match and --mismatch" in err

@@ -8,9 +8,9 @@ import numpy as np
 
 from ._backends import ALGORITHMS, TargetSet, check_choice, get_backend
 from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end_py
-from .io import load_one
+from .io import load_one, source_label
 from .results import Alignment
-from .scoring import Scoring
+from .scoring import Scoring, check_input
 
 Mode = Literal["score", "end", "full"]
 MODES = ("score", "end", "full")
@@ -31,7 +31,9 @@ def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
             looks like a path (``/``, ``\\`` or ``.``) is read as one, and is an
             ``InputError`` when it names nothing.
         b: the target, as ``a``.
-        scoring: the scoring scheme; its alphabet validates both sequences.
+        scoring: the scoring scheme; its alphabet validates both sequences. Nucleotide
+            input under a protein alphabet the matrix only implied is an
+            ``AlphabetMismatch`` (see :class:`Scoring`).
         mode: "score" (score only), "end" (score and end coordinates) or "full" (both
             coordinates, CIGAR and aligned strings; linear space for long pairs).
         algorithm: "local" (Smith-Waterman), "global" (Needleman-Wunsch) or "semiglobal"
@@ -54,6 +56,7 @@ def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
     """
     q = load_one(a, scoring.alphabet, "query")[1]
     t = load_one(b, scoring.alphabet, "target")[1]
+    check_input(scoring, [q, t], f"{source_label(a, 'query')} and {source_label(b, 'target')}")
     return align_encoded(q, t, scoring, mode=mode, algorithm=algorithm, backend=backend)
 
 

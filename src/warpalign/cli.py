@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import TextIO
 
 from . import __version__
-from .errors import WarpalignError
+from .errors import AlphabetMismatch, WarpalignError
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
+#: align and search with --alphabet dna and no --matrix/--match: BLASTN's blastn-task
+#: scores (reward 2, penalty -3, existence 5, extension 2; our gap_open is 5 + 2).
+DNA_SCORING = {"match": 2, "mismatch": -3, "gap_open": 7, "gap_extend": 2}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +43,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("warpalign: interrupted", file=sys.stderr)
         return 130
+    except AlphabetMismatch as exc:   # the same finding, with this command's flags as the fix
+        fix = ("--alphabet dna for a DNA database, or --alphabet protein to store them as "
+               "protein" if args.command == "makedb" else "--alphabet dna or --match/--mismatch "
+               "to score them as DNA, or --alphabet protein to score them as protein")
+        print(f"warpalign {args.command}: error: {exc.source}: {exc.problem}; give {fix}",
+              file=sys.stderr)
+        return EXIT_ERROR
     except (WarpalignError, ValueError, OSError, MemoryError) as exc:
         print(f"warpalign {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -60,7 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     mk = sub.add_parser("makedb", help="encode a FASTA/FASTQ file (plain or gzip) into a database")
     mk.add_argument("input", help="FASTA/FASTQ file, plain or gzip ('-': standard input)")
     mk.add_argument("output", help="database directory to create")
-    mk.add_argument("--alphabet", default="protein", choices=("protein", "dna"))
+    mk.add_argument("--alphabet", choices=("protein", "dna", "bytes"),
+                    help="alphabet stored in the database (default protein; nucleotide input "
+                         "then stops with an error: give --alphabet dna, or --alphabet "
+                         "protein to store it as protein)")
     mk.add_argument("--force", action="store_true", help="replace an existing database")
     _progress_flags(mk)
     mk.set_defaults(run=_makedb)
@@ -117,17 +130,28 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _scoring_flags(p: argparse.ArgumentParser) -> None:
+def _scoring_flags(p: argparse.ArgumentParser, default: dict | None = None) -> None:
+    """The scoring flags; ``default``: the command's DNA scoring when no flag is given
+    (None: BLOSUM62, and DNA_SCORING with --alphabet dna)."""
+    dna = default or DNA_SCORING
+    dna_text = (f"match {dna['match']}, mismatch {dna['mismatch']}, gap open "
+                f"{dna['gap_open']}, extend {dna['gap_extend']}")
     g = p.add_argument_group("scoring (penalties positive; a gap of length k costs "
                              "open + (k-1)*extend)")
     g.add_argument("--matrix", help="named matrix (e.g. BLOSUM62, PAM250, NUC.4.4) or an "
-                                    "NCBI-format file; default BLOSUM62 unless --match is given")
+                                    "NCBI-format file; default " + (
+                                        f"DNA {dna_text}" if default else
+                                        "BLOSUM62 (protein) unless --match or --alphabet dna "
+                                        "is given"))
     g.add_argument("--match", type=int, help="match score (with --mismatch, instead of --matrix)")
     g.add_argument("--mismatch", type=int, help="mismatch score, e.g. -1")
     g.add_argument("--gap-open", type=int, help="default: the matrix's usual value (BLOSUM62: 11)")
     g.add_argument("--gap-extend", type=int, help="default: the matrix's usual value (BLOSUM62: 1)")
     g.add_argument("--alphabet", choices=("protein", "dna", "bytes"),
-                   help="alphabet for --match/--mismatch scoring (default dna)")
+                   help=f"dna alone scores DNA with {dna_text}; with --match/--mismatch the "
+                        "default is dna, with a matrix its own. Nucleotide input (at least 10 "
+                        "residues, all IUPAC nucleotide codes, 90%% A/C/G/T/U/N) under a "
+                        "protein matrix is an error unless --alphabet protein is given")
 
 
 def _progress_flags(p: argparse.ArgumentParser) -> None:
@@ -142,8 +166,13 @@ def _show_progress(args) -> bool:
 
 
 def _scoring(args, default: dict | None = None):
-    """The Scoring the flags ask for; ``default`` (match/mismatch/gaps) when none is given."""
+    """The Scoring the flags ask for; ``default`` (match/mismatch/gaps) when none is given,
+    and for --alphabet dna alone (DNA_SCORING where the command has no default)."""
     from .scoring import Scoring
+    if default is None and args.alphabet == "dna":
+        default = DNA_SCORING
+    if args.alphabet == "bytes" and args.match is None:
+        raise ValueError("--alphabet bytes needs --match and --mismatch (and gap penalties)")
     if default is not None and args.matrix is None and args.match is None and args.mismatch is None:
         gaps = {k: v for k, v in (("gap_open", args.gap_open), ("gap_extend", args.gap_extend))
                 if v is not None}
@@ -209,6 +238,7 @@ def _search(args) -> int:
                                      algorithm=args.algorithm, backend=args.backend)
     else:
         db = as_database(database, scoring)
+        _same_alphabet(args, db, scoring)
         results = search(queries, db, scoring, top_k=args.top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
                          progress=_show_progress(args))
@@ -245,16 +275,30 @@ def _inputs(*args: str, literal_hint: bool = False) -> list:
     return [sys.stdin.buffer if arg == "-" else Path(arg) for arg in args]
 
 
+def _same_alphabet(args, db, scoring) -> None:
+    """A database of another alphabet than the flags' scoring: say which flag fits it."""
+    if db.alphabet == scoring.alphabet:
+        return
+    fix = {"dna": "--alphabet dna or --match/--mismatch",
+           "protein": "a protein --matrix (default BLOSUM62), not --alphabet dna or --match"
+           }.get(db.alphabet.name, f"--alphabet {db.alphabet.name}")
+    raise ValueError(f"{args.database}: a {db.alphabet.name} database, but the scoring is "
+                     f"{scoring.alphabet.name} ({scoring.matrix_name or 'match/mismatch'}); "
+                     f"give {fix}")
+
+
 def _align(args) -> int:
     import json
 
     from .align import align_encoded
     from .formats import ALIGN_COLUMNS, alignment_fields, alignment_to_json, format_alignment
     from .io import load_sequences
+    from .scoring import check_input
     scoring = _scoring(args)
     a, b = ([args.a], [args.b]) if args.literal else _inputs(args.a, args.b, literal_hint=True)
     qnames, qs = load_sequences(a, scoring.alphabet, default_name="a")
     tnames, ts = load_sequences(b, scoring.alphabet, default_name="b")
+    check_input(scoring, [*qs, *ts], "A and B" if args.literal else f"{args.a} and {args.b}")
     with _output(args.output) as out:
         if args.format == "tsv":
             out.write("#" + "\t".join(ALIGN_COLUMNS) + "\n")

@@ -42,7 +42,7 @@ from Bio.SeqIO.FastaIO import SimpleFastaParser
 from Bio.SeqIO.QualityIO import FastqGeneralIterator
 from Bio.SeqRecord import SeqRecord
 
-from .alphabet import Alphabet, get_alphabet
+from .alphabet import BYTES, Alphabet, get_alphabet
 from .errors import AlphabetError, InputError
 
 __all__ = ["Record", "load_sequences", "read_sequences"]
@@ -476,6 +476,13 @@ def load_sequences(source: Any, alphabet: str | Alphabet = "protein", *,
     np.cumsum(lengths, out=bounds[1:])
     return names, [codes[a:b] for a, b in itertools.pairwise(bounds.tolist())]
 
+
+
+def source_label(source: Any, what: str) -> str:
+    """How errors name an input: its path or stream name, else ``what``."""
+    if is_path(source, BYTES) or hasattr(source, "read") and not _is_single(source):
+        return _label(source)
+    return what
 
 
 def load_one(source: Any, alphabet: Alphabet, what: str) -> tuple[str, np.ndarray]:

@@ -134,9 +134,9 @@ from ._backends.cpu.pairwise import LOCAL, score_end
 from ._backends.cpu.scan import score_end_method
 from .database import Database
 from .errors import ScoringError
-from .io import load_one, load_sequences
+from .io import load_one, load_sequences, source_label
 from .results import Alignment
-from .scoring import Scoring
+from .scoring import Scoring, check_input
 
 MODES = ("score", "end", "full")
 #: Methods by name; "auto" resolves to "windows".
@@ -352,6 +352,9 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
     _check_options(top, mode, method, backend, window)
     q = _one_query(query, scoring)
     names, records = _records(reference, scoring)
+    checked = [q] if isinstance(reference, Database) else [q, *records]
+    check_input(scoring, checked, f"{source_label(query, 'query')} and "
+                                  f"{source_label(reference, 'reference')}")
     return locate_encoded(q, names, records, scoring, top=top, mode=mode, method=method,
                           backend=backend, window=window)
 

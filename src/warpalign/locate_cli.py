@@ -36,7 +36,7 @@ def add_locate_command(subparsers) -> argparse.ArgumentParser:
                                      "('-': standard input)")
     p.add_argument("--literal", action="store_true",
                    help="QUERY is a sequence typed on the command line, not a file")
-    _scoring_flags(p)
+    _scoring_flags(p, DEFAULT_SCORING)
     p.add_argument("-n", "--top", type=int, default=1,
                    help="hits per query with disjoint reference intervals (default 1)")
     p.add_argument("--mode", default="full", choices=("score", "end", "full"),
@@ -56,6 +56,7 @@ def _locate(args) -> int:
     from .cli import _inputs, _output, _scoring
     from .io import load_sequences
     from .locate import locate_encoded
+    from .scoring import check_input
     scoring = _scoring(args, DEFAULT_SCORING)
     if args.literal:
         query, (reference,) = [args.query], _inputs(args.reference)
@@ -63,6 +64,8 @@ def _locate(args) -> int:
         query, reference = _inputs(args.query, args.reference, literal_hint=True)
     qnames, queries = load_sequences(query, scoring.alphabet, default_name="query")
     names, records = load_sequences(reference, scoring.alphabet, default_name="record")
+    check_input(scoring, [*queries, *records],
+                f"{'QUERY' if args.literal else args.query} and {args.reference}")
     if args.format == "sam":
         if args.mode != "full":
             raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")

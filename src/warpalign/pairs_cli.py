@@ -28,7 +28,7 @@ def add_pairs_command(subparsers) -> argparse.ArgumentParser:
                              "input)")
     p.add_argument("y", help="FASTA/FASTQ file with as many records: the targets ('-': "
                              "standard input)")
-    _scoring_flags(p)
+    _scoring_flags(p, DEFAULT_SCORING)
     p.add_argument("--threshold", type=int, help="write only the pairs scoring at least this")
     p.add_argument("--mode", default="score", choices=("score", "full"),
                    help="full: also the alignment of each written pair (default score)")
@@ -49,12 +49,14 @@ def _pairs(args) -> int:
     from .formats import alignment_fields
     from .io import load_sequences
     from .pairs import score_encoded
+    from .scoring import check_input
     scoring = _scoring(args, DEFAULT_SCORING)
     if args.format == "sam" and args.mode != "full":
         raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")
     x, y = _inputs(args.x, args.y)
     x_names, xs = load_sequences(x, scoring.alphabet)
     y_names, ys = load_sequences(y, scoring.alphabet)
+    check_input(scoring, [*xs, *ys], f"{args.x} and {args.y}")
     if len(xs) != len(ys):
         raise ValueError(f"{args.x} has {len(xs)} records but {args.y} has {len(ys)}; "
                          f"pairs need as many records in both files")

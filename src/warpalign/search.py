@@ -13,9 +13,9 @@ import numpy as np
 from ._backends import ALGORITHMS, check_choice, get_backend
 from .database import Database
 from .errors import DatabaseError, ScoringError
-from .io import load_sequences
+from .io import load_sequences, source_label
 from .results import Hits
-from .scoring import Scoring
+from .scoring import Scoring, check_input
 
 MODES = ("score", "end", "full")
 METHODS = ("auto", "warp")   # "warp": paper 003's kernel, CUDA backend only
@@ -42,7 +42,9 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
             path of a FASTA/FASTQ file, or sequences as for ``queries`` in a list (encoded
             in memory). A ``str`` here is always a path, never a sequence: one that names
             nothing raises ``DatabaseError``.
-        scoring: the scoring scheme; its alphabet must be the database's.
+        scoring: the scoring scheme; its alphabet must be the database's. Nucleotide
+            queries (or sequences encoded here as the database) under a protein alphabet
+            the matrix only implied are an ``AlphabetMismatch`` (see :class:`Scoring`).
         top_k: hits kept per query (at least 1).
         mode: "score", "end" (also end coordinates) or "full" (also start coordinates and
             the alignment, traced only for the reported hits).
@@ -79,6 +81,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
         raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
+    check_input(scoring, codes, source_label(queries, "queries"))
     engine = get_backend(backend)
     if method != "auto" and engine.name != "cuda":
         raise ValueError(f"method={method!r} runs on the CUDA backend only, not {engine.name!r}")
@@ -120,7 +123,9 @@ def as_database(database: Any, scoring: Scoring) -> Database:
             raise DatabaseError(f"{path}: no such database or file; expected a database "
                                 "directory (Database.build) or a FASTA/FASTQ file")
         database = Path(path)
-    return Database.from_sequences(database, alphabet=scoring.alphabet)
+    db = Database.from_sequences(database, alphabet=scoring.alphabet)
+    check_input(scoring, [db.targets.codes], source_label(database, "database"))
+    return db
 
 
 def _handle(engine, db: Database):
