@@ -272,7 +272,7 @@ def test_align_and_locate_read_one_record_files(tmp_path):
     two = _write(tmp_path / "b.fa", ">b1\nGAACTGA\n>b2\nTT\n")
     assert align(str(one), "GAACTGA", s).score == 8
     assert locate(one, "GAACTGA", s).score == 8
-    with pytest.raises(InputError, match="b.fa: target: expected one sequence, got 2"):
+    with pytest.raises(InputError, match="b.fa: expected one target sequence, got 2"):
         align("TACTG", str(two), s)
     with pytest.raises(InputError, match="missing.fa: no such file"):
         align(str(tmp_path / "missing.fa"), "GAACTGA", s)

@@ -125,11 +125,11 @@ def test_nucleotide_input_under_an_implied_protein_alphabet_is_refused(tmp_path)
     from warpalign import align, locate, score_pairs, search
     from warpalign.errors import AlphabetMismatch
     implied = Scoring("BLOSUM62")
-    calls = {"align": lambda s: align(DNA_A, DNA_B, s),
-             "search": lambda s: search([DNA_A], [DNA_B, "MKVLA"], s),
-             "pairs": lambda s: score_pairs([DNA_A], [DNA_B], s),
-             "locate": lambda s: locate(DNA_A, DNA_B, s)}
-    for name, call in calls.items():
+    calls = [lambda s: align(DNA_A, DNA_B, s),
+             lambda s: search([DNA_A], [DNA_B, "MKVLA"], s),
+             lambda s: score_pairs([DNA_A], [DNA_B], s),
+             lambda s: locate(DNA_A, DNA_B, s)]
+    for call in calls:
         with pytest.raises(AlphabetMismatch, match=r"nucleotide sequences .* protein scoring "
                                                    r"\(BLOSUM62\).*alphabet='protein'"):
             call(implied)

@@ -496,5 +496,5 @@ def load_one(source: Any, alphabet: Alphabet, what: str) -> tuple[str, np.ndarra
     names, codes = load_sequences(source, alphabet, default_name=what)
     if len(codes) != 1:
         where = f"{_label(source)}: " if is_path(source, alphabet) else ""
-        raise InputError(f"{where}{what}: expected one sequence, got {len(codes)}")
+        raise InputError(f"{where}expected one {what} sequence, got {len(codes)}")
     return names[0], codes[0]

@@ -98,9 +98,8 @@ def _write_atomic(path: str, data: bytes) -> None:
 
 
 def run_lcs(args) -> int:
-    from .lcs import lcs, lcs_length
-
     from .cli import _inputs
+    from .lcs import lcs, lcs_length
     if not args.literal:
         _inputs(args.a, args.b, literal_hint=True)  # names a missing file; stdin once
     a = read_sequence(args.a, args.literal)

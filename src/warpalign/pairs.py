@@ -28,8 +28,8 @@ import numpy as np
 from ._backends import ALGORITHMS, BACKENDS, check_choice, choose_backend
 from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end
 from .errors import AlphabetError, BackendUnavailable, NotComputed
-from .results import Alignment
 from .io import source_label
+from .results import Alignment
 from .scoring import Scoring, check_input
 
 MODES = ("score", "full")
