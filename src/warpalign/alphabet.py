@@ -148,8 +148,11 @@ def _nucleotide_tables(alphabet: Alphabet) -> tuple[np.ndarray, np.ndarray]:
     """Per code: whether it is an IUPAC nucleotide code, and whether it is A/C/G/T/U/N."""
     letters = [chr(i) for i in range(256)] if alphabet.name == "bytes" else list(alphabet.symbols)
     letters = [c.upper() for c in letters]
-    return (np.array([c in NUCLEOTIDE_CODES for c in letters]),
-            np.array([c in "ACGTUN" for c in letters]))
+    tables = (np.array([c in NUCLEOTIDE_CODES for c in letters]),
+              np.array([c in "ACGTUN" for c in letters]))
+    for table in tables:
+        table.setflags(write=False)   # shared by every caller (lru_cache)
+    return tables
 
 
 def _blocks(codes: Iterable[np.ndarray]) -> Iterable[np.ndarray]:
