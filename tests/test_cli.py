@@ -207,7 +207,9 @@ def test_dna_is_never_scored_as_protein(dna, capsys, argv):
     code, out, err = run_cli(capsys, *argv)
     assert code == 1 and out == ""
     assert "a.fa" in err and "nucleotide sequences" in err and "(BLOSUM62)" in err
-    assert "give --alphabet dna or --match/--mismatch" in err and "--alphabet protein" in err
+    assert "--match/--mismatch" in err and "or --alphabet protein to score them as protein" in err
+    dna_fix = "a DNA --matrix (NUC.4.4)" if "--matrix" in argv else "give --alphabet dna"
+    assert dna_fix in err
     assert err.count("\n") == 1
     code, out, err = run_cli(capsys, *argv, "--alphabet", "protein")   # asked for: protein
     assert code == 0 and out, err
@@ -241,3 +243,5 @@ def test_makedb_alphabet_is_chosen_and_stored(dna, capsys):
 def test_alphabet_bytes_needs_match_mismatch(dna, capsys):
     code, _, err = run_cli(capsys, "align", "a.fa", "b.fa", "--alphabet", "bytes")
     assert code == 1 and "--alphabet bytes needs --match and --mismatch" in err
+    code, out, err = run_cli(capsys, "pairs", "a.fa", "b.fa", "--alphabet", "bytes")
+    assert code == 0 and out.split("\t")[:3] == ["0", "a", "b"], err   # pairs: DNA defaults

@@ -140,3 +140,9 @@ def test_nucleotide_input_under_an_implied_protein_alphabet_is_refused(tmp_path)
     with pytest.raises(AlphabetError, match=r"a.fa: nucleotide"):
         search("MKVLAW", tmp_path / "a.fa", implied)     # a FASTA database encoded here
     assert align("ACGT", "ACG", implied).score == 19      # 7 residues: undecided, protein
+
+
+def test_protein_matrix_cannot_score_dna():
+    with pytest.raises(ScoringError, match="'BLOSUM62' is a protein matrix"):
+        Scoring("BLOSUM62", alphabet="dna")
+    assert Scoring("NUC.4.4", gap_open=10, gap_extend=1, alphabet="dna").score("A", "A") == 5

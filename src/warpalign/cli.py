@@ -44,9 +44,12 @@ def main(argv: list[str] | None = None) -> int:
         print("warpalign: interrupted", file=sys.stderr)
         return 130
     except AlphabetMismatch as exc:   # the same finding, with this command's flags as the fix
-        fix = ("--alphabet dna for a DNA database, or --alphabet protein to store them as "
-               "protein" if args.command == "makedb" else "--alphabet dna or --match/--mismatch "
-               "to score them as DNA, or --alphabet protein to score them as protein")
+        if args.command == "makedb":
+            fix = "--alphabet dna for a DNA database, or --alphabet protein to store them as protein"
+        else:
+            dna = ("--match/--mismatch or a DNA --matrix (NUC.4.4)" if args.matrix else
+                   "--alphabet dna or --match/--mismatch")
+            fix = f"{dna} to score them as DNA, or --alphabet protein to score them as protein"
         print(f"warpalign {args.command}: error: {exc.source}: {exc.problem}; give {fix}",
               file=sys.stderr)
         return EXIT_ERROR
@@ -171,7 +174,7 @@ def _scoring(args, default: dict | None = None):
     from .scoring import Scoring
     if default is None and args.alphabet == "dna":
         default = DNA_SCORING
-    if args.alphabet == "bytes" and args.match is None:
+    if default is None and args.alphabet == "bytes" and args.match is None:
         raise ValueError("--alphabet bytes needs --match and --mismatch (and gap penalties)")
     if default is not None and args.matrix is None and args.match is None and args.mismatch is None:
         gaps = {k: v for k, v in (("gap_open", args.gap_open), ("gap_extend", args.gap_extend))
@@ -279,12 +282,12 @@ def _same_alphabet(args, db, scoring) -> None:
     """A database of another alphabet than the flags' scoring: say which flag fits it."""
     if db.alphabet == scoring.alphabet:
         return
-    fix = {"dna": "--alphabet dna or --match/--mismatch",
-           "protein": "a protein --matrix (default BLOSUM62), not --alphabet dna or --match"
-           }.get(db.alphabet.name, f"--alphabet {db.alphabet.name}")
+    fix = {"dna": "give --alphabet dna or --match/--mismatch",
+           "protein": "give a protein --matrix (BLOSUM62 when no scoring flag is given)"
+           }.get(db.alphabet.name, f"give --alphabet {db.alphabet.name}")
     raise ValueError(f"{args.database}: a {db.alphabet.name} database, but the scoring is "
                      f"{scoring.alphabet.name} ({scoring.matrix_name or 'match/mismatch'}); "
-                     f"give {fix}")
+                     f"{fix}")
 
 
 def _align(args) -> int:

@@ -239,6 +239,10 @@ def _load_matrix(matrix: Any, alphabet: str | Alphabet | None):
         if alpha.name == "bytes":
             raise ScoringError(f"matrix {name!r} has no scores for the bytes alphabet; "
                                "score bytes with match= and mismatch=")
+        if alpha.name == "dna" and not set(letters.upper()) <= set(DNA_SYMBOLS + "U"):
+            raise ScoringError(f"matrix {name!r} is a protein matrix; it cannot score the dna "
+                               "alphabet (use a DNA matrix such as 'NUC.4.4', or match= and "
+                               "mismatch=)")
     elif set(letters.upper()) <= set(DNA_SYMBOLS + "U"):
         alpha = DNA
     elif set(letters.upper()) <= set(PROTEIN_SYMBOLS):
