@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import subprocess
@@ -102,14 +103,68 @@ def test_errors_are_one_line_with_nonzero_exit(files, capsys, argv, needle):
 
 
 def test_align_text_and_tsv(capsys):
-    code, out, _ = run_cli(capsys, "align", "ATGCTCATAGA", "ATGCCTCACTGA", "--match", "5",
-                           "--mismatch", "-3", "--gap-open", "8", "--gap-extend", "1")
+    code, out, _ = run_cli(capsys, "align", "--literal", "ATGCTCATAGA", "ATGCCTCACTGA",
+                           "--match", "5", "--mismatch", "-3", "--gap-open", "8",
+                           "--gap-extend", "1")
     assert code == 0
     assert "score 31" in out  # paper 004, Fig. 3
-    code, out, _ = run_cli(capsys, "align", "TACTG", "GAACTGA", "--match", "2", "--mismatch",
-                           "-1", "--gap-open", "1", "--gap-extend", "1", "--format", "tsv")
+    code, out, _ = run_cli(capsys, "align", "--literal", "TACTG", "GAACTGA", "--match", "2",
+                           "--mismatch", "-1", "--gap-open", "1", "--gap-extend", "1",
+                           "--format", "tsv")
     assert code == 0
     assert out.splitlines()[1].split("\t")[2] == "8"  # paper 000, Table II
+
+
+@pytest.mark.parametrize("argv, missing", [
+    (["lcs", "nope.txt", "ACGT"], "nope.txt"),
+    (["lcs", "{q}", "ACGT"], "ACGT"),
+    (["align", "ACGTACGT", "{q}"], "ACGTACGT"),
+    (["align", "{q}", "nope.fa"], "nope.fa"),
+    (["locate", "ACGTACGT", "{q}"], "ACGTACGT"),
+    (["locate", "--literal", "ACGTACGT", "ref"], "ref"),
+    (["pairs", "{q}", "ys"], "ys"),
+    (["search", "queries", "{t}"], "queries"),
+    (["search", "{q}", "mydb"], "mydb"),
+    (["makedb", "input", "{tmp}/x.wa"], "input"),
+])
+def test_missing_file_is_an_error_never_a_sequence(files, capsys, monkeypatch, argv, missing):
+    tmp, q, t = files
+    monkeypatch.chdir(tmp)
+    code, out, err = run_cli(capsys, *[a.format(q=q, t=t, tmp=tmp) for a in argv])
+    assert code == 1 and out == ""
+    assert err.startswith(f"warpalign {argv[0]}: error: {missing}: no such ")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_literal_flag_is_in_help(capsys):
+    for command in ("align", "lcs", "locate"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "--literal" in capsys.readouterr().out
+
+
+def _stdin(monkeypatch, text):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+
+
+def test_dash_reads_standard_input(files, capsys, monkeypatch):
+    _tmp, q, t = files
+    _stdin(monkeypatch, QUERIES)
+    code, from_stdin, err = run_cli(capsys, "search", "-", t, "-k", "2")
+    assert code == 0, err
+    assert from_stdin == run_cli(capsys, "search", q, t, "-k", "2")[1]
+    _stdin(monkeypatch, ">x\nTACTG\n")
+    code, out, err = run_cli(capsys, "align", "-", q, "--format", "tsv")
+    assert code == 0 and out.splitlines()[1].startswith("x\tq1\t"), err
+    _stdin(monkeypatch, "BCAEDAC")
+    (_tmp / "b.txt").write_text("EABEDCBAAC")
+    assert run_cli(capsys, "lcs", "-", _tmp / "b.txt")[:2] == (0, "5\n")
+
+
+@pytest.mark.parametrize("command", ["align", "pairs", "search", "lcs", "locate"])
+def test_standard_input_is_read_once(capsys, command):
+    code, _out, err = run_cli(capsys, command, "-", "-")
+    assert code == 1 and "standard input ('-') can be read only once" in err
 
 
 def _cli(*argv, **kw):
@@ -132,3 +187,61 @@ def test_head_exits_quietly_and_no_progress_when_piped(tmp_path):
 def test_usage_error_exit_code():
     proc = _cli("search")
     assert proc.returncode == 2 and "usage" in proc.stderr
+
+
+DNA_A, DNA_B = ">a\nACGTACGTTAGCATGCAATG\n", ">b\nACGTTCGTTAGCATGAATG\n"
+
+
+@pytest.fixture
+def dna(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.fa").write_text(DNA_A)
+    (tmp_path / "b.fa").write_text(DNA_B)
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv", [["align", "a.fa", "b.fa"], ["search", "b.fa", "a.fa"],
+                                  ["pairs", "a.fa", "b.fa", "--matrix", "BLOSUM62"],
+                                  ["locate", "a.fa", "b.fa", "--matrix", "BLOSUM62"]])
+def test_dna_is_never_scored_as_protein(dna, capsys, argv):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 1 and out == ""
+    assert "a.fa" in err and "nucleotide sequences" in err and "(BLOSUM62)" in err
+    assert "--match/--mismatch" in err and "or --alphabet protein to score them as protein" in err
+    dna_fix = "a DNA --matrix (NUC.4.4)" if "--matrix" in argv else "give --alphabet dna"
+    assert dna_fix in err
+    assert err.count("\n") == 1
+    code, out, err = run_cli(capsys, *argv, "--alphabet", "protein")   # asked for: protein
+    assert code == 0 and out, err
+
+
+def test_alphabet_dna_alone_scores_dna_with_stated_defaults(dna, capsys):
+    code, out, err = run_cli(capsys, "align", "a.fa", "b.fa", "--alphabet", "dna",
+                             "--format", "tsv")
+    explicit = run_cli(capsys, "align", "a.fa", "b.fa", "--match", "2", "--mismatch", "-3",
+                       "--gap-open", "7", "--gap-extend", "2", "--format", "tsv")[1]
+    assert code == 0 and out == explicit, err
+    assert "match 2, mismatch -3, gap open 7, extend 2" in " ".join(
+        _cli("align", "--help").stdout.split())
+
+
+def test_makedb_alphabet_is_chosen_and_stored(dna, capsys):
+    code, _, err = run_cli(capsys, "makedb", "a.fa", "db.wa")
+    assert code == 1 and not (dna / "db.wa").exists()
+    assert "a.fa: nucleotide sequences" in err and "give --alphabet dna" in err
+    for alphabet in ("dna", "protein", "bytes"):
+        code, _, err = run_cli(capsys, "makedb", "a.fa", f"{alphabet}.wa", "--alphabet", alphabet)
+        assert code == 0, err
+        meta = json.loads((dna / f"{alphabet}.wa" / "meta.json").read_text())
+        assert meta["alphabet"]["name"] == alphabet
+    code, _, err = run_cli(capsys, "search", "b.fa", "dna.wa")
+    assert code == 1 and "dna.wa: a dna database" in err and "give --alphabet dna" in err
+    code, out, err = run_cli(capsys, "search", "b.fa", "dna.wa", "--alphabet", "dna")
+    assert code == 0 and out.startswith("b\ta\t"), err
+
+
+def test_alphabet_bytes_needs_match_mismatch(dna, capsys):
+    code, _, err = run_cli(capsys, "align", "a.fa", "b.fa", "--alphabet", "bytes")
+    assert code == 1 and "--alphabet bytes needs --match and --mismatch" in err
+    code, out, err = run_cli(capsys, "pairs", "a.fa", "b.fa", "--alphabet", "bytes")
+    assert code == 0 and out.split("\t")[:3] == ["0", "a", "b"], err   # pairs: DNA defaults

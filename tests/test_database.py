@@ -17,7 +17,7 @@ from warpalign._backends import TargetSet
 from warpalign.alphabet import DNA, PROTEIN
 from warpalign.data import example_database_path, example_queries_path
 from warpalign.database import BUCKET_BOUNDARIES, FORMAT_VERSION, Database
-from warpalign.errors import AlphabetError, DatabaseError, InputError
+from warpalign.errors import AlphabetError, AlphabetMismatch, DatabaseError, InputError
 from warpalign.io import load_sequences, read_sequences
 
 AMINO = np.frombuffer(b"ARNDCQEGHILKMFPSTWYVBZX", dtype=np.uint8)
@@ -126,6 +126,24 @@ def test_from_sequences_in_memory():
         Database.from_sequences({"a": "MK", "b": "M1"})
 
 
+def test_nucleotide_input_needs_an_alphabet(tmp_path):
+    dna = tmp_path / "dna.fa"
+    dna.write_text(">c1\nACGTACGTTAGC\n>c2\nacgtnnacgtRY\n")
+    with pytest.raises(AlphabetMismatch, match=r"dna.fa: nucleotide sequences .*"
+                                                r"alphabet='dna'") as info:
+        Database.build(dna, tmp_path / "db.wa")
+    assert isinstance(info.value, AlphabetError) and not (tmp_path / "db.wa").exists()
+    with pytest.raises(AlphabetMismatch, match="input: nucleotide"):
+        Database.from_sequences(["ACGTACGTAC"])
+    for alphabet, symbols in (("dna", DNA.symbols), ("protein", PROTEIN.symbols),
+                              ("bytes", "")):
+        Database.build(dna, tmp_path / f"{alphabet}.wa", alphabet=alphabet)
+        meta = json.loads((tmp_path / f"{alphabet}.wa" / "meta.json").read_text())
+        assert meta["alphabet"] == {"name": alphabet, "symbols": symbols}
+        assert Database.open(tmp_path / f"{alphabet}.wa").alphabet.name == alphabet
+    assert len(Database.from_sequences(["ACGT", "GGA"])) == 2   # 7 residues: undecided
+
+
 def test_bytes_alphabet_keeps_every_byte():
     raw = bytes(range(256))
     db = Database.from_sequences([raw, b"\x00"], alphabet="bytes")
@@ -148,13 +166,13 @@ def test_chunks_cover_everything_once(built):
 
 
 def test_huge_sequence_gets_its_own_chunk():
-    db = Database.from_sequences(["", "", "A", "AA", "A" * 1000])
+    db = Database.from_sequences(["", "", "W", "WW", "W" * 1000])
     assert list(db.chunks(3)) == [(0, 4), (4, 5)]
     assert db.buckets == [(64, 0, 4), (1024, 4, 5)]
 
 
 def test_bucket_slices_with_other_bounds():
-    db = Database.from_sequences(["A" * n for n in (1, 10, 10, 11, 300)])
+    db = Database.from_sequences(["W" * n for n in (1, 10, 10, 11, 300)])
     assert db.bucket_slices([10, 100]) == [(10, 0, 3), (100, 3, 4), (300, 4, 5)]
 
 

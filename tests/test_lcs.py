@@ -287,9 +287,11 @@ def _cli(argv):
 
 def test_cli_literals_and_output(tmp_path, capsys):
     out = tmp_path / "lcs.txt"
-    assert _cli(["lcs", "BCAEDAC", "EABEDCBAAC", "-o", str(out)]) == 0
+    assert _cli(["lcs", "--literal", "BCAEDAC", "EABEDCBAAC", "-o", str(out)]) == 0
     assert capsys.readouterr().out == "5\n"
     assert out.read_bytes() == lcs(b"BCAEDAC", b"EABEDCBAAC")
+    with pytest.raises(InputError, match="BCAEDAC: no such file"):
+        _cli(["lcs", "BCAEDAC", "EABEDCBAAC"])   # without --literal the arguments are files
 
 
 def test_cli_files(tmp_path, capsys):

@@ -1,6 +1,8 @@
 """Command line: ``warpalign makedb | search | align``.
 
-Only parses arguments and calls the public API. Errors go to stderr with a non-zero
+Only parses arguments and calls the public API. Input arguments are files (``-`` is
+standard input, once per command); a command that takes literal sequences says so with a
+``--literal`` flag, never by guessing from a missing file. Errors go to stderr with a non-zero
 exit status and no traceback; ``| head`` ends quietly; a progress bar shows on a
 terminal and never when stderr is piped; output files are written whole or not at all.
 """
@@ -13,14 +15,18 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TextIO
 
 from . import __version__
-from .errors import WarpalignError
+from .errors import AlphabetMismatch, WarpalignError
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
+#: align and search with --alphabet dna and no --matrix/--match: BLASTN's blastn-task
+#: scores (reward 2, penalty -3, existence 5, extension 2; our gap_open is 5 + 2).
+DNA_SCORING = {"match": 2, "mismatch": -3, "gap_open": 7, "gap_extend": 2}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +43,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("warpalign: interrupted", file=sys.stderr)
         return 130
+    except AlphabetMismatch as exc:   # the same finding, with this command's flags as the fix
+        if args.command == "makedb":
+            fix = "--alphabet dna for a DNA database, or --alphabet protein to store them as protein"
+        else:
+            dna = ("--match/--mismatch or a DNA --matrix (NUC.4.4)" if args.matrix else
+                   "--alphabet dna or --match/--mismatch")
+            fix = f"{dna} to score them as DNA, or --alphabet protein to score them as protein"
+        print(f"warpalign {args.command}: error: {exc.source}: {exc.problem}; give {fix}",
+              file=sys.stderr)
+        return EXIT_ERROR
     except (WarpalignError, ValueError, OSError, MemoryError) as exc:
         print(f"warpalign {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -55,16 +71,20 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     mk = sub.add_parser("makedb", help="encode a FASTA/FASTQ file (plain or gzip) into a database")
-    mk.add_argument("input", help="FASTA/FASTQ file, plain or gzip")
+    mk.add_argument("input", help="FASTA/FASTQ file, plain or gzip ('-': standard input)")
     mk.add_argument("output", help="database directory to create")
-    mk.add_argument("--alphabet", default="protein", choices=("protein", "dna"))
+    mk.add_argument("--alphabet", choices=("protein", "dna", "bytes"),
+                    help="alphabet stored in the database (default protein; nucleotide input "
+                         "then stops with an error: give --alphabet dna, or --alphabet "
+                         "protein to store it as protein)")
     mk.add_argument("--force", action="store_true", help="replace an existing database")
     _progress_flags(mk)
     mk.set_defaults(run=_makedb)
 
     se = sub.add_parser("search", help="search queries against a database, top hits per query")
-    se.add_argument("queries", help="FASTA/FASTQ file of queries")
-    se.add_argument("database", help="database directory (warpalign makedb) or FASTA file")
+    se.add_argument("queries", help="FASTA/FASTQ file of queries ('-': standard input)")
+    se.add_argument("database", help="database directory (warpalign makedb) or FASTA/FASTQ "
+                                     "file ('-': standard input)")
     _scoring_flags(se)
     se.add_argument("-k", "--top-k", type=int, default=10, help="hits per query (default 10)")
     se.add_argument("--mode", default="full", choices=("score", "end", "full"),
@@ -90,8 +110,10 @@ def _parser() -> argparse.ArgumentParser:
     se.set_defaults(run=_search)
 
     al = sub.add_parser("align", help="align every sequence of A with every sequence of B")
-    al.add_argument("a", help="query: a FASTA/FASTQ file or a literal sequence")
-    al.add_argument("b", help="target: a FASTA/FASTQ file or a literal sequence")
+    al.add_argument("a", metavar="A", help="queries: FASTA/FASTQ file ('-': standard input)")
+    al.add_argument("b", metavar="B", help="targets: FASTA/FASTQ file ('-': standard input)")
+    al.add_argument("--literal", action="store_true",
+                    help="A and B are sequences typed on the command line, not files")
     _scoring_flags(al)
     al.add_argument("--mode", default="full", choices=("score", "end", "full"))
     al.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
@@ -111,17 +133,28 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _scoring_flags(p: argparse.ArgumentParser) -> None:
+def _scoring_flags(p: argparse.ArgumentParser, default: dict | None = None) -> None:
+    """The scoring flags; ``default``: the command's DNA scoring when no flag is given
+    (None: BLOSUM62, and DNA_SCORING with --alphabet dna)."""
+    dna = default or DNA_SCORING
+    dna_text = (f"match {dna['match']}, mismatch {dna['mismatch']}, gap open "
+                f"{dna['gap_open']}, extend {dna['gap_extend']}")
     g = p.add_argument_group("scoring (penalties positive; a gap of length k costs "
                              "open + (k-1)*extend)")
     g.add_argument("--matrix", help="named matrix (e.g. BLOSUM62, PAM250, NUC.4.4) or an "
-                                    "NCBI-format file; default BLOSUM62 unless --match is given")
+                                    "NCBI-format file; default " + (
+                                        f"DNA {dna_text}" if default else
+                                        "BLOSUM62 (protein) unless --match or --alphabet dna "
+                                        "is given"))
     g.add_argument("--match", type=int, help="match score (with --mismatch, instead of --matrix)")
     g.add_argument("--mismatch", type=int, help="mismatch score, e.g. -1")
     g.add_argument("--gap-open", type=int, help="default: the matrix's usual value (BLOSUM62: 11)")
     g.add_argument("--gap-extend", type=int, help="default: the matrix's usual value (BLOSUM62: 1)")
     g.add_argument("--alphabet", choices=("protein", "dna", "bytes"),
-                   help="alphabet for --match/--mismatch scoring (default dna)")
+                   help=f"dna alone scores DNA with {dna_text}; with --match/--mismatch the "
+                        "default is dna, with a matrix its own. Nucleotide input (at least 10 "
+                        "residues, all IUPAC nucleotide codes, 90%% A/C/G/T/U/N) under a "
+                        "protein matrix is an error unless --alphabet protein is given")
 
 
 def _progress_flags(p: argparse.ArgumentParser) -> None:
@@ -136,8 +169,13 @@ def _show_progress(args) -> bool:
 
 
 def _scoring(args, default: dict | None = None):
-    """The Scoring the flags ask for; ``default`` (match/mismatch/gaps) when none is given."""
+    """The Scoring the flags ask for; ``default`` (match/mismatch/gaps) when none is given,
+    and for --alphabet dna alone (DNA_SCORING where the command has no default)."""
     from .scoring import Scoring
+    if default is None and args.alphabet == "dna":
+        default = DNA_SCORING
+    if default is None and args.alphabet == "bytes" and args.match is None:
+        raise ValueError("--alphabet bytes needs --match and --mismatch (and gap penalties)")
     if default is not None and args.matrix is None and args.match is None and args.mismatch is None:
         gaps = {k: v for k, v in (("gap_open", args.gap_open), ("gap_extend", args.gap_extend))
                 if v is not None}
@@ -178,42 +216,38 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 def _makedb(args) -> int:
     from .database import Database
-    db = Database.build(args.input, args.output, alphabet=args.alphabet,
+    source, = _inputs(args.input)
+    db = Database.build(source, args.output, alphabet=args.alphabet,
                         progress=_show_progress(args), overwrite=args.force)
     print(f"warpalign makedb: {len(db)} sequences, {db.residues} residues -> {args.output}",
           file=sys.stderr)
     return 0
 
 
-def _open_database(path: str, alphabet):
-    from .database import Database
-    if os.path.isdir(path):
-        return Database.open(path)
-    return Database.from_sequences(path, alphabet=alphabet)
-
-
 def _search(args) -> int:
     from .formats import write_blast_tab, write_search_json, write_search_tsv
-    from .search import search
+    from .search import as_database, search
     from .stats import StatisticsUnavailable, apply_statistics, check_statistics
     scoring = _scoring(args)
+    queries, database = _inputs(args.queries, args.database)
     if args.evalue is not None:  # an unsupported scoring fails before the search
         check_statistics(scoring, algorithm=args.algorithm, evalue=args.evalue)
     db = None
     if args.scheduler or args.workers is not None:
         from .distributed import search as distributed_search
-        results = distributed_search(args.queries, args.database, scoring,
+        results = distributed_search(queries, args.database, scoring,
                                      scheduler=args.scheduler, workers=args.workers,
                                      top_k=args.top_k, mode=args.mode,
                                      algorithm=args.algorithm, backend=args.backend)
     else:
-        db = _open_database(args.database, scoring.alphabet)
-        results = search(args.queries, db, scoring, top_k=args.top_k, mode=args.mode,
+        db = as_database(database, scoring)
+        _same_alphabet(args, db, scoring)
+        results = search(queries, db, scoring, top_k=args.top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
                          progress=_show_progress(args))
     if args.evalue is not None or args.format == "blast6":
         if db is None:
-            db = _open_database(args.database, scoring.alphabet)
+            db = as_database(database, scoring)
         # --evalue was checked above; blast6 alone prints NA where no statistics exist
         with contextlib.suppress(StatisticsUnavailable):
             results = apply_statistics(results, db, scoring, evalue=args.evalue,
@@ -228,11 +262,32 @@ def _search(args) -> int:
     return 0
 
 
-def _sequences(arg: str, alphabet, default_name: str):
-    from .io import load_sequences
-    if os.path.exists(arg):
-        return load_sequences(arg, alphabet, default_name=default_name)
-    return load_sequences([arg], alphabet, default_name=default_name)
+def _inputs(*args: str, literal_hint: bool = False) -> list:
+    """Input arguments as files: a Path each, standard input for ``-`` (once at most).
+
+    A missing file is an ``InputError`` naming it (with ``literal_hint``, pointing at
+    ``--literal``).
+    """
+    from .errors import InputError
+    if args.count("-") > 1:
+        raise InputError("standard input ('-') can be read only once; give files for the others")
+    for arg in args:
+        if arg != "-" and not os.path.exists(arg):
+            hint = " (--literal reads the arguments as sequences)" if literal_hint else ""
+            raise InputError(f"{arg}: no such file{hint}")
+    return [sys.stdin.buffer if arg == "-" else Path(arg) for arg in args]
+
+
+def _same_alphabet(args, db, scoring) -> None:
+    """A database of another alphabet than the flags' scoring: say which flag fits it."""
+    if db.alphabet == scoring.alphabet:
+        return
+    fix = {"dna": "give --alphabet dna or --match/--mismatch",
+           "protein": "give a protein --matrix (BLOSUM62 when no scoring flag is given)"
+           }.get(db.alphabet.name, f"give --alphabet {db.alphabet.name}")
+    raise ValueError(f"{args.database}: a {db.alphabet.name} database, but the scoring is "
+                     f"{scoring.alphabet.name} ({scoring.matrix_name or 'match/mismatch'}); "
+                     f"{fix}")
 
 
 def _align(args) -> int:
@@ -240,9 +295,13 @@ def _align(args) -> int:
 
     from .align import align_encoded
     from .formats import ALIGN_COLUMNS, alignment_fields, alignment_to_json, format_alignment
+    from .io import load_sequences
+    from .scoring import check_input
     scoring = _scoring(args)
-    qnames, qs = _sequences(args.a, scoring.alphabet, "a")
-    tnames, ts = _sequences(args.b, scoring.alphabet, "b")
+    a, b = ([args.a], [args.b]) if args.literal else _inputs(args.a, args.b, literal_hint=True)
+    qnames, qs = load_sequences(a, scoring.alphabet, default_name="a")
+    tnames, ts = load_sequences(b, scoring.alphabet, default_name="b")
+    check_input(scoring, [*qs, *ts], "A and B" if args.literal else f"{args.a} and {args.b}")
     with _output(args.output) as out:
         if args.format == "tsv":
             out.write("#" + "\t".join(ALIGN_COLUMNS) + "\n")

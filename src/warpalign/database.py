@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from ._backends import TargetSet
-from .alphabet import ALPHABETS, Alphabet, get_alphabet
-from .errors import DatabaseError, InputError
+from .alphabet import ALPHABETS, NUCLEOTIDE_RULE, Alphabet, get_alphabet, looks_nucleotide
+from .errors import AlphabetMismatch, DatabaseError, InputError
 from .io import Format, collect, encode_many
 
 __all__ = ["BUCKET_BOUNDARIES", "FORMAT_VERSION", "Database"]
@@ -110,7 +110,7 @@ class Database:
 
     @classmethod
     def from_sequences(cls, seqs: Any, names: list[str] | None = None, *,
-                       alphabet: str | Alphabet = "protein",
+                       alphabet: str | Alphabet | None = None,
                        default_name: str = "seq") -> Database:
         """An in-memory database (nothing on disk), e.g. from the strings given to search().
 
@@ -118,21 +118,33 @@ class Database:
             seqs: anything :func:`warpalign.io.load_sequences` accepts (sequences, records,
                 a path).
             names: one name per sequence (default: record ids, else ``<default_name><i>``).
-            alphabet: "protein", "dna", "bytes" or an Alphabet.
+            alphabet: "protein", "dna", "bytes" or an Alphabet; by default protein, and
+                nucleotide input is then an error (as for :meth:`build`).
+
+        Raises:
+            AlphabetMismatch: no ``alphabet`` was given and the input is nucleotide.
         """
-        alpha = get_alphabet(alphabet)
+        alpha = get_alphabet(alphabet or "protein")
         got_names, raw, label = collect(seqs, alpha, default_name=default_name)
         if names is not None:
             names = [str(n) for n in names]
             if len(names) != len(raw):
                 raise ValueError(f"got {len(names)} names for {len(raw)} sequences")
             got_names = names
-        return cls._from_raw(got_names, raw, alpha, label)
+        return cls._from_raw(got_names, raw, alpha, label, check=alphabet is None)
 
     @classmethod
     def _from_raw(cls, names: list[str], raw: list[Any], alpha: Alphabet,
-                  label: str | None) -> Database:
+                  label: str | None, check: bool = False) -> Database:
+        """The database of ``raw`` encoded in ``alpha``; with ``check`` (``alpha`` is the
+        default protein, nobody chose it) nucleotide input is an AlphabetMismatch."""
         codes, lengths, order = encode_many(names, raw, alpha, label, sort=True)
+        if check and looks_nucleotide([codes], alpha):
+            source = label or "input"
+            problem = f"nucleotide sequences ({NUCLEOTIDE_RULE}) for a protein database"
+            raise AlphabetMismatch(f"{source}: {problem}; pass alphabet='dna' (or "
+                                   "alphabet='protein' to store them as protein)",
+                                   source=source, problem=problem)
         offsets = np.zeros(len(raw) + 1, dtype=np.int64)
         np.cumsum(lengths[order], out=offsets[1:])
         encoded = [n.encode("utf-8", "surrogateescape") for n in names]
@@ -146,7 +158,8 @@ class Database:
         return db
 
     @classmethod
-    def build(cls, source: Any, path: str | os.PathLike, *, alphabet: str | Alphabet = "protein",
+    def build(cls, source: Any, path: str | os.PathLike, *,
+              alphabet: str | Alphabet | None = None,
               progress: bool = False, overwrite: bool = False,
               format: Format | None = None) -> Database:
         """Encode sequences into an on-disk database at ``path`` (a directory) and open it.
@@ -155,17 +168,21 @@ class Database:
             source: a FASTA/FASTQ path (plain or gzip; a ``str`` is always a path here), an
                 open file, or an iterable of sequences / SeqRecords.
             path: the database directory to create.
-            alphabet: "protein", "dna", "bytes" or an Alphabet.
+            alphabet: "protein", "dna", "bytes" or an Alphabet, stored in ``meta.json``
+                and used by :meth:`open`. By default protein, and nucleotide input
+                (:func:`~warpalign.alphabet.looks_nucleotide`) is then an error: a protein
+                database of DNA is never built unless ``alphabet="protein"`` asks for it.
             progress: show a progress bar (tqdm) while reading.
             overwrite: replace an existing database at ``path``.
             format: "fasta" or "fastq"; by default detected from the first record.
 
         Raises:
             InputError, AlphabetError: the input cannot be read (nothing is written).
+            AlphabetMismatch: no ``alphabet`` was given and the input is nucleotide.
             DatabaseError: ``path`` exists (and ``overwrite`` is false, or it is not a
                 warpalign database).
         """
-        alpha = get_alphabet(alphabet)
+        alpha = get_alphabet(alphabet or "protein")
         path = Path(path)
         cls._check_target(path, overwrite)
         wrap = None
@@ -178,7 +195,7 @@ class Database:
                                     progress=wrap)
         if not raw:
             raise InputError(f"{label or 'input'}: no sequences to build a database from")
-        db = cls._from_raw(names, raw, alpha, label)
+        db = cls._from_raw(names, raw, alpha, label, check=alphabet is None)
         del raw
         db._write(path, overwrite, source=label)
         return cls.open(path, verify=False)

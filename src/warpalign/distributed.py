@@ -42,9 +42,9 @@ import numpy as np
 from ._backends import ALGORITHMS, BACKENDS, ScoreBatch, TargetSet, check_choice, get_backend
 from .database import Database
 from .errors import BackendUnavailable, DatabaseError, ScoringError
-from .io import load_sequences
+from .io import load_sequences, source_label
 from .results import Hits
-from .scoring import Scoring
+from .scoring import Scoring, check_input
 from .search import METHODS, MODES, _batches, _top_hits
 
 __all__ = ["Shard", "ShardReport", "local_cluster", "search", "shard_plan"]
@@ -98,7 +98,7 @@ def shard_plan(db: Database, n: int) -> list[Shard]:
     ranges joined; empty shards are dropped, so a database of s sequences has at most s.
 
     Example:
-        >>> db = Database.from_sequences(["A" * n for n in (5, 1, 4, 2, 3, 3)])
+        >>> db = Database.from_sequences(["W" * n for n in (5, 1, 4, 2, 3, 3)])
         >>> [(s.ranges, s.residues) for s in shard_plan(db, 2)]
         [(((0, 1), (3, 4), (5, 6)), 9), (((1, 3), (4, 5)), 9)]
     """
@@ -186,6 +186,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
         raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
+    check_input(scoring, codes, source_label(queries, "queries"))
     connection = _connect(client, scheduler, workers)
     with connection as dask_client:
         info = connection.info          # one round trip to the scheduler per search

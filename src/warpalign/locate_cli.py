@@ -1,7 +1,8 @@
 """``warpalign locate QUERY REFERENCE``: where short queries align best in a long reference.
 
-Each record of QUERY (a FASTA/FASTQ file or a literal sequence) is located in REFERENCE
-(a FASTA/FASTQ file, plain or gzip, any number of records). Writes TSV: ``qseqid sseqid
+Each record of QUERY (a FASTA/FASTQ file; with ``--literal`` the argument is the sequence)
+is located in REFERENCE (a FASTA/FASTQ file, plain or gzip, any number of records); ``-``
+reads either from standard input. Writes TSV: ``qseqid sseqid
 score pident length qstart qend sstart send cigar`` (sseqid: the reference record;
 coordinates 1-based inclusive, as BLAST writes them; NA where ``--mode`` did not compute
 them), one line per hit (none for a query that nothing aligns with), or JSON lines (``--format json``, 0-based half-open).
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from .formats import ALIGN_COLUMNS, alignment_fields, alignment_to_json
 
@@ -31,9 +31,12 @@ def add_locate_command(subparsers) -> argparse.ArgumentParser:
         description="Locate each query in a long reference (multi-record FASTA allowed). "
                     "Default scoring: DNA match 1, mismatch -2, gap open 5, extend 1 "
                     "(paper 002).")
-    p.add_argument("query", help="FASTA/FASTQ file of queries or a literal sequence")
-    p.add_argument("reference", help="FASTA/FASTQ file (plain or gzip), any number of records")
-    _scoring_flags(p)
+    p.add_argument("query", help="FASTA/FASTQ file of queries ('-': standard input)")
+    p.add_argument("reference", help="FASTA/FASTQ file (plain or gzip), any number of records "
+                                     "('-': standard input)")
+    p.add_argument("--literal", action="store_true",
+                   help="QUERY is a sequence typed on the command line, not a file")
+    _scoring_flags(p, DEFAULT_SCORING)
     p.add_argument("-n", "--top", type=int, default=1,
                    help="hits per query with disjoint reference intervals (default 1)")
     p.add_argument("--mode", default="full", choices=("score", "end", "full"),
@@ -50,15 +53,19 @@ def add_locate_command(subparsers) -> argparse.ArgumentParser:
 
 
 def _locate(args) -> int:
-    from .cli import _output, _scoring
+    from .cli import _inputs, _output, _scoring
     from .io import load_sequences
     from .locate import locate_encoded
+    from .scoring import check_input
     scoring = _scoring(args, DEFAULT_SCORING)
-    if os.path.exists(args.query):
-        qnames, queries = load_sequences(args.query, scoring.alphabet, default_name="query")
+    if args.literal:
+        query, (reference,) = [args.query], _inputs(args.reference)
     else:
-        qnames, queries = load_sequences([args.query], scoring.alphabet, default_name="query")
-    names, records = load_sequences(args.reference, scoring.alphabet, default_name="record")
+        query, reference = _inputs(args.query, args.reference, literal_hint=True)
+    qnames, queries = load_sequences(query, scoring.alphabet, default_name="query")
+    names, records = load_sequences(reference, scoring.alphabet, default_name="record")
+    check_input(scoring, [*queries, *records],
+                f"{'QUERY' if args.literal else args.query} and {args.reference}")
     if args.format == "sam":
         if args.mode != "full":
             raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")

@@ -24,9 +24,11 @@ def add_pairs_command(subparsers) -> argparse.ArgumentParser:
         "pairs", help="score record i of X against record i of Y (many pairs, paper 000)",
         description="Score each pair (record i of X, record i of Y). Default scoring: DNA "
                     "match 2, mismatch -1, linear gap 1 (paper 000).")
-    p.add_argument("x", help="FASTA/FASTQ file (plain or gzip): the queries")
-    p.add_argument("y", help="FASTA/FASTQ file with as many records: the targets")
-    _scoring_flags(p)
+    p.add_argument("x", help="FASTA/FASTQ file (plain or gzip): the queries ('-': standard "
+                             "input)")
+    p.add_argument("y", help="FASTA/FASTQ file with as many records: the targets ('-': "
+                             "standard input)")
+    _scoring_flags(p, DEFAULT_SCORING)
     p.add_argument("--threshold", type=int, help="write only the pairs scoring at least this")
     p.add_argument("--mode", default="score", choices=("score", "full"),
                    help="full: also the alignment of each written pair (default score)")
@@ -43,15 +45,18 @@ def add_pairs_command(subparsers) -> argparse.ArgumentParser:
 
 
 def _pairs(args) -> int:
-    from .cli import _output, _scoring
+    from .cli import _inputs, _output, _scoring
     from .formats import alignment_fields
     from .io import load_sequences
     from .pairs import score_encoded
+    from .scoring import check_input
     scoring = _scoring(args, DEFAULT_SCORING)
     if args.format == "sam" and args.mode != "full":
         raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")
-    x_names, xs = load_sequences(args.x, scoring.alphabet)
-    y_names, ys = load_sequences(args.y, scoring.alphabet)
+    x, y = _inputs(args.x, args.y)
+    x_names, xs = load_sequences(x, scoring.alphabet)
+    y_names, ys = load_sequences(y, scoring.alphabet)
+    check_input(scoring, [*xs, *ys], f"{args.x} and {args.y}")
     if len(xs) != len(ys):
         raise ValueError(f"{args.x} has {len(xs)} records but {args.y} has {len(ys)}; "
                          f"pairs need as many records in both files")
