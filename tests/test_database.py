@@ -368,7 +368,7 @@ def test_build_killed_by_sigkill_is_cleaned_up_by_the_next(tmp_path, step):
 def test_racing_builds_of_one_path_one_wins_the_other_fails_cleanly(tmp_path, monkeypatch):
     import threading
 
-    import warpalign.database as database
+    from warpalign import database
     path = tmp_path / "db.wa"
     Database.build(["MKV"], path)
     inside, release, real = threading.Event(), threading.Event(), database.collect

@@ -368,7 +368,7 @@ def _flip_byte(file, position=None):
 
 def _count_checksums():
     """Installed on the workers: count the files whose checksums a worker computes."""
-    import warpalign.database as database
+    from warpalign import database
 
     real = getattr(database._blake2b, "real", database._blake2b)
 
@@ -381,12 +381,12 @@ def _count_checksums():
 
 
 def _checksummed():
-    import warpalign.database as database
+    from warpalign import database
     return list(getattr(database._blake2b, "calls", []))
 
 
 def _restore_checksums():
-    import warpalign.database as database
+    from warpalign import database
     database._blake2b = getattr(database._blake2b, "real", database._blake2b)
 
 
@@ -430,7 +430,7 @@ def test_cluster_verifies_once_per_worker_and_again_after_a_change(data, client,
 def test_worker_verifies_once_under_concurrent_tasks(data, tmp_path, monkeypatch):
     import shutil
 
-    import warpalign.database as database
+    from warpalign import database
     queries, path = data
     copy = tmp_path / "db.wa"
     shutil.copytree(path, copy)
