@@ -5,8 +5,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -132,3 +134,31 @@ def test_head_exits_quietly_and_no_progress_when_piped(tmp_path):
 def test_usage_error_exit_code():
     proc = _cli("search")
     assert proc.returncode == 2 and "usage" in proc.stderr
+
+
+def _interrupt(tmp_path, delay, *argv):
+    """Run ``python -X importtime -m warpalign ARGV``; once it has imported its first
+    warpalign module (it runs our code from then on), wait ``delay`` s and send SIGINT."""
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "warpalign",
+                             *map(str, argv)], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "warpalign" in line:
+            break
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    err = [line for line in ("".join(seen) + err).splitlines()
+           if not line.startswith("import time:")]
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("delay", [0.01, 0.05, 0.2, 0.6])
+def test_ctrl_c_at_any_moment_exits_130_quietly(files, delay):
+    """Ctrl-C while NumPy and Numba load (the first second) printed a traceback; at any
+    moment it is status 130 and one line."""
+    tmp, q, t = files
+    code, _out, err = _interrupt(tmp, delay, "search", q, t, "--no-progress")
+    assert (code, err) == (130, ["warpalign: interrupted"])

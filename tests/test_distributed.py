@@ -496,6 +496,25 @@ def test_cli_workers_fail_on_a_corrupt_database(data, tmp_path):
     assert "Traceback" not in run.stderr
 
 
+@pytest.mark.parametrize("delay", [1.5, 2.5, 3.5])
+def test_cli_workers_ctrl_c_exits_130_quietly(data, tmp_path, delay):
+    """Ctrl-C while the local cluster starts (Dask reported the cluster it could not
+    close at exit), while the shards run (asyncio reported the gather's tasks) or later:
+    status 130 and one line."""
+    queries, path = data
+    qfile = tmp_path / "q.fasta"
+    qfile.write_text("".join(f">q{i}\n{q}\n" for i, q in enumerate(queries)))
+    proc = subprocess.Popen([sys.executable, "-m", "warpalign", "search", str(qfile),
+                             str(path), "--backend", "cpu", "--workers", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    if proc.returncode == 0:
+        pytest.skip("the search finished before the interrupt")
+    assert (proc.returncode, err) == (130, "warpalign: interrupted\n")
+
+
 def test_cli_scheduler_without_a_cluster_fails_cleanly(data, tmp_path, capsys, monkeypatch):
     import warpalign.distributed as dist
     monkeypatch.setattr(dist, "WORKER_TIMEOUT", 1)

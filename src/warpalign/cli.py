@@ -20,10 +20,24 @@ from .errors import WarpalignError
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # what a shell reports for a process ended by SIGINT (Ctrl-C)
 EXIT_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); the exit status.
+
+    Ctrl-C at any moment, while the parser is built or NumPy and Numba load too, ends
+    with status 130 and one line on stderr, never a traceback.
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("warpalign: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -34,9 +48,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_PIPE
-    except KeyboardInterrupt:
-        print("warpalign: interrupted", file=sys.stderr)
-        return 130
     except (WarpalignError, ValueError, OSError, MemoryError) as exc:
         print(f"warpalign {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -25,17 +25,19 @@ on the workers would trace k per shard and throw all but k away, for the same wa
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import json
 import logging
 import os
+import signal
 import socket
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -272,20 +274,22 @@ class _connect:
             raise BackendUnavailable(f"a distributed search needs Dask ({exc}): "
                                      "pip install 'warpalign[dask]'") from None
         client = self._given
-        if client is None and self._scheduler is not None:
-            client = Client(self._scheduler, timeout=WORKER_TIMEOUT)
-            self._owned.append(client)
-        elif client is None and self._workers is not None:
-            cluster = local_cluster(self._workers)
-            self._owned.append(cluster)
-            client = Client(cluster)
-            self._owned.insert(0, client)
-        elif client is None:
-            try:
-                client = get_client()
-            except ValueError:
-                raise ValueError("no Dask cluster: give client=, scheduler= or workers=") from None
         try:
+            with _interrupt_deferred():
+                if client is None and self._scheduler is not None:
+                    client = Client(self._scheduler, timeout=WORKER_TIMEOUT)
+                    self._owned.append(client)
+                elif client is None and self._workers is not None:
+                    cluster = local_cluster(self._workers)
+                    self._owned.append(cluster)
+                    client = Client(cluster)
+                    self._owned.insert(0, client)
+            if client is None:
+                try:
+                    client = get_client()
+                except ValueError:
+                    raise ValueError("no Dask cluster: give client=, scheduler= or "
+                                     "workers=") from None
             self.info = client.scheduler_info()
             if len(self.info["workers"]) < (self._workers or 1):
                 client.wait_for_workers(self._workers or 1, timeout=WORKER_TIMEOUT)
@@ -296,9 +300,38 @@ class _connect:
         return client
 
     def __exit__(self, *exc):
-        for thing in self._owned:
-            thing.close()
+        # Closing a client that a Ctrl-C tore from its gather ends the gather's tasks,
+        # which asyncio reports as "never retrieved": nothing the user needs to read.
+        quiet = exc and exc[0] is KeyboardInterrupt and self._owned
+        asyncio_log = logging.getLogger("asyncio")
+        level = asyncio_log.level
+        if quiet:
+            asyncio_log.setLevel(logging.CRITICAL)
+        try:
+            for thing in self._owned:
+                thing.close()
+        finally:
+            asyncio_log.setLevel(level)
         return False
+
+
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C back until the block is done, then raise it: Dask cannot close a
+    cluster or client cut short while it starts (it reports that at exit), but closes
+    one that has started. Only in the main thread, and only over Python's own handler."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    caught = []
+    signal.signal(signal.SIGINT, lambda *_: caught.append(True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if caught:
+        raise KeyboardInterrupt
 
 
 #: The futures of a long-lived client's last search, by id(client): released once its next
