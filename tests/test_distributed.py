@@ -509,7 +509,7 @@ def test_cli_workers_ctrl_c_exits_130_quietly(data, tmp_path, delay):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=TIMEOUT)
+    _out, err = proc.communicate(timeout=TIMEOUT)
     if proc.returncode == 0:
         pytest.skip("the search finished before the interrupt")
     assert (proc.returncode, err) == (130, "warpalign: interrupted\n")

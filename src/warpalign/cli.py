@@ -44,6 +44,8 @@ def _main(argv: list[str] | None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        if getattr(args, "output", None) and args.command != "makedb":
+            _check_output(args.output)   # (makedb's OUTPUT: a database, made with parents)
         return args.run(args)
     except BrokenPipeError:
         _silence_stdout()
@@ -148,7 +150,8 @@ def _show_progress(args) -> bool:
 
 def _scoring(args, default: dict | None = None):
     """The Scoring the flags ask for; ``default`` (match/mismatch/gaps) when none is given."""
-    from .scoring import Scoring
+    from .errors import ScoringError
+    from .scoring import DEFAULT_GAPS, Scoring
     if default is not None and args.matrix is None and args.match is None and args.mismatch is None:
         gaps = {k: v for k, v in (("gap_open", args.gap_open), ("gap_extend", args.gap_extend))
                 if v is not None}
@@ -164,31 +167,66 @@ def _scoring(args, default: dict | None = None):
             raise ValueError("--match/--mismatch scoring needs --gap-open and --gap-extend")
         return Scoring(match=args.match, mismatch=args.mismatch, gap_open=args.gap_open,
                        gap_extend=args.gap_extend, alphabet=args.alphabet or "dna")
-    return Scoring(args.matrix or "BLOSUM62", gap_open=args.gap_open, gap_extend=args.gap_extend,
+    matrix = args.matrix or "BLOSUM62"
+    missing = [flag for flag, value in (("--gap-open", args.gap_open),
+                                        ("--gap-extend", args.gap_extend)) if value is None]
+    if len(missing) == 1 or (missing and matrix.upper() not in DEFAULT_GAPS):
+        Scoring(matrix, gap_open=1, gap_extend=1, alphabet=args.alphabet)  # unknown: says so
+        what = (f"{missing[0]} is missing" if len(missing) == 1 else
+                f"--matrix {matrix} has no default gap penalties (the matrices with defaults: "
+                f"{', '.join(DEFAULT_GAPS)})")
+        raise ScoringError(f"{what}; add {' and '.join(missing)} (a gap of length k costs "
+                           "open + (k-1)*extend)")
+    return Scoring(matrix, gap_open=args.gap_open, gap_extend=args.gap_extend,
                    alphabet=args.alphabet)
 
 
 @contextlib.contextmanager
-def _output(path: str | None) -> Iterator[TextIO]:
-    """stdout, or a file that appears only once everything was written."""
+def _output(path: str | None, binary: bool = False) -> Iterator[TextIO]:
+    """stdout, or a file that appears only once everything was written (a temporary file
+    beside it, renamed). Errors name ``path``, never the temporary file."""
     if path is None:
-        yield sys.stdout
-        sys.stdout.flush()
+        stream = sys.stdout.buffer if binary else sys.stdout
+        yield stream
+        stream.flush()
         return
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".warpalign-", dir=directory)
     try:
-        with os.fdopen(fd, "w") as fh:
+        fd, tmp = tempfile.mkstemp(prefix=".warpalign-", dir=directory)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    try:
+        with os.fdopen(fd, "wb" if binary else "w") as fh:
             yield fh
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise _cannot_write(path, exc) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
+def _check_output(path: str) -> None:
+    """Fail before the work when ``-o`` names a file in no directory."""
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise FileNotFoundError(f"cannot write {path}: no such directory")
+
+
+def _cannot_write(path: str, exc: OSError) -> OSError:
+    """``cannot write OUT: no such directory`` (or the system's reason, in its words)."""
+    import errno
+    reason = ("no such directory" if exc.errno == errno.ENOENT
+              else (exc.strerror or str(exc)).lower())
+    return type(exc)(f"cannot write {path}: {reason}")
+
+
 def _makedb(args) -> int:
     from .database import Database
+    from .errors import DatabaseError
+    if not args.force and os.path.lexists(args.output):   # (build's message says overwrite=)
+        raise DatabaseError(f"{args.output}: already exists; pass --force to replace it")
     db = Database.build(args.input, args.output, alphabet=args.alphabet,
                         progress=_show_progress(args), overwrite=args.force)
     print(f"warpalign makedb: {len(db)} sequences, {db.residues} residues -> {args.output}",
@@ -208,6 +246,9 @@ def _search(args) -> int:
     from .search import search
     from .stats import StatisticsUnavailable, apply_statistics, check_statistics
     scoring = _scoring(args)
+    if args.format == "blast6" and args.mode != "full":
+        raise ValueError("--format blast6 needs --mode full (its columns describe the "
+                         "alignment)")
     if args.evalue is not None:  # an unsupported scoring fails before the search
         check_statistics(scoring, algorithm=args.algorithm, evalue=args.evalue)
     db = None

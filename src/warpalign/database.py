@@ -390,7 +390,7 @@ class Database:
         if not path.is_dir():
             what = "no such directory" if not path.exists() else "not a directory"
             raise DatabaseError(f"{path}: {what}; expected a warpalign database "
-                                "(build one with Database.build)")
+                                "(build one with warpalign makedb or Database.build)")
         meta_path = path / META
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))

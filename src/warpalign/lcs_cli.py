@@ -20,7 +20,6 @@ import gzip
 import io
 import os
 import sys
-import tempfile
 
 from .errors import InputError
 
@@ -78,26 +77,16 @@ def _first_fasta_record(data: bytes, name: str) -> bytes:
     raise InputError(f"{name}: no FASTA record")
 
 
-def _write_atomic(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".warpalign-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def run_lcs(args) -> int:
     from .lcs import lcs, lcs_length
 
     a = read_sequence(args.a)
     b = read_sequence(args.b)
     if args.output:
+        from .cli import _output
         common = lcs(a, b, backend=args.backend, threads=args.threads)
-        _write_atomic(args.output, common)
+        with _output(args.output, binary=True) as fh:
+            fh.write(common)
         length = len(common)
     else:
         length = lcs_length(a, b, backend=args.backend, threads=args.threads)
