@@ -496,6 +496,22 @@ def test_cli_workers_fail_on_a_corrupt_database(data, tmp_path):
     assert "Traceback" not in run.stderr
 
 
+def test_first_interrupt_waits_for_the_cluster_to_start_a_second_does_not():
+    from warpalign.distributed import _interrupt_deferred
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("another SIGINT handler is installed")
+    reached = []
+    with pytest.raises(KeyboardInterrupt), _interrupt_deferred():
+        signal.raise_signal(signal.SIGINT)
+        reached.append("after one")
+    with pytest.raises(KeyboardInterrupt), _interrupt_deferred():
+        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)
+        reached.append("after two")
+    assert reached == ["after one"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 @pytest.mark.parametrize("delay", [1.5, 2.5, 3.5])
 def test_cli_workers_ctrl_c_exits_130_quietly(data, tmp_path, delay):
     """Ctrl-C while the local cluster starts (Dask reported the cluster it could not

@@ -275,16 +275,16 @@ class _connect:
                                      "pip install 'warpalign[dask]'") from None
         client = self._given
         try:
-            with _interrupt_deferred():
-                if client is None and self._scheduler is not None:
-                    client = Client(self._scheduler, timeout=WORKER_TIMEOUT)
-                    self._owned.append(client)
-                elif client is None and self._workers is not None:
+            if client is None and self._scheduler is not None:
+                client = Client(self._scheduler, timeout=WORKER_TIMEOUT)
+                self._owned.append(client)
+            elif client is None and self._workers is not None:
+                with _interrupt_deferred():
                     cluster = local_cluster(self._workers)
                     self._owned.append(cluster)
                     client = Client(cluster)
                     self._owned.insert(0, client)
-            if client is None:
+            elif client is None:
                 try:
                     client = get_client()
                 except ValueError:
@@ -302,10 +302,9 @@ class _connect:
     def __exit__(self, *exc):
         # Closing a client that a Ctrl-C tore from its gather ends the gather's tasks,
         # which asyncio reports as "never retrieved": nothing the user needs to read.
-        quiet = exc and exc[0] is KeyboardInterrupt and self._owned
         asyncio_log = logging.getLogger("asyncio")
         level = asyncio_log.level
-        if quiet:
+        if exc and exc[0] is KeyboardInterrupt and self._owned:
             asyncio_log.setLevel(logging.CRITICAL)
         try:
             for thing in self._owned:
@@ -317,15 +316,22 @@ class _connect:
 
 @contextlib.contextmanager
 def _interrupt_deferred() -> Iterator[None]:
-    """Hold a Ctrl-C back until the block is done, then raise it: Dask cannot close a
-    cluster or client cut short while it starts (it reports that at exit), but closes
-    one that has started. Only in the main thread, and only over Python's own handler."""
+    """Hold a first Ctrl-C back until the block is done, then raise it (a second one is
+    raised at once): Dask cannot close a local cluster cut short while it starts (it
+    reports that at exit), but closes one that has started. Only in the main thread, and
+    only over Python's own handler."""
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         yield
         return
     caught = []
-    signal.signal(signal.SIGINT, lambda *_: caught.append(True))
+
+    def hold(signum, frame):
+        if caught:
+            raise KeyboardInterrupt
+        caught.append(signum)
+
+    signal.signal(signal.SIGINT, hold)
     try:
         yield
     finally:
