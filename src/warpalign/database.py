@@ -112,13 +112,18 @@ def _start_time(pid: int) -> int | None:
 
 @functools.cache
 def _host_and_boot() -> tuple[str, str]:
-    """8 hex digits of this host's name, and of its boot id ("0" where unknown)."""
-    host = hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
-            boot = f.read().strip().replace("-", "")[:8] or "0"
-    except OSError:
-        boot = "0"
+    """8 hex digits naming this host (its name and machine id), and 8 of its boot id
+    ("0" where unknown)."""
+    def read(path: str) -> str:
+        try:
+            with open(path, encoding="ascii") as f:
+                return f.read().strip()
+        except (OSError, ValueError):
+            return ""
+
+    host = hashlib.blake2b(f"{socket.gethostname()} {read('/etc/machine-id')}".encode(),
+                           digest_size=4).hexdigest()
+    boot = read("/proc/sys/kernel/random/boot_id").replace("-", "")[:8] or "0"
     return host, boot
 
 
