@@ -11,11 +11,10 @@ import argparse
 import contextlib
 import os
 import sys
-import tempfile
-from collections.abc import Iterator
-from typing import TextIO
 
 from . import __version__
+from .cli_output import check_output
+from .cli_output import output as _output
 from .errors import WarpalignError
 
 EXIT_ERROR = 1
@@ -45,7 +44,7 @@ def _main(argv: list[str] | None) -> int:
         return EXIT_USAGE
     try:
         if getattr(args, "output", None) and args.command != "makedb":
-            _check_output(args.output)   # (makedb's OUTPUT: a database, made with parents)
+            check_output(args.output)   # (makedb's OUTPUT: a database, made with parents)
         return args.run(args)
     except BrokenPipeError:
         _silence_stdout()
@@ -179,47 +178,6 @@ def _scoring(args, default: dict | None = None):
                            "open + (k-1)*extend)")
     return Scoring(matrix, gap_open=args.gap_open, gap_extend=args.gap_extend,
                    alphabet=args.alphabet)
-
-
-@contextlib.contextmanager
-def _output(path: str | None, binary: bool = False) -> Iterator[TextIO]:
-    """stdout, or a file that appears only once everything was written (a temporary file
-    beside it, renamed). Errors name ``path``, never the temporary file."""
-    if path is None:
-        stream = sys.stdout.buffer if binary else sys.stdout
-        yield stream
-        stream.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".warpalign-", dir=directory)
-    except OSError as exc:
-        raise _cannot_write(path, exc) from None
-    try:
-        with os.fdopen(fd, "wb" if binary else "w") as fh:
-            yield fh
-        try:
-            os.replace(tmp, path)
-        except OSError as exc:
-            raise _cannot_write(path, exc) from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _check_output(path: str) -> None:
-    """Fail before the work when ``-o`` names a file in no directory."""
-    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-        raise FileNotFoundError(f"cannot write {path}: no such directory")
-
-
-def _cannot_write(path: str, exc: OSError) -> OSError:
-    """``cannot write OUT: no such directory`` (or the system's reason, in its words)."""
-    import errno
-    reason = ("no such directory" if exc.errno == errno.ENOENT
-              else (exc.strerror or str(exc)).lower())
-    return type(exc)(f"cannot write {path}: {reason}")
 
 
 def _makedb(args) -> int:

@@ -21,6 +21,7 @@ import io
 import os
 import sys
 
+from .cli_output import output
 from .errors import InputError
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -83,9 +84,8 @@ def run_lcs(args) -> int:
     a = read_sequence(args.a)
     b = read_sequence(args.b)
     if args.output:
-        from .cli import _output
         common = lcs(a, b, backend=args.backend, threads=args.threads)
-        with _output(args.output, binary=True) as fh:
+        with output(args.output, binary=True) as fh:
             fh.write(common)
         length = len(common)
     else:
