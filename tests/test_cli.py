@@ -6,8 +6,10 @@ import gzip
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -245,3 +247,89 @@ def test_alphabet_bytes_needs_match_mismatch(dna, capsys):
     assert code == 1 and "--alphabet bytes needs --match and --mismatch" in err
     code, out, err = run_cli(capsys, "pairs", "a.fa", "b.fa", "--alphabet", "bytes")
     assert code == 0 and out.split("\t")[:3] == ["0", "a", "b"], err   # pairs: DNA defaults
+
+
+def _interrupt(tmp_path, delay, *argv):
+    """Run ``python -X importtime -m warpalign ARGV``; once it has imported its first
+    warpalign module (it runs our code from then on), wait ``delay`` s and send SIGINT."""
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "warpalign",
+                             *map(str, argv)], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "warpalign" in line:
+            break
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    err = [line for line in ("".join(seen) + err).splitlines()
+           if not line.startswith("import time:")]
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("delay", [0.01, 0.05, 0.2, 0.6])
+def test_ctrl_c_at_any_moment_exits_130_quietly(files, delay):
+    """Ctrl-C while NumPy and Numba load (the first second) printed a traceback; at any
+    moment it is status 130 and one line."""
+    tmp, q, t = files
+    code, _out, err = _interrupt(tmp, delay, "search", q, t, "--no-progress")
+    assert (code, err) == (130, ["warpalign: interrupted"])
+
+
+def test_makedb_existing_output_says_force(files, capsys):
+    tmp, q, _t = files
+    assert run_cli(capsys, "makedb", q, tmp / "q.wa")[0] == 0
+    code, _out, err = run_cli(capsys, "makedb", q, tmp / "q.wa")
+    assert code == 1 and "already exists; pass --force to replace it" in err
+    assert "overwrite" not in err
+    assert run_cli(capsys, "makedb", q, tmp / "q.wa", "--force")[0] == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "{q}", "{t}"], ["align", "MKV", "MKV"], ["lcs", "ABC", "ABD"],
+    ["pairs", "{q}", "{q}", "--match", "1", "--mismatch", "-1", "--gap-open", "1",
+     "--gap-extend", "1", "--alphabet", "protein"],
+    ["locate", "{q}", "{t}", "--matrix", "BLOSUM62"]])
+def test_output_into_a_missing_directory(files, capsys, argv):
+    tmp, q, t = files
+    target = tmp / "nowhere" / "out.txt"
+    code, out, err = run_cli(capsys, *[a.format(q=q, t=t) for a in argv], "-o", target)
+    assert code == 1 and out == ""
+    assert err.endswith(f"error: cannot write {target}: no such directory\n")
+    assert ".warpalign-" not in err and not target.parent.exists()
+
+
+def test_output_onto_a_directory_names_it(files, capsys):
+    tmp, q, t = files
+    (tmp / "adir").mkdir()
+    code, _out, err = run_cli(capsys, "search", q, t, "-o", tmp / "adir")
+    assert code == 1 and err.endswith(f"cannot write {tmp / 'adir'}: is a directory\n")
+    assert not [p for p in os.listdir(tmp) if p.startswith(".warpalign-")]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["pairs", "{q}", "{q}", "--matrix", "NUC.4.4"],
+     "--matrix NUC.4.4 has no default gap penalties (the matrices with defaults: BLOSUM62, "),
+    (["search", "{q}", "{t}", "--matrix", "PAM250", "--gap-open", "10"],
+     "--gap-extend is missing; add --gap-extend (a gap of length k costs"),
+    (["locate", "{q}", "{t}", "--matrix", "NUC.4.4", "--gap-extend", "2"],
+     "--gap-open is missing; add --gap-open"),
+    (["search", "{q}", "{t}", "--format", "blast6", "--mode", "score"],
+     "--format blast6 needs --mode full"),
+    (["search", "{q}", "{tmp}/no.wa", "--workers", "1"], "build one with warpalign makedb"),
+])
+def test_errors_name_the_flags_to_use(files, capsys, argv, needle):
+    """Messages speak the command line's language: flags, not keyword arguments."""
+    tmp, q, t = files
+    code, _out, err = run_cli(capsys, *[a.format(q=q, t=t, tmp=tmp) for a in argv])
+    assert code == 1 and needle in err
+    assert not any(word in err for word in ("gap_open=", "gap_extend=", "mode=", "overwrite="))
+
+
+def test_nuc44_with_gaps_runs(files, capsys, tmp_path):
+    x = tmp_path / "x.fa"
+    x.write_text(">a\nACGTACGT\n>b\nACGGTT\n")
+    code, out, _ = run_cli(capsys, "pairs", x, x, "--matrix", "NUC.4.4", "--gap-open", "10",
+                           "--gap-extend", "1")
+    assert code == 0 and out.split() == ["0", "a", "a", "40", "1", "b", "b", "30"]

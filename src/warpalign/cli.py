@@ -13,16 +13,16 @@ import argparse
 import contextlib
 import os
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
 
 from . import __version__
+from .cli_output import check_output
+from .cli_output import output as _output
 from .errors import AlphabetMismatch, WarpalignError
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # what a shell reports for a process ended by SIGINT (Ctrl-C)
 EXIT_PIPE = 141  # what a shell reports for a process ended by SIGPIPE
 #: align and search with --alphabet dna and no --matrix/--match: BLASTN's blastn-task
 #: scores (reward 2, penalty -3, existence 5, extension 2; our gap_open is 5 + 2).
@@ -30,19 +30,31 @@ DNA_SCORING = {"match": 2, "mismatch": -3, "gap_open": 7, "gap_extend": 2}
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); the exit status.
+
+    Ctrl-C at any moment, while the parser is built or NumPy and Numba load too, ends
+    with status 130 and one line on stderr, never a traceback.
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("warpalign: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        if getattr(args, "output", None) and args.command != "makedb":
+            check_output(args.output)   # (makedb's OUTPUT: a database, made with parents)
         return args.run(args)
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_PIPE
-    except KeyboardInterrupt:
-        print("warpalign: interrupted", file=sys.stderr)
-        return 130
     except AlphabetMismatch as exc:   # the same finding, with this command's flags as the fix
         if args.command == "makedb":
             fix = "--alphabet dna for a DNA database, or --alphabet protein to store them as protein"
@@ -171,7 +183,8 @@ def _show_progress(args) -> bool:
 def _scoring(args, default: dict | None = None):
     """The Scoring the flags ask for; ``default`` (match/mismatch/gaps) when none is given,
     and for --alphabet dna alone (DNA_SCORING where the command has no default)."""
-    from .scoring import Scoring
+    from .errors import ScoringError
+    from .scoring import DEFAULT_GAPS, Scoring
     if default is None and args.alphabet == "dna":
         default = DNA_SCORING
     if default is None and args.alphabet == "bytes" and args.match is None:
@@ -191,32 +204,26 @@ def _scoring(args, default: dict | None = None):
             raise ValueError("--match/--mismatch scoring needs --gap-open and --gap-extend")
         return Scoring(match=args.match, mismatch=args.mismatch, gap_open=args.gap_open,
                        gap_extend=args.gap_extend, alphabet=args.alphabet or "dna")
-    return Scoring(args.matrix or "BLOSUM62", gap_open=args.gap_open, gap_extend=args.gap_extend,
+    matrix = args.matrix or "BLOSUM62"
+    missing = [flag for flag, value in (("--gap-open", args.gap_open),
+                                        ("--gap-extend", args.gap_extend)) if value is None]
+    if len(missing) == 1 or (missing and matrix.upper() not in DEFAULT_GAPS):
+        Scoring(matrix, gap_open=1, gap_extend=1, alphabet=args.alphabet)  # unknown: says so
+        what = (f"{missing[0]} is missing" if len(missing) == 1 else
+                f"--matrix {matrix} has no default gap penalties (the matrices with defaults: "
+                f"{', '.join(DEFAULT_GAPS)})")
+        raise ScoringError(f"{what}; add {' and '.join(missing)} (a gap of length k costs "
+                           "open + (k-1)*extend)")
+    return Scoring(matrix, gap_open=args.gap_open, gap_extend=args.gap_extend,
                    alphabet=args.alphabet)
-
-
-@contextlib.contextmanager
-def _output(path: str | None) -> Iterator[TextIO]:
-    """stdout, or a file that appears only once everything was written."""
-    if path is None:
-        yield sys.stdout
-        sys.stdout.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".warpalign-", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            yield fh
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _makedb(args) -> int:
     from .database import Database
     source, = _inputs(args.input)
+    from .errors import DatabaseError
+    if not args.force and os.path.lexists(args.output):   # (build's message says overwrite=)
+        raise DatabaseError(f"{args.output}: already exists; pass --force to replace it")
     db = Database.build(source, args.output, alphabet=args.alphabet,
                         progress=_show_progress(args), overwrite=args.force)
     print(f"warpalign makedb: {len(db)} sequences, {db.residues} residues -> {args.output}",
@@ -229,6 +236,9 @@ def _search(args) -> int:
     from .search import as_database, search
     from .stats import StatisticsUnavailable, apply_statistics, check_statistics
     scoring = _scoring(args)
+    if args.format == "blast6" and args.mode != "full":
+        raise ValueError("--format blast6 needs --mode full (its columns describe the "
+                         "alignment)")
     queries, database = _inputs(args.queries, args.database)
     if args.evalue is not None:  # an unsupported scoring fails before the search
         check_statistics(scoring, algorithm=args.algorithm, evalue=args.evalue)

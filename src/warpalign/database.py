@@ -13,18 +13,26 @@ On disk a database is a directory::
 Sequences are sorted by length ascending (input order breaks ties), so each length
 bucket is one contiguous slice and a chunk of similar lengths is one slice too. A build
 writes into a temporary directory beside the target and renames it at the end: a failed
-build leaves nothing behind. :meth:`Database.open` checks sizes always and checksums
+build leaves nothing behind. A build holds a lock (``.NAME.lock`` beside the target, an
+``flock``) from start to end, so a second build of the same path fails at once instead of
+racing it; it names its temporary directories after its process (host, boot, pid, start
+time), so the next build can prove a killed one's leftovers dead and remove them.
+:meth:`Database.open` checks sizes always and checksums
 when ``verify=True``; any mismatch is a :class:`~warpalign.errors.DatabaseError` naming
 the file and what is wrong.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,6 +65,104 @@ def _blake2b(path: Path) -> str:
         while block := f.read(_HASH_BLOCK):
             digest.update(block)
     return digest.hexdigest()
+
+
+# --- builds: one at a time per path, and what a killed one left behind -----------------
+
+@contextlib.contextmanager
+def _build_lock(path: Path) -> Iterator[None]:
+    """Hold ``.NAME.lock`` beside ``path`` (flock: released by the kernel when its holder
+    dies, even by SIGKILL); removed on release, so nothing is left behind.
+
+    Raises:
+        DatabaseError: another build of ``path`` holds it.
+    """
+    import fcntl
+    lock = path.parent / f".{path.name}.lock"
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise DatabaseError(f"{path}: another build is writing it right now; try again "
+                                "once it has finished") from None
+        with contextlib.suppress(FileNotFoundError):
+            held, now = os.fstat(fd), os.stat(lock)
+            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                break
+        os.close(fd)       # its last holder removed that file meanwhile: lock the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def _start_time(pid: int) -> int | None:
+    """The process's start (clock ticks after boot: /proc/PID/stat field 22), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@functools.cache
+def _host_and_boot() -> tuple[str, str]:
+    """8 hex digits naming this host (its name and machine id), and 8 of its boot id
+    ("0" where unknown)."""
+    def read(path: str) -> str:
+        try:
+            with open(path, encoding="ascii") as f:
+                return f.read().strip()
+        except (OSError, ValueError):
+            return ""
+
+    host = hashlib.blake2b(f"{socket.gethostname()} {read('/etc/machine-id')}".encode(),
+                           digest_size=4).hexdigest()
+    boot = read("/proc/sys/kernel/random/boot_id").replace("-", "")[:8] or "0"
+    return host, boot
+
+
+def _owner() -> str:
+    """This process as the names of its builds' directories carry it: host-boot-pid-start."""
+    pid = os.getpid()
+    return "-".join((*_host_and_boot(), str(pid), str(_start_time(pid) or 0)))
+
+
+def _dead(host: str, boot: str, pid: int, start: int) -> bool:
+    """Whether the process that ``_owner()`` named so is provably gone (never a guess:
+    another host's build, or one this host cannot tell about, is alive)."""
+    my_host, my_boot = _host_and_boot()
+    if host != my_host or pid <= 0:
+        return False
+    if boot != my_boot:                   # an earlier boot of this host
+        return "0" not in (boot, my_boot)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:               # someone else's process: it exists
+        pass
+    now = _start_time(pid)
+    return bool(start) and now is not None and now != start   # the pid was reused
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove the ``.NAME.tmp-*`` and ``.NAME.old-*`` directories that killed builds of
+    ``path`` left beside it (see :func:`_dead`)."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(?:tmp|old)-([0-9a-f]{{8}})-([0-9a-f]+)-"
+                         r"(\d+)-(\d+)-")
+    found = []
+    with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
+        found = [(m, e.path) for e in entries
+                 if (m := pattern.match(e.name)) and e.is_dir(follow_symlinks=False)]
+    for m, where in found:
+        if _dead(m[1], m[2], int(m[3]), int(m[4])):
+            shutil.rmtree(where, ignore_errors=True)
 
 
 def _bucket_slices(sorted_lengths: np.ndarray,
@@ -180,11 +286,30 @@ class Database:
             InputError, AlphabetError: the input cannot be read (nothing is written).
             AlphabetMismatch: no ``alphabet`` was given and the input is nucleotide.
             DatabaseError: ``path`` exists (and ``overwrite`` is false, or it is not a
-                warpalign database).
+                warpalign database), or another build of ``path`` is running.
         """
         alpha = get_alphabet(alphabet or "protein")
         path = Path(path)
-        cls._check_target(path, overwrite)
+        made = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with _build_lock(path):
+                _remove_stale(path)
+                cls._check_target(path, overwrite)
+                db, label = cls._read(source, alpha, format, progress, check=alphabet is None)
+                db._write(path, overwrite, source=label)
+                return cls.open(path, verify=False)
+        except BaseException:
+            for directory in made:             # the folders made for it, if still empty
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+            raise
+
+    @classmethod
+    def _read(cls, source: Any, alpha: Alphabet, format: Format | None,
+              progress: bool, check: bool) -> tuple[Database, str | None]:
+        """The encoded sequences of ``source`` and the input's label (its path); ``check``:
+        refuse nucleotide input (the alphabet was not given)."""
         wrap = None
         if progress:
             from tqdm.auto import tqdm
@@ -195,10 +320,7 @@ class Database:
                                     progress=wrap)
         if not raw:
             raise InputError(f"{label or 'input'}: no sequences to build a database from")
-        db = cls._from_raw(names, raw, alpha, label, check=alphabet is None)
-        del raw
-        db._write(path, overwrite, source=label)
-        return cls.open(path, verify=False)
+        return cls._from_raw(names, raw, alpha, label, check=check), label
 
     @staticmethod
     def _check_target(path: Path, overwrite: bool) -> None:
@@ -212,8 +334,8 @@ class Database:
                                 "refusing to replace it")
 
     def _write(self, path: Path, overwrite: bool, source: str | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+        """Write into a temporary directory and rename it to ``path`` (under the lock)."""
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{_owner()}-", dir=path.parent))
         try:
             files = {}
             arrays = {"codes": self._codes, "offsets": self._offsets, "order": self._order,
@@ -235,7 +357,8 @@ class Database:
             self._check_target(path, overwrite)
             old = None
             if os.path.lexists(path):
-                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-{_owner()}-",
+                                            dir=path.parent))
                 os.replace(path, old / "db")
             try:
                 os.replace(tmp, path)
@@ -290,7 +413,7 @@ class Database:
         if not path.is_dir():
             what = "no such directory" if not path.exists() else "not a directory"
             raise DatabaseError(f"{path}: {what}; expected a warpalign database "
-                                "(build one with Database.build)")
+                                "(build one with warpalign makedb or Database.build)")
         meta_path = path / META
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))

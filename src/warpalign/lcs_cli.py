@@ -19,8 +19,8 @@ import gzip
 import io
 import os
 import sys
-import tempfile
 
+from .cli_output import output
 from .errors import InputError
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -85,18 +85,6 @@ def _first_fasta_record(data: bytes, name: str) -> bytes:
     raise InputError(f"{name}: no FASTA record")
 
 
-def _write_atomic(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".warpalign-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def run_lcs(args) -> int:
     from .cli import _inputs
     from .lcs import lcs, lcs_length
@@ -106,7 +94,8 @@ def run_lcs(args) -> int:
     b = read_sequence(args.b, args.literal)
     if args.output:
         common = lcs(a, b, backend=args.backend, threads=args.threads)
-        _write_atomic(args.output, common)
+        with output(args.output, binary=True) as fh:
+            fh.write(common)
         length = len(common)
     else:
         length = lcs_length(a, b, backend=args.backend, threads=args.threads)

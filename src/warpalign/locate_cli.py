@@ -91,8 +91,10 @@ def _locate(args) -> int:
 
 def _locate_sam(args, scoring, qnames, queries, names, records) -> int:
     from .cli import _output
-    from .formats import write_sam
+    from .formats import check_sam_names, write_sam
     from .locate import locate_encoded
+
+    check_sam_names(qnames, names)   # before the work, not after it
 
     def lines():
         for qname, q in zip(qnames, queries, strict=True):

@@ -60,6 +60,9 @@ def _pairs(args) -> int:
     if len(xs) != len(ys):
         raise ValueError(f"{args.x} has {len(xs)} records but {args.y} has {len(ys)}; "
                          f"pairs need as many records in both files")
+    if args.format == "sam":
+        from .formats import check_sam_names
+        check_sam_names(x_names, y_names)   # before the work, not after it
     result = score_encoded(xs, ys, scoring, threshold=args.threshold, mode=args.mode,
                            method=args.method, backend=args.backend, algorithm=args.algorithm,
                            names=(x_names, y_names))
