@@ -239,6 +239,10 @@ def _search(args) -> int:
     if args.format == "blast6" and args.mode != "full":
         raise ValueError("--format blast6 needs --mode full (its columns describe the "
                          "alignment)")
+    if args.database != "-" and not os.path.exists(args.database):
+        from .errors import DatabaseError
+        raise DatabaseError(f"{args.database}: no such database or FASTA/FASTQ file (build "
+                            "one with warpalign makedb)")
     queries, database = _inputs(args.queries, args.database)
     if args.evalue is not None:  # an unsupported scoring fails before the search
         check_statistics(scoring, algorithm=args.algorithm, evalue=args.evalue)
