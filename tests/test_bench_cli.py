@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 from pathlib import Path
@@ -11,7 +10,6 @@ import pytest
 
 from warpalign import cli
 from warpalign.bench import papers, report, runner
-from warpalign.bench_cli import add_bench_command
 
 DESIGN_KEYS = {"job", "scope", "backend", "method", "device", "params", "seconds", "gcups",
                "baseline", "command"}
@@ -31,14 +29,8 @@ TINY = {
 
 @pytest.fixture
 def bench(monkeypatch):
-    """``warpalign bench ARGS`` through cli.main, on TINY settings (hooked here when cli.py
-    does not register the command yet)."""
+    """``warpalign bench ARGS`` through cli.main, on TINY settings."""
     monkeypatch.setattr(runner, "QUICK", TINY)
-    parser = cli._parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    if "bench" not in sub.choices:
-        add_bench_command(sub)
-    monkeypatch.setattr(cli, "_parser", lambda: parser)
     return lambda *argv: cli.main(["bench", *argv])
 
 

@@ -18,9 +18,10 @@ from rapidfuzz.distance import LCSseq
 
 from conftest import shared_data
 from warpalign._backends.cpu import lcs as kernels
+from warpalign.cli import lcs as lcs_command
+from warpalign.cli.lcs import read_sequence
 from warpalign.errors import AlphabetError, BackendUnavailable, InputError
 from warpalign.lcs import lcs, lcs_length
-from warpalign.lcs_cli import add_lcs_command, read_sequence
 
 lcs_module = sys.modules["warpalign.lcs"]  # the package attribute is the function lcs()
 
@@ -280,7 +281,7 @@ def test_cuda_backend_not_yet_there():
 
 def _cli(argv):
     parser = argparse.ArgumentParser(prog="warpalign")
-    add_lcs_command(parser.add_subparsers(dest="command"))
+    lcs_command.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(argv)
     return args.run(args)
 

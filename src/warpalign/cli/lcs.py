@@ -1,11 +1,11 @@
 """``warpalign lcs A B``: the length of the longest common subsequence, the LCS with ``-o``.
 
-Hooked into ``cli.py`` by ``add_lcs_command(subparsers)``. Each of A and B is a file
-(``-``: standard input, for one of them), gzip-compressed or plain (detected by its magic
-bytes); when it starts with ``>`` it is FASTA and its first record's sequence is used (line
-breaks removed), otherwise the file's bytes are used verbatim (a trailing newline is a
-symbol too). A missing file is an error naming it. With ``--literal`` A and B are the
-strings themselves (their bytes; latin-1 for code points up to 255).
+Each of A and B is a file (``-``: standard input, for one of them), gzip-compressed
+or plain (detected by its magic bytes); when it starts with ``>`` it is FASTA and its first
+record's sequence is used (line breaks removed), otherwise the file's bytes are used
+verbatim (a trailing newline is a symbol too). A missing file is an error naming it. With
+``--literal`` A and B are the strings themselves (their bytes; latin-1 for code points up
+to 255).
 
 Prints the length on stdout. ``-o FILE`` writes the LCS's bytes verbatim (no header, no
 newline), the file appearing only once complete. Errors raise warpalign errors, which the
@@ -20,15 +20,16 @@ import io
 import os
 import sys
 
-from .cli_output import output
-from .errors import InputError
+from ..errors import InputError
+from .flags import inputs
+from .output import output
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def add_lcs_command(subparsers) -> argparse.ArgumentParser:
-    """Add the ``lcs`` sub-command to an ``argparse`` sub-parsers object; returns its parser."""
-    p = subparsers.add_parser(
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add ``lcs`` to the command line's subparsers; returns its parser."""
+    p = sub.add_parser(
         "lcs", help="longest common subsequence of two byte strings (files, FASTA, or "
                     "literals with --literal)",
         description="Length (stdout) and, with -o, the bytes of a longest common subsequence "
@@ -42,7 +43,7 @@ def add_lcs_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--threads", type=int, default=None,
                    help="worker threads (default: all cores)")
-    p.set_defaults(run=run_lcs)
+    p.set_defaults(run=run)
     return p
 
 
@@ -85,11 +86,10 @@ def _first_fasta_record(data: bytes, name: str) -> bytes:
     raise InputError(f"{name}: no FASTA record")
 
 
-def run_lcs(args) -> int:
-    from .cli import _inputs
-    from .lcs import lcs, lcs_length
+def run(args) -> int:
+    from ..lcs import lcs, lcs_length
     if not args.literal:
-        _inputs(args.a, args.b, literal_hint=True)  # names a missing file; stdin once
+        inputs(args.a, args.b, literal_hint=True)  # names a missing file; stdin once
     a = read_sequence(args.a, args.literal)
     b = read_sequence(args.b, args.literal)
     if args.output:

@@ -1,9 +1,9 @@
 """``warpalign bench [JOB ...]``: time each job on this machine beside the papers' numbers.
 
-Hooked into ``cli.py`` by ``add_bench_command(subparsers)``. Prints a table (job, backend,
-method, size, seconds, GCUPS, baseline) on stdout; with ``--out DIR`` (default
-``warpalign-bench``) appends DESIGN.md's JSON lines to ``DIR/<job>.jsonl`` and draws
-``DIR/<job>.png`` (GCUPS against length, the papers' published numbers beside ours).
+Prints a table (job, backend, method, size, seconds, GCUPS, baseline) on stdout; with
+``--out DIR`` (default ``warpalign-bench``) appends DESIGN.md's JSON lines to
+``DIR/<job>.jsonl`` and draws ``DIR/<job>.png`` (GCUPS against length, the papers'
+published numbers beside ours).
 The drivers are :mod:`warpalign.bench`; they need nothing outside the package.
 """
 
@@ -13,12 +13,12 @@ import argparse
 import shlex
 import sys
 
-from .bench import runner
 
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add ``bench`` to the command line's subparsers; returns its parser."""
+    from ..bench import runner
 
-def add_bench_command(subparsers) -> argparse.ArgumentParser:
-    """Add the ``bench`` sub-command to an ``argparse`` sub-parsers object; returns its parser."""
-    p = subparsers.add_parser(
+    p = sub.add_parser(
         "bench", help="benchmark the jobs on this machine (table, JSON lines, PNG plots)",
         description="Time each job (default: all of " + ", ".join(runner.JOBS) + ") on "
                     "this machine with an in-run baseline; the default runs the papers' "
@@ -31,7 +31,7 @@ def add_bench_command(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", default="warpalign-bench",
                    help="folder for <job>.jsonl and <job>.png (default: warpalign-bench)")
     p.add_argument("--no-plots", action="store_true", help="JSON lines only, no PNG")
-    p.set_defaults(run=run_bench)
+    p.set_defaults(run=run)
     return p
 
 
@@ -39,7 +39,9 @@ def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run_bench(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    from ..bench import runner
+
     jobs = runner.check_jobs(args.jobs)   # ValueError naming the jobs; main prints it
     argv = ["warpalign", "bench", *jobs, *(["--quick"] if args.quick else []),
             "--backend", args.backend, "--out", args.out]
