@@ -7,23 +7,27 @@ from __future__ import annotations
 
 import argparse
 
-from .flags import inputs, parse_scoring, scoring_flags
+from .flags import algorithm_flag, backend_flag, inputs, output_flag, parse_scoring, scoring_flags
 from .output import output
+
+FORMATS = ("text", "tsv", "json")
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``align`` to the command line's subparsers; returns its parser."""
+    from ..align import MODES
+
     p = sub.add_parser("align", help="align every sequence of A with every sequence of B")
     p.add_argument("a", metavar="A", help="queries: FASTA/FASTQ file ('-': standard input)")
     p.add_argument("b", metavar="B", help="targets: FASTA/FASTQ file ('-': standard input)")
     p.add_argument("--literal", action="store_true",
                    help="A and B are sequences typed on the command line, not files")
     scoring_flags(p)
-    p.add_argument("--mode", default="full", choices=("score", "end", "full"))
-    p.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--format", default="text", choices=("text", "tsv", "json"))
-    p.add_argument("-o", "--output", help="output file (default stdout)")
+    p.add_argument("--mode", default="full", choices=MODES)
+    algorithm_flag(p)
+    backend_flag(p)
+    p.add_argument("--format", default="text", choices=FORMATS)
+    output_flag(p)
     p.set_defaults(run=run)
     return p
 

@@ -1,8 +1,10 @@
 """The flags several subcommands share, and the helpers that read them.
 
 Scoring (``--matrix``, ``--match``/``--mismatch``, gap penalties, ``--alphabet``),
-input arguments as files, the progress bar. Heavy modules (NumPy, the scoring tables)
-load inside the helpers, so that importing the command line stays quick.
+``--backend``, ``--algorithm``, ``-o/--output``, input arguments as files, the progress
+bar. Choices come from the library's own tuples (the alphabets, the backend registry's
+backends and algorithms). Heavy modules (NumPy, the scoring tables) load inside the
+helpers, so that importing the command line stays quick.
 """
 
 from __future__ import annotations
@@ -34,11 +36,31 @@ def scoring_flags(p: argparse.ArgumentParser, default: dict | None = None) -> No
     g.add_argument("--mismatch", type=int, help="mismatch score, e.g. -1")
     g.add_argument("--gap-open", type=int, help="default: the matrix's usual value (BLOSUM62: 11)")
     g.add_argument("--gap-extend", type=int, help="default: the matrix's usual value (BLOSUM62: 1)")
-    g.add_argument("--alphabet", choices=("protein", "dna", "bytes"),
+    g.add_argument("--alphabet", choices=alphabets(),
                    help=f"dna alone scores DNA with {dna_text}; with --match/--mismatch the "
                         "default is dna, with a matrix its own. Nucleotide input (at least 10 "
                         "residues, all IUPAC nucleotide codes, 90%% A/C/G/T/U/N) under a "
                         "protein matrix is an error unless --alphabet protein is given")
+
+
+def alphabets() -> tuple[str, ...]:
+    """The alphabets' names, for ``--alphabet``: protein, dna, bytes."""
+    from ..alphabet import ALPHABETS
+    return tuple(ALPHABETS)
+
+
+def backend_flag(p: argparse.ArgumentParser) -> None:
+    from .._backends import BACKENDS
+    p.add_argument("--backend", default="auto", choices=BACKENDS)
+
+
+def algorithm_flag(p: argparse.ArgumentParser) -> None:
+    from .._backends import ALGORITHMS
+    p.add_argument("--algorithm", default="local", choices=ALGORITHMS)
+
+
+def output_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", help="output file (default stdout)")
 
 
 def parse_scoring(args, default: dict | None = None):

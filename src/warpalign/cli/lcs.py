@@ -21,7 +21,7 @@ import os
 import sys
 
 from ..errors import InputError
-from .flags import inputs
+from .flags import backend_flag, inputs
 from .output import output
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -40,7 +40,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--literal", action="store_true",
                    help="A and B are the strings typed on the command line, not files")
     p.add_argument("-o", "--output", help="write the LCS itself (raw bytes) to this file")
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    backend_flag(p)
     p.add_argument("--threads", type=int, default=None,
                    help="worker threads (default: all cores)")
     p.set_defaults(run=run)

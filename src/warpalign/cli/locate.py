@@ -14,16 +14,17 @@ from __future__ import annotations
 import argparse
 import json
 
-from .flags import inputs, parse_scoring, scoring_flags
+from .flags import backend_flag, inputs, output_flag, parse_scoring, scoring_flags
 from .output import output
 
+FORMATS = ("tsv", "json", "sam")
 #: Paper 002's scoring, used when no scoring flag is given.
 DEFAULT_SCORING = {"match": 1, "mismatch": -2, "gap_open": 5, "gap_extend": 1}
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``locate`` to the command line's subparsers; returns its parser."""
-    from ..locate import METHODS
+    from ..locate import METHODS, MODES
 
     p = sub.add_parser(
         "locate", help="best local alignments of short queries in a long reference (paper 002)",
@@ -38,15 +39,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
     scoring_flags(p, DEFAULT_SCORING)
     p.add_argument("-n", "--top", type=int, default=1,
                    help="hits per query with disjoint reference intervals (default 1)")
-    p.add_argument("--mode", default="full", choices=("score", "end", "full"),
+    p.add_argument("--mode", default="full", choices=MODES,
                    help="what to compute per hit (default full)")
     p.add_argument("--method", default="auto", choices=METHODS)
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    backend_flag(p)
     p.add_argument("--window", type=int, help="window length for --method windows")
-    p.add_argument("--format", default="tsv", choices=("tsv", "json", "sam"),
+    p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="sam: the reference records as @SQ, one line per hit (needs --mode full)")
     p.add_argument("--header", action="store_true", help="write a header line in TSV")
-    p.add_argument("-o", "--output", help="output file (default stdout)")
+    output_flag(p)
     p.set_defaults(run=run)
     return p
 

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .flags import inputs, progress_flags, show_progress
+from .flags import alphabets, inputs, progress_flags, show_progress
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -14,7 +14,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("makedb", help="encode a FASTA/FASTQ file (plain or gzip) into a database")
     p.add_argument("input", help="FASTA/FASTQ file, plain or gzip ('-': standard input)")
     p.add_argument("output", help="database directory to create")
-    p.add_argument("--alphabet", choices=("protein", "dna", "bytes"),
+    p.add_argument("--alphabet", choices=alphabets(),
                    help="alphabet stored in the database (default protein; nucleotide input "
                         "then stops with an error: give --alphabet dna, or --alphabet "
                         "protein to store it as protein)")

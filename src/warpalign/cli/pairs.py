@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import argparse
 
-from .flags import inputs, parse_scoring, scoring_flags
+from .flags import (
+    algorithm_flag,
+    backend_flag,
+    inputs,
+    output_flag,
+    parse_scoring,
+    scoring_flags,
+)
 from .output import output
 
+FORMATS = ("tsv", "sam")
 PAIR_COLUMNS = ("index", "xname", "yname", "score")
 FULL_COLUMNS = ("pident", "length", "qstart", "qend", "sstart", "send", "cigar")
 #: Paper 000's DNA scoring (Table II), used when no scoring flag is given.
@@ -21,6 +29,8 @@ DEFAULT_SCORING = {"match": 2, "mismatch": -1, "gap_open": 1, "gap_extend": 1}
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``pairs`` to the command line's subparsers; returns its parser."""
+    from ..pairs import METHODS, MODES
+
     p = sub.add_parser(
         "pairs", help="score record i of X against record i of Y (many pairs, paper 000)",
         description="Score each pair (record i of X, record i of Y). Default scoring: DNA "
@@ -31,16 +41,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
                              "standard input)")
     scoring_flags(p, DEFAULT_SCORING)
     p.add_argument("--threshold", type=int, help="write only the pairs scoring at least this")
-    p.add_argument("--mode", default="score", choices=("score", "full"),
+    p.add_argument("--mode", default="score", choices=MODES,
                    help="full: also the alignment of each written pair (default score)")
-    p.add_argument("--method", default="auto", choices=("auto", "bitsliced", "wordwise"))
-    p.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--format", default="tsv", choices=("tsv", "sam"),
+    p.add_argument("--method", default="auto", choices=METHODS)
+    algorithm_flag(p)
+    backend_flag(p)
+    p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="sam: one SAM line per written pair, Y's records as references "
                         "(needs --mode full)")
     p.add_argument("--header", action="store_true", help="write a header line")
-    p.add_argument("-o", "--output", help="output file (default stdout)")
+    output_flag(p)
     p.set_defaults(run=run)
     return p
 

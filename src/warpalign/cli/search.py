@@ -10,23 +10,36 @@ import argparse
 import contextlib
 import os
 
-from .flags import inputs, parse_scoring, progress_flags, scoring_flags, show_progress
+from .flags import (
+    algorithm_flag,
+    backend_flag,
+    inputs,
+    output_flag,
+    parse_scoring,
+    progress_flags,
+    scoring_flags,
+    show_progress,
+)
 from .output import output
+
+FORMATS = ("tsv", "json", "blast6")
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``search`` to the command line's subparsers; returns its parser."""
+    from ..search import MODES
+
     p = sub.add_parser("search", help="search queries against a database, top hits per query")
     p.add_argument("queries", help="FASTA/FASTQ file of queries ('-': standard input)")
     p.add_argument("database", help="database directory (warpalign makedb) or FASTA/FASTQ "
                                     "file ('-': standard input)")
     scoring_flags(p)
     p.add_argument("-k", "--top-k", type=int, default=10, help="hits per query (default 10)")
-    p.add_argument("--mode", default="full", choices=("score", "end", "full"),
+    p.add_argument("--mode", default="full", choices=MODES,
                    help="what to compute per reported hit (default full)")
-    p.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--format", default="tsv", choices=("tsv", "json", "blast6"),
+    algorithm_flag(p)
+    backend_flag(p)
+    p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="tsv: qseqid sseqid score pident length qstart qend sstart send "
                         "(1-based); json: one object per query per line; blast6: BLAST "
                         "-outfmt 6's twelve columns (needs --mode full)")
@@ -34,7 +47,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="keep hits with E-value <= this (Karlin-Altschul; BLOSUM/PAM "
                         "matrices with BLAST's gap pairs)")
     p.add_argument("--header", action="store_true", help="write a header line in TSV")
-    p.add_argument("-o", "--output", help="output file (default stdout)")
+    output_flag(p)
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="search on a running Dask cluster (the database path must be "
                         "readable by every worker); see docs/distributed.md")
