@@ -459,3 +459,30 @@ def test_mmseqs_example_database(tmp_path):
     db = Database.build(BIG_DB, tmp_path / "big.wa")
     assert len(db) == 20_000 and db.residues == 9_055_569
     assert len(Database.open(tmp_path / "big.wa")) == 20_000
+
+
+def test_an_unchanged_database_opens_without_rereading_a_changed_one_is_verified(tmp_path):
+    """Database.open skips the checksums of files verified before and unchanged since
+    (size, modification time, inode), verifies again after any change, and verify=True
+    always reads everything."""
+    src = tmp_path / "p.fasta"
+    src.write_text(">a\nMKVLAWHEAGAWGHEE\n>b\nPAWHEAEMKV\n")
+    path = tmp_path / "p.wa"
+    Database.build(src, path)
+    codes = path / "codes.npy"
+    stat = codes.stat()
+    raw = bytearray(codes.read_bytes())
+    raw[-1] ^= 1                                     # a flipped residue, same size
+    codes.write_bytes(bytes(raw))
+    with pytest.raises(DatabaseError, match="checksum mismatch"):
+        Database.open(path)                          # its modification time changed
+    # the same flip with the old modification time put back: not reread by default ...
+    os.utime(codes, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    Database.open(path)
+    with pytest.raises(DatabaseError, match="checksum mismatch"):
+        Database.open(path, verify=True)             # ... but always with verify=True
+    raw[-1] ^= 1
+    codes.write_bytes(bytes(raw))                    # repaired: verified, then remembered
+    assert len(Database.open(path)) == 2
+    os.utime(codes, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert len(Database.open(path)) == 2             # touched: verified again, fine

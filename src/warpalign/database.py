@@ -298,7 +298,12 @@ class Database:
                 cls._check_target(path, overwrite)
                 db, label = cls._read(source, alpha, format, progress, check=alphabet is None)
                 db._write(path, overwrite, source=label)
-                return cls.open(path, verify=False)
+                db = cls.open(path, verify=False)
+                # checksummed as written: the first open need not read it all again
+                from . import verified
+                sums = {name: info["blake2b"] for name, info in db.meta["files"].items()}
+                verified.remember(path, sums, verified.stamps(sums, path))
+                return db
         except BaseException:
             for directory in made:             # the folders made for it, if still empty
                 with contextlib.suppress(OSError):
@@ -397,13 +402,15 @@ class Database:
         }
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, verify: bool = True) -> Database:
+    def open(cls, path: str | os.PathLike, *, verify: bool | None = None) -> Database:
         """Open a database built by :meth:`build`; arrays are memory-mapped (read-only).
 
         Args:
             path: the database directory.
-            verify: also check every file's BLAKE2b checksum and the arrays' consistency
-                (reads every byte once); sizes are always checked.
+            verify: True: check every file's BLAKE2b checksum and the arrays' consistency
+                (reads every byte once); False: sizes only. None (default): as True,
+                unless these very files passed that check before and none has changed
+                since (same size, modification time, inode; :mod:`warpalign.verified`).
 
         Raises:
             DatabaseError: missing directory or file, truncated file, checksum mismatch,
@@ -433,6 +440,12 @@ class Database:
             alpha = cls._meta_alphabet(meta["alphabet"])
         except (KeyError, TypeError, ValueError) as exc:
             raise DatabaseError(f"{meta_path}: malformed ({exc!r} missing or invalid)") from None
+        from . import verified
+        sums = ({name: info.get("blake2b") for name, info in files.items()
+                 if isinstance(info, dict)} if isinstance(files, dict) else {})
+        if verify is None:
+            verify = not verified.unchanged(path, sums)
+        before = verified.stamps(sums, path) if verify else None
         arrays = {}
         for key in ARRAYS:
             file = path / f"{key}.npy"
@@ -457,6 +470,8 @@ class Database:
                                     f"found {array.dtype} of shape {array.shape}")
             arrays[key] = array.view(np.ndarray)
         cls._check_arrays(path, arrays, n, meta, full=verify)
+        if before is not None:
+            verified.remember(path, sums, before)
         return cls(arrays["codes"], arrays["offsets"], arrays["order"], arrays["names"],
                    arrays["name_offsets"], alpha, path=path, meta=meta)
 
