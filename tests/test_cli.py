@@ -335,3 +335,22 @@ def test_nuc44_with_gaps_runs(files, capsys, tmp_path):
     code, out, _ = run_cli(capsys, "pairs", x, x, "--matrix", "NUC.4.4", "--gap-open", "10",
                            "--gap-extend", "1")
     assert code == 0 and out.split() == ["0", "a", "a", "40", "1", "b", "b", "30"]
+
+
+def test_search_verify_rereads_an_unchanged_looking_database(tmp_path, capsys):
+    """`search --verify` checks every checksum even when the files' stamps say the
+    database was verified before (a byte flipped with its modification time put back)."""
+    fasta = tmp_path / "t.fasta"
+    fasta.write_text(">a\nMKVLAWHEAGAWGHEE\n>b\nPAWHEAEMKVLLA\n")
+    q = tmp_path / "q.fasta"
+    q.write_text(">q\nHEAGAWGHEE\n")
+    assert run_cli(capsys, "makedb", fasta, tmp_path / "db.wa")[0] == 0
+    codes = tmp_path / "db.wa" / "codes.npy"
+    st = codes.stat()
+    raw = bytearray(codes.read_bytes())
+    raw[-1] ^= 1
+    codes.write_bytes(bytes(raw))
+    os.utime(codes, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert run_cli(capsys, "search", q, tmp_path / "db.wa")[0] == 0   # stamps unchanged
+    code, _out, err = run_cli(capsys, "search", q, tmp_path / "db.wa", "--verify")
+    assert code == 1 and "checksum mismatch" in err

@@ -112,15 +112,16 @@ def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method):
     return (engine.scan(q, handle, scoring, algorithm=algorithm, ends=ends) for q in codes)
 
 
-def as_database(database: Any, scoring: Scoring) -> Database:
+def as_database(database: Any, scoring: Scoring, *, verify: bool | None = None) -> Database:
     """``database`` as :func:`search` takes it; a str, bytes or PathLike is always a path
-    (a database directory or a FASTA/FASTQ file), never a sequence."""
+    (a database directory or a FASTA/FASTQ file), never a sequence. ``verify``: as
+    :meth:`Database.open` (None: the checksums once, until a file changes)."""
     if isinstance(database, Database):
         return database
     if isinstance(database, (str, bytes, os.PathLike)):
         path = os.fsdecode(database)
         if os.path.isdir(path):
-            return Database.open(path)
+            return Database.open(path, verify=verify)
         if not os.path.exists(path):
             raise DatabaseError(f"{path}: no such database or file; expected a database "
                                 "directory (Database.build) or a FASTA/FASTQ file")

@@ -47,6 +47,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="keep hits with E-value <= this (Karlin-Altschul; BLOSUM/PAM "
                         "matrices with BLAST's gap pairs)")
     p.add_argument("--header", action="store_true", help="write a header line in TSV")
+    p.add_argument("--verify", action="store_true",
+                   help="check every database file's checksum now (by default a database "
+                        "is checked on its first open and again whenever a file changes: "
+                        "size, modification time or inode)")
     output_flag(p)
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="search on a running Dask cluster (the database path must be "
@@ -82,7 +86,7 @@ def run(args) -> int:
                                      top_k=args.top_k, mode=args.mode,
                                      algorithm=args.algorithm, backend=args.backend)
     else:
-        db = as_database(database, scoring)
+        db = as_database(database, scoring, verify=True if args.verify else None)
         _same_alphabet(args, db, scoring)
         results = search(queries, db, scoring, top_k=args.top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
