@@ -46,6 +46,7 @@ import numpy as np
 
 from _common import SHARED_DATA, cpu_name, timed, usable_cores
 from warpalign._backends.cpu.scan import score_end_method
+from warpalign.bench.drivers import cut_query
 from warpalign.errors import BackendUnavailable
 from warpalign.locate import (
     default_window,
@@ -170,10 +171,7 @@ def main(argv=None) -> int:
     for m in (int(x) for x in args.queries.split(",")):
         for n in sizes:
             ref = ref_all[:n]
-            start = int(rng.integers(0, max(1, n - m)))
-            q = ref[start:start + m].copy()
-            flip = rng.random(len(q)) < 0.05
-            q[flip] = (q[flip] + 1) % 4
+            q = cut_query(ref, m, rng)
             span = span_bound(q, scoring)
             window = args.window or default_window(span, n)
             first = None

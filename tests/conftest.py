@@ -16,6 +16,13 @@ SHARED_DATA = Path(os.environ.get("WARPALIGN_SHARED_DATA",
                                   Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _verified_cache(tmp_path_factory):
+    """Database.open's records of verified files go to a folder of the test session's
+    (and so do the CLI's, run in subprocesses), not the user's cache."""
+    os.environ["WARPALIGN_CACHE"] = str(tmp_path_factory.mktemp("warpalign-cache"))
+
+
 def shared_data(relative: str) -> Path:
     """A file of ../shared/data, or skip when this checkout has none beside it."""
     path = SHARED_DATA / relative

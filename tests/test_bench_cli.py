@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-from warpalign import benchmarks, cli
-from warpalign.bench_cli import add_bench_command
+from warpalign import cli
+from warpalign.bench import papers, report, runner
 
 DESIGN_KEYS = {"job", "scope", "backend", "method", "device", "params", "seconds", "gcups",
                "baseline", "command"}
@@ -30,14 +29,8 @@ TINY = {
 
 @pytest.fixture
 def bench(monkeypatch):
-    """``warpalign bench ARGS`` through cli.main, on TINY settings (hooked here when cli.py
-    does not register the command yet)."""
-    monkeypatch.setattr(benchmarks, "QUICK", TINY)
-    parser = cli._parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    if "bench" not in sub.choices:
-        add_bench_command(sub)
-    monkeypatch.setattr(cli, "_parser", lambda: parser)
+    """``warpalign bench ARGS`` through cli.main, on TINY settings."""
+    monkeypatch.setattr(runner, "QUICK", TINY)
     return lambda *argv: cli.main(["bench", *argv])
 
 
@@ -74,7 +67,7 @@ def test_bad_job_name(bench, tmp_path, capsys):
     assert bench("serach", "--quick", "--out", str(tmp_path)) != 0
     err = capsys.readouterr().err
     assert "invalid job: 'serach'" in err
-    for job in benchmarks.JOBS:
+    for job in runner.JOBS:
         assert job in err
     assert "Traceback" not in err
     assert not list(tmp_path.iterdir())
@@ -82,31 +75,31 @@ def test_bad_job_name(bench, tmp_path, capsys):
 
 def test_full_settings_are_the_papers():
     # paper 000 Tables IV/V: 32K pairs, m = 128, n = 1,024 ... 65,536
-    full = benchmarks.settings("pairs", quick=False, backend="cuda")
+    full = runner.settings("pairs", quick=False, backend="cuda")
     assert (full["pairs"], full["m"], full["n"][0], full["n"][-1]) == (32768, 128, 1024, 65536)
-    assert benchmarks.settings("pairs", quick=False, backend="cpu")["pairs"] == 2048
+    assert runner.settings("pairs", quick=False, backend="cpu")["pairs"] == 2048
     # paper 002 Fig. 5: references up to 33 M (2^25) on the GPU
-    assert benchmarks.settings("locate", quick=False, backend="cuda")["max_size"] == 1 << 25
+    assert runner.settings("locate", quick=False, backend="cuda")["max_size"] == 1 << 25
 
 
 def test_published_numbers():
     # pinned to the papers' tables (../shared/papers): 000 Table V, 003 Table III
-    pairs = {(r["x"], r["series"]): r["gcups"] for r in benchmarks.published("pairs")}
+    pairs = {(r["x"], r["series"]): r["gcups"] for r in papers.published("pairs")}
     assert pairs[(2048, "paper 000 Table V, GTX TITAN X")] == 2022.85
-    search = benchmarks.published("search")
+    search = papers.published("search")
     assert (search[-1]["x"], search[-1]["gcups"]) == (567, 12.71)
     # paper 001 Table 1, 5M x 1M in 335.10 s
-    assert benchmarks.published("lcs")[0]["gcups"] == pytest.approx(5e12 / 335.10 / 1e9)
+    assert papers.published("lcs")[0]["gcups"] == pytest.approx(5e12 / 335.10 / 1e9)
 
 
 @pytest.mark.skipif(not RESULTS.is_dir(), reason="bench/results not in this checkout")
 def test_report_reads_only_measured_lines():
-    text = benchmarks.report([RESULTS])
+    text = report.report([RESULTS])
     for title in ("Paper 000", "Paper 001", "Paper 002", "Paper 003", "Paper 004"):
         assert f"## {title}" in text
     assert "not measured yet" in text
     # every device and command the report cites is in a results file
-    measured = benchmarks.load_results([RESULTS])
+    measured = report.load_results([RESULTS])
     commands = {r["command"] for r in measured}
     cited = [line for line in text.splitlines() if line.startswith("- ") and "` — `" in line]
     assert cited

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -102,14 +105,68 @@ def test_errors_are_one_line_with_nonzero_exit(files, capsys, argv, needle):
 
 
 def test_align_text_and_tsv(capsys):
-    code, out, _ = run_cli(capsys, "align", "ATGCTCATAGA", "ATGCCTCACTGA", "--match", "5",
-                           "--mismatch", "-3", "--gap-open", "8", "--gap-extend", "1")
+    code, out, _ = run_cli(capsys, "align", "--literal", "ATGCTCATAGA", "ATGCCTCACTGA",
+                           "--match", "5", "--mismatch", "-3", "--gap-open", "8",
+                           "--gap-extend", "1")
     assert code == 0
     assert "score 31" in out  # paper 004, Fig. 3
-    code, out, _ = run_cli(capsys, "align", "TACTG", "GAACTGA", "--match", "2", "--mismatch",
-                           "-1", "--gap-open", "1", "--gap-extend", "1", "--format", "tsv")
+    code, out, _ = run_cli(capsys, "align", "--literal", "TACTG", "GAACTGA", "--match", "2",
+                           "--mismatch", "-1", "--gap-open", "1", "--gap-extend", "1",
+                           "--format", "tsv")
     assert code == 0
     assert out.splitlines()[1].split("\t")[2] == "8"  # paper 000, Table II
+
+
+@pytest.mark.parametrize("argv, missing", [
+    (["lcs", "nope.txt", "ACGT"], "nope.txt"),
+    (["lcs", "{q}", "ACGT"], "ACGT"),
+    (["align", "ACGTACGT", "{q}"], "ACGTACGT"),
+    (["align", "{q}", "nope.fa"], "nope.fa"),
+    (["locate", "ACGTACGT", "{q}"], "ACGTACGT"),
+    (["locate", "--literal", "ACGTACGT", "ref"], "ref"),
+    (["pairs", "{q}", "ys"], "ys"),
+    (["search", "queries", "{t}"], "queries"),
+    (["search", "{q}", "mydb"], "mydb"),
+    (["makedb", "input", "{tmp}/x.wa"], "input"),
+])
+def test_missing_file_is_an_error_never_a_sequence(files, capsys, monkeypatch, argv, missing):
+    tmp, q, t = files
+    monkeypatch.chdir(tmp)
+    code, out, err = run_cli(capsys, *[a.format(q=q, t=t, tmp=tmp) for a in argv])
+    assert code == 1 and out == ""
+    assert err.startswith(f"warpalign {argv[0]}: error: {missing}: no such ")
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_literal_flag_is_in_help(capsys):
+    for command in ("align", "lcs", "locate"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "--literal" in capsys.readouterr().out
+
+
+def _stdin(monkeypatch, text):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+
+
+def test_dash_reads_standard_input(files, capsys, monkeypatch):
+    _tmp, q, t = files
+    _stdin(monkeypatch, QUERIES)
+    code, from_stdin, err = run_cli(capsys, "search", "-", t, "-k", "2")
+    assert code == 0, err
+    assert from_stdin == run_cli(capsys, "search", q, t, "-k", "2")[1]
+    _stdin(monkeypatch, ">x\nTACTG\n")
+    code, out, err = run_cli(capsys, "align", "-", q, "--format", "tsv")
+    assert code == 0 and out.splitlines()[1].startswith("x\tq1\t"), err
+    _stdin(monkeypatch, "BCAEDAC")
+    (_tmp / "b.txt").write_text("EABEDCBAAC")
+    assert run_cli(capsys, "lcs", "-", _tmp / "b.txt")[:2] == (0, "5\n")
+
+
+@pytest.mark.parametrize("command", ["align", "pairs", "search", "lcs", "locate"])
+def test_standard_input_is_read_once(capsys, command):
+    code, _out, err = run_cli(capsys, command, "-", "-")
+    assert code == 1 and "standard input ('-') can be read only once" in err
 
 
 def _cli(*argv, **kw):
@@ -132,3 +189,168 @@ def test_head_exits_quietly_and_no_progress_when_piped(tmp_path):
 def test_usage_error_exit_code():
     proc = _cli("search")
     assert proc.returncode == 2 and "usage" in proc.stderr
+
+
+DNA_A, DNA_B = ">a\nACGTACGTTAGCATGCAATG\n", ">b\nACGTTCGTTAGCATGAATG\n"
+
+
+@pytest.fixture
+def dna(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.fa").write_text(DNA_A)
+    (tmp_path / "b.fa").write_text(DNA_B)
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv", [["align", "a.fa", "b.fa"], ["search", "b.fa", "a.fa"],
+                                  ["pairs", "a.fa", "b.fa", "--matrix", "BLOSUM62"],
+                                  ["locate", "a.fa", "b.fa", "--matrix", "BLOSUM62"]])
+def test_dna_is_never_scored_as_protein(dna, capsys, argv):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 1 and out == ""
+    assert "a.fa" in err and "nucleotide sequences" in err and "(BLOSUM62)" in err
+    assert "--match/--mismatch" in err and "or --alphabet protein to score them as protein" in err
+    dna_fix = "a DNA --matrix (NUC.4.4)" if "--matrix" in argv else "give --alphabet dna"
+    assert dna_fix in err
+    assert err.count("\n") == 1
+    code, out, err = run_cli(capsys, *argv, "--alphabet", "protein")   # asked for: protein
+    assert code == 0 and out, err
+
+
+def test_alphabet_dna_alone_scores_dna_with_stated_defaults(dna, capsys):
+    code, out, err = run_cli(capsys, "align", "a.fa", "b.fa", "--alphabet", "dna",
+                             "--format", "tsv")
+    explicit = run_cli(capsys, "align", "a.fa", "b.fa", "--match", "2", "--mismatch", "-3",
+                       "--gap-open", "7", "--gap-extend", "2", "--format", "tsv")[1]
+    assert code == 0 and out == explicit, err
+    assert "match 2, mismatch -3, gap open 7, extend 2" in " ".join(
+        _cli("align", "--help").stdout.split())
+
+
+def test_makedb_alphabet_is_chosen_and_stored(dna, capsys):
+    code, _, err = run_cli(capsys, "makedb", "a.fa", "db.wa")
+    assert code == 1 and not (dna / "db.wa").exists()
+    assert "a.fa: nucleotide sequences" in err and "give --alphabet dna" in err
+    for alphabet in ("dna", "protein", "bytes"):
+        code, _, err = run_cli(capsys, "makedb", "a.fa", f"{alphabet}.wa", "--alphabet", alphabet)
+        assert code == 0, err
+        meta = json.loads((dna / f"{alphabet}.wa" / "meta.json").read_text())
+        assert meta["alphabet"]["name"] == alphabet
+    code, _, err = run_cli(capsys, "search", "b.fa", "dna.wa")
+    assert code == 1 and "dna.wa: a dna database" in err and "give --alphabet dna" in err
+    code, out, err = run_cli(capsys, "search", "b.fa", "dna.wa", "--alphabet", "dna")
+    assert code == 0 and out.startswith("b\ta\t"), err
+
+
+def test_alphabet_bytes_needs_match_mismatch(dna, capsys):
+    code, _, err = run_cli(capsys, "align", "a.fa", "b.fa", "--alphabet", "bytes")
+    assert code == 1 and "--alphabet bytes needs --match and --mismatch" in err
+    code, out, err = run_cli(capsys, "pairs", "a.fa", "b.fa", "--alphabet", "bytes")
+    assert code == 0 and out.split("\t")[:3] == ["0", "a", "b"], err   # pairs: DNA defaults
+
+
+def _interrupt(tmp_path, delay, *argv):
+    """Run ``python -X importtime -m warpalign ARGV``; once it has imported its first
+    module below the package (``warpalign.cli`` and what it loads: the console entry
+    ``run()`` holds the interrupt from then on; before it only the interpreter and the
+    package's few lines ran), wait ``delay`` s and send SIGINT."""
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "warpalign",
+                             *map(str, argv)], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "warpalign." in line:
+            break
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    err = [line for line in ("".join(seen) + err).splitlines()
+           if not line.startswith("import time:")]
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("delay", [0.01, 0.05, 0.2, 0.6])
+def test_ctrl_c_at_any_moment_exits_130_quietly(files, delay):
+    """Ctrl-C while NumPy and Numba load (the first second) printed a traceback; at any
+    moment it is status 130 and one line."""
+    tmp, q, t = files
+    code, _out, err = _interrupt(tmp, delay, "search", q, t, "--no-progress")
+    assert (code, err) == (130, ["warpalign: interrupted"])
+
+
+def test_makedb_existing_output_says_force(files, capsys):
+    tmp, q, _t = files
+    assert run_cli(capsys, "makedb", q, tmp / "q.wa")[0] == 0
+    code, _out, err = run_cli(capsys, "makedb", q, tmp / "q.wa")
+    assert code == 1 and "already exists; pass --force to replace it" in err
+    assert "overwrite" not in err
+    assert run_cli(capsys, "makedb", q, tmp / "q.wa", "--force")[0] == 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "{q}", "{t}"], ["align", "MKV", "MKV"], ["lcs", "ABC", "ABD"],
+    ["pairs", "{q}", "{q}", "--match", "1", "--mismatch", "-1", "--gap-open", "1",
+     "--gap-extend", "1", "--alphabet", "protein"],
+    ["locate", "{q}", "{t}", "--matrix", "BLOSUM62"]])
+def test_output_into_a_missing_directory(files, capsys, argv):
+    tmp, q, t = files
+    target = tmp / "nowhere" / "out.txt"
+    code, out, err = run_cli(capsys, *[a.format(q=q, t=t) for a in argv], "-o", target)
+    assert code == 1 and out == ""
+    assert err.endswith(f"error: cannot write {target}: no such directory\n")
+    assert ".warpalign-" not in err and not target.parent.exists()
+
+
+def test_output_onto_a_directory_names_it(files, capsys):
+    tmp, q, t = files
+    (tmp / "adir").mkdir()
+    code, _out, err = run_cli(capsys, "search", q, t, "-o", tmp / "adir")
+    assert code == 1 and err.endswith(f"cannot write {tmp / 'adir'}: is a directory\n")
+    assert not [p for p in os.listdir(tmp) if p.startswith(".warpalign-")]
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["pairs", "{q}", "{q}", "--matrix", "NUC.4.4"],
+     "--matrix NUC.4.4 has no default gap penalties (the matrices with defaults: BLOSUM62, "),
+    (["search", "{q}", "{t}", "--matrix", "PAM250", "--gap-open", "10"],
+     "--gap-extend is missing; add --gap-extend (a gap of length k costs"),
+    (["locate", "{q}", "{t}", "--matrix", "NUC.4.4", "--gap-extend", "2"],
+     "--gap-open is missing; add --gap-open"),
+    (["search", "{q}", "{t}", "--format", "blast6", "--mode", "score"],
+     "--format blast6 needs --mode full"),
+    (["search", "{q}", "{tmp}/no.wa", "--workers", "1"], "build one with warpalign makedb"),
+])
+def test_errors_name_the_flags_to_use(files, capsys, argv, needle):
+    """Messages speak the command line's language: flags, not keyword arguments."""
+    tmp, q, t = files
+    code, _out, err = run_cli(capsys, *[a.format(q=q, t=t, tmp=tmp) for a in argv])
+    assert code == 1 and needle in err
+    assert not any(word in err for word in ("gap_open=", "gap_extend=", "mode=", "overwrite="))
+
+
+def test_nuc44_with_gaps_runs(files, capsys, tmp_path):
+    x = tmp_path / "x.fa"
+    x.write_text(">a\nACGTACGT\n>b\nACGGTT\n")
+    code, out, _ = run_cli(capsys, "pairs", x, x, "--matrix", "NUC.4.4", "--gap-open", "10",
+                           "--gap-extend", "1")
+    assert code == 0 and out.split() == ["0", "a", "a", "40", "1", "b", "b", "30"]
+
+
+def test_search_verify_rereads_an_unchanged_looking_database(tmp_path, capsys):
+    """`search --verify` checks every checksum even when the files' stamps say the
+    database was verified before (a byte flipped with its modification time put back)."""
+    fasta = tmp_path / "t.fasta"
+    fasta.write_text(">a\nMKVLAWHEAGAWGHEE\n>b\nPAWHEAEMKVLLA\n")
+    q = tmp_path / "q.fasta"
+    q.write_text(">q\nHEAGAWGHEE\n")
+    assert run_cli(capsys, "makedb", fasta, tmp_path / "db.wa")[0] == 0
+    codes = tmp_path / "db.wa" / "codes.npy"
+    st = codes.stat()
+    raw = bytearray(codes.read_bytes())
+    raw[-1] ^= 1
+    codes.write_bytes(bytes(raw))
+    os.utime(codes, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert run_cli(capsys, "search", q, tmp_path / "db.wa")[0] == 0   # stamps unchanged
+    code, _out, err = run_cli(capsys, "search", q, tmp_path / "db.wa", "--verify")
+    assert code == 1 and "checksum mismatch" in err

@@ -68,12 +68,11 @@ def same_as_cpu(q, ref, s, top=1, mode="full", **kw):
                          ids=["002", "004", "linear", "blosum62"])
 @pytest.mark.parametrize("m", [1, 7, 64, 65, 128, 200, 256, 257, 511, 512, 513, 700, 1100])
 @pytest.mark.parametrize("packed", [True, False], ids=["packed", "reference"])
-def test_window_scores_equal_score_end(gpu, s, m, packed, monkeypatch):
+def test_window_scores_equal_score_end(gpu, s, m, packed):
     """Every window's 16-bit score equals the exact DP of that window: one band and
     several (m > 512), rows per lane 8 and 16, windows of length 0 and 1, overlapping
     windows, an odd number of windows (an item with one window); one band reads the packed
     columns (win_ypack) or the reference itself."""
-    monkeypatch.setattr(gpu, "PACKED_COLUMNS", packed)
     rng = np.random.default_rng(m)
     alpha = 20 if s is BLOSUM62 else 4
     ref = rng.integers(0, alpha, 20_000).astype(np.uint8)
@@ -91,7 +90,8 @@ def test_window_scores_equal_score_end(gpu, s, m, packed, monkeypatch):
     lo = np.array([rng.integers(0, len(records[r]) - min(n, len(records[r])) + 1)
                    for r, n in zip(rec, length)])
     length = np.minimum(length, [len(records[r]) - x for r, x in zip(rec, lo)])
-    scores, flagged, _ = gpu.window_scores(dev, q, s, dev.starts[rec] + lo, length)
+    scores, flagged, _ = gpu.window_scores(dev, q, s, dev.starts[rec] + lo, length,
+                                           packed_columns=packed)
     assert len(flagged) == 0
     for k in range(len(rec)):
         t = records[rec[k]][lo[k]:lo[k] + length[k]]

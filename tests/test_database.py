@@ -6,6 +6,9 @@ import gzip
 import itertools
 import json
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +20,7 @@ from warpalign._backends import TargetSet
 from warpalign.alphabet import DNA, PROTEIN
 from warpalign.data import example_database_path, example_queries_path
 from warpalign.database import BUCKET_BOUNDARIES, FORMAT_VERSION, Database
-from warpalign.errors import AlphabetError, DatabaseError, InputError
+from warpalign.errors import AlphabetError, AlphabetMismatch, DatabaseError, InputError
 from warpalign.io import load_sequences, read_sequences
 
 AMINO = np.frombuffer(b"ARNDCQEGHILKMFPSTWYVBZX", dtype=np.uint8)
@@ -126,6 +129,24 @@ def test_from_sequences_in_memory():
         Database.from_sequences({"a": "MK", "b": "M1"})
 
 
+def test_nucleotide_input_needs_an_alphabet(tmp_path):
+    dna = tmp_path / "dna.fa"
+    dna.write_text(">c1\nACGTACGTTAGC\n>c2\nacgtnnacgtRY\n")
+    with pytest.raises(AlphabetMismatch, match=r"dna.fa: nucleotide sequences .*"
+                                                r"alphabet='dna'") as info:
+        Database.build(dna, tmp_path / "db.wa")
+    assert isinstance(info.value, AlphabetError) and not (tmp_path / "db.wa").exists()
+    with pytest.raises(AlphabetMismatch, match="input: nucleotide"):
+        Database.from_sequences(["ACGTACGTAC"])
+    for alphabet, symbols in (("dna", DNA.symbols), ("protein", PROTEIN.symbols),
+                              ("bytes", "")):
+        Database.build(dna, tmp_path / f"{alphabet}.wa", alphabet=alphabet)
+        meta = json.loads((tmp_path / f"{alphabet}.wa" / "meta.json").read_text())
+        assert meta["alphabet"] == {"name": alphabet, "symbols": symbols}
+        assert Database.open(tmp_path / f"{alphabet}.wa").alphabet.name == alphabet
+    assert len(Database.from_sequences(["ACGT", "GGA"])) == 2   # 7 residues: undecided
+
+
 def test_bytes_alphabet_keeps_every_byte():
     raw = bytes(range(256))
     db = Database.from_sequences([raw, b"\x00"], alphabet="bytes")
@@ -148,13 +169,13 @@ def test_chunks_cover_everything_once(built):
 
 
 def test_huge_sequence_gets_its_own_chunk():
-    db = Database.from_sequences(["", "", "A", "AA", "A" * 1000])
+    db = Database.from_sequences(["", "", "W", "WW", "W" * 1000])
     assert list(db.chunks(3)) == [(0, 4), (4, 5)]
     assert db.buckets == [(64, 0, 4), (1024, 4, 5)]
 
 
 def test_bucket_slices_with_other_bounds():
-    db = Database.from_sequences(["A" * n for n in (1, 10, 10, 11, 300)])
+    db = Database.from_sequences(["W" * n for n in (1, 10, 10, 11, 300)])
     assert db.bucket_slices([10, 100]) == [(10, 0, 3), (100, 3, 4), (300, 4, 5)]
 
 
@@ -281,6 +302,143 @@ def test_overwrite(tmp_path):
     assert (other / "thesis.tex").exists()
 
 
+# --- killed and racing builds ---------------------------------------------------------
+
+def _stale_name(host=None, boot=None, pid=None, start=None, kind="tmp", token="zz9"):
+    from warpalign.database import _host_and_boot, _start_time
+    my_host, my_boot = _host_and_boot()
+    pid = os.getpid() if pid is None else pid
+    start = (_start_time(pid) or 0) if start is None else start
+    return f".db.wa.{kind}-{host or my_host}-{boot or my_boot}-{pid}-{start}-{token}"
+
+
+def _dead_pid():
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_next_build_removes_what_dead_builds_left_and_keeps_the_rest(tmp_path):
+    from warpalign.database import _start_time
+    me = os.getpid()
+    dead = {_stale_name(pid=_dead_pid()), _stale_name(pid=_dead_pid(), kind="old"),
+            _stale_name(boot="0badb007")}                    # an earlier boot of this host
+    if _start_time(me) is not None:
+        dead.add(_stale_name(start=_start_time(me) + 1))     # this pid, reused
+    alive = {_stale_name(token="other"),                    # a live build (this process)
+             _stale_name(host="0a0b0c0d", pid=_dead_pid()),  # another host: cannot tell
+             ".db.wa.tmp-k2j3h4g5", ".db.wa.old-x8y7",        # nobody named: cannot tell
+             _stale_name(pid=_dead_pid()).replace("db.wa", "db2.wa")}   # another target
+    for name in dead | alive:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "codes.npy").write_bytes(b"x" * 1000)
+    Database.build(["MKV", "WW"], tmp_path / "db.wa")
+    assert {p.name for p in tmp_path.iterdir()} == alive | {"db.wa"}
+
+
+_KILL_DURING = """
+import os, signal, sys
+import warpalign.database as database
+from warpalign.database import Database
+step, calls = sys.argv[3], []
+real = getattr(database, step) if step != "replace" else os.replace
+def die(*args):
+    calls.append(1)
+    if step == "_blake2b" or len(calls) == 2:   # replace: between the two renames
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*args)
+if step == "replace":
+    database.os.replace = die
+else:
+    setattr(database, step, die)
+Database.build(sys.argv[1], sys.argv[2], overwrite=True)
+"""
+
+
+@pytest.mark.parametrize("step", ["_blake2b", "replace"])
+def test_build_killed_by_sigkill_is_cleaned_up_by_the_next(tmp_path, step):
+    """SIGKILL while writing (a temporary directory left behind), or between moving the
+    old database aside and moving the new one in (the target gone, the old database in
+    ``.db.wa.old-*/db``): the next build removes what the killed one left."""
+    (tmp_path / "in.fa").write_text(">a\nMKVLA\n>b\nWW\n")
+    path = tmp_path / "db.wa"
+    Database.build(["MKV"], path)
+    run = subprocess.run([sys.executable, "-c", _KILL_DURING, str(tmp_path / "in.fa"),
+                          str(path), step], check=False, capture_output=True, timeout=120)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    left = sorted(p.name for p in tmp_path.iterdir())
+    if step == "_blake2b":
+        assert [n.split("-")[0] for n in left] == [".db.wa.lock", ".db.wa.tmp", "db.wa",
+                                                  "in.fa"]
+        assert len(Database.open(path)) == 1
+        with pytest.raises(DatabaseError, match="already exists"):
+            Database.build(["WW"], path)
+    else:
+        assert [n.split("-")[0] for n in left] == [".db.wa.lock", ".db.wa.old", ".db.wa.tmp",
+                                                  "in.fa"]
+        Database.build(["WW"], path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db.wa", "in.fa"]
+    Database.build(tmp_path / "in.fa", path, overwrite=True)
+    assert Database.open(path).names == ["a", "b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db.wa", "in.fa"]
+
+
+def test_racing_builds_of_one_path_one_wins_the_other_fails_cleanly(tmp_path, monkeypatch):
+    import threading
+
+    from warpalign import database
+    path = tmp_path / "db.wa"
+    Database.build(["MKV"], path)
+    inside, release, real = threading.Event(), threading.Event(), database.collect
+
+    def slow_collect(*args, **kwargs):
+        if threading.current_thread().name == "first":
+            inside.set()
+            release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(database, "collect", slow_collect)
+    result = {}
+    first = threading.Thread(name="first", target=lambda: result.update(
+        db=Database.build(["WW", "A"], path, overwrite=True)))
+    first.start()
+    try:
+        assert inside.wait(60)
+        with pytest.raises(DatabaseError, match=r"db\.wa: another build is writing it right "
+                                                r"now; try again once it has finished"):
+            Database.build(["MKVW"], path, overwrite=True)
+        assert Database.open(path).names == ["seq0"]            # untouched so far
+    finally:
+        release.set()
+        first.join(60)
+    assert len(result["db"]) == 2 and len(Database.open(path)) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db.wa"]
+    Database.build(["MKVW"], path, overwrite=True)               # the lock is free again
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["db.wa"]
+
+
+def test_racing_makedb_force_processes(tmp_path):
+    """Processes racing ``makedb --force``: each ends whole or with the clean error; the
+    database that is left opens and verifies; no directory or lock is left behind."""
+    from warpalign.data import example_database_path
+    path = tmp_path / "db.wa"
+    for _ in range(2):
+        procs = [subprocess.Popen([sys.executable, "-m", "warpalign", "makedb",
+                                   str(example_database_path()), str(path), "--force"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(3)]
+        ends = [(p.wait(120), p.stderr.read()) for p in procs]
+        for p in procs:
+            p.stderr.close()
+            p.stdout.close()
+        assert any(code == 0 for code, _ in ends), ends
+        for code, err in ends:
+            assert code == 0 or (code == 1 and "another build is writing it" in err), err
+            assert "Traceback" not in err
+        assert len(Database.open(path)) == 2000
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["db.wa"]
+
+
 def test_progress_bar(tmp_path, capsys):
     Database.build(example_queries_path(), tmp_path / "q.wa", progress=True)
     assert "reading" in capsys.readouterr().err
@@ -301,3 +459,30 @@ def test_mmseqs_example_database(tmp_path):
     db = Database.build(BIG_DB, tmp_path / "big.wa")
     assert len(db) == 20_000 and db.residues == 9_055_569
     assert len(Database.open(tmp_path / "big.wa")) == 20_000
+
+
+def test_an_unchanged_database_opens_without_rereading_a_changed_one_is_verified(tmp_path):
+    """Database.open skips the checksums of files verified before and unchanged since
+    (size, modification time, inode), verifies again after any change, and verify=True
+    always reads everything."""
+    src = tmp_path / "p.fasta"
+    src.write_text(">a\nMKVLAWHEAGAWGHEE\n>b\nPAWHEAEMKV\n")
+    path = tmp_path / "p.wa"
+    Database.build(src, path)
+    codes = path / "codes.npy"
+    stat = codes.stat()
+    raw = bytearray(codes.read_bytes())
+    raw[-1] ^= 1                                     # a flipped residue, same size
+    codes.write_bytes(bytes(raw))
+    with pytest.raises(DatabaseError, match="checksum mismatch"):
+        Database.open(path)                          # its modification time changed
+    # the same flip with the old modification time put back: not reread by default ...
+    os.utime(codes, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    Database.open(path)
+    with pytest.raises(DatabaseError, match="checksum mismatch"):
+        Database.open(path, verify=True)             # ... but always with verify=True
+    raw[-1] ^= 1
+    codes.write_bytes(bytes(raw))                    # repaired: verified, then remembered
+    assert len(Database.open(path)) == 2
+    os.utime(codes, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert len(Database.open(path)) == 2             # touched: verified again, fine

@@ -360,6 +360,91 @@ def test_killed_worker_shard_is_recomputed_elsewhere(data, client, caplog):
     client.wait_for_workers(2, timeout=TIMEOUT)  # the nanny restarts the killed worker
 
 
+def _flip_byte(file, position=None):
+    data = bytearray(file.read_bytes())
+    data[len(data) // 2 if position is None else position] ^= 0x05
+    file.write_bytes(bytes(data))
+
+
+def _count_checksums():
+    """Installed on the workers: count the files whose checksums a worker computes."""
+    from warpalign import database
+
+    real = getattr(database._blake2b, "real", database._blake2b)
+
+    def counting(path):
+        counting.calls.append(str(path))
+        return real(path)
+
+    counting.calls, counting.real = [], real
+    database._blake2b = counting
+
+
+def _checksummed():
+    from warpalign import database
+    return list(getattr(database._blake2b, "calls", []))
+
+
+def _restore_checksums():
+    from warpalign import database
+    database._blake2b = getattr(database._blake2b, "real", database._blake2b)
+
+
+def test_cluster_search_fails_on_a_corrupt_file(data, client, tmp_path):
+    """A flipped byte in codes.npy keeps every size: only the checksum can tell, and a
+    cluster search must fail on it as the local search does, not return other scores."""
+    import shutil
+    queries, path = data
+    copy = tmp_path / "db.wa"
+    shutil.copytree(path, copy)
+    _flip_byte(copy / "codes.npy")
+    with pytest.raises(DatabaseError, match=r"codes\.npy: checksum mismatch"):
+        search_one(queries, copy, BLOSUM62, top_k=3, backend="cpu")
+    with pytest.raises(DatabaseError, match=r"codes\.npy: checksum mismatch.*on worker"):
+        search(queries, copy, BLOSUM62, client=client, shards=2, top_k=3, backend="cpu")
+
+
+def test_cluster_verifies_once_per_worker_and_again_after_a_change(data, client, tmp_path):
+    import shutil
+    queries, path = data
+    copy = tmp_path / "db.wa"
+    shutil.copytree(path, copy)
+    want = search_one(queries, copy, BLOSUM62, top_k=5, backend="cpu")
+    client.run(_count_checksums)
+    try:
+        for _ in range(3):
+            assert_same(search(queries, copy, BLOSUM62, client=client, shards=4, top_k=5,
+                               backend="cpu"), want)
+        counted = client.run(_checksummed)
+        assert sum(len(calls) for calls in counted.values()) >= 5     # someone verified
+        for calls in counted.values():       # each worker: each file at most once
+            mine = [c for c in calls if c.startswith(str(copy))]
+            assert len(mine) == len(set(mine)) and len(mine) in (0, 5)
+        _flip_byte(copy / "order.npy", position=-1)   # after verification: seen again
+        with pytest.raises(DatabaseError, match=r"order\.npy: checksum mismatch"):
+            search(queries, copy, BLOSUM62, client=client, shards=4, top_k=5, backend="cpu")
+    finally:
+        client.run(_restore_checksums)
+
+
+def test_worker_verifies_once_under_concurrent_tasks(data, tmp_path, monkeypatch):
+    import shutil
+
+    from warpalign import database
+    queries, path = data
+    copy = tmp_path / "db.wa"
+    shutil.copytree(path, copy)
+    db = Database.open(copy)
+    calls, real = [], database._blake2b
+    monkeypatch.setattr(database, "_blake2b", lambda p: calls.append(p) or real(p))
+    shard = shard_plan(db, 1)[0]
+    args = (str(copy), _fingerprint(db), shard, ["q"], [BLOSUM62.encode(queries[0])],
+            BLOSUM62, 3, "score", "local", "cpu")
+    with ThreadPoolExecutor(4) as pool:
+        parts = list(pool.map(lambda _: _search_shard(*args)[0][0], range(8)))
+    assert len(calls) == 5 and all(p.scores.tolist() == parts[0].scores.tolist() for p in parts)
+
+
 def _wait_for_running_shard(client):
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
@@ -393,6 +478,57 @@ def test_cli_workers_output_equals_single_process(data, tmp_path, capsys):
     assert two.returncode == 0, two.stderr
     assert one.count("\n") == 5 * len(queries)
     assert two.stdout == one
+
+
+def test_cli_workers_fail_on_a_corrupt_database(data, tmp_path):
+    import shutil
+    queries, path = data
+    copy = tmp_path / "db.wa"
+    shutil.copytree(path, copy)
+    _flip_byte(copy / "codes.npy")
+    qfile = tmp_path / "q.fasta"
+    qfile.write_text("".join(f">q{i}\n{q}\n" for i, q in enumerate(queries)))
+    run = subprocess.run([sys.executable, "-m", "warpalign", "search", str(qfile), str(copy),
+                          "--backend", "cpu", "--workers", "2", "--no-progress"],
+                         check=False, capture_output=True, text=True, timeout=TIMEOUT)
+    assert run.returncode == 1 and run.stdout == ""
+    assert re.search(r"warpalign search: error: \S*codes\.npy: checksum mismatch", run.stderr)
+    assert "Traceback" not in run.stderr
+
+
+def test_first_interrupt_waits_for_the_cluster_to_start_a_second_does_not():
+    from warpalign.distributed import _interrupt_deferred
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("another SIGINT handler is installed")
+    reached = []
+    with pytest.raises(KeyboardInterrupt), _interrupt_deferred():
+        signal.raise_signal(signal.SIGINT)
+        reached.append("after one")
+    with pytest.raises(KeyboardInterrupt), _interrupt_deferred():
+        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)
+        reached.append("after two")
+    assert reached == ["after one"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.parametrize("delay", [1.5, 2.5, 3.5])
+def test_cli_workers_ctrl_c_exits_130_quietly(data, tmp_path, delay):
+    """Ctrl-C while the local cluster starts (Dask reported the cluster it could not
+    close at exit), while the shards run (asyncio reported the gather's tasks) or later:
+    status 130 and one line."""
+    queries, path = data
+    qfile = tmp_path / "q.fasta"
+    qfile.write_text("".join(f">q{i}\n{q}\n" for i, q in enumerate(queries)))
+    proc = subprocess.Popen([sys.executable, "-m", "warpalign", "search", str(qfile),
+                             str(path), "--backend", "cpu", "--workers", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=TIMEOUT)
+    if proc.returncode == 0:
+        pytest.skip("the search finished before the interrupt")
+    assert (proc.returncode, err) == (130, "warpalign: interrupted\n")
 
 
 def test_cli_scheduler_without_a_cluster_fails_cleanly(data, tmp_path, capsys, monkeypatch):

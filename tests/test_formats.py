@@ -251,6 +251,35 @@ def test_sam_errors():
     assert text.getvalue().splitlines()[-1].split("\t")[5:10] == ["2M5S", "*", "0", "0", "*"]
 
 
+def test_sam_names_follow_the_spec_and_pysam_reads_them(tmp_path):
+    """QNAME [!-?A-~]{1,254}; RNAME and @SQ SN [0-9A-Za-z!#$%&+./:;?@^_|~-][...*=...]*:
+    the longest and oddest valid names round-trip through pysam; an invalid one is an
+    error naming it, never a file that samtools rejects or a name silently changed."""
+    aln = Alignment(4, 0, 2, 0, 2, "2M", "AC", "AC")
+    qname = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "@") * 3
+    qname = qname[:254]
+    rname = "HLA-A*01:01=x|gi#1;%^_~"
+    out = io.StringIO()
+    write_sam([(qname, "AC", rname, aln)], out, {rname: 2})
+    header, (read,) = _read_sam(out.getvalue(), tmp_path)
+    assert header == [(rname, 2)] and (read.query_name, read.reference_name) == (qname, rname)
+    bad_queries = {"r" * 255: "255 characters, SAM allows at most 254", "": "it is empty",
+                   "read 1": "character ' ' at position 4", "r\t1": "character '\\t'",
+                   "a@b": "character '@' at position 1", "lé": "character 'é'"}
+    for name, why in bad_queries.items():
+        with pytest.raises(ValueError, match=re.escape(why)) as err:
+            write_sam([(name, "AC", "t", aln)], io.StringIO(), {"t": 2})
+        assert "cannot be written as SAM QNAME" in str(err.value)
+        assert repr(name[:40]).strip("'") in str(err.value)
+    bad_references = {"*x": "cannot start with '*'", "=x": "cannot start with '='",
+                      "chr 1": "character ' ' at position 3", "a(b)": "character '('",
+                      "x,y": "character ','", "": "it is empty"}
+    for name, why in bad_references.items():
+        with pytest.raises(ValueError, match=re.escape(why)) as err:
+            write_sam([], io.StringIO(), {name: 2})
+        assert f"reference name {name!r} cannot be written as SAM RNAME" in str(err.value)
+
+
 # --- pandas -----------------------------------------------------------------------------
 
 

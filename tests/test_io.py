@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -243,6 +244,38 @@ def test_str_source_is_sequence_unless_a_path(tmp_path, monkeypatch):
     assert load_sequences("QUERY", "protein")[0] == ["seq0"]  # no such file: a sequence
     _write(tmp_path / "QUERY", ">q\nMKV\n")
     assert load_sequences("QUERY", "protein")[0] == ["q"]  # an existing file wins
+    assert load_sequences(Path("QUERY"), "protein")[0] == ["q"]
+    with pytest.raises(InputError, match="QUERIES: no such file"):
+        load_sequences(Path("QUERIES"), "protein")  # a Path is a file whatever its name
+
+
+def test_str_naming_a_directory_is_not_a_sequence(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "seqdir").mkdir()
+    with pytest.raises(InputError, match="seqdir: is a directory"):
+        load_sequences("seqdir", "protein")
+
+
+@pytest.mark.parametrize("text", ["reads.fq", "reads.FASTA.gz", "out/x", "db.wa"])
+def test_bytes_alphabet_path_look_is_an_error(tmp_path, monkeypatch, text):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=f"{text}: no such file"):
+        load_sequences(text, "bytes")
+    assert load_sequences("hello.world", "bytes")[0] == ["seq0"]  # no file ending: a text
+    assert load_sequences(b"reads.fq", "bytes")[0] == ["seq0"]    # bytes are never paths
+
+
+def test_align_and_locate_read_one_record_files(tmp_path):
+    from warpalign import Scoring, align, locate
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    one = _write(tmp_path / "a.fa", ">a\nTACTG\n")
+    two = _write(tmp_path / "b.fa", ">b1\nGAACTGA\n>b2\nTT\n")
+    assert align(str(one), "GAACTGA", s).score == 8
+    assert locate(one, "GAACTGA", s).score == 8
+    with pytest.raises(InputError, match="b.fa: expected one target sequence, got 2"):
+        align("TACTG", str(two), s)
+    with pytest.raises(InputError, match="missing.fa: no such file"):
+        align(str(tmp_path / "missing.fa"), "GAACTGA", s)
 
 
 def test_bad_item_type():

@@ -18,9 +18,10 @@ from rapidfuzz.distance import LCSseq
 
 from conftest import shared_data
 from warpalign._backends.cpu import lcs as kernels
+from warpalign.cli import lcs as lcs_command
+from warpalign.cli.lcs import read_sequence
 from warpalign.errors import AlphabetError, BackendUnavailable, InputError
 from warpalign.lcs import lcs, lcs_length
-from warpalign.lcs_cli import add_lcs_command, read_sequence
 
 lcs_module = sys.modules["warpalign.lcs"]  # the package attribute is the function lcs()
 
@@ -280,16 +281,18 @@ def test_cuda_backend_not_yet_there():
 
 def _cli(argv):
     parser = argparse.ArgumentParser(prog="warpalign")
-    add_lcs_command(parser.add_subparsers(dest="command"))
+    lcs_command.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(argv)
     return args.run(args)
 
 
 def test_cli_literals_and_output(tmp_path, capsys):
     out = tmp_path / "lcs.txt"
-    assert _cli(["lcs", "BCAEDAC", "EABEDCBAAC", "-o", str(out)]) == 0
+    assert _cli(["lcs", "--literal", "BCAEDAC", "EABEDCBAAC", "-o", str(out)]) == 0
     assert capsys.readouterr().out == "5\n"
     assert out.read_bytes() == lcs(b"BCAEDAC", b"EABEDCBAAC")
+    with pytest.raises(InputError, match="BCAEDAC: no such file"):
+        _cli(["lcs", "BCAEDAC", "EABEDCBAAC"])   # without --literal the arguments are files
 
 
 def test_cli_files(tmp_path, capsys):

@@ -19,6 +19,7 @@ from conftest import chrx as chrx_slice
 from reference import mutate_dna, protein_read, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
+from warpalign.cli import locate as locate_command
 from warpalign.errors import AlphabetError, BackendUnavailable
 from warpalign.locate import (
     default_window,
@@ -29,7 +30,6 @@ from warpalign.locate import (
     span_bound,
     window_bounds,
 )
-from warpalign.locate_cli import add_locate_command
 from warpalign.results import Alignment
 from warpalign.scoring import Scoring
 from warpalign.traceback import align_codes
@@ -466,7 +466,7 @@ def test_fasta_path_and_cli(tmp_path):
     qf = tmp_path / "q.fa"
     qf.write_text(">q1\nACGTACGTA\n>q2\nTTTTTTTT\n")
     parser = argparse.ArgumentParser()
-    add_locate_command(parser.add_subparsers(dest="command"))
+    locate_command.add_parser(parser.add_subparsers(dest="command"))
     out = tmp_path / "out.tsv"
     args = parser.parse_args(["locate", str(qf), str(ref), "-n", "2", "--method", "windows",
                               "--backend", "cpu", "-o", str(out)])

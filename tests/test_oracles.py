@@ -23,10 +23,12 @@ parasail = pytest.importorskip("parasail")
 Align = pytest.importorskip("Bio.Align")
 
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
+# alphabet="protein": the random inputs are protein even where they read as DNA (poly-A)
 SCHEMES = [
-    Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1),
-    Scoring(matrix="BLOSUM50", gap_open=10, gap_extend=2),
-    Scoring(matrix="PAM30", gap_open=5, gap_extend=5),      # linear: striped parasail is wrong here
+    Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1, alphabet="protein"),
+    Scoring(matrix="BLOSUM50", gap_open=10, gap_extend=2, alphabet="protein"),
+    # linear gaps: striped parasail is wrong here
+    Scoring(matrix="PAM30", gap_open=5, gap_extend=5, alphabet="protein"),
     Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1, alphabet="protein"),
 ]
 PARASAIL = {"local": ["sw_scan_32", "sw_diag_32", "sw"],

@@ -23,9 +23,9 @@ from reference import dp
 from warpalign import Scoring
 from warpalign._backends.cpu import bitsliced, wordwise
 from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
+from warpalign.cli import pairs as pairs_command
 from warpalign.errors import AlphabetError, BackendUnavailable, NotComputed
 from warpalign.pairs import PairScores, score_pairs
-from warpalign.pairs_cli import add_pairs_command
 
 PAPER = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)   # paper 000, Table II
 LINEAR = Scoring(match=1, mismatch=-3, gap_open=2, gap_extend=2)
@@ -337,7 +337,7 @@ def test_cuda_backend_unavailable_says_why():
 
 def _cli(argv):
     parser = argparse.ArgumentParser(prog="warpalign")
-    add_pairs_command(parser.add_subparsers(dest="command"))
+    pairs_command.add_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(argv)
     return args.run(args)
 

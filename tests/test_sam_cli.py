@@ -48,3 +48,24 @@ def test_pairs_sam_needs_full_mode_and_round_trips(tmp_path, capsys):
     rows = read_sam(out)
     assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows] == [
         ("a", "t1", 0, "8M", 13), ("b", "t2", 0, "3M1S", 6)]
+
+
+@pytest.mark.parametrize("command", ["locate", "pairs"])
+def test_sam_names_samtools_rejects_are_errors_naming_the_record(tmp_path, capsys, command):
+    """A 300-character read name made SAM that pysam/samtools cannot parse (QNAME is at
+    most 254 characters): the command fails, names the record, and writes no file."""
+    long_name = "read_" + "x" * 295
+    (tmp_path / "q.fa").write_text(f">{long_name}\nTTGACCAGTAGCATCC\n>q2\nGTTTTTTTTAA\n")
+    (tmp_path / "ref.fa").write_text(REF)
+    out = tmp_path / "hits.sam"
+    args = {"locate": ["locate", str(tmp_path / "q.fa"), str(tmp_path / "ref.fa")],
+            "pairs": ["pairs", str(tmp_path / "q.fa"), str(tmp_path / "ref.fa"), "--mode",
+                      "full"]}[command]
+    assert main([*args, "--format", "sam", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"query name '{long_name[:40]}...' cannot be written as SAM QNAME: 300 " in err
+    assert err.count("\n") == 1 and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.fa", "ref.fa"]
+    (tmp_path / "q.fa").write_text(f">{long_name[:254]}\nTTGACCAGTAGCATCC\n>q2\nGTTTTTTTTAA\n")
+    assert main([*args, "--format", "sam", "-o", str(out)]) == 0
+    assert read_sam(out)[0][0] == long_name[:254]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from warpalign import AlphabetError, Scoring, ScoringError
-from warpalign.alphabet import BYTES, DNA, PROTEIN, get_alphabet
+from warpalign.alphabet import BYTES, DNA, PROTEIN, get_alphabet, looks_nucleotide
 
 
 def test_protein_encoding_folds_case_and_round_trips():
@@ -28,6 +28,22 @@ def test_dna_rejects_protein_letters_and_accepts_iupac():
     assert DNA.decode(DNA.encode("acgtnRYKM")) == "ACGTNRYKM"
     with pytest.raises(AlphabetError, match="'E'"):
         DNA.encode("ACGE")
+
+
+@pytest.mark.parametrize("seqs, nucleotide", [
+    (["ACGTACGTAC"], True),                       # 10 residues: enough
+    (["ACGTACGTA"], False),                       # 9: undecided, stays protein
+    (["ACGTA", "cgtan"], True),                   # all records together, either case
+    (["ACGTACGTACGTACGTACRY"], True),             # IUPAC codes, 90% A/C/G/T/U/N
+    (["ACGTACGTACGTACGTARYS"], False),            # 85% A/C/G/T/U/N
+    (["ACGUACGUACGU"], True),                     # RNA
+    (["ACGTACGTACGTACGTACGE"], False),            # E is no nucleotide code
+    (["MKVLAWHEAGAWGHEE", "ACGTACGTACGT"], False),  # a protein record among them
+    ([], False),
+])
+def test_looks_nucleotide_rule(seqs, nucleotide):
+    assert looks_nucleotide([PROTEIN.encode(s) for s in seqs], PROTEIN) is nucleotide
+    assert looks_nucleotide([BYTES.encode(s) for s in seqs], BYTES) is nucleotide
 
 
 def test_bytes_alphabet_takes_everything_verbatim():
@@ -95,3 +111,38 @@ def test_scoring_equality_and_hash():
     b = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     assert a == b and hash(a) == hash(b)
     assert a != Scoring(matrix="BLOSUM62", gap_open=10, gap_extend=1)
+
+
+def test_named_matrix_cannot_score_bytes():
+    with pytest.raises(ScoringError, match="no scores for the bytes alphabet"):
+        Scoring("BLOSUM62", alphabet="bytes")
+
+
+DNA_A, DNA_B = "ACGTACGTTAGCATGCAATG", "ACGTTCGTTAGCATGAATG"
+
+
+def test_nucleotide_input_under_an_implied_protein_alphabet_is_refused(tmp_path):
+    from warpalign import align, locate, score_pairs, search
+    from warpalign.errors import AlphabetMismatch
+    implied = Scoring("BLOSUM62")
+    calls = [lambda s: align(DNA_A, DNA_B, s),
+             lambda s: search([DNA_A], [DNA_B, "MKVLA"], s),
+             lambda s: score_pairs([DNA_A], [DNA_B], s),
+             lambda s: locate(DNA_A, DNA_B, s)]
+    for call in calls:
+        with pytest.raises(AlphabetMismatch, match=r"nucleotide sequences .* protein scoring "
+                                                   r"\(BLOSUM62\).*alphabet='protein'"):
+            call(implied)
+        call(Scoring("BLOSUM62", alphabet="protein"))   # declared: scored as protein
+    (tmp_path / "a.fa").write_text(f">a\n{DNA_A}\n")
+    with pytest.raises(ScoringError, match=r"a.fa and target: nucleotide"):
+        align(str(tmp_path / "a.fa"), "ACG", implied)
+    with pytest.raises(AlphabetError, match=r"a.fa: nucleotide"):
+        search("MKVLAW", tmp_path / "a.fa", implied)     # a FASTA database encoded here
+    assert align("ACGT", "ACG", implied).score == 19      # 7 residues: undecided, protein
+
+
+def test_protein_matrix_cannot_score_dna():
+    with pytest.raises(ScoringError, match="'BLOSUM62' is a protein matrix"):
+        Scoring("BLOSUM62", alphabet="dna")
+    assert Scoring("NUC.4.4", gap_open=10, gap_extend=1, alphabet="dna").score("A", "A") == 5

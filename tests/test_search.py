@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from reference import top_select
-from warpalign import Scoring, ScoringError
+from warpalign import DatabaseError, Scoring, ScoringError
 from warpalign._backends.cpu.pairwise import score_end_py
 from warpalign.database import Database
 from warpalign.search import search
@@ -90,6 +90,15 @@ def test_invalid_options_name_allowed_values():
         search(["MKV"], ["MKV"], BLOSUM62, backend="tpu")
     with pytest.raises(ValueError, match=r"invalid algorithm"):
         search(["MKV"], ["MKV"], BLOSUM62, algorithm="fuzzy")
+
+
+def test_database_argument_is_never_a_sequence(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for missing in ("mydb", "ex.wa", tmp_path / "gone"):
+        with pytest.raises(DatabaseError, match=f"{missing}: no such database or file"):
+            search("HEAGAWGHEE", missing, BLOSUM62)
+    (tmp_path / "db.fa").write_text(">t1\nPAWHEAE\n>t2\nHEAGAWGHEE\n")
+    assert search("HEAGAWGHEE", "db.fa", BLOSUM62)[0].names == ["t2", "t1"]
 
 
 def test_scoring_alphabet_must_match_database():

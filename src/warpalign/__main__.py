@@ -1,5 +1,51 @@
+"""``warpalign`` (the console script) and ``python -m warpalign``: the command line."""
+
+import contextlib
+import os
+import signal
 import sys
 
-from .cli import main
+EXIT_INTERRUPTED = 130
 
-sys.exit(main())
+
+def run() -> None:
+    """Run :func:`warpalign.cli.main` and exit with its status.
+
+    Ctrl-C at any moment from here on ends the process with status 130 and one line on
+    stderr, never a traceback: while the command line loads (here), while it runs
+    (``main``), and after it has finished, while Python shuts down.
+    """
+    sys.unraisablehook = _unraisable
+    try:
+        from .cli import main
+        status = main()
+    except KeyboardInterrupt:
+        print("warpalign: interrupted", file=sys.stderr)
+        status = EXIT_INTERRUPTED
+    signal.signal(signal.SIGINT, _exit_interrupted)
+    if status == EXIT_INTERRUPTED:
+        # Everything is cleaned up. Exit now: under ``python -m`` an interrupt that once
+        # passed through a string exec() (dataclasses make those) would turn exit status
+        # 130 into death by SIGINT at the end of Python's own exit.
+        _exit_interrupted()
+    sys.exit(status)
+
+
+def _unraisable(info) -> None:
+    if isinstance(info.exc_value, KeyboardInterrupt):
+        # Ctrl-C landed where Python cannot raise it (a weakref callback, a __del__) and
+        # would be lost, printed as "Exception ignored": deliver it again.
+        os.kill(os.getpid(), signal.SIGINT)
+        return
+    sys.__unraisablehook__(info)
+
+
+def _exit_interrupted(*_signal) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+if __name__ == "__main__":
+    run()

@@ -9,8 +9,9 @@ import numpy as np
 from ._backends import ALGORITHMS, TargetSet, check_choice
 from ._backends.cpu.pairwise import ALGORITHM_CODES
 from ._backends.registry import backend_for, engine_for
+from .io import load_one, source_label
 from .results import Alignment
-from .scoring import Scoring
+from .scoring import Scoring, check_input
 
 Mode = Literal["score", "end", "full"]
 MODES = ("score", "end", "full")
@@ -26,9 +27,14 @@ def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
     """Align query ``a`` with target ``b``.
 
     Args:
-        a: the query (str, bytes, uint8 array of characters or SeqRecord).
-        b: the target.
-        scoring: the scoring scheme; its alphabet validates both sequences.
+        a: the query (str, bytes, uint8 array of characters or SeqRecord), or a
+            FASTA/FASTQ file holding one record: a ``str`` that names an existing file or
+            looks like a path (``/``, ``\\`` or ``.``) is read as one, and is an
+            ``InputError`` when it names nothing.
+        b: the target, as ``a``.
+        scoring: the scoring scheme; its alphabet validates both sequences. Nucleotide
+            input under a protein alphabet the matrix only implied is an
+            ``AlphabetMismatch`` (see :class:`Scoring`).
         mode: "score" (score only), "end" (score and end coordinates) or "full" (both
             coordinates, CIGAR and aligned strings; linear space for long pairs).
         algorithm: "local" (Smith-Waterman), "global" (Needleman-Wunsch) or "semiglobal"
@@ -49,8 +55,9 @@ def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
         >>> aln.score, aln.cigar
         (31, '3M1D8M')
     """
-    q = scoring.encode(a, record=_name(a, "query"))
-    t = scoring.encode(b, record=_name(b, "target"))
+    q = load_one(a, scoring.alphabet, "query")[1]
+    t = load_one(b, scoring.alphabet, "target")[1]
+    check_input(scoring, [q, t], f"{source_label(a, 'query')} and {source_label(b, 'target')}")
     return align_encoded(q, t, scoring, mode=mode, algorithm=algorithm, backend=backend)
 
 
@@ -85,9 +92,3 @@ def _long_pair(q: np.ndarray, t: np.ndarray, scoring: Scoring, backend: str):
     if not kernels.supported(q.size, t.size, scoring):
         return None
     return kernels.LongPair(q, t, scoring)
-
-
-def _name(seq: Any, default: str) -> str:
-    name = getattr(seq, "id", None)
-    return name if isinstance(name, str) else default
-

@@ -9,6 +9,8 @@ substituted silently.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +26,14 @@ PROTEIN_SYMBOLS = "ARNDCQEGHILKMFPSTWYVBZX*UO"
 DNA_SYMBOLS = "ACGTNRYSWKMBDHV"
 
 _INVALID = -1
+
+#: IUPAC nucleotide codes: the only letters a nucleotide record holds (either case).
+NUCLEOTIDE_CODES = "ACGTUNRYSWKMBDHV"
+#: The rule :func:`looks_nucleotide` applies to a whole input (every record together).
+NUCLEOTIDE_RULE = "10 or more residues, all IUPAC nucleotide codes, 90% or more A/C/G/T/U/N"
+_NUCLEOTIDE_MIN_RESIDUES = 10
+_NUCLEOTIDE_MIN_CORE = 0.9
+_COUNT_BLOCK = 1 << 22
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,6 +116,58 @@ class Alphabet:
             return codes.tobytes().decode("latin-1")
         lut = np.frombuffer(self.symbols.encode("ascii"), dtype=np.uint8)
         return lut[codes].tobytes().decode("ascii")
+
+
+def looks_nucleotide(codes: Iterable[np.ndarray], alphabet: Alphabet) -> bool:
+    """Whether sequences encoded in ``alphabet`` are, all together, nucleotide sequences.
+
+    The rule (:data:`NUCLEOTIDE_RULE`): at least 10 residues in all, every one an IUPAC
+    nucleotide code (A C G T U N R Y S W K M B D H V) and 90% or more of them A, C, G, T, U
+    or N. Shorter inputs stay undecided (``ACGT`` may be a peptide). A protein meets the
+    rule only by accident (poly-alanine, say); the error that follows names the argument
+    that declares protein.
+
+    Example:
+        >>> looks_nucleotide([PROTEIN.encode("ACGTTGCA"), PROTEIN.encode("acgtn")], PROTEIN)
+        True
+        >>> looks_nucleotide([PROTEIN.encode("ACGT")], PROTEIN), looks_nucleotide(
+        ...     [PROTEIN.encode("MKVLAWHEAGAWGHEE")], PROTEIN)
+        (False, False)
+    """
+    nucleotide, core = _nucleotide_tables(alphabet)
+    counts = np.zeros(len(core), dtype=np.int64)
+    for block in _blocks(codes):
+        counts += np.bincount(block, minlength=len(core))[:len(core)]
+    total = int(counts.sum())
+    return (total >= _NUCLEOTIDE_MIN_RESIDUES and not counts[~nucleotide].any()
+            and int(counts[core].sum()) >= _NUCLEOTIDE_MIN_CORE * total)
+
+
+@functools.lru_cache(maxsize=16)
+def _nucleotide_tables(alphabet: Alphabet) -> tuple[np.ndarray, np.ndarray]:
+    """Per code: whether it is an IUPAC nucleotide code, and whether it is A/C/G/T/U/N."""
+    letters = [chr(i) for i in range(256)] if alphabet.name == "bytes" else list(alphabet.symbols)
+    letters = [c.upper() for c in letters]
+    tables = (np.array([c in NUCLEOTIDE_CODES for c in letters]),
+              np.array([c in "ACGTUN" for c in letters]))
+    for table in tables:
+        table.setflags(write=False)   # shared by every caller (lru_cache)
+    return tables
+
+
+def _blocks(codes: Iterable[np.ndarray]) -> Iterable[np.ndarray]:
+    """The codes in blocks of about ``_COUNT_BLOCK``: short sequences joined, long ones cut
+    (bincount widens what it counts to 64 bits)."""
+    pending, size = [], 0
+    for seq in codes:
+        for lo in range(0, len(seq), _COUNT_BLOCK):
+            pending.append(seq[lo:lo + _COUNT_BLOCK])
+            size += len(pending[-1])
+            if size >= _COUNT_BLOCK:
+                yield np.concatenate(pending)
+                pending, size = [], 0
+    if pending:
+        yield np.concatenate(pending)
 
 
 def as_bytes_array(seq: Any) -> np.ndarray:

@@ -13,18 +13,26 @@ On disk a database is a directory::
 Sequences are sorted by length ascending (input order breaks ties), so each length
 bucket is one contiguous slice and a chunk of similar lengths is one slice too. A build
 writes into a temporary directory beside the target and renames it at the end: a failed
-build leaves nothing behind. :meth:`Database.open` checks sizes always and checksums
+build leaves nothing behind. A build holds a lock (``.NAME.lock`` beside the target, an
+``flock``) from start to end, so a second build of the same path fails at once instead of
+racing it; it names its temporary directories after its process (host, boot, pid, start
+time), so the next build can prove a killed one's leftovers dead and remove them.
+:meth:`Database.open` checks sizes always and checksums
 when ``verify=True``; any mismatch is a :class:`~warpalign.errors.DatabaseError` naming
 the file and what is wrong.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from ._backends import TargetSet
-from .alphabet import ALPHABETS, Alphabet, get_alphabet
-from .errors import DatabaseError, InputError
+from .alphabet import ALPHABETS, NUCLEOTIDE_RULE, Alphabet, get_alphabet, looks_nucleotide
+from .errors import AlphabetMismatch, DatabaseError, InputError
 from .io import Format, collect, encode_many
 
 __all__ = ["BUCKET_BOUNDARIES", "FORMAT_VERSION", "Database"]
@@ -57,6 +65,104 @@ def _blake2b(path: Path) -> str:
         while block := f.read(_HASH_BLOCK):
             digest.update(block)
     return digest.hexdigest()
+
+
+# --- builds: one at a time per path, and what a killed one left behind -----------------
+
+@contextlib.contextmanager
+def _build_lock(path: Path) -> Iterator[None]:
+    """Hold ``.NAME.lock`` beside ``path`` (flock: released by the kernel when its holder
+    dies, even by SIGKILL); removed on release, so nothing is left behind.
+
+    Raises:
+        DatabaseError: another build of ``path`` holds it.
+    """
+    import fcntl
+    lock = path.parent / f".{path.name}.lock"
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise DatabaseError(f"{path}: another build is writing it right now; try again "
+                                "once it has finished") from None
+        with contextlib.suppress(FileNotFoundError):
+            held, now = os.fstat(fd), os.stat(lock)
+            if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+                break
+        os.close(fd)       # its last holder removed that file meanwhile: lock the new one
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def _start_time(pid: int) -> int | None:
+    """The process's start (clock ticks after boot: /proc/PID/stat field 22), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@functools.cache
+def _host_and_boot() -> tuple[str, str]:
+    """8 hex digits naming this host (its name and machine id), and 8 of its boot id
+    ("0" where unknown)."""
+    def read(path: str) -> str:
+        try:
+            with open(path, encoding="ascii") as f:
+                return f.read().strip()
+        except (OSError, ValueError):
+            return ""
+
+    host = hashlib.blake2b(f"{socket.gethostname()} {read('/etc/machine-id')}".encode(),
+                           digest_size=4).hexdigest()
+    boot = read("/proc/sys/kernel/random/boot_id").replace("-", "")[:8] or "0"
+    return host, boot
+
+
+def _owner() -> str:
+    """This process as the names of its builds' directories carry it: host-boot-pid-start."""
+    pid = os.getpid()
+    return "-".join((*_host_and_boot(), str(pid), str(_start_time(pid) or 0)))
+
+
+def _dead(host: str, boot: str, pid: int, start: int) -> bool:
+    """Whether the process that ``_owner()`` named so is provably gone (never a guess:
+    another host's build, or one this host cannot tell about, is alive)."""
+    my_host, my_boot = _host_and_boot()
+    if host != my_host or pid <= 0:
+        return False
+    if boot != my_boot:                   # an earlier boot of this host
+        return "0" not in (boot, my_boot)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:               # someone else's process: it exists
+        pass
+    now = _start_time(pid)
+    return bool(start) and now is not None and now != start   # the pid was reused
+
+
+def _remove_stale(path: Path) -> None:
+    """Remove the ``.NAME.tmp-*`` and ``.NAME.old-*`` directories that killed builds of
+    ``path`` left beside it (see :func:`_dead`)."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(?:tmp|old)-([0-9a-f]{{8}})-([0-9a-f]+)-"
+                         r"(\d+)-(\d+)-")
+    found = []
+    with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
+        found = [(m, e.path) for e in entries
+                 if (m := pattern.match(e.name)) and e.is_dir(follow_symlinks=False)]
+    for m, where in found:
+        if _dead(m[1], m[2], int(m[3]), int(m[4])):
+            shutil.rmtree(where, ignore_errors=True)
 
 
 def _bucket_slices(sorted_lengths: np.ndarray,
@@ -110,7 +216,7 @@ class Database:
 
     @classmethod
     def from_sequences(cls, seqs: Any, names: list[str] | None = None, *,
-                       alphabet: str | Alphabet = "protein",
+                       alphabet: str | Alphabet | None = None,
                        default_name: str = "seq") -> Database:
         """An in-memory database (nothing on disk), e.g. from the strings given to search().
 
@@ -118,21 +224,33 @@ class Database:
             seqs: anything :func:`warpalign.io.load_sequences` accepts (sequences, records,
                 a path).
             names: one name per sequence (default: record ids, else ``<default_name><i>``).
-            alphabet: "protein", "dna", "bytes" or an Alphabet.
+            alphabet: "protein", "dna", "bytes" or an Alphabet; by default protein, and
+                nucleotide input is then an error (as for :meth:`build`).
+
+        Raises:
+            AlphabetMismatch: no ``alphabet`` was given and the input is nucleotide.
         """
-        alpha = get_alphabet(alphabet)
+        alpha = get_alphabet(alphabet or "protein")
         got_names, raw, label = collect(seqs, alpha, default_name=default_name)
         if names is not None:
             names = [str(n) for n in names]
             if len(names) != len(raw):
                 raise ValueError(f"got {len(names)} names for {len(raw)} sequences")
             got_names = names
-        return cls._from_raw(got_names, raw, alpha, label)
+        return cls._from_raw(got_names, raw, alpha, label, check=alphabet is None)
 
     @classmethod
     def _from_raw(cls, names: list[str], raw: list[Any], alpha: Alphabet,
-                  label: str | None) -> Database:
+                  label: str | None, check: bool = False) -> Database:
+        """The database of ``raw`` encoded in ``alpha``; with ``check`` (``alpha`` is the
+        default protein, nobody chose it) nucleotide input is an AlphabetMismatch."""
         codes, lengths, order = encode_many(names, raw, alpha, label, sort=True)
+        if check and looks_nucleotide([codes], alpha):
+            source = label or "input"
+            problem = f"nucleotide sequences ({NUCLEOTIDE_RULE}) for a protein database"
+            raise AlphabetMismatch(f"{source}: {problem}; pass alphabet='dna' (or "
+                                   "alphabet='protein' to store them as protein)",
+                                   source=source, problem=problem)
         offsets = np.zeros(len(raw) + 1, dtype=np.int64)
         np.cumsum(lengths[order], out=offsets[1:])
         encoded = [n.encode("utf-8", "surrogateescape") for n in names]
@@ -146,7 +264,8 @@ class Database:
         return db
 
     @classmethod
-    def build(cls, source: Any, path: str | os.PathLike, *, alphabet: str | Alphabet = "protein",
+    def build(cls, source: Any, path: str | os.PathLike, *,
+              alphabet: str | Alphabet | None = None,
               progress: bool = False, overwrite: bool = False,
               format: Format | None = None) -> Database:
         """Encode sequences into an on-disk database at ``path`` (a directory) and open it.
@@ -155,19 +274,47 @@ class Database:
             source: a FASTA/FASTQ path (plain or gzip; a ``str`` is always a path here), an
                 open file, or an iterable of sequences / SeqRecords.
             path: the database directory to create.
-            alphabet: "protein", "dna", "bytes" or an Alphabet.
+            alphabet: "protein", "dna", "bytes" or an Alphabet, stored in ``meta.json``
+                and used by :meth:`open`. By default protein, and nucleotide input
+                (:func:`~warpalign.alphabet.looks_nucleotide`) is then an error: a protein
+                database of DNA is never built unless ``alphabet="protein"`` asks for it.
             progress: show a progress bar (tqdm) while reading.
             overwrite: replace an existing database at ``path``.
             format: "fasta" or "fastq"; by default detected from the first record.
 
         Raises:
             InputError, AlphabetError: the input cannot be read (nothing is written).
+            AlphabetMismatch: no ``alphabet`` was given and the input is nucleotide.
             DatabaseError: ``path`` exists (and ``overwrite`` is false, or it is not a
-                warpalign database).
+                warpalign database), or another build of ``path`` is running.
         """
-        alpha = get_alphabet(alphabet)
+        alpha = get_alphabet(alphabet or "protein")
         path = Path(path)
-        cls._check_target(path, overwrite)
+        made = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with _build_lock(path):
+                _remove_stale(path)
+                cls._check_target(path, overwrite)
+                db, label = cls._read(source, alpha, format, progress, check=alphabet is None)
+                db._write(path, overwrite, source=label)
+                db = cls.open(path, verify=False)
+                # checksummed as written: the first open need not read it all again
+                from . import verified
+                sums = {name: info["blake2b"] for name, info in db.meta["files"].items()}
+                verified.remember(path, sums, verified.stamps(sums, path))
+                return db
+        except BaseException:
+            for directory in made:             # the folders made for it, if still empty
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+            raise
+
+    @classmethod
+    def _read(cls, source: Any, alpha: Alphabet, format: Format | None,
+              progress: bool, check: bool) -> tuple[Database, str | None]:
+        """The encoded sequences of ``source`` and the input's label (its path); ``check``:
+        refuse nucleotide input (the alphabet was not given)."""
         wrap = None
         if progress:
             from tqdm.auto import tqdm
@@ -178,10 +325,7 @@ class Database:
                                     progress=wrap)
         if not raw:
             raise InputError(f"{label or 'input'}: no sequences to build a database from")
-        db = cls._from_raw(names, raw, alpha, label)
-        del raw
-        db._write(path, overwrite, source=label)
-        return cls.open(path, verify=False)
+        return cls._from_raw(names, raw, alpha, label, check=check), label
 
     @staticmethod
     def _check_target(path: Path, overwrite: bool) -> None:
@@ -195,8 +339,8 @@ class Database:
                                 "refusing to replace it")
 
     def _write(self, path: Path, overwrite: bool, source: str | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+        """Write into a temporary directory and rename it to ``path`` (under the lock)."""
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{_owner()}-", dir=path.parent))
         try:
             files = {}
             arrays = {"codes": self._codes, "offsets": self._offsets, "order": self._order,
@@ -218,7 +362,8 @@ class Database:
             self._check_target(path, overwrite)
             old = None
             if os.path.lexists(path):
-                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-{_owner()}-",
+                                            dir=path.parent))
                 os.replace(path, old / "db")
             try:
                 os.replace(tmp, path)
@@ -257,13 +402,15 @@ class Database:
         }
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, verify: bool = True) -> Database:
+    def open(cls, path: str | os.PathLike, *, verify: bool | None = None) -> Database:
         """Open a database built by :meth:`build`; arrays are memory-mapped (read-only).
 
         Args:
             path: the database directory.
-            verify: also check every file's BLAKE2b checksum and the arrays' consistency
-                (reads every byte once); sizes are always checked.
+            verify: True: check every file's BLAKE2b checksum and the arrays' consistency
+                (reads every byte once); False: sizes only. None (default): as True,
+                unless these very files passed that check before and none has changed
+                since (same size, modification time, inode; :mod:`warpalign.verified`).
 
         Raises:
             DatabaseError: missing directory or file, truncated file, checksum mismatch,
@@ -273,7 +420,7 @@ class Database:
         if not path.is_dir():
             what = "no such directory" if not path.exists() else "not a directory"
             raise DatabaseError(f"{path}: {what}; expected a warpalign database "
-                                "(build one with Database.build)")
+                                "(build one with warpalign makedb or Database.build)")
         meta_path = path / META
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
@@ -293,6 +440,12 @@ class Database:
             alpha = cls._meta_alphabet(meta["alphabet"])
         except (KeyError, TypeError, ValueError) as exc:
             raise DatabaseError(f"{meta_path}: malformed ({exc!r} missing or invalid)") from None
+        from . import verified
+        sums = ({name: info.get("blake2b") for name, info in files.items()
+                 if isinstance(info, dict)} if isinstance(files, dict) else {})
+        if verify is None:
+            verify = not verified.unchanged(path, sums)
+        before = verified.stamps(sums, path) if verify else None
         arrays = {}
         for key in ARRAYS:
             file = path / f"{key}.npy"
@@ -317,6 +470,8 @@ class Database:
                                     f"found {array.dtype} of shape {array.shape}")
             arrays[key] = array.view(np.ndarray)
         cls._check_arrays(path, arrays, n, meta, full=verify)
+        if before is not None:
+            verified.remember(path, sums, before)
         return cls(arrays["codes"], arrays["offsets"], arrays["order"], arrays["names"],
                    arrays["name_offsets"], alpha, path=path, meta=meta)
 

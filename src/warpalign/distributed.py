@@ -4,7 +4,9 @@ The client plans shards (:func:`shard_plan`: sets of sorted-order index ranges b
 residues, longest first, as paper 003 balances GPUs by total length) and submits one task
 per shard carrying only (database path, shard ranges, encoded queries, scoring, options).
 Each worker opens the database from that path (memory-mapped; it must be the same
-database on every host, which a fingerprint of its checksums enforces), searches its shard
+database on every host, which a fingerprint of its checksums enforces), checks every byte
+of its files against those checksums the first time (and again whenever a file changes on
+disk), searches its shard
 with its own backend and returns, per query, the shard's top-k hits by (score descending,
 original database index ascending). The client merges those with :meth:`Hits.merge`.
 
@@ -23,17 +25,19 @@ on the workers would trace k per shard and throw all but k away, for the same wa
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import heapq
 import json
 import logging
 import os
+import signal
 import socket
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -41,11 +45,11 @@ import numpy as np
 
 from ._backends import ALGORITHMS, BACKENDS, ScoreBatch, TargetSet, check_choice
 from ._backends.registry import engine_for
-from .database import Database
+from .database import ARRAYS, META, Database
 from .errors import BackendUnavailable, DatabaseError, ScoringError
-from .io import load_sequences
+from .io import load_sequences, source_label
 from .results import Hits
-from .scoring import Scoring
+from .scoring import Scoring, check_input
 from .search import METHODS, MODES, _batches, _top_hits
 
 __all__ = ["Shard", "ShardReport", "local_cluster", "search", "shard_plan"]
@@ -99,7 +103,7 @@ def shard_plan(db: Database, n: int) -> list[Shard]:
     ranges joined; empty shards are dropped, so a database of s sequences has at most s.
 
     Example:
-        >>> db = Database.from_sequences(["A" * n for n in (5, 1, 4, 2, 3, 3)])
+        >>> db = Database.from_sequences(["W" * n for n in (5, 1, 4, 2, 3, 3)])
         >>> [(s.ranges, s.residues) for s in shard_plan(db, 2)]
         [(((0, 1), (3, 4), (5, 6)), 9), (((1, 3), (4, 5)), 9)]
     """
@@ -187,6 +191,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
         raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
+    check_input(scoring, codes, source_label(queries, "queries"))
     connection = _connect(client, scheduler, workers)
     with connection as dask_client:
         info = connection.info          # one round trip to the scheduler per search
@@ -217,11 +222,14 @@ def local_cluster(n_workers: int, *, devices: Sequence[str] | None = None):
     if devices is None:
         devices = _visible_devices()
     # No dashboard; the scheduler's HTTP endpoints on a free port, never a warning about 8787.
+    # Dask logs a failed task with its traceback; the search re-raises its error anyway.
+    quiet = logging.CRITICAL
     if not devices:
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                            dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"})
+                            dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"},
+                            silence_logs=quiet)
     specs = {f"warpalign-{i}": {"cls": Nanny, "options": {
-        "nthreads": 1, "resources": {"GPU": 1},
+        "nthreads": 1, "resources": {"GPU": 1}, "silence_logs": quiet,
         "env": {"CUDA_VISIBLE_DEVICES": str(devices[i % len(devices)])}}}
         for i in range(n_workers)}
     return SpecCluster(workers=specs, scheduler={"cls": Scheduler, "options": {
@@ -268,20 +276,22 @@ class _connect:
             raise BackendUnavailable(f"a distributed search needs Dask ({exc}): "
                                      "pip install 'warpalign[dask]'") from None
         client = self._given
-        if client is None and self._scheduler is not None:
-            client = Client(self._scheduler, timeout=WORKER_TIMEOUT)
-            self._owned.append(client)
-        elif client is None and self._workers is not None:
-            cluster = local_cluster(self._workers)
-            self._owned.append(cluster)
-            client = Client(cluster)
-            self._owned.insert(0, client)
-        elif client is None:
-            try:
-                client = get_client()
-            except ValueError:
-                raise ValueError("no Dask cluster: give client=, scheduler= or workers=") from None
         try:
+            if client is None and self._scheduler is not None:
+                client = Client(self._scheduler, timeout=WORKER_TIMEOUT)
+                self._owned.append(client)
+            elif client is None and self._workers is not None:
+                with _interrupt_deferred():
+                    cluster = local_cluster(self._workers)
+                    self._owned.append(cluster)
+                    client = Client(cluster)
+                    self._owned.insert(0, client)
+            elif client is None:
+                try:
+                    client = get_client()
+                except ValueError:
+                    raise ValueError("no Dask cluster: give client=, scheduler= or "
+                                     "workers=") from None
             self.info = client.scheduler_info()
             if len(self.info["workers"]) < (self._workers or 1):
                 client.wait_for_workers(self._workers or 1, timeout=WORKER_TIMEOUT)
@@ -292,9 +302,44 @@ class _connect:
         return client
 
     def __exit__(self, *exc):
-        for thing in self._owned:
-            thing.close()
+        # Closing a client that a Ctrl-C tore from its gather ends the gather's tasks,
+        # which asyncio reports as "never retrieved": nothing the user needs to read.
+        asyncio_log = logging.getLogger("asyncio")
+        level = asyncio_log.level
+        if exc and exc[0] is KeyboardInterrupt and self._owned:
+            asyncio_log.setLevel(logging.CRITICAL)
+        try:
+            for thing in self._owned:
+                thing.close()
+        finally:
+            asyncio_log.setLevel(level)
         return False
+
+
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Hold a first Ctrl-C back until the block is done, then raise it (a second one is
+    raised at once): Dask cannot close a local cluster cut short while it starts (it
+    reports that at exit), but closes one that has started. Only in the main thread, and
+    only over Python's own handler."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    caught = []
+
+    def hold(signum, frame):
+        if caught:
+            raise KeyboardInterrupt
+        caught.append(signum)
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if caught:
+        raise KeyboardInterrupt
 
 
 #: The futures of a long-lived client's last search, by id(client): released once its next
@@ -359,8 +404,13 @@ def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, 
 # --- worker side -----------------------------------------------------------------------
 
 _lock = threading.Lock()
-_databases: dict[tuple[str, str], Database] = {}
 _handles: OrderedDict = OrderedDict()
+#: Databases this worker has verified, by (resolved path, fingerprint): the files' stamps
+#: when verified and the open Database. Each key has its own lock (in ``_verifying``), so
+#: concurrent tasks verify a database once while other databases stay available.
+_verified: dict[tuple[str, str], tuple[tuple, Database]] = {}
+_verifying: dict[tuple[str, str], threading.Lock] = {}
+_verified_lock = threading.Lock()
 _fallbacks_logged: set[str] = set()
 
 
@@ -388,16 +438,45 @@ def _engine(backend: str, worker: str, method: str):
     return engine_for("distributed", "cpu", method), f"no GPU: {reason}"
 
 
+def _stamps(path: str) -> tuple:
+    """(size, mtime, inode, device) of the database's files: a file rewritten or replaced
+    since its verification has other stamps."""
+    stamps = []
+    for name in (META, *(f"{key}.npy" for key in ARRAYS)):
+        try:
+            st = os.stat(os.path.join(path, name))
+        except OSError:
+            stamps.append(None)     # missing: Database.open says so
+        else:
+            stamps.append((st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev))
+    return tuple(stamps)
+
+
 def _shard_database(path: str, fingerprint: str) -> Database:
-    db = _databases.get((path, fingerprint))
-    if db is None:
-        db = Database.open(path, verify=False)
-        if _fingerprint(db) != fingerprint:
-            raise DatabaseError(f"{path}: on worker {_worker_name()} this is another database "
-                                "than the client's; the path must name the same database on "
-                                "every host")
-        _databases[(path, fingerprint)] = db
-    return db
+    """The database at ``path``, checked to be the client's (``fingerprint``) and its files
+    verified against their checksums: once per worker process, and again when a file's
+    stamps change. Raises DatabaseError on any mismatch."""
+    key = (os.path.realpath(path), fingerprint)
+    with _verified_lock:
+        gate = _verifying.setdefault(key, threading.Lock())
+    with gate:
+        stamps = _stamps(key[0])
+        cached = _verified.get(key)
+        if cached is not None and cached[0] == stamps:
+            return cached[1]
+        where = f"on worker {_worker_name()}"
+        try:
+            same = _fingerprint(Database.open(key[0], verify=False)) == fingerprint
+            db = Database.open(key[0], verify=True) if same else None  # reads every byte
+        except DatabaseError as exc:
+            raise DatabaseError(f"{exc}; found {where}") from None
+        if db is None:
+            raise DatabaseError(f"{path}: {where} this is another database than the "
+                                "client's; the path must name the same database on every host")
+        if _stamps(key[0]) != stamps:
+            raise DatabaseError(f"{path}: changed {where} while it was being verified")
+        _verified[key] = (stamps, db)
+        return db
 
 
 def _shard_targets(db: Database, shard: Shard) -> tuple[TargetSet, np.ndarray]:
@@ -422,8 +501,8 @@ def _search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
     t0 = time.perf_counter()
     worker = _worker_name()
     engine, fallback = _engine(backend, worker, method)
+    db = _shard_database(path, fingerprint)
     with _lock:
-        db = _shard_database(path, fingerprint)
         key = (path, fingerprint, shard.ranges, engine.name)
         if key in _handles:
             _handles.move_to_end(key)

@@ -26,6 +26,20 @@ class ScoringError(WarpalignError, ValueError):
     """A scoring scheme that cannot be used (unknown matrix, negative penalty...)."""
 
 
+class AlphabetMismatch(AlphabetError, ScoringError):
+    """Nucleotide sequences where protein was assumed, not asked for: a scoring whose
+    alphabet came from its matrix, or a database built with the default alphabet.
+
+    ``source`` names the input and ``problem`` says what was found; the message ends with
+    the Python arguments that fix it (the command line prints its own flags instead).
+    """
+
+    def __init__(self, message: str, *, source: str, problem: str):
+        super().__init__(message)
+        self.source = source
+        self.problem = problem
+
+
 class InputError(WarpalignError, ValueError):
     """An input file or sequence that cannot be read (missing, empty, truncated, not FASTA)."""
 

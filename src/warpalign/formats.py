@@ -9,6 +9,7 @@ did not compute are "NA".
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple, TextIO
 
@@ -245,6 +246,53 @@ def _edit_distance(aln: Alignment) -> int | None:
     return sum(a != b for a, b in zip(aln.query_aligned, aln.target_aligned))
 
 
+#: SAM v1.6, section 1.4: QNAME and RNAME (also @SQ SN). A name that breaks these rules is
+#: an error naming it, never shortened or changed: two reads must not end up as one.
+_QNAME_CHAR = "[!-?A-~]"
+_RNAME_FIRST, _RNAME_CHAR = "[0-9A-Za-z!#$%&+./:;?@^_|~-]", "[0-9A-Za-z!#$%&*+./:;=?@^_|~-]"
+_QNAME = re.compile(f"{_QNAME_CHAR}{{1,254}}")
+_RNAME = re.compile(f"{_RNAME_FIRST}{_RNAME_CHAR}*")
+
+
+def check_sam_names(query_names: Iterable[str] = (), reference_names: Iterable[str] = ()
+                    ) -> None:
+    """Raise ValueError naming the first name that SAM cannot carry.
+
+    Query names (QNAME) must be 1 to 254 printable ASCII characters other than ``@``;
+    reference names (RNAME and @SQ SN) printable ASCII without ``\\ , " ' ` ( ) [ ] { } < >``,
+    not starting with ``*`` or ``=``. Names are written as they are or not at all.
+
+    Example:
+        >>> check_sam_names(["read/1"], ["chr1", "HLA-A*01:01"])
+        >>> check_sam_names(["r" * 255])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: query name 'rrrr...' cannot be written as SAM QNAME: 255 characters, ...
+    """
+    for name in query_names:
+        if not _QNAME.fullmatch(name):
+            raise ValueError(_bad_sam_name("query", name))
+    for name in reference_names:
+        if not _RNAME.fullmatch(name):
+            raise ValueError(_bad_sam_name("reference", name))
+
+
+def _bad_sam_name(kind: str, name: str) -> str:
+    field = "QNAME" if kind == "query" else "RNAME"
+    shown = repr(name if len(name) <= 40 else name[:40] + "...")
+    if not name:
+        why = "it is empty"
+    elif kind == "query" and len(name) > 254:
+        why = f"{len(name)} characters, SAM allows at most 254"
+    elif kind == "reference" and not re.fullmatch(_RNAME_FIRST, name[0]):
+        why = f"SAM {field} cannot start with {name[0]!r}"
+    else:
+        char = _QNAME_CHAR if kind == "query" else _RNAME_CHAR
+        at = next(i for i, c in enumerate(name) if not re.fullmatch(char, c))
+        why = f"character {name[at]!r} at position {at} is not allowed in SAM {field}"
+    return f"{kind} name {shown} cannot be written as SAM {field}: {why}; rename the record"
+
+
 def _sam_header(reference_lengths: Any) -> tuple[list[str], dict[str, int]]:
     from . import __version__
     items = reference_lengths.items() if isinstance(reference_lengths, Mapping) else reference_lengths
@@ -254,6 +302,7 @@ def _sam_header(reference_lengths: Any) -> tuple[list[str], dict[str, int]]:
         if name in lengths:
             raise ValueError(f"reference name {name!r} appears twice; SAM needs unique names")
         lengths[name] = int(length)
+    check_sam_names(reference_names=lengths)
     lines = ["@HD\tVN:1.6\tSO:unsorted"]
     lines += [f"@SQ\tSN:{name}\tLN:{length}" for name, length in lengths.items()]
     lines.append(f"@PG\tID:warpalign\tPN:warpalign\tVN:{__version__}")
@@ -269,6 +318,9 @@ def write_sam(records: Iterable[SamRecord | tuple], out: TextIO, reference_lengt
         out: a text stream.
         reference_lengths: ``{name: length}`` or (name, length) pairs of every reference,
             in header order.
+
+    Query and reference names must be valid SAM names (:func:`check_sam_names`); one that
+    is not raises ValueError naming it.
 
     Mapped records: FLAG 0 (256 for a further alignment of a query already written),
     POS = target_start + 1, MAPQ 255 (not computed), CIGAR from :func:`sam_cigar`
@@ -297,6 +349,7 @@ def write_sam(records: Iterable[SamRecord | tuple], out: TextIO, reference_lengt
 
 def _sam_line(qname: str, query: str | int, ref: str | None, aln: Alignment | None,
               lengths: dict[str, int], seen: set[str]) -> str:
+    check_sam_names([qname])
     if isinstance(query, str):
         seq, qlen = (query or "*"), len(query)
         if any(c in "*\t " for c in query):

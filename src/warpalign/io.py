@@ -42,7 +42,7 @@ from Bio.SeqIO.FastaIO import SimpleFastaParser
 from Bio.SeqIO.QualityIO import FastqGeneralIterator
 from Bio.SeqRecord import SeqRecord
 
-from .alphabet import Alphabet, get_alphabet
+from .alphabet import BYTES, Alphabet, get_alphabet
 from .errors import AlphabetError, InputError
 
 __all__ = ["Record", "load_sequences", "read_sequences"]
@@ -323,8 +323,28 @@ def _item_text(item: Any) -> Any:
     return item
 
 
-def _looks_like_path(text: str, alphabet: Alphabet) -> bool:
-    return os.path.isfile(text) or (alphabet.name != "bytes" and any(c in text for c in "/\\."))
+#: Endings that make a ``str`` a path even for the bytes alphabet (case-insensitive).
+PATH_SUFFIXES = (".fa", ".fasta", ".fas", ".fna", ".faa", ".ffn", ".fq", ".fastq", ".seq",
+                 ".txt", ".gz", ".bz2", ".xz", ".zst", ".wa")
+
+
+def is_path(source: Any, alphabet: Alphabet, *, str_is_path: bool = False) -> bool:
+    """Whether ``source`` is to be read as a file (the rule :func:`load_sequences` states).
+
+    A PathLike always is; a ``str`` is when something exists at that path, when
+    ``str_is_path``, or when it looks like a path: for the letter alphabets a ``/``, ``\\``
+    or ``.`` (no sequence holds one), for "bytes" a path separator or a
+    :data:`PATH_SUFFIXES` ending. A path that names nothing fails when read, naming it.
+    """
+    if isinstance(source, os.PathLike):
+        return True
+    if not isinstance(source, str):
+        return False
+    if str_is_path or os.path.exists(source):
+        return True
+    if alphabet.name != "bytes":
+        return any(c in source for c in "/\\.")
+    return "/" in source or os.sep in source or source.lower().endswith(PATH_SUFFIXES)
 
 
 def collect(source: Any, alphabet: Alphabet, *, format: Format | None = None,
@@ -335,8 +355,7 @@ def collect(source: Any, alphabet: Alphabet, *, format: Format | None = None,
     Raw sequences are str/bytes/uint8 arrays as given (not yet encoded).
     ``progress`` wraps the record iterator (e.g. a tqdm factory) when given.
     """
-    if isinstance(source, os.PathLike) or isinstance(source, str) and (
-            str_is_path or _looks_like_path(source, alphabet)):
+    if is_path(source, alphabet, str_is_path=str_is_path):
         label = os.fspath(source)
         records: Iterable = _iter_raw(source, format)
     elif hasattr(source, "read") and not _is_single(source):
@@ -424,11 +443,13 @@ def load_sequences(source: Any, alphabet: str | Alphabet = "protein", *,
         source: a path (str or PathLike) to a FASTA/FASTQ file (plain or gzip); an open
             file; one sequence (str, bytes, uint8 array of characters, Bio ``Seq`` or
             ``SeqRecord``); a list or any iterable of those (a ``Bio.SeqIO.parse``
-            iterator included); or a mapping name -> sequence. A ``str`` names a file
-            when such a file exists or it contains ``/``, ``\\`` or ``.`` (never true of
-            a protein or DNA sequence; for "bytes" only an existing file counts);
-            otherwise it is one sequence. Records from :func:`read_sequences` are
-            accepted when read without an alphabet.
+            iterator included); or a mapping name -> sequence. A ``str`` is a path when
+            something exists there or it looks like one (see :func:`is_path`: ``/``,
+            ``\\`` or ``.``, which no protein or DNA sequence holds; for "bytes" a path
+            separator or a file ending such as ``.fa``), and a path that names nothing is
+            an :class:`InputError` naming it; any other ``str`` is one sequence. Pass a
+            ``pathlib.Path`` to mean a file whatever its name. Records from
+            :func:`read_sequences` are accepted when read without an alphabet.
         alphabet: "protein", "dna", "bytes" or an Alphabet.
         format: "fasta" or "fastq" for files; by default detected.
         default_name: sequences without a name are named ``<default_name><i>``, ``i``
@@ -440,7 +461,7 @@ def load_sequences(source: Any, alphabet: str | Alphabet = "protein", *,
         sequence (views into one contiguous buffer).
 
     Raises:
-        InputError: unreadable, empty, truncated or non-FASTA/FASTQ file.
+        InputError: a missing, unreadable, empty, truncated or non-FASTA/FASTQ file.
         AlphabetError: a symbol outside the alphabet (record, 0-based position, character).
 
     Example:
@@ -455,3 +476,25 @@ def load_sequences(source: Any, alphabet: str | Alphabet = "protein", *,
     np.cumsum(lengths, out=bounds[1:])
     return names, [codes[a:b] for a, b in itertools.pairwise(bounds.tolist())]
 
+
+
+def source_label(source: Any, what: str) -> str:
+    """How errors name an input: its path or stream name, else ``what``."""
+    if is_path(source, BYTES) or hasattr(source, "read") and not _is_single(source):
+        return _label(source)
+    return what
+
+
+def load_one(source: Any, alphabet: Alphabet, what: str) -> tuple[str, np.ndarray]:
+    """(name, codes) of one sequence: a sequence object, or a file holding one record.
+
+    ``what`` names the argument in errors and is the name of an unnamed sequence.
+    """
+    if not is_path(source, alphabet) and _is_single(source):
+        name = _item_name(source, 0, what)
+        return name, alphabet.encode(_item_text(source), record=name)
+    names, codes = load_sequences(source, alphabet, default_name=what)
+    if len(codes) != 1:
+        where = f"{_label(source)}: " if is_path(source, alphabet) else ""
+        raise InputError(f"{where}expected one {what} sequence, got {len(codes)}")
+    return names[0], codes[0]

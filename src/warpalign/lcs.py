@@ -208,6 +208,8 @@ def lcs(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto", threads: int 
         a, b: ``str`` (code points 0..255, i.e. latin-1; anything above raises
             ``AlphabetError``), ``bytes``/``bytearray``, a ``uint8`` NumPy array, or a
             Biopython ``Seq``/``SeqRecord``. All 256 byte values are symbols; case matters.
+            A ``str`` is the text itself, never a file name (any text is a byte string);
+            read a file's bytes to compare files.
         backend: "auto" (CUDA when its LCS kernel and a device are there, else CPU), "cpu"
             or "cuda" (raises ``BackendUnavailable`` saying why when it cannot run).
         threads: worker threads (default: every core this process may use).

@@ -120,9 +120,9 @@ from ._backends.cpu.pairwise import LOCAL, score_end
 from ._backends.registry import backend_for, engine_for, lookup
 from .database import Database
 from .errors import ScoringError
-from .io import load_sequences
+from .io import load_one, load_sequences, source_label
 from .results import Alignment
-from .scoring import Scoring
+from .scoring import Scoring, check_input
 from .spans import (
     default_window,
     first_pass_span,
@@ -193,6 +193,9 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
     _check_options(top, mode, method, backend, window)
     q = _one_query(query, scoring)
     names, records = _records(reference, scoring)
+    checked = [q] if isinstance(reference, Database) else [q, *records]
+    check_input(scoring, checked, f"{source_label(query, 'query')} and "
+                                  f"{source_label(reference, 'reference')}")
     return locate_encoded(q, names, records, scoring, top=top, mode=mode, method=method,
                           backend=backend, window=window)
 
@@ -269,10 +272,7 @@ def _max_code(codes: np.ndarray) -> int:
 
 
 def _one_query(query: Any, scoring: Scoring) -> np.ndarray:
-    _, codes = load_sequences(query, scoring.alphabet, default_name="query")
-    if len(codes) != 1:
-        raise ValueError(f"locate takes one query sequence; got {len(codes)}")
-    return np.ascontiguousarray(codes[0], dtype=np.uint8)
+    return np.ascontiguousarray(load_one(query, scoring.alphabet, "query")[1], dtype=np.uint8)
 
 
 def _records(reference: Any, scoring: Scoring) -> tuple[list[str], list[np.ndarray]]:

@@ -22,8 +22,9 @@ from ._backends import ALGORITHMS, BACKENDS, check_choice
 from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end
 from ._backends.registry import backend_for, engine_for, has_engine
 from .errors import AlphabetError, NotComputed
+from .io import source_label
 from .results import Alignment
-from .scoring import Scoring
+from .scoring import Scoring, check_input
 
 MODES = ("score", "full")
 METHODS = ("auto", "bitsliced", "wordwise")
@@ -177,6 +178,8 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         raise ValueError(f"invalid threshold: {threshold!r}; expected an integer or None")
     x_names, x_codes = _encode(xs, scoring, "xs")
     y_names, y_codes = _encode(ys, scoring, "ys")
+    check_input(scoring, [*x_codes, *y_codes],
+                f"{source_label(xs, 'xs')} and {source_label(ys, 'ys')}")
     if len(x_codes) != len(y_codes):
         raise ValueError(f"xs and ys must hold as many sequences: got {len(x_codes)} and "
                          f"{len(y_codes)}")

@@ -214,8 +214,7 @@ class Hits(Sequence):
             >>> df[["name", "score", "query_start", "cigar"]].values.tolist()
             [['seq1', 62, 0, '10M'], ['seq0', 17, 4, '2M1I2M']]
         """
-        import pandas as pd
-        return pd.DataFrame(self._columns())
+        return _pandas().DataFrame(self._columns())
 
     def _columns(self) -> dict:
         n = len(self)
@@ -255,8 +254,17 @@ def results_to_pandas(results: Iterable[Hits]):
         >>> results_to_pandas(res)[["query", "name", "score"]].values.tolist()
         [['query0', 'seq1', 62], ['query1', 'seq0', 44]]
     """
-    import pandas as pd
+    pd = _pandas()
     frames = [pd.DataFrame(h._columns()) for h in results]
     if not frames:
         return pd.DataFrame({"query": [], "target": [], "name": [], "score": []})
     return pd.concat(frames, ignore_index=True)
+
+
+def _pandas():
+    """pandas, or an ImportError that says how to install it (an optional extra)."""
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError('to_pandas needs pandas: pip install "warpalign[pandas]"') from exc
+    return pandas

@@ -8,13 +8,23 @@ Opal and Biopython's open/extend scores). Linear gaps are ``gap_open == gap_exte
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .alphabet import DNA, DNA_SYMBOLS, PROTEIN, PROTEIN_SYMBOLS, Alphabet, get_alphabet
-from .errors import ScoringError
+from .alphabet import (
+    DNA,
+    DNA_SYMBOLS,
+    NUCLEOTIDE_RULE,
+    PROTEIN,
+    PROTEIN_SYMBOLS,
+    Alphabet,
+    get_alphabet,
+    looks_nucleotide,
+)
+from .errors import AlphabetMismatch, ScoringError
 
 #: Gap penalties used when a named matrix comes without ``gap_open``/``gap_extend``
 #: (our convention; the settings of CUDASW++, parasail and the papers). BLAST states
@@ -40,7 +50,12 @@ class Scoring:
         gap_open: cost of a gap of length 1 (positive).
         gap_extend: cost of each further gap position (positive, at most ``gap_open``).
         alphabet: "protein", "dna", "bytes" or an :class:`Alphabet`; by default the one the
-            matrix's letters imply (DNA for match/mismatch).
+            matrix's letters imply (DNA for match/mismatch). A protein alphabet implied by
+            the matrix is an assumption: :func:`~warpalign.align`, :func:`~warpalign.search`,
+            :func:`~warpalign.score_pairs` and :func:`~warpalign.locate` refuse nucleotide
+            input under it (:func:`~warpalign.alphabet.looks_nucleotide`) with an
+            ``AlphabetMismatch``; ``alphabet="protein"`` given here scores any input as
+            protein.
 
     Under match/mismatch scoring on DNA only A, C, G, T can match; N and the other
     ambiguity codes always score ``mismatch``. Protein symbols a matrix lacks (U, O in
@@ -62,6 +77,7 @@ class Scoring:
     match: int | None = None
     mismatch: int | None = None
     _key: tuple = field(init=False, repr=False)
+    _alphabet_given: bool = field(init=False, repr=False)
 
     def __init__(self, matrix: Any = None, *, match: int | None = None, mismatch: int | None = None,
                  gap_open: int | None = None, gap_extend: int | None = None,
@@ -100,6 +116,7 @@ class Scoring:
         object.__setattr__(self, "match", match)
         object.__setattr__(self, "mismatch", mismatch)
         object.__setattr__(self, "_key", (alpha.name, alpha.symbols, table.tobytes(), gap_open, gap_extend))
+        object.__setattr__(self, "_alphabet_given", alphabet is not None)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Scoring) and self._key == other._key
@@ -140,6 +157,25 @@ class Scoring:
     def encode(self, seq: Any, record: str | None = None) -> np.ndarray:
         """Encode a sequence in this scoring's alphabet."""
         return self.alphabet.encode(seq, record)
+
+
+def check_input(scoring: Scoring, codes: Iterable[np.ndarray], source: str) -> None:
+    """Refuse nucleotide input (the rule of :func:`~warpalign.alphabet.looks_nucleotide`)
+    under a protein alphabet that the matrix implied rather than the caller declared.
+
+    Raises:
+        AlphabetMismatch: naming ``source`` and the arguments that fix it.
+    """
+    if scoring._alphabet_given or scoring.alphabet is not PROTEIN:
+        return
+    if looks_nucleotide(codes, scoring.alphabet):
+        problem = (f"nucleotide sequences ({NUCLEOTIDE_RULE}) under a protein scoring "
+                   f"({scoring.matrix_name})")
+        raise AlphabetMismatch(
+            f"{source}: {problem}; score DNA with Scoring(match=..., mismatch=..., "
+            "gap_open=..., gap_extend=...) or Scoring(matrix='NUC.4.4', ...), or declare "
+            "Scoring(..., alphabet='protein') to score them as protein",
+            source=source, problem=problem)
 
 
 def _int(name: str, value: Any) -> int:
@@ -200,6 +236,13 @@ def _load_matrix(matrix: Any, alphabet: str | Alphabet | None):
         raise ScoringError(f"matrix {name!r} is not a square matrix of integer scores")
     if alphabet is not None:
         alpha = get_alphabet(alphabet)
+        if alpha.name == "bytes":
+            raise ScoringError(f"matrix {name!r} has no scores for the bytes alphabet; "
+                               "score bytes with match= and mismatch=")
+        if alpha.name == "dna" and not set(letters.upper()) <= set(DNA_SYMBOLS + "U"):
+            raise ScoringError(f"matrix {name!r} is a protein matrix; it cannot score the dna "
+                               "alphabet (use a DNA matrix such as 'NUC.4.4', or match= and "
+                               "mismatch=)")
     elif set(letters.upper()) <= set(DNA_SYMBOLS + "U"):
         alpha = DNA
     elif set(letters.upper()) <= set(PROTEIN_SYMBOLS):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -12,10 +14,10 @@ import numpy as np
 from ._backends import ALGORITHMS, check_choice
 from ._backends.registry import engine_for
 from .database import Database
-from .errors import ScoringError
-from .io import load_sequences
+from .errors import DatabaseError, ScoringError
+from .io import load_sequences, source_label
 from .results import Hits
-from .scoring import Scoring
+from .scoring import Scoring, check_input
 
 MODES = ("score", "end", "full")
 METHODS = ("auto", "warp")   # "warp": paper 003's kernel, CUDA backend only
@@ -36,9 +38,16 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     Args:
         queries: a FASTA/FASTQ path, one sequence, or an iterable of sequences
             (str, bytes, uint8 arrays of characters, SeqRecords, a ``Bio.SeqIO`` stream).
-        database: a :class:`Database`, the path of one built by ``Database.build``, or
-            sequences as for ``queries`` (encoded in memory).
-        scoring: the scoring scheme; its alphabet must be the database's.
+            A ``str`` is a path when it names a file or looks like one (``/``, ``\\``,
+            ``.``; a missing one is an ``InputError``), else one sequence; pass a
+            ``pathlib.Path`` to mean a file whatever its name.
+        database: a :class:`Database`, the path of one built by ``Database.build``, the
+            path of a FASTA/FASTQ file, or sequences as for ``queries`` in a list (encoded
+            in memory). A ``str`` here is always a path, never a sequence: one that names
+            nothing raises ``DatabaseError``.
+        scoring: the scoring scheme; its alphabet must be the database's. Nucleotide
+            queries (or sequences encoded here as the database) under a protein alphabet
+            the matrix only implied are an ``AlphabetMismatch`` (see :class:`Scoring`).
         top_k: hits kept per query (at least 1).
         mode: "score", "end" (also end coordinates) or "full" (also start coordinates and
             the alignment, traced only for the reported hits).
@@ -70,11 +79,12 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     if evalue is not None:
         from .stats import check_statistics
         check_statistics(scoring, algorithm=algorithm, evalue=evalue)  # fail before searching
-    db = _as_database(database, scoring)
+    db = as_database(database, scoring)
     if db.alphabet != scoring.alphabet:
         raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
+    check_input(scoring, codes, source_label(queries, "queries"))
     engine = engine_for("search", backend, method)
     handle = _handle(engine, db)
     order = np.asarray(db.order, dtype=np.int64)
@@ -99,15 +109,23 @@ def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method):
                                  ends=mode != "score", top_k=top_k, method=method)
 
 
-def _as_database(database: Any, scoring: Scoring) -> Database:
+def as_database(database: Any, scoring: Scoring, *, verify: bool | None = None) -> Database:
+    """``database`` as :func:`search` takes it; a str, bytes or PathLike is always a path
+    (a database directory or a FASTA/FASTQ file), never a sequence. ``verify``: as
+    :meth:`Database.open` (None: the checksums once, until a file changes)."""
     if isinstance(database, Database):
         return database
-    if isinstance(database, (str, bytes)) or hasattr(database, "__fspath__"):
-        import os
+    if isinstance(database, (str, bytes, os.PathLike)):
         path = os.fsdecode(database)
         if os.path.isdir(path):
-            return Database.open(path)
-    return Database.from_sequences(database, alphabet=scoring.alphabet)
+            return Database.open(path, verify=verify)
+        if not os.path.exists(path):
+            raise DatabaseError(f"{path}: no such database or file; expected a database "
+                                "directory (Database.build) or a FASTA/FASTQ file")
+        database = Path(path)
+    db = Database.from_sequences(database, alphabet=scoring.alphabet)
+    check_input(scoring, [db.targets.codes], source_label(database, "database"))
+    return db
 
 
 def _handle(engine, db: Database):

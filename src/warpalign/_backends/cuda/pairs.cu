@@ -23,8 +23,7 @@
 //            last row is the query's last row m (global: read at c == n; semiglobal: max
 //            over c <= n).  Local pad rows stay 0.  Local 16-bit: an item whose running
 //            max reaches `thr` is flagged (no lane can wrap before a correct value >= thr
-//            has entered the maximum), so unflagged scores are exact.  VL > 1 splits a
-//            thread's rows into VL independent chains per step (measured slower on H200).
+//            has entered the maximum), so unflagged scores are exact.
 // ww_dna     word-wise, DNA local linear 16-bit (the bulk hot path): two columns per
 //            iteration (lane t at columns s - 2t, s + 1 - 2t), packed columns (ww_ypack).
 // bs_*       bitsliced: 32 pairs per word (bit k = pair k), values as S bit-planes.
@@ -113,7 +112,7 @@ __device__ __forceinline__ int ww_top(int alg, int c, int go, int ge) {
 // bytes -1); else K*K ints S'(x, y) (code K-1 = pad).  S' = S + g for linear gaps.
 // bias: g (linear) or go (affine): stored H' = H + bias; linear stores G = H' - g = H.
 // bound: per item, (ncols + 2) words of H (and as many of F' after them, affine).
-template <int W, int R, bool AFFINE, int ALG, bool DNA, int VL>
+template <int W, int R, bool AFFINE, int ALG, bool DNA>
 __global__ void __launch_bounds__(256, 2)
 ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict__ xoff,
           const unsigned char* __restrict__ ycodes, const long long* __restrict__ yoff,
@@ -123,8 +122,6 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
           int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged)
 {
     typedef Lanes<W> L;
-    static_assert(R % VL == 0, "R must split into VL virtual lanes");
-    constexpr int RV = R / VL;             // rows per virtual lane
     extern __shared__ int ww_smem[];
     const int twords = DNA ? 5 : K * K;
     for (int k = threadIdx.x; k < twords; k += blockDim.x) ww_smem[k] = table[k];
@@ -151,7 +148,7 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
         oyb = yoff[pb]; nb = (int)(yoff[pb + 1] - oyb);
     }
     const int ncols = max(na, nb);
-    const int steps = (int)__reduce_max_sync(FULL_MASK, (unsigned)ncols) + G * VL - 1;
+    const int steps = (int)__reduce_max_sync(FULL_MASK, (unsigned)ncols) + G - 1;
     const int T = bands * G * R;
     const int pada = T - ma, padb = T - mb;
     const int bias = AFFINE ? go : ge;
@@ -198,79 +195,69 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
             // floor (non-local): pad rows track the top boundary (H' units), others NEG
             fl[r] = L::pack(qa < 0 ? bias : L::NEG, qb < 0 ? bias : L::NEG);
         }
-        // inputs of each virtual lane from the row above it (stored units):
-        // hd = diag, hu = up, fu = F'.  Virtual lane 0 gets them by shuffle (or from the
-        // boundary), virtual lane v > 0 from virtual lane v-1 of the previous step.
-        unsigned hd[VL], hu[VL], fu[VL];
-#pragma unroll
-        for (int v = 0; v < VL; ++v) {
-            const int qa = row0 + v * RV - 1 - pada, qb = row0 + v * RV - 1 - padb;
+        // inputs from the row above the lane's rows (stored units): hd = diag, hu = up,
+        // fu = F', by shuffle from the lane above (lane 0: the boundary)
+        unsigned hd, hu, fu;
+        {
+            const int qa = row0 - 1 - pada, qb = row0 - 1 - padb;
             const int ia = ww_col0(ALG, qa, go, ge), ib = ww_col0(ALG, qb, go, ge);
-            hd[v] = 0u;
-            hu[v] = AFFINE ? L::pack(ia + go, ib + go) : L::pack(ia, ib);
-            fu[v] = 0u;
+            hd = 0u;
+            hu = AFFINE ? L::pack(ia + go, ib + go) : L::pack(ia, ib);
+            fu = 0u;
         }
         if (t == 0) {
             if (band == 0) {
                 const int c0 = ww_top(ALG, 0, go, ge), c1 = ww_top(ALG, 1, go, ge);
-                hd[0] = AFFINE ? L::pack(c0 + go, c0 + go) : L::pack(c0, c0);
-                hu[0] = AFFINE ? L::pack(c1 + go, c1 + go) : L::pack(c1, c1);
-                fu[0] = L::pack(c1, c1);
+                hd = AFFINE ? L::pack(c0 + go, c0 + go) : L::pack(c0, c0);
+                hu = AFFINE ? L::pack(c1 + go, c1 + go) : L::pack(c1, c1);
+                fu = L::pack(c1, c1);
             } else {
-                hd[0] = hu[0];            // column 0 of the row above (computed above)
-                hu[0] = ncols >= 1 ? bufh[1] : 0u;
-                fu[0] = ncols >= 1 ? buff[1] : 0u;
+                hd = hu;                  // column 0 of the row above (computed above)
+                hu = ncols >= 1 ? bufh[1] : 0u;
+                fu = ncols >= 1 ? buff[1] : 0u;
             }
         }
         const bool last_band = band == bands - 1;
-        // target codes per virtual lane; virtual lane v's column at step s is virtual lane
-        // v-1's at step s-1, so only v = 0 loads (one step ahead)
-        unsigned ya[VL], yb[VL];
-#pragma unroll
-        for (int v = 0; v < VL; ++v) { ya[v] = ypad; yb[v] = ypad; }
-        int j0 = -t * VL;                      // virtual lane 0's column index this step
+        // the target codes of the lane's column, loaded one step ahead
+        unsigned ya = ypad, yb = ypad;
+        int j0 = -t;                           // the lane's column index this step
         unsigned ya_n = ypad, yb_n = ypad;
         if (j0 >= 0 && j0 < na) ya_n = ycodes[oya + j0];
         if (PAIRS == 2 && j0 >= 0 && j0 < nb) yb_n = ycodes[oyb + j0];
 
         for (int s = 0; s < steps; ++s, ++j0) {
-#pragma unroll
-            for (int v = VL - 1; v > 0; --v) { ya[v] = ya[v - 1]; yb[v] = yb[v - 1]; }
-            ya[0] = ya_n; yb[0] = yb_n;
+            ya = ya_n; yb = yb_n;
             ya_n = ypad; yb_n = ypad;
             if (j0 + 1 >= 0 && j0 + 1 < na) ya_n = ycodes[oya + j0 + 1];
             if (PAIRS == 2 && j0 + 1 >= 0 && j0 + 1 < nb) yb_n = ycodes[oyb + j0 + 1];
-            unsigned outh[VL], outf[VL];
-#pragma unroll
-            for (int v = 0; v < VL; ++v) {
-                const int j = j0 - v;
+            unsigned outh, outf;
+            {
+                const int j = j0;
                 // local: columns outside [0, ncols) hold pad letters (scores <= 0) and the
-                // state there is all zeros, so computing them changes nothing; skipping the
-                // test keeps the virtual lanes in one basic block (interleaved chains)
+                // state there is all zeros, so computing them changes nothing
                 const bool active = LOCAL || (j >= 0 && j < ncols);
-                unsigned f = fu[v];
+                unsigned f = fu;
                 if (active) {
                     const int c = j + 1;
                     if (ALG == ALG_GLOBAL) {
                         const unsigned dec = c == 1 ? neg_go : neg_ge;
 #pragma unroll
-                        for (int k = 0; k < RV; ++k)
-                            fl[v * RV + k] = L::addmax(fl[v * RV + k], dec, negv);
+                        for (int k = 0; k < R; ++k)
+                            fl[k] = L::addmax(fl[k], dec, negv);
                     }
                     unsigned ta = 0, tb = 0;
                     const int* tya = nullptr;
                     const int* tyb = nullptr;
                     if (DNA) {
-                        ta = (unsigned)ww_smem[ya[v]];
-                        tb = PAIRS == 2 ? (unsigned)ww_smem[yb[v]] : 0u;
+                        ta = (unsigned)ww_smem[ya];
+                        tb = PAIRS == 2 ? (unsigned)ww_smem[yb] : 0u;
                     } else {
-                        tya = ww_smem + ya[v];
-                        tyb = ww_smem + yb[v];
+                        tya = ww_smem + ya;
+                        tyb = ww_smem + yb;
                     }
-                    unsigned diag = hd[v], up = hu[v];
+                    unsigned diag = hd, up = hu;
 #pragma unroll
-                    for (int k = 0; k < RV; ++k) {
-                        const int r = v * RV + k;
+                    for (int r = 0; r < R; ++r) {
                         unsigned sc;
                         if (DNA) {
                             sc = pr_prmt(ta, tb, sel[r]);
@@ -302,21 +289,21 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
                     }
                     if (LOCAL) {
 #pragma unroll
-                        for (int k = 0; k + 1 < RV; k += 2)
-                            best = L::max3(best, Hc[v * RV + k], Hc[v * RV + k + 1]);
-                        if (RV & 1) best = L::max2(best, Hc[v * RV + RV - 1]);
+                        for (int k = 0; k + 1 < R; k += 2)
+                            best = L::max3(best, Hc[k], Hc[k + 1]);
+                        if (R & 1) best = L::max2(best, Hc[R - 1]);
                     }
                 }
-                outh[v] = Hc[v * RV + RV - 1];
-                outf[v] = f;
-                if (v == VL - 1 && t == G - 1 && j >= 0 && j < ncols) {
+                outh = Hc[R - 1];
+                outf = f;
+                if (t == G - 1 && j >= 0 && j < ncols) {
                     const int c = j + 1;
                     if (!last_band) {
-                        bufh[c] = outh[v];
+                        bufh[c] = outh;
                         if (AFFINE) buff[c] = f;
                     } else if (!LOCAL) {
-                        const int va = L::lo(outh[v]) - (AFFINE ? go : 0);
-                        const int vb = L::hi(outh[v]) - (AFFINE ? go : 0);
+                        const int va = L::lo(outh) - (AFFINE ? go : 0);
+                        const int vb = L::hi(outh) - (AFFINE ? go : 0);
                         if (ALG == ALG_GLOBAL) {
                             if (c == na) res_a = va;
                             if (c == nb) res_b = vb;
@@ -327,8 +314,8 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
                     }
                 }
             }
-            unsigned rh = __shfl_up_sync(FULL_MASK, outh[VL - 1], 1, G);
-            unsigned rf = AFFINE ? __shfl_up_sync(FULL_MASK, outf[VL - 1], 1, G) : 0u;
+            unsigned rh = __shfl_up_sync(FULL_MASK, outh, 1, G);
+            unsigned rf = AFFINE ? __shfl_up_sync(FULL_MASK, outf, 1, G) : 0u;
             if (t == 0) {   // the row above lane 0: the top boundary or the band buffer
                 const int c = s + 2;
                 if (band == 0) {
@@ -340,15 +327,9 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
                     rf = (AFFINE && c <= ncols) ? buff[c] : 0u;
                 }
             }
-#pragma unroll
-            for (int v = VL - 1; v > 0; --v) {
-                hd[v] = hu[v];
-                hu[v] = outh[v - 1];
-                fu[v] = outf[v - 1];
-            }
-            hd[0] = hu[0];
-            hu[0] = rh;
-            fu[0] = rf;
+            hd = hu;
+            hu = rh;
+            fu = rf;
         }
     }
     if (LOCAL) {
@@ -573,7 +554,7 @@ __device__ __forceinline__ void bs_max_keep(unsigned (&d)[S], const unsigned (&x
 // ---------------------------------------------------------------------------------------
 // Word-wise DNA, local, linear gap, 16-bit lanes: the bulk-pair hot path (ww_dna).
 //
-// Same tiles, cell and PRMT score as ww_kernel<16, R, false, LOCAL, true, 1>, with the
+// Same tiles, cell and PRMT score as ww_kernel<16, R, false, LOCAL, true>, with the
 // per-step overhead out of the hot loop (SASS counts in docs/gpu-notes.md, "Pairs"):
 // * ww_ypack first writes, per item, one byte per column: 8 * (5 * ya + yb) (code 4 =
 //   pad), 2G pad columns in front and enough behind that no read needs a bound check.

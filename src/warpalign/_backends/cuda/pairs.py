@@ -80,12 +80,6 @@ BS_PREFETCH = {2: 1, 4: 3}
 #: 0.240 / 0.658 / 2.28 ms; B2W 15 us against 4-5 us; the kernel and scores identical.
 BS_TRANSPOSE = "swap"
 BS_TRANSPOSES = ("ballot", "swap")
-#: ww_kernel (DNA affine path) row chains per thread ("virtual lanes"): a thread's R rows
-#: split into `split` chains that a step updates independently. Measured on an H200 on
-#: the linear DNA path before ww_dna (bench/results/pairs_gpu.jsonl, same setting):
-#: R = 32: split 1: 6,114 GCUPS, split 2: 5,938, split 4: 5,750; R = 16: split 1: 5,664,
-#: split 2: 5,203. So one chain.
-WW_SPLIT = 1
 #: Global/semiglobal pairs use 16-bit lanes when every value stays within this bound.
 INT16_BOUND = 14000
 #: Local 16-bit lanes: scores and penalties must stay this small (else 32-bit lanes).
@@ -160,18 +154,18 @@ def _tiles(m: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
 
 def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
                    scoring, algorithm: str = "local", *, rows: int | None = None,
-                   split: int | None = None, prefetch: bool | None = None,
+                   prefetch: bool | None = None,
                    kernel_runs: int = 1) -> tuple[np.ndarray, np.ndarray, dict]:
     """Scores of pairs (x_i, y_i) on the GPU, one pair per 16- or 32-bit DPX lane.
 
-    ``rows`` / ``split``: rows per lane and virtual lanes per thread of the DNA path
-    (defaults :data:`WW_DNA_ROWS`, :data:`WW_SPLIT`; for measurements and tests);
+    ``rows``: rows per lane of the DNA path (default :data:`WW_DNA_ROWS`; for
+    measurements and tests);
     ``prefetch``: ww_dna's L2 prefetch of its columns (default :data:`WW_DNA_PREFETCH`).
     ``kernel_runs`` (benchmarks): launch each DP kernel that many times back to back;
     the result is the same and ``swa`` is the mean time per run, i.e. the kernel with
     the GPU already busy rather than just after the host-to-device copy.
     DNA local scoring with linear gaps (16-bit lanes) runs ``ww_dna`` (packed columns by
-    ``ww_ypack``, timed as step ``pack``; ``split`` does not apply), the rest ww_kernel.
+    ``ww_ypack``, timed as step ``pack``), the rest ww_kernel.
     """
     cp = _cupy()
     _check_runs(kernel_runs)
@@ -207,14 +201,13 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
         table = np.array(words, dtype=np.uint32).view(np.int32)
         k = 4
         rows = WW_DNA_ROWS[affine] if rows is None else int(rows)
-        split = WW_SPLIT if split is None else int(split)
     else:
         k = alpha + 1
         pad = -(go + ge + 1)
         tab = np.full((k, k), pad, dtype=np.int64)
         tab[:alpha, :alpha] = matrix
         table = (tab + shift).astype(np.int32).ravel()
-        rows, split = 16, 1
+        rows = 16
     smax = int(table.view(np.int8).max()) if dna else int(table.max())
 
     t0 = time.perf_counter()
@@ -248,7 +241,7 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
                     names.append("ww_ypack")
                 else:
                     name = (f"ww_kernel<{bits}, {rows}, {'true' if affine else 'false'}, "
-                            f"{code}, {'true' if dna else 'false'}, {split}>")
+                            f"{code}, {'true' if dna else 'false'}>")
                 names.append(name)
                 launches.append((name, bits, g, int(bands), items, int(yl[order].max())))
     mod = _module(tuple(names))

@@ -66,12 +66,6 @@ R8_MAX_QUERY = 64
 ENDS_ROWS = 8
 #: Resident references kept per process (least recently used dropped first).
 CACHE_SIZE = 2
-#: Scores-only launches of one band read the windows' symbols from packed columns
-#: (``win_ypack``, built once per window layout: 2 bytes per item and column, i.e. about
-#: one byte per window symbol) and run two columns per iteration (``win_packed``): H100,
-#: 256 x 33.5 M, first-pass windows, kernel 1.876 ms vs 2.398 reading the reference
-#: (scripts/probes/wpack.py, same run). False: every launch reads the reference.
-PACKED_COLUMNS = True
 #: Front pad of the packed columns (windows.cu's WIN_FRONT: at least 2 (G - 1), even), and
 #: their slack behind the longest window (the skew and the read-ahead included).
 _YFRONT = 64
@@ -277,16 +271,21 @@ class DeviceQuery:
 
 
 def window_scores(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
-                  lengths: np.ndarray, *, query: DeviceQuery | None = None
-                  ) -> tuple[np.ndarray, np.ndarray, float]:
+                  lengths: np.ndarray, *, query: DeviceQuery | None = None,
+                  packed_columns: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
     """Best local score of ``q`` in each window ``[starts[w], starts[w] + lengths[w])`` of
     ``ref``'s concatenated codes (16-bit DPX); ``query``: ``q`` already prepared.
+    ``packed_columns``: one band reads the windows' symbols from packed columns
+    (``win_ypack``, built once per window layout, about a byte per window symbol; two
+    columns per iteration: 1.876 ms vs 2.398 reading the reference on an H100, 256 x
+    33.5 M, docs/gpu-notes.md), where the device has room for them; False: the reference.
 
     Returns (scores int64 [windows], flagged window indices int64, kernel seconds). A flagged
     window's score is not exact (its 16-bit maximum could have saturated); every other
     score is.
     """
-    cells, flagged, seconds = window_cells(ref, q, scoring, starts, lengths, query=query)
+    cells, flagged, seconds = window_cells(ref, q, scoring, starts, lengths, query=query,
+                                           packed_columns=packed_columns)
     return cells[:, 0], flagged, seconds
 
 
@@ -305,8 +304,8 @@ def window_ends(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray
 
 def window_cells(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
                  lengths: np.ndarray, *, query: DeviceQuery | None = None, ends: bool = False,
-                 keep_layout: bool = True, best_ends: bool = False, timed: bool = True
-                 ) -> tuple[np.ndarray, np.ndarray, float]:
+                 keep_layout: bool = True, best_ends: bool = False, timed: bool = True,
+                 packed_columns: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
     """One launch of ``win_s16``: (cells int64 [windows, 3], flagged, kernel seconds) as
     :func:`window_ends`, with the ends -1 unless ``ends``. ``keep_layout=False``: one-off
     windows, not remembered on ``ref``.
@@ -316,9 +315,10 @@ def window_cells(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarra
     with no round trip to the host (``win_pick`` cuts them into locate's sub-windows,
     ``win_ends`` scores those in 32 bits with ends); the other windows' ends
     stay -1. Skipped (every end -1) when a window was flagged or ``gap_extend`` is 0.
-    ``timed=False``: no CUDA events (the kernel seconds come back as 0.0)."""
+    ``timed=False``: no CUDA events (the kernel seconds come back as 0.0).
+    ``packed_columns``: as in :func:`window_scores`."""
     return _launch(ref, q, scoring, starts, lengths, ends, query, keep_layout,
-                   best_ends and not ends, timed)
+                   best_ends and not ends, timed, packed_columns)
 
 
 class _Layout:
@@ -429,7 +429,7 @@ END_ROWS = 256
 #: Sub-windows of the best windows' ends: the span bound plus this many symbols, one
 #: every ENDS_EXTRA + 1 (H100, 256 x 33.5 M, the window tied at the best score, kernel
 #: time of scan.cu's window_antidiagonal over its sub-windows: +16: 114 us, +32: 103,
-#: +64: 107; scripts/probes/lprof2.py).
+#: +64: 107; probe lprof2.py at 4c0062b).
 ENDS_EXTRA = 32
 
 
@@ -509,7 +509,7 @@ class _BestEnds:
 
 
 def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
-            best_ends=False, timed=True):
+            best_ends=False, timed=True, packed_columns=True):
     cp = require_cupy("locate on the GPU")
     starts = np.asarray(starts, np.int64)
     lengths = np.asarray(lengths, np.int64)
@@ -524,7 +524,7 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
     lay = _layout(ref, starts, lengths, stream, keep_layout)
     if lay.longest >= 1 << 31:
         raise ValueError("a window is longer than 2**31 - 1 symbols")
-    cols = lay.columns(ref, dq.k) if PACKED_COLUMNS and not want_ends and dq.bands == 1 else None
+    cols = lay.columns(ref, dq.k) if packed_columns and not want_ends and dq.bands == 1 else None
     ycol, ystride = (np.uint64(0), np.int64(0)) if cols is None else cols
     fn = _function(f"win_s16<{dq.r}, {'true' if want_ends else 'false'}, "
                    f"{'false' if cols is None else 'true'}>")

@@ -3,58 +3,76 @@
 Writes TSV: ``index xname yname score`` (index 0-based, in input order); with
 ``--threshold`` only the pairs scoring at least it; ``--mode full`` adds the alignment
 (pident length qstart qend sstart send cigar; coordinates 1-based inclusive, as BLAST
-writes them). ``cli.py`` adds the command with :func:`add_pairs_command`.
+writes them).
 """
 
 from __future__ import annotations
 
 import argparse
 
+from .flags import (
+    algorithm_flag,
+    backend_flag,
+    inputs,
+    output_flag,
+    parse_scoring,
+    scoring_flags,
+)
+from .output import output
+
+FORMATS = ("tsv", "sam")
 PAIR_COLUMNS = ("index", "xname", "yname", "score")
 FULL_COLUMNS = ("pident", "length", "qstart", "qend", "sstart", "send", "cigar")
 #: Paper 000's DNA scoring (Table II), used when no scoring flag is given.
 DEFAULT_SCORING = {"match": 2, "mismatch": -1, "gap_open": 1, "gap_extend": 1}
 
 
-def add_pairs_command(subparsers) -> argparse.ArgumentParser:
-    """Add the ``pairs`` command to ``cli.py``'s subparsers; returns its parser."""
-    from .cli import _scoring_flags
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add ``pairs`` to the command line's subparsers; returns its parser."""
+    from ..pairs import METHODS, MODES
 
-    p = subparsers.add_parser(
+    p = sub.add_parser(
         "pairs", help="score record i of X against record i of Y (many pairs, paper 000)",
         description="Score each pair (record i of X, record i of Y). Default scoring: DNA "
                     "match 2, mismatch -1, linear gap 1 (paper 000).")
-    p.add_argument("x", help="FASTA/FASTQ file (plain or gzip): the queries")
-    p.add_argument("y", help="FASTA/FASTQ file with as many records: the targets")
-    _scoring_flags(p)
+    p.add_argument("x", help="FASTA/FASTQ file (plain or gzip): the queries ('-': standard "
+                             "input)")
+    p.add_argument("y", help="FASTA/FASTQ file with as many records: the targets ('-': "
+                             "standard input)")
+    scoring_flags(p, DEFAULT_SCORING)
     p.add_argument("--threshold", type=int, help="write only the pairs scoring at least this")
-    p.add_argument("--mode", default="score", choices=("score", "full"),
+    p.add_argument("--mode", default="score", choices=MODES,
                    help="full: also the alignment of each written pair (default score)")
-    p.add_argument("--method", default="auto", choices=("auto", "bitsliced", "wordwise"))
-    p.add_argument("--algorithm", default="local", choices=("local", "global", "semiglobal"))
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
-    p.add_argument("--format", default="tsv", choices=("tsv", "sam"),
+    p.add_argument("--method", default="auto", choices=METHODS)
+    algorithm_flag(p)
+    backend_flag(p)
+    p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="sam: one SAM line per written pair, Y's records as references "
                         "(needs --mode full)")
     p.add_argument("--header", action="store_true", help="write a header line")
-    p.add_argument("-o", "--output", help="output file (default stdout)")
-    p.set_defaults(run=_pairs)
+    output_flag(p)
+    p.set_defaults(run=run)
     return p
 
 
-def _pairs(args) -> int:
-    from .cli import _output, _scoring
-    from .formats import alignment_fields
-    from .io import load_sequences
-    from .pairs import score_encoded
-    scoring = _scoring(args, DEFAULT_SCORING)
+def run(args) -> int:
+    from ..formats import alignment_fields
+    from ..io import load_sequences
+    from ..pairs import score_encoded
+    from ..scoring import check_input
+    scoring = parse_scoring(args, DEFAULT_SCORING)
     if args.format == "sam" and args.mode != "full":
         raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")
-    x_names, xs = load_sequences(args.x, scoring.alphabet)
-    y_names, ys = load_sequences(args.y, scoring.alphabet)
+    x, y = inputs(args.x, args.y)
+    x_names, xs = load_sequences(x, scoring.alphabet)
+    y_names, ys = load_sequences(y, scoring.alphabet)
+    check_input(scoring, [*xs, *ys], f"{args.x} and {args.y}")
     if len(xs) != len(ys):
         raise ValueError(f"{args.x} has {len(xs)} records but {args.y} has {len(ys)}; "
                          f"pairs need as many records in both files")
+    if args.format == "sam":
+        from ..formats import check_sam_names
+        check_sam_names(x_names, y_names)   # before the work, not after it
     result = score_encoded(xs, ys, scoring, threshold=args.threshold, mode=args.mode,
                            method=args.method, backend=args.backend, algorithm=args.algorithm,
                            names=(x_names, y_names))
@@ -63,9 +81,9 @@ def _pairs(args) -> int:
     rows = result.indices.tolist() if args.threshold is not None or full else range(len(xs))
     alignments = result.alignments if full else None
     scores = result.scores
-    with _output(args.output) as out:
+    with output(args.output) as out:
         if args.format == "sam":
-            from .formats import write_sam
+            from ..formats import write_sam
             decode = scoring.alphabet.decode
             write_sam(((x_names[i], decode(xs[i]), y_names[i], alignments[k])
                        for k, i in enumerate(rows)), out,

@@ -1,12 +1,11 @@
 """``warpalign lcs A B``: the length of the longest common subsequence, the LCS with ``-o``.
 
-Hooked into ``cli.py`` by ``add_lcs_command(subparsers)``. Each of A and B is
-
-- a file: gzip-compressed or plain (detected by its magic bytes); when it starts with
-  ``>`` it is FASTA and its first record's sequence is used (line breaks removed),
-  otherwise the file's bytes are used verbatim (a trailing newline is a symbol too);
-- otherwise the argument itself as a literal string (its bytes; latin-1 for code points
-  up to 255). An argument containing a path separator must name an existing file.
+Each of A and B is a file (``-``: standard input, for one of them), gzip-compressed
+or plain (detected by its magic bytes); when it starts with ``>`` it is FASTA and its first
+record's sequence is used (line breaks removed), otherwise the file's bytes are used
+verbatim (a trailing newline is a symbol too). A missing file is an error naming it. With
+``--literal`` A and B are the strings themselves (their bytes; latin-1 for code points up
+to 255).
 
 Prints the length on stdout. ``-o FILE`` writes the LCS's bytes verbatim (no header, no
 newline), the file appearing only once complete. Errors raise warpalign errors, which the
@@ -20,43 +19,52 @@ import gzip
 import io
 import os
 import sys
-import tempfile
 
-from .errors import InputError
+from ..errors import InputError
+from .flags import backend_flag, inputs
+from .output import output
 
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-def add_lcs_command(subparsers) -> argparse.ArgumentParser:
-    """Add the ``lcs`` sub-command to an ``argparse`` sub-parsers object; returns its parser."""
-    p = subparsers.add_parser(
-        "lcs", help="longest common subsequence of two byte strings (files, FASTA or literals)",
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add ``lcs`` to the command line's subparsers; returns its parser."""
+    p = sub.add_parser(
+        "lcs", help="longest common subsequence of two byte strings (files, FASTA, or "
+                    "literals with --literal)",
         description="Length (stdout) and, with -o, the bytes of a longest common subsequence "
                     "of A and B, in linear space (bit-parallel Hirschberg, paper 001).")
-    p.add_argument("a", metavar="A", help="file (raw, FASTA: first record; gzip too) or literal")
-    p.add_argument("b", metavar="B", help="file (raw, FASTA: first record; gzip too) or literal")
+    p.add_argument("a", metavar="A", help="file (raw, FASTA: first record; gzip too; '-': "
+                                          "standard input)")
+    p.add_argument("b", metavar="B", help="file, as A")
+    p.add_argument("--literal", action="store_true",
+                   help="A and B are the strings typed on the command line, not files")
     p.add_argument("-o", "--output", help="write the LCS itself (raw bytes) to this file")
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    backend_flag(p)
     p.add_argument("--threads", type=int, default=None,
                    help="worker threads (default: all cores)")
-    p.set_defaults(run=run_lcs)
+    p.set_defaults(run=run)
     return p
 
 
-def read_sequence(arg: str) -> bytes:
+def read_sequence(arg: str, literal: bool = False) -> bytes:
     """The bytes A or B stands for (see the module docstring)."""
-    if os.path.isdir(arg):
-        raise InputError(f"{arg}: is a directory, expected a file or a literal sequence")
-    if not os.path.exists(arg):
-        if os.sep in arg or (os.altsep and os.altsep in arg):
-            raise InputError(f"{arg}: no such file")
+    if literal:
         try:
             return arg.encode("latin-1")
         except UnicodeEncodeError as exc:
             raise InputError(f"literal sequence {arg!r}: character {arg[exc.start]!r} at "
                              f"position {exc.start} is not a byte (latin-1)") from None
-    with open(arg, "rb") as fh:
-        data = fh.read()
+    if arg == "-":
+        data = sys.stdin.buffer.read()
+        arg = "<stdin>"
+    elif os.path.isdir(arg):
+        raise InputError(f"{arg}: is a directory, expected a file")
+    elif not os.path.exists(arg):
+        raise InputError(f"{arg}: no such file")
+    else:
+        with open(arg, "rb") as fh:
+            data = fh.read()
     if data[:2] == _GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
@@ -78,26 +86,16 @@ def _first_fasta_record(data: bytes, name: str) -> bytes:
     raise InputError(f"{name}: no FASTA record")
 
 
-def _write_atomic(path: str, data: bytes) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".warpalign-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def run_lcs(args) -> int:
-    from .lcs import lcs, lcs_length
-
-    a = read_sequence(args.a)
-    b = read_sequence(args.b)
+def run(args) -> int:
+    from ..lcs import lcs, lcs_length
+    if not args.literal:
+        inputs(args.a, args.b, literal_hint=True)  # names a missing file; stdin once
+    a = read_sequence(args.a, args.literal)
+    b = read_sequence(args.b, args.literal)
     if args.output:
         common = lcs(a, b, backend=args.backend, threads=args.threads)
-        _write_atomic(args.output, common)
+        with output(args.output, binary=True) as fh:
+            fh.write(common)
         length = len(common)
     else:
         length = lcs_length(a, b, backend=args.backend, threads=args.threads)

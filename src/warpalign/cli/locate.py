@@ -1,69 +1,76 @@
 """``warpalign locate QUERY REFERENCE``: where short queries align best in a long reference.
 
-Each record of QUERY (a FASTA/FASTQ file or a literal sequence) is located in REFERENCE
-(a FASTA/FASTQ file, plain or gzip, any number of records). Writes TSV: ``qseqid sseqid
+Each record of QUERY (a FASTA/FASTQ file; with ``--literal`` the argument is the sequence)
+is located in REFERENCE (a FASTA/FASTQ file, plain or gzip, any number of records); ``-``
+reads either from standard input. Writes TSV: ``qseqid sseqid
 score pident length qstart qend sstart send cigar`` (sseqid: the reference record;
 coordinates 1-based inclusive, as BLAST writes them; NA where ``--mode`` did not compute
 them), one line per hit (none for a query that nothing aligns with), or JSON lines (``--format json``, 0-based half-open).
 Default scoring: DNA match 1, mismatch -2, gap open 5, extend 1 (paper 002).
-``cli.py`` adds the command with :func:`add_locate_command`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 
-from .formats import ALIGN_COLUMNS, alignment_fields, alignment_to_json
+from .flags import backend_flag, inputs, output_flag, parse_scoring, scoring_flags
+from .output import output
 
+FORMATS = ("tsv", "json", "sam")
 #: Paper 002's scoring, used when no scoring flag is given.
 DEFAULT_SCORING = {"match": 1, "mismatch": -2, "gap_open": 5, "gap_extend": 1}
 
 
-def add_locate_command(subparsers) -> argparse.ArgumentParser:
-    """Add the ``locate`` command to ``cli.py``'s subparsers; returns its parser."""
-    from .cli import _scoring_flags
-    from .locate import METHODS
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add ``locate`` to the command line's subparsers; returns its parser."""
+    from ..locate import METHODS, MODES
 
-    p = subparsers.add_parser(
+    p = sub.add_parser(
         "locate", help="best local alignments of short queries in a long reference (paper 002)",
         description="Locate each query in a long reference (multi-record FASTA allowed). "
                     "Default scoring: DNA match 1, mismatch -2, gap open 5, extend 1 "
                     "(paper 002).")
-    p.add_argument("query", help="FASTA/FASTQ file of queries or a literal sequence")
-    p.add_argument("reference", help="FASTA/FASTQ file (plain or gzip), any number of records")
-    _scoring_flags(p)
+    p.add_argument("query", help="FASTA/FASTQ file of queries ('-': standard input)")
+    p.add_argument("reference", help="FASTA/FASTQ file (plain or gzip), any number of records "
+                                     "('-': standard input)")
+    p.add_argument("--literal", action="store_true",
+                   help="QUERY is a sequence typed on the command line, not a file")
+    scoring_flags(p, DEFAULT_SCORING)
     p.add_argument("-n", "--top", type=int, default=1,
                    help="hits per query with disjoint reference intervals (default 1)")
-    p.add_argument("--mode", default="full", choices=("score", "end", "full"),
+    p.add_argument("--mode", default="full", choices=MODES,
                    help="what to compute per hit (default full)")
     p.add_argument("--method", default="auto", choices=METHODS)
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    backend_flag(p)
     p.add_argument("--window", type=int, help="window length for --method windows")
-    p.add_argument("--format", default="tsv", choices=("tsv", "json", "sam"),
+    p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="sam: the reference records as @SQ, one line per hit (needs --mode full)")
     p.add_argument("--header", action="store_true", help="write a header line in TSV")
-    p.add_argument("-o", "--output", help="output file (default stdout)")
-    p.set_defaults(run=_locate)
+    output_flag(p)
+    p.set_defaults(run=run)
     return p
 
 
-def _locate(args) -> int:
-    from .cli import _output, _scoring
-    from .io import load_sequences
-    from .locate import locate_encoded
-    scoring = _scoring(args, DEFAULT_SCORING)
-    if os.path.exists(args.query):
-        qnames, queries = load_sequences(args.query, scoring.alphabet, default_name="query")
+def run(args) -> int:
+    from ..formats import ALIGN_COLUMNS, alignment_fields, alignment_to_json
+    from ..io import load_sequences
+    from ..locate import locate_encoded
+    from ..scoring import check_input
+    scoring = parse_scoring(args, DEFAULT_SCORING)
+    if args.literal:
+        query, (reference,) = [args.query], inputs(args.reference)
     else:
-        qnames, queries = load_sequences([args.query], scoring.alphabet, default_name="query")
-    names, records = load_sequences(args.reference, scoring.alphabet, default_name="record")
+        query, reference = inputs(args.query, args.reference, literal_hint=True)
+    qnames, queries = load_sequences(query, scoring.alphabet, default_name="query")
+    names, records = load_sequences(reference, scoring.alphabet, default_name="record")
+    check_input(scoring, [*queries, *records],
+                f"{'QUERY' if args.literal else args.query} and {args.reference}")
     if args.format == "sam":
         if args.mode != "full":
             raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")
         return _locate_sam(args, scoring, qnames, queries, names, records)
-    with _output(args.output) as out:
+    with output(args.output) as out:
         if args.header and args.format == "tsv":
             out.write("#" + "\t".join(ALIGN_COLUMNS) + "\n")
         for qname, q in zip(qnames, queries, strict=True):
@@ -83,9 +90,10 @@ def _locate(args) -> int:
 
 
 def _locate_sam(args, scoring, qnames, queries, names, records) -> int:
-    from .cli import _output
-    from .formats import write_sam
-    from .locate import locate_encoded
+    from ..formats import check_sam_names, write_sam
+    from ..locate import locate_encoded
+
+    check_sam_names(qnames, names)   # before the work, not after it
 
     def lines():
         for qname, q in zip(qnames, queries, strict=True):
@@ -96,6 +104,6 @@ def _locate_sam(args, scoring, qnames, queries, names, records) -> int:
             for h in hits or [None]:   # a query nothing aligns with: one unmapped line
                 yield qname, seq, None if h is None else h.record, h
 
-    with _output(args.output) as out:
+    with output(args.output) as out:
         write_sam(lines(), out, [(n, len(r)) for n, r in zip(names, records)])
     return 0

@@ -1,0 +1,120 @@
+"""``warpalign search QUERIES DATABASE``: the top hits of each query in a database.
+
+DATABASE is a directory made by ``warpalign makedb`` or a FASTA/FASTQ file; with
+``--scheduler`` or ``--workers`` the search runs on a Dask cluster (docs/distributed.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+
+from .flags import (
+    algorithm_flag,
+    backend_flag,
+    inputs,
+    output_flag,
+    parse_scoring,
+    progress_flags,
+    scoring_flags,
+    show_progress,
+)
+from .output import output
+
+FORMATS = ("tsv", "json", "blast6")
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add ``search`` to the command line's subparsers; returns its parser."""
+    from ..search import MODES
+
+    p = sub.add_parser("search", help="search queries against a database, top hits per query")
+    p.add_argument("queries", help="FASTA/FASTQ file of queries ('-': standard input)")
+    p.add_argument("database", help="database directory (warpalign makedb) or FASTA/FASTQ "
+                                    "file ('-': standard input)")
+    scoring_flags(p)
+    p.add_argument("-k", "--top-k", type=int, default=10, help="hits per query (default 10)")
+    p.add_argument("--mode", default="full", choices=MODES,
+                   help="what to compute per reported hit (default full)")
+    algorithm_flag(p)
+    backend_flag(p)
+    p.add_argument("--format", default="tsv", choices=FORMATS,
+                   help="tsv: qseqid sseqid score pident length qstart qend sstart send "
+                        "(1-based); json: one object per query per line; blast6: BLAST "
+                        "-outfmt 6's twelve columns (needs --mode full)")
+    p.add_argument("--evalue", type=float,
+                   help="keep hits with E-value <= this (Karlin-Altschul; BLOSUM/PAM "
+                        "matrices with BLAST's gap pairs)")
+    p.add_argument("--header", action="store_true", help="write a header line in TSV")
+    p.add_argument("--verify", action="store_true",
+                   help="check every database file's checksum now (by default a database "
+                        "is checked on its first open and again whenever a file changes: "
+                        "size, modification time or inode)")
+    output_flag(p)
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="search on a running Dask cluster (the database path must be "
+                        "readable by every worker); see docs/distributed.md")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="search on a local Dask cluster of N worker processes (with "
+                        "--scheduler: wait for N workers)")
+    progress_flags(p)
+    p.set_defaults(run=run)
+    return p
+
+
+def run(args) -> int:
+    from ..formats import write_blast_tab, write_search_json, write_search_tsv
+    from ..search import as_database, search
+    from ..stats import StatisticsUnavailable, apply_statistics, check_statistics
+    scoring = parse_scoring(args)
+    if args.format == "blast6" and args.mode != "full":
+        raise ValueError("--format blast6 needs --mode full (its columns describe the "
+                         "alignment)")
+    if args.database != "-" and not os.path.exists(args.database):
+        from ..errors import DatabaseError
+        raise DatabaseError(f"{args.database}: no such database or FASTA/FASTQ file (build "
+                            "one with warpalign makedb)")
+    queries, database = inputs(args.queries, args.database)
+    if args.evalue is not None:  # an unsupported scoring fails before the search
+        check_statistics(scoring, algorithm=args.algorithm, evalue=args.evalue)
+    db = None
+    if args.scheduler or args.workers is not None:
+        from ..distributed import search as distributed_search
+        results = distributed_search(queries, args.database, scoring,
+                                     scheduler=args.scheduler, workers=args.workers,
+                                     top_k=args.top_k, mode=args.mode,
+                                     algorithm=args.algorithm, backend=args.backend)
+    else:
+        db = as_database(database, scoring, verify=True if args.verify else None)
+        _same_alphabet(args, db, scoring)
+        results = search(queries, db, scoring, top_k=args.top_k, mode=args.mode,
+                         algorithm=args.algorithm, backend=args.backend,
+                         progress=show_progress(args))
+    if args.evalue is not None or args.format == "blast6":
+        if db is None:
+            db = as_database(database, scoring)
+        # --evalue was checked above; blast6 alone prints NA where no statistics exist
+        with contextlib.suppress(StatisticsUnavailable):
+            results = apply_statistics(results, db, scoring, evalue=args.evalue,
+                                       algorithm=args.algorithm)
+    with output(args.output) as out:
+        if args.format == "tsv":
+            write_search_tsv(results, out, header=args.header)
+        elif args.format == "blast6":
+            write_blast_tab(results, out, header=args.header)
+        else:
+            write_search_json(results, out)
+    return 0
+
+
+def _same_alphabet(args, db, scoring) -> None:
+    """A database of another alphabet than the flags' scoring: say which flag fits it."""
+    if db.alphabet == scoring.alphabet:
+        return
+    fix = {"dna": "give --alphabet dna or --match/--mismatch",
+           "protein": "give a protein --matrix (BLOSUM62 when no scoring flag is given)"
+           }.get(db.alphabet.name, f"give --alphabet {db.alphabet.name}")
+    raise ValueError(f"{args.database}: a {db.alphabet.name} database, but the scoring is "
+                     f"{scoring.alphabet.name} ({scoring.matrix_name or 'match/mismatch'}); "
+                     f"{fix}")
