@@ -59,3 +59,48 @@ def test_forced_backend(monkeypatch):
     monkeypatch.setenv("WARPALIGN_BACKEND", "gpu")
     with pytest.raises(ValueError, match="WARPALIGN_BACKEND"):
         choose_backend("auto", probe, "job-e")
+
+
+# --- the registry: table rows, one probe per backend, engines loaded once ------------------
+
+@pytest.fixture
+def registry(monkeypatch):
+    """The registry with fresh caches, CUDA "answering" (a counted probe), and two rows of
+    a job of its own."""
+    from warpalign._backends import registry
+    monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
+    monkeypatch.setattr(registry, "_outcomes", registry._Outcomes())
+    monkeypatch.setattr(registry, "_warned", set())
+    monkeypatch.setattr(registry, "probes", [], raising=False)   # the probe's calls
+    monkeypatch.setitem(registry._PROBES, "cuda", lambda: registry.probes.append("cuda"))
+    monkeypatch.setitem(registry._ROWS, ("job-x", "cpu", "auto"), "cpu:CpuBackend()")
+    monkeypatch.setitem(registry._ROWS, ("job-x", "cuda", "auto"), "cpu:ScalarBackend()")
+    return registry
+
+
+def test_registry_auto_takes_cuda_when_its_engine_loads(registry):
+    assert registry.backend_for("job-x") == "cuda"
+    engine = registry.engine_for("job-x")
+    assert type(engine).__name__ == "ScalarBackend"
+    assert registry.engine_for("job-x", "cuda") is engine      # one shared instance
+    assert registry.engine_for("job-x", "cpu") is not engine
+    assert registry.probes == ["cuda"]                          # one probe per backend
+
+
+def test_registry_keeps_a_failed_engine_and_warns_once(registry, monkeypatch):
+    monkeypatch.setitem(registry._ROWS, ("job-x", "cuda", "auto"), "no_such_module")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert registry.backend_for("job-x") == "cpu"
+        assert type(registry.engine_for("job-x")).__name__ == "CpuBackend"
+    msgs = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(msgs) == 1 and "no_such_module" in msgs[0]
+    with pytest.raises(BackendUnavailable, match="no_such_module"):
+        registry.engine_for("job-x", "cuda")                    # the kept reason
+
+
+def test_registry_names_the_backend_a_method_runs_on():
+    from warpalign._backends.registry import engine_for, has_engine
+    assert has_engine("search", "cuda", "warp") and not has_engine("search", "cpu", "warp")
+    with pytest.raises(ValueError, match="runs on the CUDA backend only, not 'cpu'"):
+        engine_for("search", "cpu", "warp")
