@@ -1,8 +1,8 @@
 """The flags several subcommands share, and the helpers that read them.
 
 Scoring (``--matrix``, ``--match``/``--mismatch``, gap penalties, ``--alphabet``),
-``--backend``, ``--algorithm``, ``-o/--output``, input arguments as files, the progress
-bar. Choices come from the library's own tuples (the alphabets, the backend registry's
+``--backend``, ``--algorithm``, ``--threads``, ``-o/--output``, input arguments as files,
+the progress bar. Choices come from the library's own tuples (the alphabets, the backend registry's
 backends and algorithms). Heavy modules (NumPy, the scoring tables) load inside the
 helpers, so that importing the command line stays quick.
 """
@@ -57,6 +57,23 @@ def backend_flag(p: argparse.ArgumentParser) -> None:
 def algorithm_flag(p: argparse.ArgumentParser) -> None:
     from .._backends import ALGORITHMS
     p.add_argument("--algorithm", default="local", choices=ALGORITHMS)
+
+
+def threads_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threads", type=_threads, metavar="N",
+                   help="CPU threads (default: NUMBA_NUM_THREADS when set, else every core "
+                        "this process may use)")
+
+
+def _threads(text: str) -> int:
+    """``--threads`` N: an integer >= 1 (argparse names the flag in its error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
 
 
 def output_flag(p: argparse.ArgumentParser) -> None:

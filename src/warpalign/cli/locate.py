@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .flags import backend_flag, inputs, output_flag, parse_scoring, scoring_flags
+from .flags import backend_flag, inputs, output_flag, parse_scoring, scoring_flags, threads_flag
 from .output import output
 
 FORMATS = ("tsv", "json", "sam")
@@ -43,6 +43,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="what to compute per hit (default full)")
     p.add_argument("--method", default="auto", choices=METHODS)
     backend_flag(p)
+    threads_flag(p)
     p.add_argument("--window", type=int, help="window length for --method windows")
     p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="sam: the reference records as @SQ, one line per hit (needs --mode full)")
@@ -75,7 +76,8 @@ def run(args) -> int:
             out.write("#" + "\t".join(ALIGN_COLUMNS) + "\n")
         for qname, q in zip(qnames, queries, strict=True):
             hits = locate_encoded(q, names, records, scoring, top=args.top, mode=args.mode,
-                                  method=args.method, backend=args.backend, window=args.window)
+                                  method=args.method, backend=args.backend, window=args.window,
+                                  threads=args.threads)
             hits = [h for h in ([hits] if args.top == 1 else hits) if h.score > 0]
             if args.format == "json":
                 out.write(json.dumps({"query": qname, "query_length": len(q), "hits": [
@@ -98,7 +100,8 @@ def _locate_sam(args, scoring, qnames, queries, names, records) -> int:
     def lines():
         for qname, q in zip(qnames, queries, strict=True):
             hits = locate_encoded(q, names, records, scoring, top=args.top, mode="full",
-                                  method=args.method, backend=args.backend, window=args.window)
+                                  method=args.method, backend=args.backend, window=args.window,
+                                  threads=args.threads)
             hits = [h for h in ([hits] if args.top == 1 else hits) if h.score > 0]
             seq = scoring.alphabet.decode(q)
             for h in hits or [None]:   # a query nothing aligns with: one unmapped line

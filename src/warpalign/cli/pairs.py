@@ -17,6 +17,7 @@ from .flags import (
     output_flag,
     parse_scoring,
     scoring_flags,
+    threads_flag,
 )
 from .output import output
 
@@ -46,6 +47,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--method", default="auto", choices=METHODS)
     algorithm_flag(p)
     backend_flag(p)
+    threads_flag(p)
     p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="sam: one SAM line per written pair, Y's records as references "
                         "(needs --mode full)")
@@ -75,7 +77,7 @@ def run(args) -> int:
         check_sam_names(x_names, y_names)   # before the work, not after it
     result = score_encoded(xs, ys, scoring, threshold=args.threshold, mode=args.mode,
                            method=args.method, backend=args.backend, algorithm=args.algorithm,
-                           names=(x_names, y_names))
+                           names=(x_names, y_names), threads=args.threads)
     full = args.mode == "full"
     columns = PAIR_COLUMNS + (FULL_COLUMNS if full else ())
     rows = result.indices.tolist() if args.threshold is not None or full else range(len(xs))

@@ -19,6 +19,7 @@ from .flags import (
     progress_flags,
     scoring_flags,
     show_progress,
+    threads_flag,
 )
 from .output import output
 
@@ -39,6 +40,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="what to compute per reported hit (default full)")
     algorithm_flag(p)
     backend_flag(p)
+    threads_flag(p)
     p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="tsv: qseqid sseqid score pident length qstart qend sstart send "
                         "(1-based); json: one object per query per line; blast6: BLAST "
@@ -90,7 +92,7 @@ def run(args) -> int:
         _same_alphabet(args, db, scoring)
         results = search(queries, db, scoring, top_k=args.top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
-                         progress=show_progress(args))
+                         progress=show_progress(args), threads=args.threads)
     if args.evalue is not None or args.format == "blast6":
         if db is None:
             db = as_database(database, scoring)
