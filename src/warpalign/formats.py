@@ -175,13 +175,17 @@ def blast_tab_fields(qname: str, tname: str, aln: Alignment, evalue: float | Non
             NA if bitscore is None else format_bitscore(bitscore)]
 
 
-def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False) -> None:
+def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False,
+                    scoring: Any = None) -> None:
     """BLAST tabular output (``-outfmt 6``): one line per hit with the twelve columns
     qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore.
 
     The hits need alignments (``mode="full"``); evalue and bitscore come from
     :func:`warpalign.stats.apply_statistics` and are "NA" without it. ``header`` writes
-    one ``#``-comment line naming the columns.
+    ``#``-comment lines before the hits (BLAST's ``-outfmt 7`` style): the columns and,
+    given ``scoring``, its gap costs in both conventions (:func:`blast_gap_comment`).
+    Without ``header`` the output has no comment at all, as ``-outfmt 6``, so that tools
+    reading BLAST tables take it as it is.
 
     Example:
         >>> import io
@@ -196,6 +200,8 @@ def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False) 
     """
     if header:
         out.write("# Fields: " + ", ".join(BLAST_TAB_COLUMNS) + "\n")
+        if scoring is not None:
+            out.write(blast_gap_comment(scoring) + "\n")
     for hits in results:
         if len(hits) and hits.alignments is None:
             raise NotComputed(f"BLAST tabular output needs the alignments, which were not "
@@ -204,6 +210,21 @@ def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False) 
             fields = blast_tab_fields(hits.query_name, hit.name, hit.alignment, hit.evalue,
                                       hit.bitscore)
             out.write("\t".join(fields) + "\n")
+
+
+def blast_gap_comment(scoring: Any) -> str:
+    """One ``#`` line stating the scoring and its gaps in BLAST's convention and ours.
+
+    Example:
+        >>> from warpalign import Scoring
+        >>> print(blast_gap_comment(Scoring("BLOSUM62", gap_open=12, gap_extend=1))[:52])
+        # Scoring: BLOSUM62, gap existence 11, extension 1 (
+    """
+    what = scoring.matrix_name or f"match {scoring.match}, mismatch {scoring.mismatch}"
+    existence, extension = scoring.blast_gaps
+    return (f"# Scoring: {what}, gap existence {existence}, extension {extension} (BLAST: a "
+            f"gap of length k costs existence + k*extension; warpalign gap_open "
+            f"{scoring.gap_open}, gap_extend {scoring.gap_extend})")
 
 
 # --- SAM ----------------------------------------------------------------------------
