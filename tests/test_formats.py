@@ -412,3 +412,49 @@ def test_cli_help_states_the_gap_and_evalue_conventions(capsys, monkeypatch):
     assert "costs EXISTENCE + k*EXTENSION" in text
     assert "BLAST's 11/1 is --gap-open 12 --gap-extend 1" in text
     assert "only with -comp_based_stats 0" in text
+
+
+# --- reports people read (issue 24 item 7) ------------------------------------------
+
+
+def test_align_text_is_blast_pairwise_with_1_based_positions_per_line():
+    from warpalign import align
+    from warpalign.formats import format_alignment
+    s = Scoring(match=2, mismatch=-1, gap_open=3, gap_extend=1)
+    a = "ACGTACGTAC" * 8 + "G" * 10 + "TTACGTACGA" * 3      # 10 extra query symbols
+    b = "CC" + "ACGTACGTAC" * 8 + "TTACGTACGA" * 3
+    aln = align(a, b, s)
+    assert (aln.query_start, aln.target_start, aln.cigar) == (0, 2, "80M10I30M")
+    text = format_alignment("q", "t", aln, width=30).splitlines()
+    assert text[1].startswith("# query 1-120, target 3-112 (1-based inclusive)")
+    rows = [line.split() for line in text if line.startswith(("Query", "Sbjct"))]
+    assert [(r[0], r[1], r[3]) for r in rows] == [
+        ("Query", "1", "30"), ("Sbjct", "3", "32"),
+        ("Query", "31", "60"), ("Sbjct", "33", "62"),
+        ("Query", "61", "90"), ("Sbjct", "63", "82"),     # 10 gaps in the subject
+        ("Query", "91", "120"), ("Sbjct", "83", "112")]
+    # residues start in one column on every line, the match line under them
+    block = text[2:5]
+    assert block[0].index("ACGT") == block[2].index("ACGT") == block[1].index("|")
+    assert block[0][:7] == "Query  " and block[2][:7] == "Sbjct  "
+
+
+def test_cli_align_text_shows_query_and_sbjct_positions(capsys):
+    from warpalign.cli import main
+    assert main(["align", "--literal", "HEAGAWGHEE", "PAWHEAE"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2].split() == ["Query", "5", "AWGHE", "9"]
+    assert out[4].split() == ["Sbjct", "2", "AW-HE", "5"]
+
+
+def test_empty_to_pandas_has_the_dtypes_of_a_full_one(db):
+    pytest.importorskip("pandas")
+    for mode in ("score", "end", "full"):
+        some = search(QUERIES, db, B62, top_k=2, mode=mode, evalue=1e6)[0].to_pandas()
+        none = search(QUERIES, db, B62, top_k=2, mode=mode, evalue=1e-300)[0].to_pandas()
+        assert len(some) and none.empty
+        assert none.dtypes.to_dict() == some.dtypes.to_dict()
+    full = results_to_pandas(search(QUERIES, db, B62, top_k=2))
+    empty = results_to_pandas([])
+    assert empty.empty and list(empty.columns) == ["query", "target", "name", "score"]
+    assert empty.dtypes.to_dict() == full[list(empty.columns)].dtypes.to_dict()

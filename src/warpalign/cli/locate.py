@@ -27,10 +27,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     from ..locate import METHODS, MODES
 
     p = sub.add_parser(
-        "locate", help="best local alignments of short queries in a long reference (paper 002)",
-        description="Locate each query in a long reference (multi-record FASTA allowed). "
-                    "Default scoring: DNA match 1, mismatch -2, gap open 5, extend 1 "
-                    "(paper 002).")
+        "locate", help="best local alignments of short queries in a long reference (exact "
+                       "Smith-Waterman over the whole reference)",
+        description="Locate each query in a long reference (multi-record FASTA allowed): "
+                    "exact local alignment against every record, best hits first. Default "
+                    "scoring: DNA match 1, mismatch -2, gap open 5, extend 1.")
     p.add_argument("query", help="FASTA/FASTQ file of queries ('-': standard input)")
     p.add_argument("reference", help="FASTA/FASTQ file (plain or gzip), any number of records "
                                      "('-': standard input)")
@@ -41,7 +42,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="hits per query with disjoint reference intervals (default 1)")
     p.add_argument("--mode", default="full", choices=MODES,
                    help="what to compute per hit (default full)")
-    p.add_argument("--method", default="auto", choices=METHODS)
+    p.add_argument("--method", default="auto", choices=METHODS,
+                   help="auto = windows: the reference cut into windows that overlap enough "
+                        "that no best alignment is cut, scored all at once; dp: the plain "
+                        "dynamic program, one cell at a time (the reference result); scan: "
+                        "row by row, a row's gaps by a parallel max-scan, 16-bit values "
+                        "until they could overflow, then 32-bit; scan1: row by row, one "
+                        "32-bit scan per row; antidiagonal: cells by anti-diagonals; "
+                        "blocked: tiles by anti-diagonals. Every method gives the same "
+                        "result (default auto)")
     backend_flag(p)
     threads_flag(p)
     p.add_argument("--window", type=int, help="window length for --method windows")
