@@ -93,6 +93,13 @@ def run(args) -> int:
         check_statistics(scoring, algorithm=args.algorithm, evalue=args.evalue)
     db = None
     if args.scheduler or args.workers is not None:
+        if args.workers is not None and not args.scheduler:
+            # the local cluster's semaphores are released by multiprocessing's tracker
+            # process when this one ends; after a Ctrl-C (exit 130 at once) it would warn
+            # about them on our stderr: keep that process quiet (it inherits this setting)
+            os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (
+                os.environ.get("PYTHONWARNINGS"),
+                "ignore::UserWarning:multiprocessing.resource_tracker")))
         from ..distributed import search as distributed_search
         results = distributed_search(queries, args.database, scoring,
                                      scheduler=args.scheduler, workers=args.workers,
