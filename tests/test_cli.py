@@ -354,3 +354,16 @@ def test_search_verify_rereads_an_unchanged_looking_database(tmp_path, capsys):
     assert run_cli(capsys, "search", q, tmp_path / "db.wa")[0] == 0   # stamps unchanged
     code, _out, err = run_cli(capsys, "search", q, tmp_path / "db.wa", "--verify")
     assert code == 1 and "checksum mismatch" in err
+
+
+def test_help_texts_say_what_methods_do_not_which_paper(capsys):
+    from warpalign.cli import COMMANDS
+    texts = []
+    for argv in [[]] + [[c.__name__.rsplit(".", 1)[1]] for c in COMMANDS]:
+        with pytest.raises(SystemExit):
+            main([*argv, "--help"])
+        texts.append(capsys.readouterr().out)
+    assert len(texts) == 8 and not [t for t in texts if "paper 0" in t.lower()]
+    pairs, locate = texts[4], texts[5]
+    assert "64 pairs scored at once by bitwise" in " ".join(pairs.split())
+    assert "windows that overlap enough" in " ".join(locate.split())

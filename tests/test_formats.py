@@ -345,4 +345,116 @@ def test_cli_blast6_and_evalue(tmp_path, capsys):
     assert 0 < len(kept) < len(rows) and all(float(r[10]) <= 1e-3 for r in kept)
     assert main([*args[:3], "--matrix", "BLOSUM50", "--gap-open", "10", "--gap-extend", "2",
                  "--evalue", "1"]) == 1
-    assert "supported open/extend" in capsys.readouterr().err
+    err = capsys.readouterr().err   # in the command line's terms: BLAST's 8/2 is not there
+    assert "--evalue: " in err and "gap existence 8, extension 2" in err
+    assert "as --blast-gaps EXISTENCE/EXTENSION: " in err and " 12/2 " in err
+
+
+def _cli_files(tmp_path):
+    q = tmp_path / "q.fasta"
+    q.write_text("".join(f">{n}\n{s}\n" for n, s in QUERIES.items()))
+    t = tmp_path / "t.fasta"
+    t.write_text("".join(f">{n}\n{s}\n" for n, s in TARGETS.items()))
+    return ["search", str(q), str(t), "--no-progress"]
+
+
+def test_cli_blast_gaps_are_existence_plus_extension(tmp_path, capsys):
+    from warpalign.cli import main
+    args = [*_cli_files(tmp_path), "--format", "blast6"]
+    assert main([*args, "--gap-open", "12", "--gap-extend", "1"]) == 0
+    ours = capsys.readouterr().out
+    assert main([*args, "--blast-gaps", "11", "1"]) == 0
+    assert capsys.readouterr().out == ours and ours
+    assert main([*args, "--blast-gaps", "11", "1", "--gap-open", "12"]) == 1
+    assert "give either --blast-gaps or --gap-open/--gap-extend" in capsys.readouterr().err
+    assert main([*args, "--blast-gaps", "-1", "1"]) == 1
+    assert "--blast-gaps -1 1" in capsys.readouterr().err
+
+
+def test_cli_blast6_is_comment_free_unless_header_states_the_gaps(tmp_path, capsys):
+    from warpalign.cli import main
+    args = [*_cli_files(tmp_path), "--format", "blast6", "--blast-gaps", "11", "1"]
+    assert main(args) == 0
+    assert not any(line.startswith("#") for line in capsys.readouterr().out.splitlines())
+    assert main([*args, "--header"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("# Fields: qseqid, sseqid")
+    assert lines[1].startswith("# Scoring: BLOSUM62, gap existence 11, extension 1 (BLAST")
+    assert "warpalign gap_open 12, gap_extend 1" in lines[1]
+
+
+def test_cli_blast6_without_statistics_says_so_once(tmp_path, capsys):
+    from warpalign.cli import main
+    assert main([*_cli_files(tmp_path), "--format", "blast6", "--matrix", "PAM250"]) == 0
+    out, err = capsys.readouterr()
+    rows = [r.split("\t") for r in out.splitlines()]
+    assert len(rows) > 1 and all(r[10:] == ["NA", "NA"] for r in rows)
+    notes = err.splitlines()
+    assert len(notes) == 1 and "evalue and bitscore columns are NA" in notes[0]
+    assert "PAM250 with gap existence 12, extension 2 (--gap-open 14" in notes[0]
+    assert main([*_cli_files(tmp_path), "--format", "blast6", "--match", "1", "--mismatch",
+                 "-1", "--gap-open", "2", "--gap-extend", "1", "--alphabet", "protein"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--match/--mismatch scoring has no published" in err
+    assert main([*_cli_files(tmp_path), "--format", "blast6"]) == 0   # statistics: no note
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_help_states_the_gap_and_evalue_conventions(capsys, monkeypatch):
+    import pytest
+
+    from warpalign.cli import main
+    monkeypatch.setenv("COLUMNS", "2000")   # argparse wraps at hyphens otherwise
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--blast-gaps EXISTENCE EXTENSION" in text
+    assert "costs EXISTENCE + k*EXTENSION" in text
+    assert "BLAST's 11/1 is --gap-open 12 --gap-extend 1" in text
+    assert "only with -comp_based_stats 0" in text
+
+
+# --- reports people read (issue 24 item 7) ------------------------------------------
+
+
+def test_align_text_is_blast_pairwise_with_1_based_positions_per_line():
+    from warpalign import align
+    from warpalign.formats import format_alignment
+    s = Scoring(match=2, mismatch=-1, gap_open=3, gap_extend=1)
+    a = "ACGTACGTAC" * 8 + "G" * 10 + "TTACGTACGA" * 3      # 10 extra query symbols
+    b = "CC" + "ACGTACGTAC" * 8 + "TTACGTACGA" * 3
+    aln = align(a, b, s)
+    assert (aln.query_start, aln.target_start, aln.cigar) == (0, 2, "80M10I30M")
+    text = format_alignment("q", "t", aln, width=30).splitlines()
+    assert text[1].startswith("# query 1-120, target 3-112 (1-based inclusive)")
+    rows = [line.split() for line in text if line.startswith(("Query", "Sbjct"))]
+    assert [(r[0], r[1], r[3]) for r in rows] == [
+        ("Query", "1", "30"), ("Sbjct", "3", "32"),
+        ("Query", "31", "60"), ("Sbjct", "33", "62"),
+        ("Query", "61", "90"), ("Sbjct", "63", "82"),     # 10 gaps in the subject
+        ("Query", "91", "120"), ("Sbjct", "83", "112")]
+    # residues start in one column on every line, the match line under them
+    block = text[2:5]
+    assert block[0].index("ACGT") == block[2].index("ACGT") == block[1].index("|")
+    assert block[0][:7] == "Query  " and block[2][:7] == "Sbjct  "
+
+
+def test_cli_align_text_shows_query_and_sbjct_positions(capsys):
+    from warpalign.cli import main
+    assert main(["align", "--literal", "HEAGAWGHEE", "PAWHEAE"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2].split() == ["Query", "5", "AWGHE", "9"]
+    assert out[4].split() == ["Sbjct", "2", "AW-HE", "5"]
+
+
+def test_empty_to_pandas_has_the_dtypes_of_a_full_one(db):
+    pytest.importorskip("pandas")
+    for mode in ("score", "end", "full"):
+        some = search(QUERIES, db, B62, top_k=2, mode=mode, evalue=1e6)[0].to_pandas()
+        none = search(QUERIES, db, B62, top_k=2, mode=mode, evalue=1e-300)[0].to_pandas()
+        assert len(some) and none.empty
+        assert none.dtypes.to_dict() == some.dtypes.to_dict()
+    full = results_to_pandas(search(QUERIES, db, B62, top_k=2))
+    empty = results_to_pandas([])
+    assert empty.empty and list(empty.columns) == ["query", "target", "name", "score"]
+    assert empty.dtypes.to_dict() == full[list(empty.columns)].dtypes.to_dict()

@@ -146,3 +146,16 @@ def test_protein_matrix_cannot_score_dna():
     with pytest.raises(ScoringError, match="'BLOSUM62' is a protein matrix"):
         Scoring("BLOSUM62", alphabet="dna")
     assert Scoring("NUC.4.4", gap_open=10, gap_extend=1, alphabet="dna").score("A", "A") == 5
+
+
+def test_from_blast_is_existence_plus_extension():
+    s = Scoring.from_blast("BLOSUM62", existence=11, extension=1)   # blastp's default
+    assert s == Scoring("BLOSUM62", gap_open=12, gap_extend=1)
+    assert s.blast_gaps == (11, 1) and s.gap_cost(1) == 12 and s.gap_cost(4) == 15
+    dna = Scoring.from_blast(match=2, mismatch=-3, existence=5, extension=2)  # blastn's
+    assert dna == Scoring(match=2, mismatch=-3, gap_open=7, gap_extend=2)
+    assert Scoring("BLOSUM62", gap_open=11, gap_extend=1).blast_gaps == (10, 1)
+    with pytest.raises(ScoringError, match="existence=-1"):
+        Scoring.from_blast("BLOSUM62", existence=-1, extension=1)
+    with pytest.raises(ScoringError, match="extension must be an integer"):
+        Scoring.from_blast("BLOSUM62", existence=11, extension=1.5)

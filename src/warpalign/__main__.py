@@ -16,10 +16,18 @@ def run() -> None:
     (``main``), and after it has finished, while Python shuts down.
     """
     sys.unraisablehook = _unraisable
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         from .cli import main
         status = main()
     except KeyboardInterrupt:
+        print("warpalign: interrupted", file=sys.stderr)
+        status = EXIT_INTERRUPTED
+    except BaseException:
+        if not _interrupted:
+            raise
+        # the interrupt landed inside an import that reported it as its own failure
+        # (NumPy's C extensions turn it into an ImportError)
         print("warpalign: interrupted", file=sys.stderr)
         status = EXIT_INTERRUPTED
     signal.signal(signal.SIGINT, _exit_interrupted)
@@ -29,6 +37,16 @@ def run() -> None:
         # 130 into death by SIGINT at the end of Python's own exit.
         _exit_interrupted()
     sys.exit(status)
+
+
+_interrupted = False
+
+
+def _interrupt(signum, frame) -> None:
+    """SIGINT: remembered (see :func:`run`), then raised as Python's default handler does."""
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
 
 
 def _unraisable(info) -> None:

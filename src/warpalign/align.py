@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import ALGORITHMS, TargetSet, check_choice
+from ._backends import ALGORITHMS, TargetSet, check_choice, resolve_threads
 from ._backends.cpu.pairwise import ALGORITHM_CODES
 from ._backends.registry import backend_for, engine_for
 from .io import load_one, source_label
@@ -23,7 +23,7 @@ LONG_PAIR_CELLS = 1 << 26
 
 def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
           algorithm: Literal["local", "global", "semiglobal"] = "local",
-          backend: str = "auto") -> Alignment:
+          backend: str = "auto", threads: int | None = None) -> Alignment:
     """Align query ``a`` with target ``b``.
 
     Args:
@@ -44,6 +44,9 @@ def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
             kernel; ``mode="full"`` takes its staged traceback (``cuda/long.py``
             ``Staged``: same score and coordinates as the CPU, an optimal path that may
             differ from the CPU's among equally scoring ones), small segments on the CPU.
+        threads: CPU threads for ``mode="full"`` (1 runs the two half passes of a large
+            linear-space split one after the other; more than 2 are never used); default
+            ``NUMBA_NUM_THREADS`` when set, else every core this process may use.
 
     Returns:
         An :class:`Alignment`. With ``mode="score"`` only ``score`` is set; with
@@ -55,21 +58,25 @@ def align(a: Any, b: Any, scoring: Scoring, *, mode: Mode = "full",
         >>> aln.score, aln.cigar
         (31, '3M1D8M')
     """
+    resolve_threads(threads)
     q = load_one(a, scoring.alphabet, "query")[1]
     t = load_one(b, scoring.alphabet, "target")[1]
     check_input(scoring, [q, t], f"{source_label(a, 'query')} and {source_label(b, 'target')}")
-    return align_encoded(q, t, scoring, mode=mode, algorithm=algorithm, backend=backend)
+    return align_encoded(q, t, scoring, mode=mode, algorithm=algorithm, backend=backend,
+                         threads=threads)
 
 
 def align_encoded(q: np.ndarray, t: np.ndarray, scoring: Scoring, *, mode: Mode = "full",
-                  algorithm: str = "local", backend: str = "auto") -> Alignment:
+                  algorithm: str = "local", backend: str = "auto",
+                  threads: int | None = None) -> Alignment:
     """:func:`align` on sequences already encoded in ``scoring.alphabet``'s codes."""
     check_choice("mode", mode, MODES)
     check_choice("algorithm", algorithm, ALGORITHMS)
+    threads = resolve_threads(threads)
     long_pair = _long_pair(q, t, scoring, backend)
     if mode == "full":
         from .traceback import align_codes
-        return align_codes(q, t, scoring, algorithm, engine=long_pair)
+        return align_codes(q, t, scoring, algorithm, engine=long_pair, threads=threads)
     if long_pair is not None:
         score, qe, te = long_pair.score_end(ALGORITHM_CODES[algorithm])
     else:

@@ -93,19 +93,47 @@ def write_search_json(results: Iterable[Hits], out: TextIO) -> None:
 
 
 def format_alignment(qname: str, tname: str, aln: Alignment, width: int = 60) -> str:
-    """A BLAST-like text view of one alignment."""
+    """A text view of one alignment, as BLAST's pairwise output: blocks of ``width``
+    columns, each ``Query  START  residues  END``, a match line (``|`` for identical
+    symbols) and ``Sbjct  START  residues  END``, positions 1-based inclusive (a line of
+    gaps only shows the position before it on both sides, as BLAST does).
+
+    Example:
+        >>> from warpalign import Scoring, align
+        >>> aln = align("HEAGAWGHEE", "PAWHEAE", Scoring("BLOSUM62"))
+        >>> print(format_alignment("q", "t", aln), end="")
+        # q vs t: score 17
+        # query 5-9, target 2-5 (1-based inclusive); cigar 2M1I2M; identity 80.0% over 5
+        Query  5  AWGHE  9
+                  || ||
+        Sbjct  2  AW-HE  5
+        <BLANKLINE>
+    """
     lines = [f"# {qname} vs {tname}: score {aln.score}"]
     if aln.cigar is None:
         if aln.query_end is not None:
-            lines.append(f"# query end {aln.query_end}, target end {aln.target_end} (0-based exclusive)")
+            lines.append(f"# query end {aln.query_end}, target end {aln.target_end} "
+                         "(1-based, inclusive)")
         return "\n".join(lines) + "\n"
-    lines.append(f"# query {aln.query_start}-{aln.query_end}, target {aln.target_start}-"
-                 f"{aln.target_end} (0-based half-open); cigar {aln.cigar or '*'}; "
-                 f"identity {100 * aln.identity:.1f}% over {aln.length}")
     qa, ta = aln.query_aligned, aln.target_aligned
+    if not qa:
+        lines.append("# no alignment (empty local alignment)")
+        return "\n".join(lines) + "\n"
+    lines.append(f"# query {aln.query_start + 1}-{aln.query_end}, target {aln.target_start + 1}-"
+                 f"{aln.target_end} (1-based inclusive); cigar {aln.cigar}; "
+                 f"identity {100 * aln.identity:.1f}% over {aln.length}")
     mid = "".join("|" if a == b and a != "-" else " " for a, b in zip(qa, ta))
+    digits = len(str(max(aln.query_end, aln.target_end)))
+    q_next, t_next = aln.query_start + 1, aln.target_start + 1   # 1-based, next residue
     for k in range(0, len(qa), width):
-        lines += [f"Q {qa[k:k + width]}", f"  {mid[k:k + width]}", f"T {ta[k:k + width]}", ""]
+        q_part, t_part = qa[k:k + width], ta[k:k + width]
+        q_first, q_next = q_next, q_next + len(q_part) - q_part.count("-")
+        t_first, t_next = t_next, t_next + len(t_part) - t_part.count("-")
+        q_shown = (q_first, q_next - 1) if q_next > q_first else (q_first - 1, q_first - 1)
+        t_shown = (t_first, t_next - 1) if t_next > t_first else (t_first - 1, t_first - 1)
+        lines += [f"Query  {q_shown[0]:<{digits}}  {q_part}  {q_shown[1]}",
+                  f"       {'':<{digits}}  {mid[k:k + width]}".rstrip(),
+                  f"Sbjct  {t_shown[0]:<{digits}}  {t_part}  {t_shown[1]}", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -175,13 +203,17 @@ def blast_tab_fields(qname: str, tname: str, aln: Alignment, evalue: float | Non
             NA if bitscore is None else format_bitscore(bitscore)]
 
 
-def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False) -> None:
+def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False,
+                    scoring: Any = None) -> None:
     """BLAST tabular output (``-outfmt 6``): one line per hit with the twelve columns
     qseqid sseqid pident length mismatch gapopen qstart qend sstart send evalue bitscore.
 
     The hits need alignments (``mode="full"``); evalue and bitscore come from
     :func:`warpalign.stats.apply_statistics` and are "NA" without it. ``header`` writes
-    one ``#``-comment line naming the columns.
+    ``#``-comment lines before the hits (BLAST's ``-outfmt 7`` style): the columns and,
+    given ``scoring``, its gap costs in both conventions (:func:`blast_gap_comment`).
+    Without ``header`` the output has no comment at all, as ``-outfmt 6``, so that tools
+    reading BLAST tables take it as it is.
 
     Example:
         >>> import io
@@ -196,6 +228,8 @@ def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False) 
     """
     if header:
         out.write("# Fields: " + ", ".join(BLAST_TAB_COLUMNS) + "\n")
+        if scoring is not None:
+            out.write(blast_gap_comment(scoring) + "\n")
     for hits in results:
         if len(hits) and hits.alignments is None:
             raise NotComputed(f"BLAST tabular output needs the alignments, which were not "
@@ -204,6 +238,21 @@ def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False) 
             fields = blast_tab_fields(hits.query_name, hit.name, hit.alignment, hit.evalue,
                                       hit.bitscore)
             out.write("\t".join(fields) + "\n")
+
+
+def blast_gap_comment(scoring: Any) -> str:
+    """One ``#`` line stating the scoring and its gaps in BLAST's convention and ours.
+
+    Example:
+        >>> from warpalign import Scoring
+        >>> print(blast_gap_comment(Scoring("BLOSUM62", gap_open=12, gap_extend=1))[:52])
+        # Scoring: BLOSUM62, gap existence 11, extension 1 (
+    """
+    what = scoring.matrix_name or f"match {scoring.match}, mismatch {scoring.mismatch}"
+    existence, extension = scoring.blast_gaps
+    return (f"# Scoring: {what}, gap existence {existence}, extension {extension} (BLAST: a "
+            f"gap of length k costs existence + k*extension; warpalign gap_open "
+            f"{scoring.gap_open}, gap_extend {scoring.gap_extend})")
 
 
 # --- SAM ----------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from ._backends import usable_cores
+from ._backends import resolve_threads
 from ._backends.cpu import lcs as _cpu
 from ._backends.registry import backend_for, engine_for
 from .alphabet import as_bytes_array
@@ -88,14 +88,6 @@ def _engine(backend: str) -> _Engine:
     name = backend_for("lcs", backend)
     kernels = engine_for("lcs", name)   # base.LcsKernels: cpu/lcs.py or cuda/lcs.py
     return _Engine(name, kernels.final_vector, int(kernels.MIN_CELLS))
-
-
-def _threads(threads: int | None) -> int:
-    if threads is None:
-        return usable_cores()
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise ValueError(f"invalid threads: {threads!r}; expected a positive int or None")
-    return threads
 
 
 def _as_codes(seq: Any, which: str) -> np.ndarray:
@@ -212,7 +204,8 @@ def lcs(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto", threads: int 
             read a file's bytes to compare files.
         backend: "auto" (CUDA when its LCS kernel and a device are there, else CPU), "cpu"
             or "cuda" (raises ``BackendUnavailable`` saying why when it cannot run).
-        threads: worker threads (default: every core this process may use).
+        threads: worker threads (default: ``NUMBA_NUM_THREADS`` when set, else every core
+            this process may use).
 
     Returns:
         The LCS in the type of ``a``: ``str`` for ``str`` (and Biopython objects), ``bytes``
@@ -226,7 +219,7 @@ def lcs(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto", threads: int 
         b'AEDAC'
     """
     engine = _engine(backend)
-    nthreads = _threads(threads)
+    nthreads = resolve_threads(threads)
     x, y = _as_codes(a, "a"), _as_codes(b, "b")
     mask = _lcs_mask(x, y, engine, nthreads)
     return _as_result(x[mask.view(bool)], a)
@@ -243,5 +236,5 @@ def lcs_length(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto",
         5
     """
     engine = _engine(backend)
-    nthreads = _threads(threads)
+    nthreads = resolve_threads(threads)
     return _llcs(_as_codes(a, "a"), _as_codes(b, "b"), engine, nthreads)

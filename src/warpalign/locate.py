@@ -115,9 +115,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import BACKENDS, ReadOnlyMemo, TargetSet, check_choice
+from ._backends import BACKENDS, ReadOnlyMemo, TargetSet, check_choice, resolve_threads
 from ._backends.cpu.pairwise import LOCAL, score_end
-from ._backends.registry import backend_for, engine_for, lookup
+from ._backends.registry import backend_for, call_options, engine_for, lookup
 from .database import Database
 from .errors import ScoringError
 from .io import load_one, load_sequences, source_label
@@ -150,7 +150,7 @@ Method = Literal["auto", "windows", "dp", "scan", "scan1", "antidiagonal", "bloc
 def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
            mode: Literal["score", "end", "full"] = "full", method: Method = "auto",
            backend: str = "auto", algorithm: Literal["local"] = "local",
-           window: int | None = None) -> Alignment | list[Alignment]:
+           window: int | None = None, threads: int | None = None) -> Alignment | list[Alignment]:
     """Best local alignment(s) of a short ``query`` inside a long ``reference``.
 
     Args:
@@ -172,6 +172,8 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
         algorithm: "local" (the only one: the window bound rests on positive scores).
         window: window length for "windows" (default :func:`default_window`); at least
             :func:`span_bound` of the query.
+        threads: CPU threads (the CPU backend's window scan and the tracebacks); default
+            ``NUMBA_NUM_THREADS`` when set, else every core this process may use.
 
     Returns:
         An :class:`Alignment` (``top=1``; the empty alignment of score 0 when nothing
@@ -191,21 +193,24 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
     """
     check_choice("algorithm", algorithm, ALGORITHMS)
     _check_options(top, mode, method, backend, window)
+    resolve_threads(threads)
     q = _one_query(query, scoring)
     names, records = _records(reference, scoring)
     checked = [q] if isinstance(reference, Database) else [q, *records]
     check_input(scoring, checked, f"{source_label(query, 'query')} and "
                                   f"{source_label(reference, 'reference')}")
     return locate_encoded(q, names, records, scoring, top=top, mode=mode, method=method,
-                          backend=backend, window=window)
+                          backend=backend, window=window, threads=threads)
 
 
 def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], scoring: Scoring,
                    *, top: int = 1, mode: str = "full", method: str = "auto",
-                   backend: str = "auto", window: int | None = None) -> Alignment | list[Alignment]:
+                   backend: str = "auto", window: int | None = None,
+                   threads: int | None = None) -> Alignment | list[Alignment]:
     """:func:`locate` on a query and reference records already encoded in
     ``scoring.alphabet``'s codes (``names[i]`` names ``records[i]``)."""
     _check_options(top, mode, method, backend, window)
+    threads = resolve_threads(threads)
     if len(names) != len(records):
         raise ValueError(f"{len(names)} names for {len(records)} records")
     q = np.ascontiguousarray(q, dtype=np.uint8)
@@ -221,7 +226,8 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
         residues = sum(len(r) for r in records)
         engine = engine_for("locate", backend, "windows")
         # ends wanted: the best windows' ends come with their scores (no second launch)
-        scorer = _WindowScorer(engine, q, scoring, want_ends=mode != "score" or top > 1, sq=sq)
+        scorer = _WindowScorer(engine, q, scoring, want_ends=mode != "score" or top > 1, sq=sq,
+                               threads=threads)
         if window is None:
             first = first_pass_span(q, scoring, top, sq=sq)
             width = scorer.default_window(span if first is None else first, residues)
@@ -236,7 +242,8 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
     else:
         width = None
         scorer = _DpScorer(q, scoring)
-    search = _Search(q, records, scoring, span if first is None else first, width, scorer, sq)
+    search = _Search(q, records, scoring, span if first is None else first, width, scorer, sq,
+                     threads)
     if first is not None:
         search.close_seams()
     hits = search.run(int(top), mode)
@@ -349,8 +356,10 @@ class _WindowScorer:
     ends_take_score = True
 
     def __init__(self, engine, q: np.ndarray, scoring: Scoring, want_ends: bool = False,
-                 sq: int | None = None):
+                 sq: int | None = None, threads: int | None = None):
         self.engine, self.q, self.scoring = engine, q, scoring
+        # the CPU backend's threads for this call (the shared backend is never changed)
+        self._scan_options = call_options(engine, threads=threads)
         self.want_ends = want_ends
         self.lazy = False
         self.saturated = 0
@@ -380,7 +389,8 @@ class _WindowScorer:
                 size += len(pieces[stop])
                 stop += 1
             handle = self.engine.prepare(TargetSet.from_list(pieces[start:stop]))
-            batch = self.engine.scan(self.q, handle, self.scoring, algorithm="local", ends=True)
+            batch = self.engine.scan(self.q, handle, self.scoring, algorithm="local", ends=True,
+                                     **self._scan_options)
             out[start:stop, 0] = batch.scores
             out[start:stop, 1] = batch.query_ends
             out[start:stop, 2] = batch.target_ends
@@ -498,8 +508,9 @@ class _Search:
     best cell (score, query end, reference end in record coordinates).
     """
 
-    def __init__(self, q, records, scoring, span, width, scorer, sq=None):
+    def __init__(self, q, records, scoring, span, width, scorer, sq=None, threads=None):
         self.q, self.records, self.scoring = q, records, scoring
+        self.threads = threads
         self.span, self.width, self.scorer = span, width, scorer
         self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
         self.p = _pieces(records, span, width)
@@ -603,7 +614,7 @@ class _Search:
         lo = seg_lo if span is None else max(seg_lo, te - span)
         try:
             aln = align_from_end(q, self.records[r][lo:te], self.scoring, score, qe, te - lo,
-                                 "local", check_end=True)
+                                 "local", check_end=True, threads=self.threads)
         except TracebackError as exc:
             raise RuntimeError(  # a disagreement between engines is a bug, never a result
                 f"internal inconsistency in locate: the scan gave score {score} ending at "

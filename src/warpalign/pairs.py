@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import ALGORITHMS, BACKENDS, check_choice
+from ._backends import ALGORITHMS, BACKENDS, check_choice, numba_threads, resolve_threads
 from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end
 from ._backends.registry import backend_for, engine_for, has_engine
 from .errors import AlphabetError, NotComputed
@@ -136,7 +136,8 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
                 mode: Literal["score", "full"] = "score",
                 method: Literal["auto", "bitsliced", "wordwise"] = "auto",
                 backend: Literal["auto", "cpu", "cuda"] = "auto",
-                algorithm: Literal["local", "global", "semiglobal"] = "local") -> PairScores:
+                algorithm: Literal["local", "global", "semiglobal"] = "local",
+                threads: int | None = None) -> PairScores:
     """Score each pair (xs[i], ys[i]); lengths may differ between and within pairs.
 
     Args:
@@ -152,6 +153,8 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
             linear gaps, local) or "wordwise" (one pair per SIMD lane, any scoring).
         backend: "auto", "cpu" or "cuda".
         algorithm: "local", "global" or "semiglobal".
+        threads: CPU threads (the CPU kernels and the alignments of ``mode="full"``);
+            default ``NUMBA_NUM_THREADS`` when set, else every core this process may use.
 
     Returns:
         A :class:`PairScores` (scores in input order).
@@ -176,6 +179,7 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
     if threshold is not None and (isinstance(threshold, bool)
                                   or not isinstance(threshold, (int, np.integer))):
         raise ValueError(f"invalid threshold: {threshold!r}; expected an integer or None")
+    resolve_threads(threads)
     x_names, x_codes = _encode(xs, scoring, "xs")
     y_names, y_codes = _encode(ys, scoring, "ys")
     check_input(scoring, [*x_codes, *y_codes],
@@ -185,17 +189,19 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
                          f"{len(y_codes)}")
     return score_encoded(x_codes, y_codes, scoring, threshold=threshold, mode=mode,
                          method=method, backend=backend, algorithm=algorithm,
-                         names=(x_names, y_names))
+                         names=(x_names, y_names), threads=threads)
 
 
 def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], scoring: Scoring,
                   *, threshold: int | None = None, mode: str = "score", method: str = "auto",
                   backend: str = "auto", algorithm: str = "local",
-                  names: tuple[list[str], list[str]] | None = None) -> PairScores:
+                  names: tuple[list[str], list[str]] | None = None,
+                  threads: int | None = None) -> PairScores:
     """:func:`score_pairs` on sequences already encoded in ``scoring.alphabet``."""
     check_choice("mode", mode, MODES)
     check_choice("method", method, METHODS)
     check_choice("algorithm", algorithm, ALGORITHMS)
+    threads = resolve_threads(threads)
     if len(x_codes) != len(y_codes):
         raise ValueError(f"xs and ys must hold as many sequences: got {len(x_codes)} and "
                          f"{len(y_codes)}")
@@ -205,7 +211,8 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
     chosen = _choose_method(method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff,
                             names)
     kernel = engine_for("pairs", engine, chosen)
-    scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm)
+    with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
+        scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm)
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
     if saturated.size:
@@ -230,7 +237,7 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
         alignments = []
         for p in indices.tolist():
             aln = align_codes(xcodes[xoff[p]:xoff[p + 1]], ycodes[yoff[p]:yoff[p + 1]],
-                              scoring, algorithm)
+                              scoring, algorithm, threads=threads)
             if aln.score != scores[p]:
                 raise RuntimeError(  # two engines disagree: a bug, never a result
                     f"internal error: pair {p} scored {scores[p]} by {chosen} but its "

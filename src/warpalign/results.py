@@ -205,7 +205,8 @@ class Hits(Sequence):
 
         Columns: query, target (database index), name, score; then, when computed,
         query_start, query_end, target_start, target_end (0-based half-open), cigar,
-        identity, length (alignment columns), evalue and bitscore.
+        identity, length (alignment columns), evalue and bitscore. Text columns have
+        pandas' string dtype and the others int64 or float64, with no hits too.
 
         Example:
             >>> from warpalign import Scoring, search
@@ -214,7 +215,7 @@ class Hits(Sequence):
             >>> df[["name", "score", "query_start", "cigar"]].values.tolist()
             [['seq1', 62, 0, '10M'], ['seq0', 17, 4, '2M1I2M']]
         """
-        return _pandas().DataFrame(self._columns())
+        return _frame(self._columns())
 
     def _columns(self) -> dict:
         n = len(self)
@@ -255,10 +256,23 @@ def results_to_pandas(results: Iterable[Hits]):
         [['query0', 'seq1', 62], ['query1', 'seq0', 44]]
     """
     pd = _pandas()
-    frames = [pd.DataFrame(h._columns()) for h in results]
+    frames = [_frame(h._columns()) for h in results]
     if not frames:
-        return pd.DataFrame({"query": [], "target": [], "name": [], "score": []})
+        return _frame({"query": [], "target": np.zeros(0, np.int64), "name": [],
+                       "score": np.zeros(0, np.int64)})
     return pd.concat(frames, ignore_index=True)
+
+
+#: Columns of text (names, CIGAR): typed as pandas' string dtype even when empty, where
+#: pandas would otherwise make an empty list "object" and a list of str its string dtype.
+_TEXT_COLUMNS = ("query", "name", "cigar")
+
+
+def _frame(cols: dict):
+    pd = _pandas()
+    text = pd.Series(["x"]).dtype   # object before pandas 3, str from pandas 3 on
+    return pd.DataFrame({k: pd.Series(v, dtype=text) if k in _TEXT_COLUMNS else v
+                         for k, v in cols.items()})
 
 
 def _pandas():

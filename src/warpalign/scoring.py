@@ -140,6 +140,35 @@ class Scoring:
         """Smallest substitution score."""
         return int(self.matrix.min())
 
+    @classmethod
+    def from_blast(cls, matrix: Any = None, *, existence: int, extension: int,
+                   match: int | None = None, mismatch: int | None = None,
+                   alphabet: str | Alphabet | None = None) -> Scoring:
+        """The scoring BLAST states with ``-gapopen existence -gapextend extension``.
+
+        BLAST charges a gap of length k ``existence + k * extension``; ours costs
+        ``gap_open + (k - 1) * gap_extend``, so this is ``gap_open = existence +
+        extension``, ``gap_extend = extension``. Other arguments as for :class:`Scoring`
+        (``match``/``mismatch`` are blastn's ``-reward``/``-penalty``).
+
+        Example:
+            >>> s = Scoring.from_blast("BLOSUM62", existence=11, extension=1)  # blastp's default
+            >>> s.gap_open, s.gap_extend, s.gap_cost(3), s.blast_gaps
+            (12, 1, 14, (11, 1))
+        """
+        existence, extension = _int("existence", existence), _int("extension", extension)
+        if existence < 0 or extension < 0:
+            raise ScoringError(f"BLAST gap costs must be non-negative: got existence="
+                               f"{existence}, extension={extension}")
+        return cls(matrix, match=match, mismatch=mismatch, gap_open=existence + extension,
+                   gap_extend=extension, alphabet=alphabet)
+
+    @property
+    def blast_gaps(self) -> tuple[int, int]:
+        """The gap costs in BLAST's terms: (existence, extension) = (gap_open -
+        gap_extend, gap_extend)."""
+        return self.gap_open - self.gap_extend, self.gap_extend
+
     @property
     def linear(self) -> bool:
         """Whether the gap cost is linear (``gap_open == gap_extend``)."""

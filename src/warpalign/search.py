@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import ALGORITHMS, check_choice
-from ._backends.registry import engine_for
+from ._backends import ALGORITHMS, check_choice, resolve_threads
+from ._backends.registry import call_options, engine_for
 from .database import Database
 from .errors import DatabaseError, ScoringError
 from .io import load_sequences, source_label
@@ -32,7 +32,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
            algorithm: Literal["local", "global", "semiglobal"] = "local",
            backend: str = "auto", progress: bool = False,
            method: Literal["auto", "warp"] = "auto",
-           evalue: float | None = None) -> list[Hits]:
+           evalue: float | None = None, threads: int | None = None) -> list[Hits]:
     """Search each query against every sequence of ``database``.
 
     Args:
@@ -60,6 +60,8 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
             ``Hits.bitscores``; Karlin–Altschul, :mod:`warpalign.stats`) and keep only
             the hits with E-value <= ``evalue``. Local alignment with a matrix and gaps
             of BLAST's tables only; anything else raises ``StatisticsUnavailable``.
+        threads: CPU threads (the CPU backend's scan and the traceback of ``mode="full"``);
+            default ``NUMBA_NUM_THREADS`` when set, else every core this process may use.
 
     Returns:
         One :class:`Hits` per query, in query order; hits sorted by score (descending),
@@ -76,6 +78,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     check_choice("method", method, METHODS)
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"invalid top_k: {top_k!r}; expected an integer >= 1")
+    threads = resolve_threads(threads)
     if evalue is not None:
         from .stats import check_statistics
         check_statistics(scoring, algorithm=algorithm, evalue=evalue)  # fail before searching
@@ -90,23 +93,24 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     order = np.asarray(db.order, dtype=np.int64)
     residues = db.residues
     results = []
-    batches = _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method)
+    batches = _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, threads)
     for qname, q, batch in _progress(zip(names, codes, batches), len(codes), progress):
         results.append(_top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm,
-                                 cells=len(q) * residues))
+                                 cells=len(q) * residues, threads=threads))
     if evalue is not None:
         from .stats import apply_statistics
         results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)
     return results
 
 
-def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method):
+def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, threads=None):
     """One ScoreBatch per query, from the engine's ``search_batches`` (the CUDA engine runs
     the whole flow itself: top-k candidates on the device, chunks, several devices, and
     returns per query every target scoring at least its k-th best score, with their
-    ``ids``)."""
+    ``ids``; a CPU engine scans on ``threads`` CPU threads)."""
     return engine.search_batches(codes, handle, scoring, algorithm=algorithm,
-                                 ends=mode != "score", top_k=top_k, method=method)
+                                 ends=mode != "score", top_k=top_k, method=method,
+                                 **call_options(engine, threads=threads))
 
 
 def as_database(database: Any, scoring: Scoring, *, verify: bool | None = None) -> Database:
@@ -146,7 +150,8 @@ def _handle(engine, db: Database):
     return handle
 
 
-def _top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm, cells) -> Hits:
+def _top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm, cells,
+              threads=None) -> Hits:
     scores = batch.scores
     ids = getattr(batch, "ids", None)   # scores of a candidate subset: their db positions
     n = len(scores)
@@ -171,7 +176,7 @@ def _top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm, cells
         from .traceback import align_codes
         alignments = []
         for idx, hit_score, qe, te in zip(targets, scores[sel], qends, tends):
-            aln = align_codes(q, db.sequence(int(idx)), scoring, algorithm)
+            aln = align_codes(q, db.sequence(int(idx)), scoring, algorithm, threads=threads)
             if (aln.score, aln.query_end, aln.target_end) != (int(hit_score), int(qe), int(te)):
                 raise RuntimeError(  # a disagreement between engines is a bug, never a result
                     f"internal inconsistency for query {qname!r} vs {db.name(int(idx))!r}: "

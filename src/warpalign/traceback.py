@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._backends import resolve_threads
 from ._backends.cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL, score_end
 from ._backends.cpu.traceback import MyersMiller, anchored_start, path_score, render
 from .errors import TracebackError
@@ -75,7 +76,7 @@ _OP_CHARS = "MID"
 
 def global_path(q: np.ndarray, t: np.ndarray, scoring: Scoring, qlo: int, qhi: int, tlo: int, thi: int,
                 *, max_full_cells: int | None = None, engine: TracebackEngine | None = None,
-                score: int | None = None) -> tuple[int, np.ndarray]:
+                score: int | None = None, threads: int | None = None) -> tuple[int, np.ndarray]:
     """Optimal global affine-gap path of q[qlo:qhi] vs t[tlo:thi]: (score, ops).
 
     ops is a uint8 array of ``cpu.traceback``'s OP_M / OP_I / OP_D in alignment order.
@@ -86,12 +87,15 @@ def global_path(q: np.ndarray, t: np.ndarray, scoring: Scoring, qlo: int, qhi: i
     known (from a score pass): a segment traced back from a full matrix then computes
     only the cells an alignment of that score can pass (``cpu.traceback.full_traceback``).
     Same path; with a wrong ``score`` the returned score differs from it (callers compare).
+    ``threads``: 1 runs the half passes of a large split one after the other (default
+    :func:`~warpalign._backends.resolve_threads`).
     """
     limit = FULL_MATRIX_CELLS if max_full_cells is None else int(max_full_cells)
     if engine is not None:
         best, ops = engine.path(qlo, qhi, tlo, thi, limit)
     else:
-        path = MyersMiller(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, limit)
+        path = MyersMiller(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, limit,
+                           resolve_threads(threads))
         best = path.solve(qlo, qhi, tlo, thi, False, False, score)
         ops = path.ops()
     check, qend, tend = path_score(ops, q, qlo, t, tlo, scoring.matrix, scoring.gap_open,
@@ -158,7 +162,8 @@ def _alignment(q, t, scoring, algorithm, score, qs, qe, ts, te, ops) -> Alignmen
                      target_aligned=ta.tobytes().decode("latin-1"), algorithm=algorithm)
 
 
-def _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, whole) -> Alignment:
+def _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, whole,
+              threads=None) -> Alignment:
     """Steps 2 and 3 (module docstring) for validated codes and a score pass's result."""
     code = ALGORITHM_CODES[algorithm]
     if code == LOCAL and score == 0:
@@ -176,7 +181,7 @@ def _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, w
                              f"score {score}: no alignment ending there reaches it, or one beats it")
     qs, ts = qe - di, te - dj
     path_score, ops = global_path(q, t, scoring, qs, qe, ts, te, max_full_cells=max_full_cells,
-                                  engine=engine, score=score)
+                                  engine=engine, score=score, threads=threads)
     if path_score != score:
         raise TracebackError(f"internal error: the {algorithm} score is {score} but the global "
                              f"alignment of q[{qs}:{qe}] and t[{ts}:{te}] scores {path_score}")
@@ -184,8 +189,8 @@ def _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, w
 
 
 def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str = "local", *,
-                max_full_cells: int | None = None,
-                engine: TracebackEngine | None = None) -> Alignment:
+                max_full_cells: int | None = None, engine: TracebackEngine | None = None,
+                threads: int | None = None) -> Alignment:
     """Best alignment of encoded sequences q (query) and t (target), with its path.
 
     Args:
@@ -201,6 +206,8 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str =
             everything (score, both coordinates, ops); otherwise ``score_end(code)``,
             ``anchored_start(qe, te, score, full_query)`` and ``path(...)`` (the whole
             Myers–Miller path, as :func:`global_path`).
+        threads: CPU threads (at most 2 are used: the half passes of a large split);
+            default :func:`~warpalign._backends.resolve_threads`.
 
     Returns:
         An :class:`~warpalign.results.Alignment` with score, 0-based half-open
@@ -224,20 +231,21 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str =
         return _alignment(q, t, scoring, algorithm, s, qs, qe, ts, te, ops)
     if code == GLOBAL:
         score, ops = global_path(q, t, scoring, 0, m, 0, n, max_full_cells=max_full_cells,
-                                 engine=engine)
+                                 engine=engine, threads=threads)
         return _alignment(q, t, scoring, algorithm, score, 0, m, 0, n, ops)
     if engine is not None:
         s, qe, te = engine.score_end(code)
     else:
         s, qe, te = (int(v) for v in score_end(q, t, scoring.matrix, scoring.gap_open,
                                                 scoring.gap_extend, code))
-    return _from_end(q, t, scoring, algorithm, s, qe, te, max_full_cells, engine, False)
+    return _from_end(q, t, scoring, algorithm, s, qe, te, max_full_cells, engine, False,
+                     threads)
 
 
 def align_from_end(q: np.ndarray, t: np.ndarray, scoring: Scoring, score: int, query_end: int,
                    target_end: int, algorithm: str = "local", *, max_full_cells: int | None = None,
-                   engine: TracebackEngine | None = None,
-                   check_end: bool = False) -> Alignment:
+                   engine: TracebackEngine | None = None, check_end: bool = False,
+                   threads: int | None = None) -> Alignment:
     """The alignment :func:`align_codes` returns, given the score and end cell it would find.
 
     For callers that already ran the score pass (step 1 of the module docstring), e.g. an
@@ -264,6 +272,7 @@ def align_from_end(q: np.ndarray, t: np.ndarray, scoring: Scoring, score: int, q
         max_full_cells: as for :func:`align_codes`.
         engine: as for :func:`align_codes` (its ``anchored_start`` and ``path``).
         check_end: run the reverse pass over all of t[:target_end] (see above).
+        threads: as for :func:`align_codes`.
 
     Returns:
         An :class:`~warpalign.results.Alignment`; a local alignment of score 0 is empty.
@@ -285,4 +294,5 @@ def align_from_end(q: np.ndarray, t: np.ndarray, scoring: Scoring, score: int, q
         raise ValueError(f"a {algorithm} alignment of a {m} x {n} matrix cannot end at ({qe}, {te})")
     if code == LOCAL and score < 0:
         raise ValueError(f"a local score is never negative, got {score}")
-    return _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, check_end)
+    return _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, check_end,
+                     threads)

@@ -11,11 +11,13 @@ from .base import (
     TargetSet,
     check_choice,
     cpu_name,
+    numba_threads,
     readonly_key,
+    resolve_threads,
     usable_cores,
 )
 from .registry import backend_for, choose_backend, engine_for, get_backend
 
 __all__ = ["ALGORITHMS", "BACKENDS", "BackendName", "ReadOnlyMemo", "ScoreBatch", "TargetSet",
            "backend_for", "check_choice", "choose_backend", "cpu_name", "engine_for",
-           "get_backend", "readonly_key", "usable_cores"]
+           "get_backend", "numba_threads", "readonly_key", "resolve_threads", "usable_cores"]

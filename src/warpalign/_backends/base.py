@@ -17,6 +17,7 @@ then the smallest query end; local score 0 reports ends (0, 0).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -96,6 +97,46 @@ def usable_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def resolve_threads(threads: int | None = None) -> int:
+    """The CPU threads a call may use: ``threads`` when given, else ``NUMBA_NUM_THREADS``
+    when set in the environment, else :func:`usable_cores`.
+
+    Raises:
+        ValueError: ``threads`` (or ``NUMBA_NUM_THREADS``) is not an integer >= 1.
+    """
+    if threads is None:
+        env = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+        if not env:
+            return usable_cores()
+        try:
+            value = int(env)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise ValueError(f"invalid NUMBA_NUM_THREADS: {env!r}; expected an integer >= 1")
+        return value
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"invalid threads: {threads!r}; expected an integer >= 1 or None")
+    return int(threads)
+
+
+@contextlib.contextmanager
+def numba_threads(threads: int):
+    """Run Numba's parallel kernels of this thread on at most ``threads`` threads.
+
+    Numba's thread count is per calling thread (``numba.set_num_threads``), so concurrent
+    calls with different counts do not disturb one another; the previous count comes back
+    on exit. Numba never starts more than ``NUMBA_NUM_THREADS`` (read when it loads).
+    """
+    import numba
+    previous = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 def cpu_name() -> str:
@@ -181,13 +222,15 @@ class SearchEngine(Protocol):
 
 
 class ScanEngine:
-    """Base of the search engines that scan one query at a time (they define ``name``,
-    ``prepare`` and ``scan``): :meth:`search_batches` is ``scan`` per query, lazily, so a
-    progress bar follows the queries."""
+    """Base of the CPU search engines, which scan one query at a time on CPU threads (they
+    define ``name``, ``prepare`` and ``scan``, whose ``threads`` keyword is this call's CPU
+    threads, the shared engine never changing): :meth:`search_batches` is ``scan`` per
+    query, lazily, so a progress bar follows the queries."""
 
     def search_batches(self, queries, handle, scoring, *, algorithm="local", ends=False,
-                       top_k=None, method="auto"):
-        return (self.scan(q, handle, scoring, algorithm=algorithm, ends=ends) for q in queries)
+                       top_k=None, method="auto", threads=None):
+        return (self.scan(q, handle, scoring, algorithm=algorithm, ends=ends, threads=threads)
+                for q in queries)
 
 
 class PairKernel(Protocol):

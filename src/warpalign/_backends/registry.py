@@ -6,6 +6,7 @@ Every job resolves its engine here and nowhere else::
     engine_for(job, backend, method)   -> the engine of the row (job, that backend, method)
     has_engine(job, backend, method)   -> whether the table has that row
     lookup(job, backend, method)       -> that row's engine, or None without the row
+    call_options(engine, threads=n)    -> the per-call options that engine takes
 
 **The table.** :data:`TABLE` maps (job, backend, method) to an engine, named as
 ``"module:attribute"`` under ``warpalign._backends``: ``"module:Class()"`` is one instance
@@ -66,7 +67,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BackendUnavailable
-from .base import BACKENDS, check_choice
+from .base import BACKENDS, ScanEngine, check_choice
 
 
 @dataclass(frozen=True)
@@ -268,6 +269,13 @@ def engine_for(job: str, backend: Any = "auto", method: str = "auto") -> Any:
     if not has_engine(job, name, method):
         raise ValueError(_no_row(job, name, method))
     return _engine(job, name, method)
+
+
+def call_options(engine: Any, *, threads: int | None = None) -> dict[str, Any]:
+    """The per-call options ``engine`` takes besides its job's interface: the CPU search
+    engines (:class:`~.base.ScanEngine`) take ``threads``, this call's CPU threads (the
+    shared engine never changes); the CUDA engine takes none."""
+    return {"threads": threads} if isinstance(engine, ScanEngine) else {}
 
 
 def has_engine(job: str, backend: str, method: str) -> bool:

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import argparse
 
-from .flags import algorithm_flag, backend_flag, inputs, output_flag, parse_scoring, scoring_flags
+from .flags import (
+    algorithm_flag,
+    backend_flag,
+    inputs,
+    output_flag,
+    parse_scoring,
+    scoring_flags,
+    threads_flag,
+)
 from .output import output
 
 FORMATS = ("text", "tsv", "json")
@@ -26,6 +34,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--mode", default="full", choices=MODES)
     algorithm_flag(p)
     backend_flag(p)
+    threads_flag(p)
     p.add_argument("--format", default="text", choices=FORMATS)
     output_flag(p)
     p.set_defaults(run=run)
@@ -50,7 +59,7 @@ def run(args) -> int:
         for qn, q in zip(qnames, qs):
             for tn, t in zip(tnames, ts):
                 aln = align_encoded(q, t, scoring, mode=args.mode, algorithm=args.algorithm,
-                                    backend=args.backend)
+                                    backend=args.backend, threads=args.threads)
                 if args.format == "text":
                     out.write(format_alignment(qn, tn, aln))
                 elif args.format == "tsv":

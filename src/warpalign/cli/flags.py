@@ -1,9 +1,9 @@
 """The flags several subcommands share, and the helpers that read them.
 
 Scoring (``--matrix``, ``--match``/``--mismatch``, gap penalties, ``--alphabet``),
-``--backend``, ``--algorithm``, ``-o/--output``, input arguments as files, the progress
-bar. Choices come from the library's own tuples (the alphabets, the backend registry's
-backends and algorithms). Heavy modules (NumPy, the scoring tables) load inside the
+``--backend``, ``--algorithm``, ``--threads``, ``-o/--output``, input arguments as files,
+the progress bar. Choices come from the library's own tuples (the alphabets, the backend
+registry's backends and algorithms). Heavy modules (NumPy, the scoring tables) load inside the
 helpers, so that importing the command line stays quick.
 """
 
@@ -34,8 +34,18 @@ def scoring_flags(p: argparse.ArgumentParser, default: dict | None = None) -> No
                                         "is given"))
     g.add_argument("--match", type=int, help="match score (with --mismatch, instead of --matrix)")
     g.add_argument("--mismatch", type=int, help="mismatch score, e.g. -1")
-    g.add_argument("--gap-open", type=int, help="default: the matrix's usual value (BLOSUM62: 11)")
-    g.add_argument("--gap-extend", type=int, help="default: the matrix's usual value (BLOSUM62: 1)")
+    g.add_argument("--gap-open", type=int,
+                   help="cost of a gap of length 1; default: the matrix's usual value "
+                        "(BLOSUM62: 11). BLAST's -gapopen is this minus --gap-extend: "
+                        "BLAST's 11/1 is --gap-open 12 --gap-extend 1 (or --blast-gaps 11 1)")
+    g.add_argument("--gap-extend", type=int,
+                   help="cost of each further gap position; default: the matrix's usual "
+                        "value (BLOSUM62: 1)")
+    g.add_argument("--blast-gaps", type=int, nargs=2, metavar=("EXISTENCE", "EXTENSION"),
+                   help="gap costs as BLAST states them (-gapopen, -gapextend): a gap of "
+                        "length k costs EXISTENCE + k*EXTENSION, i.e. --gap-open "
+                        "EXISTENCE+EXTENSION --gap-extend EXTENSION; not with --gap-open or "
+                        "--gap-extend")
     g.add_argument("--alphabet", choices=alphabets(),
                    help=f"dna alone scores DNA with {dna_text}; with --match/--mismatch the "
                         "default is dna, with a matrix its own. Nucleotide input (at least 10 "
@@ -59,6 +69,23 @@ def algorithm_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algorithm", default="local", choices=ALGORITHMS)
 
 
+def threads_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threads", type=_threads, metavar="N",
+                   help="CPU threads (default: NUMBA_NUM_THREADS when set, else every core "
+                        "this process may use)")
+
+
+def _threads(text: str) -> int:
+    """``--threads`` N: an integer >= 1 (argparse names the flag in its error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
 def output_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="output file (default stdout)")
 
@@ -68,6 +95,7 @@ def parse_scoring(args, default: dict | None = None):
     and for --alphabet dna alone (DNA_SCORING where the command has no default)."""
     from ..errors import ScoringError
     from ..scoring import DEFAULT_GAPS, Scoring
+    args = _blast_gaps(args)
     if default is None and args.alphabet == "dna":
         default = DNA_SCORING
     if default is None and args.alphabet == "bytes" and args.match is None:
@@ -99,6 +127,21 @@ def parse_scoring(args, default: dict | None = None):
                            "open + (k-1)*extend)")
     return Scoring(matrix, gap_open=args.gap_open, gap_extend=args.gap_extend,
                    alphabet=args.alphabet)
+
+
+def _blast_gaps(args):
+    """``args`` with --blast-gaps EXISTENCE EXTENSION as --gap-open/--gap-extend."""
+    blast = getattr(args, "blast_gaps", None)
+    if blast is None:
+        return args
+    if args.gap_open is not None or args.gap_extend is not None:
+        raise ValueError("give either --blast-gaps or --gap-open/--gap-extend, not both")
+    existence, extension = blast
+    if existence < 0 or extension < 0:
+        raise ValueError(f"--blast-gaps {existence} {extension}: BLAST's gap costs are "
+                         "non-negative")
+    return argparse.Namespace(**{**vars(args), "gap_open": existence + extension,
+                                 "gap_extend": extension})
 
 
 def progress_flags(p: argparse.ArgumentParser) -> None:

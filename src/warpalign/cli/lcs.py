@@ -21,7 +21,7 @@ import os
 import sys
 
 from ..errors import InputError
-from .flags import backend_flag, inputs
+from .flags import backend_flag, inputs, threads_flag
 from .output import output
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -33,7 +33,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "lcs", help="longest common subsequence of two byte strings (files, FASTA, or "
                     "literals with --literal)",
         description="Length (stdout) and, with -o, the bytes of a longest common subsequence "
-                    "of A and B, in linear space (bit-parallel Hirschberg, paper 001).")
+                    "of A and B, in linear space: the bit-parallel LCS recurrence on 64-bit "
+                    "words, inside Hirschberg's divide and conquer.")
     p.add_argument("a", metavar="A", help="file (raw, FASTA: first record; gzip too; '-': "
                                           "standard input)")
     p.add_argument("b", metavar="B", help="file, as A")
@@ -41,8 +42,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="A and B are the strings typed on the command line, not files")
     p.add_argument("-o", "--output", help="write the LCS itself (raw bytes) to this file")
     backend_flag(p)
-    p.add_argument("--threads", type=int, default=None,
-                   help="worker threads (default: all cores)")
+    threads_flag(p)
     p.set_defaults(run=run)
     return p
 

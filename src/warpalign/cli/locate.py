@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .flags import backend_flag, inputs, output_flag, parse_scoring, scoring_flags
+from .flags import backend_flag, inputs, output_flag, parse_scoring, scoring_flags, threads_flag
 from .output import output
 
 FORMATS = ("tsv", "json", "sam")
@@ -27,10 +27,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     from ..locate import METHODS, MODES
 
     p = sub.add_parser(
-        "locate", help="best local alignments of short queries in a long reference (paper 002)",
-        description="Locate each query in a long reference (multi-record FASTA allowed). "
-                    "Default scoring: DNA match 1, mismatch -2, gap open 5, extend 1 "
-                    "(paper 002).")
+        "locate", help="best local alignments of short queries in a long reference (exact "
+                       "Smith-Waterman over the whole reference)",
+        description="Locate each query in a long reference (multi-record FASTA allowed): "
+                    "exact local alignment against every record, best hits first. Default "
+                    "scoring: DNA match 1, mismatch -2, gap open 5, extend 1.")
     p.add_argument("query", help="FASTA/FASTQ file of queries ('-': standard input)")
     p.add_argument("reference", help="FASTA/FASTQ file (plain or gzip), any number of records "
                                      "('-': standard input)")
@@ -41,8 +42,17 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="hits per query with disjoint reference intervals (default 1)")
     p.add_argument("--mode", default="full", choices=MODES,
                    help="what to compute per hit (default full)")
-    p.add_argument("--method", default="auto", choices=METHODS)
+    p.add_argument("--method", default="auto", choices=METHODS,
+                   help="auto = windows: the reference cut into windows that overlap enough "
+                        "that no best alignment is cut, scored all at once; dp: the plain "
+                        "dynamic program, one cell at a time (the reference result); scan: "
+                        "row by row, a row's gaps by a parallel max-scan, 16-bit values "
+                        "until they could overflow, then 32-bit; scan1: row by row, one "
+                        "32-bit scan per row; antidiagonal: cells by anti-diagonals; "
+                        "blocked: tiles by anti-diagonals. Every method gives the same "
+                        "result (default auto)")
     backend_flag(p)
+    threads_flag(p)
     p.add_argument("--window", type=int, help="window length for --method windows")
     p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="sam: the reference records as @SQ, one line per hit (needs --mode full)")
@@ -75,7 +85,8 @@ def run(args) -> int:
             out.write("#" + "\t".join(ALIGN_COLUMNS) + "\n")
         for qname, q in zip(qnames, queries, strict=True):
             hits = locate_encoded(q, names, records, scoring, top=args.top, mode=args.mode,
-                                  method=args.method, backend=args.backend, window=args.window)
+                                  method=args.method, backend=args.backend, window=args.window,
+                                  threads=args.threads)
             hits = [h for h in ([hits] if args.top == 1 else hits) if h.score > 0]
             if args.format == "json":
                 out.write(json.dumps({"query": qname, "query_length": len(q), "hits": [
@@ -98,7 +109,8 @@ def _locate_sam(args, scoring, qnames, queries, names, records) -> int:
     def lines():
         for qname, q in zip(qnames, queries, strict=True):
             hits = locate_encoded(q, names, records, scoring, top=args.top, mode="full",
-                                  method=args.method, backend=args.backend, window=args.window)
+                                  method=args.method, backend=args.backend, window=args.window,
+                                  threads=args.threads)
             hits = [h for h in ([hits] if args.top == 1 else hits) if h.score > 0]
             seq = scoring.alphabet.decode(q)
             for h in hits or [None]:   # a query nothing aligns with: one unmapped line

@@ -17,6 +17,7 @@ from .flags import (
     output_flag,
     parse_scoring,
     scoring_flags,
+    threads_flag,
 )
 from .output import output
 
@@ -32,9 +33,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     from ..pairs import METHODS, MODES
 
     p = sub.add_parser(
-        "pairs", help="score record i of X against record i of Y (many pairs, paper 000)",
-        description="Score each pair (record i of X, record i of Y). Default scoring: DNA "
-                    "match 2, mismatch -1, linear gap 1 (paper 000).")
+        "pairs", help="score record i of X against record i of Y (many independent pairs "
+                      "at once)",
+        description="Score each pair (record i of X, record i of Y), many pairs side by "
+                    "side. Default scoring: DNA match 2, mismatch -1, linear gap 1.")
     p.add_argument("x", help="FASTA/FASTQ file (plain or gzip): the queries ('-': standard "
                              "input)")
     p.add_argument("y", help="FASTA/FASTQ file with as many records: the targets ('-': "
@@ -43,9 +45,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--threshold", type=int, help="write only the pairs scoring at least this")
     p.add_argument("--mode", default="score", choices=MODES,
                    help="full: also the alignment of each written pair (default score)")
-    p.add_argument("--method", default="auto", choices=METHODS)
+    p.add_argument("--method", default="auto", choices=METHODS,
+                   help="auto: the fastest method that can score the input; bitsliced: "
+                        "each bit of the scores held in its own 64-bit word, 64 pairs "
+                        "scored at once by bitwise operations (A/C/G/T only, match/mismatch "
+                        "scoring, linear gaps, local); wordwise: one pair per lane of the "
+                        "CPU's vector registers, any scoring (default auto)")
     algorithm_flag(p)
     backend_flag(p)
+    threads_flag(p)
     p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="sam: one SAM line per written pair, Y's records as references "
                         "(needs --mode full)")
@@ -75,7 +83,7 @@ def run(args) -> int:
         check_sam_names(x_names, y_names)   # before the work, not after it
     result = score_encoded(xs, ys, scoring, threshold=args.threshold, mode=args.mode,
                            method=args.method, backend=args.backend, algorithm=args.algorithm,
-                           names=(x_names, y_names))
+                           names=(x_names, y_names), threads=args.threads)
     full = args.mode == "full"
     columns = PAIR_COLUMNS + (FULL_COLUMNS if full else ())
     rows = result.indices.tolist() if args.threshold is not None or full else range(len(xs))

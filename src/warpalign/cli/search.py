@@ -7,8 +7,8 @@ DATABASE is a directory made by ``warpalign makedb`` or a FASTA/FASTQ file; with
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
+import sys
 
 from .flags import (
     algorithm_flag,
@@ -19,6 +19,7 @@ from .flags import (
     progress_flags,
     scoring_flags,
     show_progress,
+    threads_flag,
 )
 from .output import output
 
@@ -39,14 +40,23 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="what to compute per reported hit (default full)")
     algorithm_flag(p)
     backend_flag(p)
+    threads_flag(p)
     p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="tsv: qseqid sseqid score pident length qstart qend sstart send "
                         "(1-based); json: one object per query per line; blast6: BLAST "
-                        "-outfmt 6's twelve columns (needs --mode full)")
+                        "-outfmt 6's twelve columns (needs --mode full; evalue and bitscore "
+                        "are NA, with a note on stderr, where the scoring has no "
+                        "statistics). Gap costs in BLAST's terms: --blast-gaps")
     p.add_argument("--evalue", type=float,
-                   help="keep hits with E-value <= this (Karlin-Altschul; BLOSUM/PAM "
-                        "matrices with BLAST's gap pairs)")
-    p.add_argument("--header", action="store_true", help="write a header line in TSV")
+                   help="keep hits with E-value <= this (Karlin-Altschul statistics with "
+                        "NCBI BLAST's published lambda and K: BLOSUM/PAM matrices with the "
+                        "gap pairs of BLAST's tables, local alignment). They equal blastp's "
+                        "only with -comp_based_stats 0: blastp's default also rescales "
+                        "scores per pair by amino-acid composition")
+    p.add_argument("--header", action="store_true",
+                   help="write a header line (tsv: the columns; blast6: '#' comment lines "
+                        "with the columns and the gap costs in BLAST's terms, which plain "
+                        "blast6 never has, as BLAST's -outfmt 6)")
     p.add_argument("--verify", action="store_true",
                    help="check every database file's checksum now (by default a database "
                         "is checked on its first open and again whenever a file changes: "
@@ -66,7 +76,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def run(args) -> int:
     from ..formats import write_blast_tab, write_search_json, write_search_tsv
     from ..search import as_database, search
-    from ..stats import StatisticsUnavailable, apply_statistics, check_statistics
+    from ..stats import apply_statistics, check_statistics
     scoring = parse_scoring(args)
     if args.format == "blast6" and args.mode != "full":
         raise ValueError("--format blast6 needs --mode full (its columns describe the "
@@ -76,10 +86,20 @@ def run(args) -> int:
         raise DatabaseError(f"{args.database}: no such database or FASTA/FASTQ file (build "
                             "one with warpalign makedb)")
     queries, database = inputs(args.queries, args.database)
-    if args.evalue is not None:  # an unsupported scoring fails before the search
+    no_statistics = _no_statistics(scoring, args.algorithm)
+    if args.evalue is not None and no_statistics:  # fails before the search
+        raise ValueError(f"--evalue: {no_statistics}")
+    if args.evalue is not None:
         check_statistics(scoring, algorithm=args.algorithm, evalue=args.evalue)
     db = None
     if args.scheduler or args.workers is not None:
+        if args.workers is not None and not args.scheduler:
+            # the local cluster's semaphores are released by multiprocessing's tracker
+            # process when this one ends; after a Ctrl-C (exit 130 at once) it would warn
+            # about them on our stderr: keep that process quiet (it inherits this setting)
+            os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (
+                os.environ.get("PYTHONWARNINGS"),
+                "ignore::UserWarning:multiprocessing.resource_tracker")))
         from ..distributed import search as distributed_search
         results = distributed_search(queries, args.database, scoring,
                                      scheduler=args.scheduler, workers=args.workers,
@@ -90,22 +110,48 @@ def run(args) -> int:
         _same_alphabet(args, db, scoring)
         results = search(queries, db, scoring, top_k=args.top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
-                         progress=show_progress(args))
-    if args.evalue is not None or args.format == "blast6":
+                         progress=show_progress(args), threads=args.threads)
+    if args.format == "blast6" and no_statistics:   # NA columns, said once
+        print(f"warpalign search: note: the evalue and bitscore columns are NA: "
+              f"{no_statistics}", file=sys.stderr)
+    elif args.evalue is not None or args.format == "blast6":
         if db is None:
             db = as_database(database, scoring)
-        # --evalue was checked above; blast6 alone prints NA where no statistics exist
-        with contextlib.suppress(StatisticsUnavailable):
-            results = apply_statistics(results, db, scoring, evalue=args.evalue,
-                                       algorithm=args.algorithm)
+        results = apply_statistics(results, db, scoring, evalue=args.evalue,
+                                   algorithm=args.algorithm)
     with output(args.output) as out:
         if args.format == "tsv":
             write_search_tsv(results, out, header=args.header)
         elif args.format == "blast6":
-            write_blast_tab(results, out, header=args.header)
+            write_blast_tab(results, out, header=args.header, scoring=scoring)
         else:
             write_search_json(results, out)
     return 0
+
+
+def _no_statistics(scoring, algorithm: str) -> str | None:
+    """Why E-values and bit scores do not exist for this scoring, in the command line's
+    terms (None when they do)."""
+    from ..stats import StatisticsUnavailable, check_statistics, supported_gaps
+    try:
+        check_statistics(scoring, algorithm=algorithm)
+        return None
+    except StatisticsUnavailable:
+        pass
+    if algorithm != "local":
+        return f"E-values exist for local alignment only, not --algorithm {algorithm}"
+    name = scoring.matrix_name
+    tables = supported_gaps()
+    if name is None or name.upper() not in tables:
+        what = "--match/--mismatch scoring" if name is None else f"--matrix {name}"
+        return (f"{what} has no published Karlin-Altschul parameters (lambda, K); E-values "
+                f"and bit scores exist for {', '.join(tables)} with BLAST's gap pairs")
+    existence, extension = scoring.blast_gaps
+    pairs = " ".join(f"{o - e}/{e}" for o, e in tables[name.upper()])
+    return (f"NCBI BLAST publishes no Karlin-Altschul parameters (lambda, K) for {name.upper()} "
+            f"with gap existence {existence}, extension {extension} (--gap-open "
+            f"{scoring.gap_open} --gap-extend {scoring.gap_extend}); its pairs with "
+            f"statistics, as --blast-gaps EXISTENCE/EXTENSION: {pairs}")
 
 
 def _same_alphabet(args, db, scoring) -> None:

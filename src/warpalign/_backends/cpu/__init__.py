@@ -19,7 +19,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..base import ALGORITHMS, ScanEngine, ScoreBatch, TargetSet, check_choice, usable_cores
+from ..base import (
+    ALGORITHMS,
+    ScanEngine,
+    ScoreBatch,
+    TargetSet,
+    check_choice,
+    resolve_threads,
+    usable_cores,
+)
 from . import batch as _k
 from .pairwise import ALGORITHM_CODES, score_end
 
@@ -50,7 +58,9 @@ class CpuTargets:
 
 
 class CpuBackend(ScanEngine):
-    """Numba backend. ``threads``: worker threads (default: the CPUs this process may use).
+    """Numba backend. ``threads``: worker threads (default: ``NUMBA_NUM_THREADS`` when set,
+    else the CPUs this process may use). ``scan(..., threads=n)`` uses n for one call
+    (the backend itself is shared between threads and never changes).
 
     Example:
         >>> import numpy as np
@@ -67,25 +77,26 @@ class CpuBackend(ScanEngine):
     name = "cpu"
 
     def __init__(self, threads: int | None = None):
-        self.threads = int(threads) if threads else usable_cores()
-        if self.threads < 1:
-            raise ValueError(f"invalid threads: {threads!r}; expected an integer >= 1")
-        self._pool: ThreadPoolExecutor | None = None
+        self.threads = resolve_threads(threads)
+        self._pools: dict[int, ThreadPoolExecutor] = {}
         self._lock = threading.Lock()
 
-    def _executor(self) -> ThreadPoolExecutor:
+    def _executor(self, threads: int) -> ThreadPoolExecutor:
+        """The pool of ``threads`` workers (one per size asked for, made once)."""
         with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="warpalign-cpu")
-            return self._pool
+            pool = self._pools.get(threads)
+            if pool is None:
+                pool = self._pools[threads] = ThreadPoolExecutor(
+                    threads, thread_name_prefix="warpalign-cpu")
+            return pool
 
-    def _run(self, tasks) -> None:
-        """Run callables, on the pool when there is more than one thread and one task."""
-        if self.threads == 1 or len(tasks) <= 1:
+    def _run(self, tasks, threads: int) -> None:
+        """Run callables, on a pool of ``threads`` when that and the tasks are more than one."""
+        if threads == 1 or len(tasks) <= 1:
             for task in tasks:
                 task()
             return
-        for future in [self._executor().submit(task) for task in tasks]:
+        for future in [self._executor(threads).submit(task) for task in tasks]:
             future.result()
 
     # ------------------------------------------------------------------ prepare
@@ -115,11 +126,12 @@ class CpuBackend(ScanEngine):
 
     def _chunks(self, ncols: np.ndarray) -> tuple:
         """Split batch ids into contiguous runs of about equal work (columns), several per
-        thread so that threads finishing early take more."""
+        thread so that threads finishing early take more (enough for every core: a call
+        may ask for more threads than the backend's default)."""
         n_batches = len(ncols)
         if n_batches == 0:
             return ()
-        parts = min(n_batches, 1 if self.threads == 1 else 8 * self.threads)
+        parts = min(n_batches, 8 * max(self.threads, usable_cores()))
         work = np.cumsum(ncols + 1)
         cuts = np.searchsorted(work, work[-1] * np.arange(1, parts) / parts)
         ids = np.arange(n_batches, dtype=np.int64)
@@ -127,10 +139,12 @@ class CpuBackend(ScanEngine):
 
     # --------------------------------------------------------------------- scan
     def scan(self, query: np.ndarray, handle: CpuTargets, scoring, *,
-             algorithm: str = "local", ends: bool = False) -> ScoreBatch:
+             algorithm: str = "local", ends: bool = False,
+             threads: int | None = None) -> ScoreBatch:
         """Scores (and ends) of ``query`` (uint8 codes) against every target of ``handle``,
-        in the TargetSet's order."""
+        in the TargetSet's order; ``threads``: this call's threads (default the backend's)."""
         check_choice("algorithm", algorithm, ALGORITHMS)
+        threads = self.threads if threads is None else resolve_threads(threads)
         if not isinstance(handle, CpuTargets):
             raise TypeError(f"expected a handle from CpuBackend.prepare, got {type(handle).__name__}")
         q = np.ascontiguousarray(query, dtype=np.uint8)
@@ -170,7 +184,7 @@ class CpuBackend(ScanEngine):
                 _k.general32_scan(qc, handle.cols, handle.batch_start, handle.lane_len, ids,
                                   Qx, go, ge, code, HE, out_score, out_qend, out_tend)
 
-        self._run([lambda ids=ids: task(ids) for ids in handle.chunks])
+        self._run([lambda ids=ids: task(ids) for ids in handle.chunks], threads)
 
         valid = handle.lane_target >= 0
         where = handle.lane_target[valid]
@@ -185,20 +199,23 @@ class CpuBackend(ScanEngine):
             redo = handle.lane_target[valid & (flags != 0)]
             saturated = len(redo)
             if saturated:
-                self._rescore(q, handle.targets, redo, matrix, go, ge, scores, qends, tends)
+                self._rescore(q, handle.targets, redo, matrix, go, ge, scores, qends, tends,
+                              threads)
         if not ends:
             return ScoreBatch(scores, saturated=saturated)
         return ScoreBatch(scores, qends, tends, saturated=saturated)
 
-    def _rescore(self, q, targets: TargetSet, idx, matrix, go, ge, scores, qends, tends) -> None:
+    def _rescore(self, q, targets: TargetSet, idx, matrix, go, ge, scores, qends, tends,
+                 threads: int) -> None:
         """Exact 32-bit rescoring of the targets ``idx`` (local), in place."""
         codes = np.ascontiguousarray(targets.codes, dtype=np.uint8)
         offsets = np.ascontiguousarray(targets.offsets, dtype=np.int64)
         idx = np.sort(np.asarray(idx, dtype=np.int64))
-        parts = np.array_split(idx, min(len(idx), self.threads))
+        parts = np.array_split(idx, min(len(idx), threads))
         code = ALGORITHM_CODES["local"]
         self._run([lambda p=p: _k.rescore_targets(q, codes, offsets, p, matrix, go, ge, code,
-                                                  scores, qends, tends) for p in parts])
+                                                  scores, qends, tends) for p in parts],
+                  threads)
 
 
 class ScalarBackend(ScanEngine):
@@ -212,7 +229,10 @@ class ScalarBackend(ScanEngine):
         return targets
 
     def scan(self, query: np.ndarray, handle: TargetSet, scoring, *,
-             algorithm: str = "local", ends: bool = False) -> ScoreBatch:
+             algorithm: str = "local", ends: bool = False,
+             threads: int | None = None) -> ScoreBatch:
+        """Scores (and ends) of ``query`` against every target of ``handle``, on the
+        calling thread (``threads`` is not needed)."""
         check_choice("algorithm", algorithm, ALGORITHMS)
         q = np.ascontiguousarray(query, dtype=np.uint8)
         cells = np.zeros((len(handle), 3), np.int32)

@@ -504,8 +504,9 @@ class MyersMiller:
     ``ops`` gives the path so far. Used by ``warpalign.traceback.global_path`` and, for the
     small subproblems of its level-parallel recursion, by the GPU's ``cuda/long.py``."""
 
-    def __init__(self, q, t, matrix, gap_open, gap_extend, max_full_cells):
+    def __init__(self, q, t, matrix, gap_open, gap_extend, max_full_cells, threads: int = 2):
         self.q, self.t, self.matrix = q, t, matrix
+        self.threads = threads        # >= 2: the two half passes of a large split at once
         self.go, self.ge = int(gap_open), int(gap_extend)
         self.max_full_cells = max_full_cells
         self.pieces: list[np.ndarray] = []
@@ -539,7 +540,7 @@ class MyersMiller:
                ge if start_in_gap else go, hf, ff)
         rev = (self.q, qhi - 1, -1, a - mid, self.t, thi - 1, -1, b, self.matrix, go, ge,
                ge if end_in_gap else go, hr, fr)
-        if a * b >= PARALLEL_CELLS:
+        if a * b >= PARALLEL_CELLS and self.threads >= 2:
             job = _executor().submit(last_row, *fwd)
             last_row(*rev)
             job.result()
