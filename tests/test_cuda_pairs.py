@@ -213,8 +213,6 @@ def test_auto_on_cuda_is_exact():
 
 
 VARIANTS = [("wordwise", {"rows": 32}), ("wordwise", {"rows": 16}),
-            ("wordwise", {"rows": 32, "split": 2}),       # affine: ww_kernel's row chains
-            ("wordwise", {"rows": 16, "split": 2}),
             ("bitsliced", {"cols": 2, "transpose": "ballot"}),
             ("bitsliced", {"cols": 4, "transpose": "ballot"}),
             ("bitsliced", {"cols": 2, "transpose": "swap"}),   # paper 000's Table I transpose
@@ -224,7 +222,7 @@ VARIANTS = [("wordwise", {"rows": 32}), ("wordwise", {"rows": 16}),
             ("wordwise", {"rows": 32, "prefetch": False}),
             ("bitsliced", {"cols": 2, "prefetch": 0}), ("bitsliced", {"cols": 4, "prefetch": 0}),
             ("bitsliced", {"cols": 2, "prefetch": 3}), ("bitsliced", {"cols": 4, "prefetch": 1})]
-VARIANT_IDS = ["ww-r32", "ww-r16", "ww-r32-s2", "ww-r16-s2", "bs-c2-ballot", "bs-c4-ballot",
+VARIANT_IDS = ["ww-r32", "ww-r16", "bs-c2-ballot", "bs-c4-ballot",
                "bs-c2-swap", "bs-c4-swap", "ww-r32-nopf", "bs-c2-pf0", "bs-c4-pf0", "bs-c2-pf3",
                "bs-c4-pf1"]
 
