@@ -78,7 +78,7 @@ __device__ __forceinline__ int long_col0(long long i, int first_open, int ge, in
 #define LONG_TIMEOUT_NS 10000000000ull   // 10 s without the rows waited for: give up
 #endif
 
-__device__ __noinline__ int long_wait(const int* progress, int known, int need, int* failed) {
+__device__ __forceinline__ int long_wait(const int* progress, int known, int need, int* failed) {
     // lane 0 only: spin until progress >= need; returns the progress seen. Bounded: after
     // LONG_TIMEOUT_NS, or once another warp gave up, *failed is set and the stripe runs on
     // (its values are then wrong, and the host raises instead of returning them).
