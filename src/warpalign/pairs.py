@@ -30,16 +30,10 @@ MODES = ("score", "full")
 METHODS = ("auto", "bitsliced", "wordwise")
 
 #: What ``method="auto"`` picks: per backend, the measured speed (GCUPS) of each method
-#: on pairs whose longer sequence is at most ``max_length`` (None: no limit). The fastest
-#: method that can score the input wins. CPU rows: bench/pairs.py --words 1 (2,048 random
-#: DNA pairs, m = 128, n = 1,024..4,096, match 2 / mismatch -1 / gap 1) on the 2-core AMD
-#: EPYC (AVX-512) development machine, bench/results/pairs_cpu.jsonl (last run): word-wise
-#: 8.4-18.2, bitsliced-64 1.05-1.14, parasail sw_scan_16 1.79-2.05 in the same run; the
-#: figures below are n = 4,096. CUDA rows: bench/pairs.py --gpu on one
-#: NVIDIA H100 and one H200 (32,768 random DNA pairs, m = 128, n = 1,024..16,384, same
-#: scoring; DP kernel time; session 16), bench/results/pairs_gpu.jsonl: word-wise
-#: 7,641-8,078 GCUPS, bitsliced-32 4,225-4,624, rising with n; the figures below are the
-#: H200's at n = 16,384.
+#: on pairs whose longer sequence is at most ``max_length`` (None: no limit); the fastest
+#: method that can score the input wins. The figures and their runs (CPU: n = 4,096 on the
+#: 2-core development machine; CUDA: an H200 at n = 16,384) are in docs/gpu-notes.md,
+#: "The method="auto" table", and bench/results/pairs_{cpu,gpu}.jsonl.
 AUTO_TABLE = (
     # backend, method,      max_length, GCUPS
     ("cpu", "wordwise", None, 18.2),
