@@ -331,7 +331,9 @@ def _paper004(recs) -> str:
             "beside ours. Its row scan is our `locate(method=\"scan\")` / `\"scan1\"`, beside "
             "`\"antidiagonal\"` and `\"blocked\"` (exact CPU kernels today). GPU: ")
     out = ["## Paper 004 — Shukla & Shah, parallel-scan SW (Figs. 8/9)", "", text + status, ""]
-    long = [r for r in recs if r["job"] == "long"]
+    # paper 004's shape: equal-length pairs by gap model (other long-pair records, e.g. a
+    # same-call old/new comparison of one size, have their own params)
+    long = [r for r in recs if r["job"] == "long" and "gap_model" in r["params"]]
     if long:
         methods = list(dict.fromkeys(r["method"] for r in long))
         keys = sorted({(r["params"]["gap_model"], r["params"]["query"]) for r in long})
