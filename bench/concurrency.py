@@ -11,7 +11,7 @@ the public ``search()`` on one shared ``Database`` and backend:
 
 Every threaded round is compared with the serial results (scores, targets, ends); a
 mismatch is reported in the record (``same_as_serial``) and makes the script exit 1.
-``--mode end`` covers the per-query path. One JSON line per measurement (scope "total").
+``--mode end`` covers the per-query path. One JSON line per measurement (scope "call").
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def main(argv=None) -> int:
             cells = sum(len(q) for q in queries[:per * args.threads]) * db.residues
             for how, ts in times.items():
                 secs = float(np.median(ts))
-                emit({"job": "search", "scope": "total", "backend": "cuda",
+                emit({"job": "search", "scope": "call", "backend": "cuda",
                       "method": f"{how} ({args.threads} x {per} queries)"
                       if how != "one call" else f"one call ({per * args.threads} queries)",
                       "device": device, "cold": False,
