@@ -363,6 +363,8 @@ class _Layout:
             _function("win_ypack")((grid,), (_BLOCK,),
                                    (ref.codes, self.starts_ptr, self.lengths_ptr, self.items_ptr,
                                     np.int32(self.nitems), np.int32(k), np.int64(stride), cols))
+            # written before another thread (maybe on a stream of its own) can read them
+            cp.cuda.get_current_stream().synchronize()
             self._columns[k] = (cols, np.uint64(cols.data.ptr), np.int64(stride))
         got = self._columns[k]
         return None if got is None else got[1:]
@@ -394,6 +396,7 @@ def _layout(ref: DeviceReference, starts: np.ndarray, lengths: np.ndarray, strea
             return lay
     lay = _Layout(starts, lengths, stream)
     lay.arrays = (starts, lengths)   # the read-only arrays found by identity next time
+    stream.synchronize()             # uploaded before another thread can find it
     with _lock:
         layouts.append(lay)
         del layouts[:-LAYOUTS_KEPT]
