@@ -38,19 +38,19 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import ALGORITHMS, BACKENDS, ScoreBatch, TargetSet, check_choice
+from ._backends import ALGORITHMS, BACKENDS, TargetSet, check_choice
 from ._backends.registry import engine_for
 from .database import ARRAYS, META, Database
 from .errors import BackendUnavailable, DatabaseError, ScoringError
 from .io import load_sequences, source_label
 from .results import Hits
 from .scoring import Scoring, check_input
-from .search import METHODS, MODES, _batches, _top_hits
+from .search import METHODS, MODES, _batches, _top_hits, _with_alignments
 
 __all__ = ["Shard", "ShardReport", "local_cluster", "search", "shard_plan"]
 
@@ -199,11 +199,9 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
         results = _run(dask_client, info, plan, db, names, codes, scoring, top_k, mode,
                        algorithm, backend, method, hold=connection.lasting)
     if mode == "full":
-        # Trace only the merged top-k (see the module docstring), checked against the scan.
-        results = [_top_hits(h.query_name, q, ScoreBatch(h.scores, h.query_ends,
-                                                         h.target_ends, h.saturated),
-                             h.targets, db, scoring, top_k, "full", algorithm, cells=h.cells)
-                   for h, q in zip(results, codes)]
+        # Trace only the merged top-k (see the module docstring), re-scored to the scan's hits.
+        results = _with_alignments([replace(h, mode="full") for h in results], codes, db,
+                                   scoring, algorithm, "auto", None)
     if evalue is not None:
         from .stats import apply_statistics
         results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)
@@ -514,8 +512,7 @@ def _search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
         handle, order = _handles[key]
     # The single-process flow (a CUDA backend keeps top-k candidates on the device).
     batches = _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method)
-    hits = [_top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm,
-                      cells=len(q) * shard.residues)
+    hits = [_top_hits(qname, len(q), batch, order, db, top_k, mode, cells=len(q) * shard.residues)
             for qname, q, batch in zip(names, codes, batches)]
     return hits, ShardReport(shard.index, worker, engine.name, fallback, shard.sequences,
                              shard.residues, time.perf_counter() - t0)

@@ -95,8 +95,12 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     results = []
     batches = _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, threads)
     for qname, q, batch in _progress(zip(names, codes, batches), len(codes), progress):
-        results.append(_top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm,
-                                 cells=len(q) * residues, threads=threads))
+        results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
+                                 cells=len(q) * residues))
+    if mode == "full":
+        results = _with_alignments(results, codes, db, scoring, algorithm,
+                                   "cuda" if getattr(engine, "name", "") == "cuda" else "cpu",
+                                   threads)
     if evalue is not None:
         from .stats import apply_statistics
         results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)
@@ -150,8 +154,7 @@ def _handle(engine, db: Database):
     return handle
 
 
-def _top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm, cells,
-              threads=None) -> Hits:
+def _top_hits(qname, qlen, batch, order, db, top_k, mode, cells) -> Hits:
     scores = batch.scores
     ids = getattr(batch, "ids", None)   # scores of a candidate subset: their db positions
     n = len(scores)
@@ -171,21 +174,26 @@ def _top_hits(qname, q, batch, order, db, scoring, top_k, mode, algorithm, cells
     if batch.query_ends is not None:
         qends = np.ascontiguousarray(batch.query_ends[sel], dtype=np.int32)
         tends = np.ascontiguousarray(batch.target_ends[sel], dtype=np.int32)
-    alignments = None
-    if mode == "full":
-        from .traceback import align_codes
-        alignments = []
-        for idx, hit_score, qe, te in zip(targets, scores[sel], qends, tends):
-            aln = align_codes(q, db.sequence(int(idx)), scoring, algorithm, threads=threads)
-            if (aln.score, aln.query_end, aln.target_end) != (int(hit_score), int(qe), int(te)):
-                raise RuntimeError(  # a disagreement between engines is a bug, never a result
-                    f"internal inconsistency for query {qname!r} vs {db.name(int(idx))!r}: "
-                    f"scan gave {(int(hit_score), int(qe), int(te))}, traceback "
-                    f"{(aln.score, aln.query_end, aln.target_end)}")
-            alignments.append(aln)
-    return Hits(qname, len(q), np.ascontiguousarray(scores[sel], dtype=np.int32),
-                targets.astype(np.int64), names, mode, qends, tends, alignments,
-                batch.saturated, cells)
+    return Hits(qname, qlen,
+                np.ascontiguousarray(scores[sel], dtype=np.int32), targets.astype(np.int64),
+                names, mode, qends, tends, None, batch.saturated, cells)
+
+
+def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -> list[Hits]:
+    """Every reported hit's alignment (mode "full"), the hits of all queries in one batch
+    through the ``traceback`` job's engine on ``backend`` (the GPU traces them all in a few
+    launches); each path is re-scored to its hit's score and end cell."""
+    from dataclasses import replace
+
+    from .traceback import align_many
+    jobs = [(q, db.sequence(int(idx)), int(score), int(qe), int(te))
+            for q, hits in zip(codes, results)
+            for idx, score, qe, te in zip(hits.targets, hits.scores, hits.query_ends,
+                                          hits.target_ends)]
+    tb = engine_for("traceback", backend, "auto")
+    alignments = iter(align_many(jobs, scoring, algorithm, engine=tb, threads=threads))
+    return [replace(hits, alignments=[next(alignments) for _ in range(len(hits))])
+            for hits in results]
 
 
 def _progress(items: Iterable, total: int, enabled: bool):

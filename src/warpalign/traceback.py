@@ -62,7 +62,7 @@ from .results import Alignment
 from .scoring import Scoring
 
 if TYPE_CHECKING:
-    from ._backends.base import TracebackEngine
+    from ._backends.base import ManyTraceback, TracebackEngine
 
 #: Largest DP matrix, in cells ``(len_a + 1) * (len_b + 1)``, traced back from a stored
 #: direction matrix (one byte per cell); larger (sub)problems are split by Myers–Miller.
@@ -286,6 +286,12 @@ def align_from_end(q: np.ndarray, t: np.ndarray, scoring: Scoring, score: int, q
     """
     code = _algorithm_code(algorithm)
     q, t = _codes(q, t, scoring)
+    score, qe, te = _check_end(q, t, code, algorithm, score, query_end, target_end)
+    return _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, check_end,
+                     threads)
+
+
+def _check_end(q, t, code, algorithm, score, query_end, target_end) -> tuple[int, int, int]:
     score, qe, te = int(score), int(query_end), int(target_end)
     m, n = q.size, t.size
     if not (0 <= qe <= m and 0 <= te <= n):
@@ -294,5 +300,68 @@ def align_from_end(q: np.ndarray, t: np.ndarray, scoring: Scoring, score: int, q
         raise ValueError(f"a {algorithm} alignment of a {m} x {n} matrix cannot end at ({qe}, {te})")
     if code == LOCAL and score < 0:
         raise ValueError(f"a local score is never negative, got {score}")
-    return _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, check_end,
-                     threads)
+    return score, qe, te
+
+
+def align_many(jobs, scoring: Scoring, algorithm: str = "local", *,
+               engine: ManyTraceback | None = None, max_full_cells: int | None = None,
+               threads: int | None = None) -> list[Alignment]:
+    """The alignments of many jobs at once: for each ``(q, t, score, query_end,
+    target_end)``, exactly what :func:`align_from_end` returns (the same start, the same
+    path; see "The path rule" in the module docstring).
+
+    ``engine``: the ``traceback`` job's engine (a
+    :class:`~warpalign._backends.base.ManyTraceback` from the registry: the GPU's runs
+    every start and path of the batch in a few launches); default the CPU's, on
+    ``threads`` threads. Every path is re-scored here and must give its job's score and
+    end cell (:class:`TracebackError` otherwise).
+
+    Example:
+        >>> from warpalign.scoring import Scoring
+        >>> s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+        >>> [a.cigar for a in align_many([(s.encode("TACTG"), s.encode("GAACTGA"), 8, 5, 6)], s)]
+        ['4M']
+    """
+    code = _algorithm_code(algorithm)
+    if engine is None:
+        from ._backends.cpu.traceback import CpuTraceback
+        engine = CpuTraceback()
+    threads = resolve_threads(threads)
+    limit = FULL_MATRIX_CELLS if max_full_cells is None else int(max_full_cells)
+    checked = []
+    for q, t, score, qe, te in jobs:
+        q, t = _codes(q, t, scoring)
+        checked.append((q, t, *_check_end(q, t, code, algorithm, score, qe, te)))
+    out: list = [None] * len(checked)
+    todo = []
+    for k, (q, t, score, qe, te) in enumerate(checked):
+        if code == LOCAL and score == 0:
+            out[k] = _alignment(q, t, scoring, algorithm, 0, 0, 0, 0, 0, None)
+        else:
+            todo.append(k)
+    if code == GLOBAL:
+        starts = np.array([checked[k][3:5] for k in todo], np.int64).reshape(len(todo), 2)
+    else:
+        starts = engine.starts([(checked[k][0], checked[k][3], checked[k][1], checked[k][4],
+                                 checked[k][2]) for k in todo], scoring, code == SEMIGLOBAL,
+                               threads=threads)
+    segments = []
+    for k, (di, dj) in zip(todo, starts.tolist()):
+        q, t, score, qe, te = checked[k]
+        if di < 0:
+            raise TracebackError(f"internal error: the reverse pass from ({qe}, {te}) does not "
+                                 f"end at score {score}: no alignment ending there reaches it, "
+                                 "or one beats it")
+        segments.append((q, qe - di, qe, t, te - dj, te, score))
+    for k, seg, (best, ops) in zip(todo, segments, engine.paths(segments, scoring, limit,
+                                                                 threads=threads)):
+        q, qs, qe, t, ts, te, score = seg
+        check, qend, tend = path_score(ops, q, qs, t, ts, scoring.matrix, scoring.gap_open,
+                                       scoring.gap_extend)
+        if (int(best), int(check), int(qend), int(tend)) != (score, score, qe, te):
+            raise TracebackError(f"internal error: the {algorithm} score is {score} at ({qe}, "
+                                 f"{te}) but the path of q[{qs}:{qe}] and t[{ts}:{te}] scores "
+                                 f"{int(check)} (engine: {int(best)}) and ends at ({int(qend)}, "
+                                 f"{int(tend)})")
+        out[k] = _alignment(q, t, scoring, algorithm, score, qs, qe, ts, te, ops)
+    return out

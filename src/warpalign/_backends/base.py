@@ -7,7 +7,8 @@ Interfaces (``typing.Protocol``, checked by type checkers, not at run time):
 :class:`SearchEngine` (``search``, ``distributed``, ``align``'s score pass, ``locate``'s
 windows), :class:`PairKernel` (``score_pairs``), :class:`ScanKernel` and
 :class:`WindowKernels` (``locate``), :class:`LcsKernels` (``lcs``), :class:`LongPairKernels`
-and :class:`TracebackEngine` (``align`` of a long pair on a device).
+and :class:`TracebackEngine` (``align`` of a long pair on a device), :class:`ManyTraceback`
+(``traceback``: the alignments of many reported hits at once).
 
 Conventions (DESIGN.md): rows are query positions, columns target positions; a gap of
 length k costs gap_open + (k-1)*gap_extend; local scores are >= 0; ends are 0-based
@@ -308,6 +309,25 @@ class TracebackEngine(Protocol):
     def full_alignment(self, algorithm: int, max_full_cells: int
                        ) -> tuple[int, int, int, int, int, np.ndarray]:
         """(score, query start, query end, target start, target end, ops)."""
+
+
+class ManyTraceback(Protocol):
+    """The ``traceback`` job: starts and paths of many independent alignments at once
+    (``cpu/traceback.py`` ``CpuTraceback``, ``cuda/traceback.py`` ``GpuTraceback``), each
+    answer equal to the CPU kernels' (:func:`warpalign.traceback.align_many` runs them)."""
+
+    name: str
+
+    def starts(self, items: Sequence[tuple], scoring: Any, full_query: bool, *,
+               threads: int | None = None) -> np.ndarray:
+        """(di, dj) per item ``(q, qe, t, te, target)``: the reversed extents of the start
+        (``cpu.traceback.anchored_start``); negative when no alignment ending at (qe, te)
+        scores ``target`` or one beats it."""
+
+    def paths(self, items: Sequence[tuple], scoring: Any, max_full_cells: int, *,
+              threads: int | None = None) -> list[tuple[int, np.ndarray]]:
+        """(score, ops) per item ``(q, qlo, qhi, t, tlo, thi[, score])``: the optimal global
+        path of q[qlo:qhi] vs t[tlo:thi] that ``cpu.traceback.MyersMiller`` gives."""
 
 
 class LongPairKernels(Protocol):

@@ -30,6 +30,8 @@ locate         windows16 (cuda): the windows kept resident :class:`~.base.Window
 locate         scan, scan1, antidiagonal, blocked          :class:`~.base.ScanKernel`
                (cpu, cuda)
 lcs            auto (cpu, cuda)                            :class:`~.base.LcsKernels`
+traceback      auto (cpu, cuda): the alignments of many    :class:`~.base.ManyTraceback`
+               hits (search, pairs, locate in mode full)
 =============  ==========================================  ==================================
 
 The jobs validate ``method`` against their own option lists (``METHODS``) and pick among
@@ -108,6 +110,8 @@ TABLE: tuple[Row, ...] = (
     Row("locate",      "cuda", "blocked",      "cuda.scan:score_end_method_gpu"),
     Row("lcs",         "cpu",  "auto",         "cpu.lcs"),
     Row("lcs",         "cuda", "auto",         "cuda.lcs"),
+    Row("traceback",   "cpu",  "auto",         "cpu.traceback:CpuTraceback()"),
+    Row("traceback",   "cuda", "auto",         "cuda.traceback:GpuTraceback()"),
 )
 
 _ROWS = {(row.job, row.backend, row.method): row.engine for row in TABLE}
@@ -115,7 +119,8 @@ _NAMES = {"cpu": "CPU", "cuda": "CUDA"}
 #: What cannot run, in the error of an explicit backend="cuda" (the probe is per backend).
 _LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search kernels",
            "align": "the CUDA alignment kernels", "pairs": "the CUDA pair kernels",
-           "locate": "the CUDA locate kernels", "lcs": "the CUDA LCS backend"}
+           "locate": "the CUDA locate kernels", "lcs": "the CUDA LCS backend",
+           "traceback": "the CUDA traceback kernels"}
 #: The jobs whose engine is a SearchEngine: a configured engine object may stand for it.
 _SEARCH_JOBS = ("search", "distributed", "align", "locate")
 _SEARCH_MEMBERS = ("name", "prepare", "scan", "search_batches")

@@ -565,3 +565,47 @@ class MyersMiller:
         if len(self.pieces) == 1:
             return self.pieces[0]
         return np.concatenate(self.pieces) if self.pieces else np.empty(0, np.uint8)
+
+
+class CpuTraceback:
+    """The ``traceback`` job's CPU engine (:class:`~warpalign._backends.base.ManyTraceback`):
+    the passes above for many independent jobs, spread over ``threads`` threads (the
+    kernels release the GIL). Holds no per-call state."""
+
+    name = "cpu"
+
+    @staticmethod
+    def _map(fn, items, threads):
+        if threads is None or threads <= 1 or len(items) < 2:
+            return [fn(it) for it in items]
+        with ThreadPoolExecutor(max_workers=min(threads, len(items)),
+                                thread_name_prefix="warpalign-tb") as pool:
+            return list(pool.map(fn, items))
+
+    def starts(self, items, scoring, full_query: bool, *, threads: int | None = None) -> np.ndarray:
+        """(di, dj) per item ``(q, qe, t, te, target)``: :func:`anchored_start`'s answer;
+        (-1, -1) when no alignment ending at (qe, te) scores ``target`` or one beats it."""
+        matrix, go, ge = scoring.matrix, scoring.gap_open, scoring.gap_extend
+
+        def one(item):
+            q, qe, t, te, target = item
+            return anchored_start(q, qe, t, te, matrix, go, ge, target, full_query)
+
+        got = self._map(one, list(items), threads)
+        return np.array(got, np.int64).reshape(len(got), 2)
+
+    def paths(self, items, scoring, max_full_cells: int, *,
+              threads: int | None = None) -> list[tuple[int, np.ndarray]]:
+        """(score, ops) per item ``(q, qlo, qhi, t, tlo, thi[, score])``: :class:`MyersMiller`'s
+        optimal global path of q[qlo:qhi] vs t[tlo:thi] (with its optimum ``score`` when
+        known, a full-matrix segment computes only a band: the same path)."""
+        matrix, go, ge = scoring.matrix, scoring.gap_open, scoring.gap_extend
+        inner = 2 if threads is None or threads >= 2 else 1
+
+        def one(item):
+            q, qlo, qhi, t, tlo, thi, *known = item
+            path = MyersMiller(q, t, matrix, go, ge, max_full_cells, inner if len(items) == 1 else 1)
+            best = path.solve(qlo, qhi, tlo, thi, False, False, known[0] if known else None)
+            return int(best), path.ops()
+
+        return self._map(one, list(items), threads)

@@ -25,6 +25,7 @@ import numpy as np
 # by full name: "from . import config" goes through the package, whose __init__ imports this
 import warpalign._backends.cuda.config as config  # noqa: PLR0402
 
+from ...errors import BackendError
 from ..base import ALGORITHMS, ScoreBatch, TargetSet, check_choice
 from .config import KernelConfig
 from .loader import require_cupy
@@ -372,6 +373,31 @@ class CudaBackend(PackedSearch, KernelRuns):
                     self._tables(handle, scoring), scores, qends, tends, ends=True)
         return self._select((scores, qends, tends, nsat), handle.n, top_k, ids)
 
+    def _candidate_ends(self, q, handle, scoring, cand: Candidates) -> Candidates:
+        """End cells of a query's top-k candidates (from the packed scores): the 32-bit end
+        kernel (DESIGN tie rule) on those targets only. Its scores must equal the packed
+        ones (a difference is a bug, raised, never a result)."""
+        cp = self._cp
+        n = handle.n
+        ids = np.arange(n) if cand.ids is None else np.asarray(cand.ids)
+        if len(q) == 0 or ids.size == 0:
+            zero = np.zeros(ids.size, np.int32)
+            return Candidates(cand.scores, zero, zero.copy(), cand.saturated, cand.ids)
+        dev = cp.asarray(ids.astype(np.int32))
+        scores = cp.zeros(n, dtype=cp.int32)
+        qends = cp.zeros(n, dtype=cp.int32)
+        tends = cp.zeros(n, dtype=cp.int32)
+        item = _Bucket(self._rows32[-1], dev, int(ids.size), 0)
+        self._run32(handle, [item], np.ascontiguousarray(q, dtype=np.uint8),
+                    self._tables(handle, scoring), scores, qends, tends, ends=True)
+        got = cp.asnumpy(scores[dev])
+        if not np.array_equal(got, np.asarray(cand.scores)):
+            raise BackendError("internal error: the end kernel's scores differ from the packed "
+                               f"kernel's for {int((got != np.asarray(cand.scores)).sum())} "
+                               "candidates")
+        return Candidates(cand.scores, cp.asnumpy(qends[dev]), cp.asnumpy(tends[dev]),
+                          cand.saturated, cand.ids)
+
     def search_batches(self, queries, handle, scoring, *, algorithm="local", ends=False,
                        top_k=None, method="auto"):
         """One :class:`Candidates` per query: the top-k candidates (all with top_k=None),
@@ -393,7 +419,8 @@ class CudaBackend(PackedSearch, KernelRuns):
         """search_batches on one resident handle. Local scores of several queries go
         through the packed two-half kernel in batches (:meth:`_pack_batches`); the rest
         one query at a time."""
-        if packed and len(qs) >= 2 and not ends and method == "auto" and algorithm == "local":
+        if (packed and len(qs) >= 2 and method == "auto" and algorithm == "local"
+                and (not ends or top_k is not None)):
             out: list = [None] * len(qs)
             alone = []
             for batch in self._pack_batches(qs, handle, scoring):
@@ -402,7 +429,7 @@ class CudaBackend(PackedSearch, KernelRuns):
                     continue
                 got = self.search_packed([qs[i] for i in batch], handle, scoring, top_k=top_k)
                 for i, g in zip(batch, got):
-                    out[i] = g
+                    out[i] = self._candidate_ends(qs[i], handle, scoring, g) if ends else g
             if alone:
                 got = self._search_each([qs[i] for i in alone], handle, scoring, algorithm,
                                         ends, top_k, method)

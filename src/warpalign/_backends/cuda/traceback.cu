@@ -1,0 +1,230 @@
+// The traceback of many independent alignments at once: one warp per job (issue 20).
+//
+// Two passes, the GPU forms of cpu/traceback.py's anchored_start and full_traceback, with
+// the same recurrences and the same comparisons, so they pick the same start and the same
+// path (warpalign/traceback.py states the rule):
+//   tb_start  the anchored reverse pass: Gotoh over A = q[:m] reversed (rows) and
+//             B = t[:n] reversed (columns) from the origin; the first column (then the
+//             first row in it) holding the target score, only the last row counting when
+//             full_query. Columns after the best one found so far are not computed.
+//   tb_path   a global Gotoh over q[qlo:qlo+a] x t[tlo:tlo+b] storing one direction byte
+//             per cell in device memory, then lane 0 walks the path back from (a, b).
+//
+// Layout of one job's rows: strips of 32 query rows, lane L owns row 32k+L+1. The target
+// streams through: at step s lane L works on column j = s - L + 1 and receives the cell
+// above (H, F) and the column's letter from lane L-1 by shuffles; lane 0 takes them from a
+// chunk of 32 columns that the warp loads from the row buffer (H and F of the strip
+// above, n+1 entries each, rewritten in place by lane 31 — the chunk is read 31 steps
+// before lane 31 rewrites its columns) and from t. Direction bytes of strip k sit at
+// dir[k][s][L]: the warp writes 32 contiguous bytes a step.
+//
+// Scores are int32; the host sends only jobs whose values stay within +-2^28.
+
+#define TB_NEG (-(1 << 29))
+#define TB_FULL 0xffffffffu
+#define TB_NONE 0x7fffffff
+
+__device__ __forceinline__ int tb_max(int a, int b) { return a > b ? a : b; }
+
+// One strip's step loop, shared by both passes. ROW(i) and COL(j) give the symbol codes of
+// DP row i / column j (1-based); H0(i) is H(i, 0). Per computed cell it calls
+// CELL(i, j, s, h, e, f, bits) with the cell's values and its direction byte.
+struct TbRows {
+    int* H;     // row buffer: H of the strip above, n + 1 entries
+    int* F;     // its vertical-gap state
+};
+
+// ---------------------------------------------------------------- tb_start
+// Per job: q codes at qoff[k] (m = qlen[k] rows, read backwards from the end), t codes at
+// toff[k] (n = tlen[k] columns, read backwards), target score, scratch rows at roff[k]
+// (2 * (n + 1) ints). Out: di, dj per job: the reversed extents, (-1, -1) when no cell
+// reaches the target, (-2, -2) when a cell of the first reaching column exceeds it.
+extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
+                                    const long long* __restrict__ qoff, const int* __restrict__ qlen,
+                                    const long long* __restrict__ toff, const int* __restrict__ tlen,
+                                    const int* __restrict__ target, const long long* __restrict__ roff,
+                                    int* __restrict__ rows, const int* __restrict__ matrix, int K,
+                                    int go, int ge, int full_query, int jobs,
+                                    int* __restrict__ out_i, int* __restrict__ out_j) {
+    const int lane = threadIdx.x & 31;
+    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (job >= jobs) return;
+    const int m = qlen[job], n = tlen[job], goal = target[job];
+    const unsigned char* q = codes + qoff[job];     // row i is q[m - i]
+    const unsigned char* t = codes + toff[job];     // column j is t[n - j]
+    int* RH = rows + roff[job];
+    int* RF = RH + (n + 1);
+    for (int j = lane; j <= n; j += 32) {
+        RH[j] = j == 0 ? 0 : -(go + (j - 1) * ge);
+        RF[j] = TB_NEG;
+    }
+    __syncwarp();
+    int best_col = TB_NONE, best_row = 0, bad = 0;
+    for (int r0 = 0; r0 < m; r0 += 32) {
+        const int cols = min(n, best_col);
+        const int i = r0 + lane + 1;
+        const bool active = i <= m;
+        const int qc = active ? q[m - i] : 0;
+        const int* srow = matrix + qc * K;
+        int hleft = -(go + (i - 1) * ge);               // H(i, 0)
+        int diag = i == 1 ? 0 : -(go + (i - 2) * ge);   // H(i-1, 0)
+        int e = TB_NEG, h = 0, f = TB_NEG, tc = 0;
+        int first = TB_NONE, over = 0;
+        const bool counts = active && (!full_query || i == m);
+        int cH = 0, cF = 0, cT = 0;
+        for (int s = 0; s < cols + 31; ++s) {
+            if ((s & 31) == 0) {
+                const int j = s + 1 + lane;
+                cH = j <= cols ? RH[j] : 0;
+                cF = j <= cols ? RF[j] : TB_NEG;
+                cT = j <= cols ? t[n - j] : 0;
+            }
+            int up = __shfl_up_sync(TB_FULL, h, 1);
+            int fup = __shfl_up_sync(TB_FULL, f, 1);
+            int tv = __shfl_up_sync(TB_FULL, tc, 1);
+            const int c0H = __shfl_sync(TB_FULL, cH, s & 31);
+            const int c0F = __shfl_sync(TB_FULL, cF, s & 31);
+            const int c0T = __shfl_sync(TB_FULL, cT, s & 31);
+            if (lane == 0) { up = c0H; fup = c0F; tv = c0T; }
+            tc = tv;
+            const int j = s - lane + 1;
+            if (active && j >= 1 && j <= cols) {
+                e = tb_max(e - ge, hleft - go);
+                f = tb_max(fup - ge, up - go);
+                h = tb_max(tb_max(diag + srow[tv], e), f);
+                diag = up;
+                hleft = h;
+                if (counts && h >= goal && first == TB_NONE) { first = j; over = h > goal; }
+                if (lane == 31) { RH[j] = h; RF[j] = f; }
+            }
+        }
+        __syncwarp();
+        int low = first;
+        for (int d = 16; d; d >>= 1) low = min(low, __shfl_xor_sync(TB_FULL, low, d));
+        if (low != TB_NONE) {
+            const unsigned at = __ballot_sync(TB_FULL, first == low);
+            const unsigned worse = __ballot_sync(TB_FULL, first == low && over);
+            if (low < best_col) {
+                best_col = low;
+                best_row = r0 + __ffs(at);            // lowest lane: the smallest row
+                bad = worse != 0;
+            } else if (low == best_col) {
+                bad |= worse != 0;
+            }
+        }
+    }
+    if (lane == 0) {
+        const bool none = best_col == TB_NONE;
+        out_i[job] = none ? -1 : bad ? -2 : best_row;
+        out_j[job] = none ? -1 : bad ? -2 : best_col;
+    }
+}
+
+// ---------------------------------------------------------------- tb_path
+// Per job: q segment at qoff[k] (a = qlen[k] rows), t segment at toff[k] (b = tlen[k]
+// columns), flags bit 0 start_in_gap, bit 1 end_in_gap (a vertical gap at the start / end
+// continues one open outside: its first position costs ge); scratch rows at roff[k];
+// direction bytes at doff[k] (ceil(a/32) * (b + 31) * 32 bytes). Out: the path's score,
+// and its ops (0 M, 1 I, 2 D) from the end backwards at opoff[k] (a + b bytes), their
+// count in oplen[k].
+// Direction byte, as cpu/traceback.py full_traceback: bits 0-1 the source of H (0 the
+// diagonal, 1 E, 2 F; the diagonal wins ties, then E), bit 2 E extends the gap of the
+// cell to the left, bit 3 F extends the gap of the cell above (strictly better only).
+extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
+                                   const long long* __restrict__ qoff, const int* __restrict__ qlen,
+                                   const long long* __restrict__ toff, const int* __restrict__ tlen,
+                                   const unsigned char* __restrict__ flags,
+                                   const long long* __restrict__ roff, int* __restrict__ rows,
+                                   const long long* __restrict__ doff, unsigned char* __restrict__ dir,
+                                   const long long* __restrict__ opoff, unsigned char* __restrict__ ops,
+                                   const int* __restrict__ matrix, int K, int go, int ge, int jobs,
+                                   int* __restrict__ out_score, int* __restrict__ out_len) {
+    const int lane = threadIdx.x & 31;
+    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (job >= jobs) return;
+    const int a = qlen[job], b = tlen[job];
+    const unsigned char* q = codes + qoff[job];
+    const unsigned char* t = codes + toff[job];
+    const int fo = (flags[job] & 1) ? ge : go;      // first_open of a vertical gap at column 0
+    int* RH = rows + roff[job];
+    int* RF = RH + (b + 1);
+    unsigned char* D = dir + doff[job];
+    const long long pitch = (long long)(b + 31) * 32;   // bytes of one strip
+    for (int j = lane; j <= b; j += 32) {
+        RH[j] = j == 0 ? 0 : -(go + (j - 1) * ge);
+        RF[j] = TB_NEG;
+    }
+    __syncwarp();
+    for (int r0 = 0; r0 < a; r0 += 32) {
+        const int i = r0 + lane + 1;
+        const bool active = i <= a;
+        const int qc = active ? q[i - 1] : 0;
+        const int* srow = matrix + qc * K;
+        int hleft = -(fo + (i - 1) * ge);                // H(i, 0)
+        int diag = i == 1 ? 0 : -(fo + (i - 2) * ge);    // H(i-1, 0)
+        int e = TB_NEG, h = 0, f = TB_NEG, tc = 0;
+        int cH = 0, cF = 0, cT = 0;
+        unsigned char* Ds = D + (long long)(r0 >> 5) * pitch + lane;
+        for (int s = 0; s < b + 31; ++s) {
+            if ((s & 31) == 0) {
+                const int j = s + 1 + lane;
+                cH = j <= b ? RH[j] : 0;
+                cF = j <= b ? RF[j] : TB_NEG;
+                cT = j <= b ? t[j - 1] : 0;
+            }
+            int up = __shfl_up_sync(TB_FULL, h, 1);
+            int fup = __shfl_up_sync(TB_FULL, f, 1);
+            int tv = __shfl_up_sync(TB_FULL, tc, 1);
+            const int c0H = __shfl_sync(TB_FULL, cH, s & 31);
+            const int c0F = __shfl_sync(TB_FULL, cF, s & 31);
+            const int c0T = __shfl_sync(TB_FULL, cT, s & 31);
+            if (lane == 0) { up = c0H; fup = c0F; tv = c0T; }
+            tc = tv;
+            const int j = s - lane + 1;
+            if (active && j >= 1 && j <= b) {
+                const int e_ext = e - ge, e_open = hleft - go;
+                const int f_ext = fup - ge, f_open = up - go;
+                int d = (e_ext > e_open ? 4 : 0) | (f_ext > f_open ? 8 : 0);
+                e = tb_max(e_ext, e_open);
+                f = tb_max(f_ext, f_open);
+                const int s0 = diag + srow[tv];
+                h = tb_max(tb_max(s0, f), e);
+                d |= f > tb_max(s0, e) ? 2 : e > s0 ? 1 : 0;
+                Ds[(long long)s * 32] = (unsigned char)d;
+                diag = up;
+                hleft = h;
+                if (lane == 31 || i == a) { RH[j] = h; RF[j] = f; }
+            }
+        }
+        __syncwarp();
+    }
+    if (lane != 0) return;
+    int score = RH[b];
+    int state = 0;
+    if ((flags[job] & 2) && RF[b] + go - ge > score) {
+        score = RF[b] + go - ge;
+        state = 2;
+    }
+    unsigned char* o = ops + opoff[job];
+    int k = 0, i = a, j = b;
+    while (i > 0 || j > 0) {
+        if (i == 0) { o[k++] = 2; --j; continue; }
+        if (j == 0) { o[k++] = 1; --i; continue; }
+        const int r = i - 1;
+        const unsigned char d = D[(long long)(r >> 5) * pitch + (long long)(j - 1 + (r & 31)) * 32 + (r & 31)];
+        if (state == 0) {
+            const int src = d & 3;
+            if (src == 0) { o[k++] = 0; --i; --j; } else { state = src; }
+        } else if (state == 1) {
+            o[k++] = 2;
+            if ((d & 4) == 0) state = 0;
+            --j;
+        } else {
+            o[k++] = 1;
+            if ((d & 8) == 0) state = 0;
+            --i;
+        }
+    }
+    out_score[job] = score;
+    out_len[job] = k;
+}

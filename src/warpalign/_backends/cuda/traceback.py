@@ -1,0 +1,254 @@
+"""The traceback of many alignments at once on the GPU (the ``traceback`` job's CUDA engine).
+
+:func:`warpalign.traceback.align_many` gives it jobs whose score and end cell are known
+(a search's top hits, a batch of pairs, located reads) and asks for two things, both exact
+and equal to the CPU engine's (``cpu/traceback.py``: same recurrences, same comparisons):
+
+* :meth:`GpuTraceback.starts`: the anchored reverse pass of every job (``traceback.cu``
+  ``tb_start``, one warp per job) -> each alignment's start;
+* :meth:`GpuTraceback.paths`: the global path of every segment. A segment of at most
+  ``max_full_cells`` cells (or one query row) is traced from a direction byte per cell
+  kept in device memory (``tb_path``, one warp per job, lane 0 walks the path back); a
+  larger one goes through Myers–Miller's splits with GPU half passes (``cuda/long.py``'s
+  ``LongPair.path``), whose leaves use the same full-matrix rule: the path is the one the
+  CPU reports.
+
+Jobs whose DP values could leave int32's safe range (+-2^28) and segments the long-pair
+kernel cannot score exactly run the CPU kernels instead (same answers). Per-call state
+(buffers, a stream) belongs to the call: one engine serves many threads.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..cpu.traceback import CpuTraceback
+from .loader import get_module, require_cupy
+
+_FILE = "traceback.cu"
+_NAMES = ("tb_start", "tb_path")
+_WARPS = 4                     # jobs (warps) per block
+#: Device bytes of direction matrices (plus rows and ops) per tb_path launch.
+DIR_BYTES = 1 << 30
+#: Largest |DP value| the int32 kernels take (traceback.cu's -2^29 sentinel stays below).
+VALUE_LIMIT = 1 << 28
+
+
+def _dir_bytes(a: int, b: int) -> int:
+    return -(-a // 32) * (b + 31) * 32
+
+
+def _batches(sizes: list[int], budget: int) -> list[list[int]]:
+    """Indices grouped greedily, largest first, each group's sizes summing to at most
+    ``budget`` (a larger item goes alone)."""
+    order = sorted(range(len(sizes)), key=lambda k: -sizes[k])
+    out, cur, used = [], [], 0
+    for k in order:
+        if cur and used + sizes[k] > budget:
+            out.append(cur)
+            cur, used = [], 0
+        cur.append(k)
+        used += sizes[k]
+    if cur:
+        out.append(cur)
+    return out
+
+
+class GpuTraceback:
+    """The ``traceback`` job's CUDA engine (:class:`~warpalign._backends.base.ManyTraceback`)."""
+
+    name = "cuda"
+
+    def __init__(self):
+        self._cp = require_cupy("the GPU traceback")
+        self._cpu = CpuTraceback()
+        self._lock = threading.Lock()
+        self._tables: dict[tuple, object] = {}   # a matrix (shape, bytes) -> its device copy
+
+    # ------------------------------------------------------------------ helpers
+    def _functions(self):
+        mod = get_module(_FILE, _NAMES)
+        return mod.get_function("tb_start"), mod.get_function("tb_path")
+
+    def _matrix(self, scoring):
+        """The scoring's matrix as int32 on the device (built once per matrix, under a lock)."""
+        host = np.ascontiguousarray(scoring.matrix, dtype=np.int32)
+        key = (host.shape, host.tobytes())
+        with self._lock:
+            got = self._tables.get(key)
+            if got is None:
+                got = self._cp.asarray(host)
+                self._tables[key] = got
+        return got
+
+    @staticmethod
+    def _fits(a: int, b: int, scoring) -> bool:
+        step = int(np.abs(scoring.matrix).max()) + int(scoring.gap_open) + int(scoring.gap_extend)
+        return (a + b + 2) * step < VALUE_LIMIT
+
+    def _upload(self, pieces: list[np.ndarray]):
+        """One device buffer of the pieces and each piece's offset in it."""
+        offs = np.zeros(len(pieces) + 1, np.int64)
+        np.cumsum([len(p) for p in pieces], out=offs[1:])
+        buf = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
+        return self._cp.asarray(np.append(buf, np.uint8(0))), offs[:-1]
+
+    # ------------------------------------------------------------------ passes
+    def starts(self, items, scoring, full_query: bool, *, threads: int | None = None) -> np.ndarray:
+        """(di, dj) per item ``(q, qe, t, te, target)``, as ``cpu.traceback.anchored_start``
+        without ``whole``: the reversed extents of the start; -1 when no alignment ending
+        at (qe, te) reaches ``target``, -2 when one beats it."""
+        out = np.full((len(items), 2), -1, np.int64)
+        gpu, cpu = [], []
+        for k, (q, qe, t, te, target) in enumerate(items):
+            if qe == 0 or te == 0 or not self._fits(qe, te, scoring):
+                cpu.append(k)
+            else:
+                gpu.append(k)
+        if cpu:
+            out[cpu] = self._cpu.starts([items[k] for k in cpu], scoring, full_query,
+                                        threads=threads)
+        if gpu:
+            out[gpu] = self._starts_gpu([items[k] for k in gpu], scoring, full_query)
+        return out
+
+    def _starts_gpu(self, items, scoring, full_query: bool) -> np.ndarray:
+        cp = self._cp
+        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+        out = np.empty((len(items), 2), np.int64)
+        head = []                        # items decided at column 0 (semiglobal)
+        run = []
+        for k, (q, qe, t, te, target) in enumerate(items):
+            if full_query:
+                corner = -(go + (qe - 1) * ge)     # H(m, 0): the whole query in one gap
+                if corner >= target:
+                    out[k] = (qe, 0) if corner == target else (-2, -2)
+                    head.append(k)
+                    continue
+            run.append(k)
+        if not run:
+            return out
+        start, _ = self._functions()
+        matrix = self._matrix(scoring)
+        pieces = []
+        for k in run:
+            q, qe, t, te, _ = items[k]
+            pieces += [np.asarray(q[:qe], np.uint8), np.asarray(t[:te], np.uint8)]
+        with cp.cuda.Stream(non_blocking=True) as stream:
+            codes, offs = self._upload(pieces)
+            qlen = np.array([items[k][1] for k in run], np.int32)
+            tlen = np.array([items[k][3] for k in run], np.int32)
+            goal = np.array([items[k][4] for k in run], np.int32)
+            roff = np.zeros(len(run) + 1, np.int64)
+            np.cumsum(2 * (tlen.astype(np.int64) + 1), out=roff[1:])
+            rows = cp.empty(int(roff[-1]), cp.int32)
+            oi = cp.empty(len(run), cp.int32)
+            oj = cp.empty(len(run), cp.int32)
+            dev = [cp.asarray(x) for x in (offs[0::2], qlen, offs[1::2], tlen, goal, roff[:-1])]
+            blocks = -(-len(run) // _WARPS)
+            start((blocks,), (32 * _WARPS,),
+                  (codes, dev[0], dev[1], dev[2], dev[3], dev[4], dev[5], rows, matrix,
+                   np.int32(scoring.matrix.shape[0]), np.int32(go), np.int32(ge),
+                   np.int32(1 if full_query else 0), np.int32(len(run)), oi, oj))
+            got_i, got_j = cp.asnumpy(oi, stream=stream), cp.asnumpy(oj, stream=stream)
+            stream.synchronize()
+        out[run, 0] = got_i
+        out[run, 1] = got_j
+        return out
+
+    def paths(self, items, scoring, max_full_cells: int, *,
+              threads: int | None = None) -> list[tuple[int, np.ndarray]]:
+        """(score, ops) per item ``(q, qlo, qhi, t, tlo, thi[, score])``: an optimal global
+        path of q[qlo:qhi] vs t[tlo:thi] in alignment order, as ``cpu.traceback.MyersMiller``
+        (``score``, the optimum when known, only narrows the CPU's work)."""
+        out: list = [None] * len(items)
+        small, large, cpu = [], [], []
+        for k, (q, qlo, qhi, t, tlo, thi, *_) in enumerate(items):
+            a, b = qhi - qlo, thi - tlo
+            if a == 0 or b == 0 or not self._fits(a, b, scoring):
+                cpu.append(k)
+            elif a == 1 or (a + 1) * (b + 1) <= max_full_cells:
+                small.append(k)
+            else:
+                large.append(k)
+        for k in large:
+            got = self._long_path(items[k], scoring, max_full_cells)
+            if got is None:
+                cpu.append(k)
+            else:
+                out[k] = got
+        if cpu:
+            for k, got in zip(cpu, self._cpu.paths([items[k] for k in cpu], scoring,
+                                                   max_full_cells, threads=threads)):
+                out[k] = got
+        if small:
+            sizes = []
+            for k in small:
+                a, b = items[k][2] - items[k][1], items[k][5] - items[k][4]
+                sizes.append(_dir_bytes(a, b) + 8 * (b + 1) + a + b)
+            for group in _batches(sizes, DIR_BYTES):
+                ks = [small[g] for g in group]
+                for k, got in zip(ks, self._paths_gpu([items[k] for k in ks], scoring)):
+                    out[k] = got
+        return out
+
+    def _long_path(self, item, scoring, max_full_cells):
+        """A segment over ``max_full_cells``: Myers–Miller with GPU half passes, or None when
+        the long-pair kernel cannot score it exactly."""
+        from . import long as gpu_long
+        q, qlo, qhi, t, tlo, thi, *_ = item
+        qs, ts = np.ascontiguousarray(q[qlo:qhi]), np.ascontiguousarray(t[tlo:thi])
+        if not gpu_long.supported(len(qs), len(ts), scoring):
+            return None
+        try:
+            pair = gpu_long.LongPair(qs, ts, scoring)
+        except ValueError:          # an alphabet whose profile does not fit shared memory
+            return None
+        score, ops = pair.path(0, len(qs), 0, len(ts), max_full_cells)
+        return int(score), ops
+
+    def _paths_gpu(self, items, scoring) -> list[tuple[int, np.ndarray]]:
+        cp = self._cp
+        _, path = self._functions()
+        matrix = self._matrix(scoring)
+        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+        pieces = []
+        for q, qlo, qhi, t, tlo, thi, *_ in items:
+            pieces += [np.asarray(q[qlo:qhi], np.uint8), np.asarray(t[tlo:thi], np.uint8)]
+        a = np.array([it[2] - it[1] for it in items], np.int64)
+        b = np.array([it[5] - it[4] for it in items], np.int64)
+
+        def offsets(sizes):
+            offs = np.zeros(len(sizes) + 1, np.int64)
+            np.cumsum(sizes, out=offs[1:])
+            return offs
+
+        roff = offsets(2 * (b + 1))
+        doff = offsets(-(-a // 32) * (b + 31) * 32)
+        opoff = offsets(a + b)
+        with cp.cuda.Stream(non_blocking=True) as stream:
+            codes, offs = self._upload(pieces)
+            rows = cp.empty(int(roff[-1]), cp.int32)
+            dirs = cp.empty(max(int(doff[-1]), 1), cp.uint8)
+            ops = cp.empty(max(int(opoff[-1]), 1), cp.uint8)
+            score = cp.empty(len(items), cp.int32)
+            length = cp.empty(len(items), cp.int32)
+            flags = cp.zeros(len(items), cp.uint8)
+            dev = [cp.asarray(x) for x in (offs[0::2], a.astype(np.int32), offs[1::2],
+                                           b.astype(np.int32), roff[:-1], doff[:-1], opoff[:-1])]
+            blocks = -(-len(items) // _WARPS)
+            path((blocks,), (32 * _WARPS,),
+                 (codes, dev[0], dev[1], dev[2], dev[3], flags, dev[4], rows, dev[5], dirs,
+                  dev[6], ops, matrix, np.int32(scoring.matrix.shape[0]), np.int32(go),
+                  np.int32(ge), np.int32(len(items)), score, length))
+            host_ops = cp.asnumpy(ops, stream=stream)
+            host_score = cp.asnumpy(score, stream=stream)
+            host_len = cp.asnumpy(length, stream=stream)
+            stream.synchronize()
+        out = []
+        for k in range(len(items)):
+            lo = int(opoff[k])
+            out.append((int(host_score[k]), host_ops[lo:lo + int(host_len[k])][::-1].copy()))
+        return out

