@@ -47,15 +47,16 @@ class CudaBackend(PackedSearch, KernelRuns):
     def __init__(self, table: tuple[KernelConfig, ...] | None = None, streams: int = 4, *,
                  devices: tuple[int, ...] | None = None, max_resident: int | None = None,
                  block2: int = config.R2_BLOCK, wait_timeout: float = config.CHAIN_TIMEOUT_S,
-                 batch_bytes: int = config.PACK_SCORE_BYTES):
+                 batch_bytes: int | None = None):
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
         sets are streamed in chunks (default: what the device's free memory holds,
         :meth:`resident_budget`). ``wait_timeout``: seconds a tile of the chained kernel
         waits for the tile before its own; past it the search raises BackendError.
         ``batch_bytes``: device bytes of one packed batch's score buffers (8 per query and
-        target); more queries than fit are searched in several batches, the host side of
-        each next batch made while the current one runs."""
+        target; default config.PACK_SCORE_BYTES); more queries than fit are searched in
+        several batches, the host side of each next batch made while the current one
+        runs."""
         cupy = require_cupy("CUDA backend")
         ndev = cupy.cuda.runtime.getDeviceCount()
         self._cp = cupy
@@ -70,7 +71,8 @@ class CudaBackend(PackedSearch, KernelRuns):
         if not wait_timeout > 0:
             raise ValueError(f"invalid wait_timeout: {wait_timeout!r}; expected seconds > 0")
         self._wait_timeout = float(wait_timeout)
-        if isinstance(batch_bytes, bool) or not isinstance(batch_bytes, int) or batch_bytes < 1:
+        if batch_bytes is not None and (isinstance(batch_bytes, bool)
+                                        or not isinstance(batch_bytes, int) or batch_bytes < 1):
             raise ValueError(f"invalid batch_bytes: {batch_bytes!r}; expected an integer >= 1")
         self._batch_bytes = batch_bytes
         self._rows16 = _rows(table, 16)
@@ -460,7 +462,8 @@ class CudaBackend(PackedSearch, KernelRuns):
         tables = self._tables(handle, scoring) if n and handle.residues else None
         if tables is None or tables.s16 is None:
             return [[i] for i in range(len(qs))]
-        per = max(1, self._batch_bytes // max(8 * n, 1))
+        budget = config.PACK_SCORE_BYTES if self._batch_bytes is None else self._batch_bytes
+        per = max(1, budget // max(8 * n, 1))
         out = []
         for lo in range(0, len(qs), per):
             batch = list(range(lo, min(lo + per, len(qs))))
