@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import BackendUnavailable
+from ..base import usable_cores
 
 _DIR = Path(__file__).resolve().parent
 # -ftz=true: what CuPy's RawModule adds (the kernels are integer code; kept for identity)
@@ -117,7 +118,7 @@ class KernelCache:
         self.directory = Path(directory)
         self._compile = compile
         self._version = version
-        self._workers = workers or max(1, len(os.sched_getaffinity(0)))
+        self._workers = workers or usable_cores()
         self._lock = threading.Lock()
         self._units: dict[str, Future] = {}
         self.compiled: list[tuple] = []
