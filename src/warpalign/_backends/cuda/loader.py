@@ -223,10 +223,14 @@ _modules: dict[tuple, Module] = {}    # (filename, names, defines, arch) -> Modu
 
 
 def _nvrtc_compile(source_text: str, options: tuple, arch: str, names: tuple):
+    """NVRTC as ``RawModule(code=..., name_expressions=...)`` runs it: CuPy's options
+    (include folders, C++ standard) added, then the architecture; no CuPy disk cache."""
+    from cupy._core.core import assemble_cupy_compiler_options
     from cupy.cuda import compiler
 
-    return compiler.compile_using_nvrtc(source_text, options, arch, "",
-                                        name_expressions=list(names), cache_in_memory=True)
+    return compiler.compile_using_nvrtc(source_text, assemble_cupy_compiler_options(options),
+                                        arch, "", name_expressions=list(names),
+                                        cache_in_memory=True)
 
 
 def kernel_cache() -> KernelCache:
