@@ -754,7 +754,7 @@ def test_top_select_kernel_matches_its_model(cuda):
     from warpalign._backends.cuda import config
 
     be = _pair_backend(cuda)
-    kern = be._pair_kernel("top_select", 0)
+    kern = be._kernel("top_select", 0)
     rng = np.random.default_rng(12)
     for n in (5, 1000, 1024, 1025, 70001):
         rows = [rng.integers(0, hi, n) for hi in (3, 60, 10 ** 6)]

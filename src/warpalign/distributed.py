@@ -511,9 +511,10 @@ def _search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
                 _handles.popitem(last=False)
         handle, order = _handles[key]
     # The single-process flow (a CUDA backend keeps top-k candidates on the device).
-    batches = _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method)
-    hits = [_top_hits(qname, len(q), batch, order, db, top_k, mode, cells=len(q) * shard.residues)
-            for qname, q, batch in zip(names, codes, batches)]
+    with _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method) as batches:
+        hits = [_top_hits(qname, len(q), batch, order, db, top_k, mode,
+                          cells=len(q) * shard.residues)
+                for qname, q, batch in zip(names, codes, batches)]
     return hits, ShardReport(shard.index, worker, engine.name, fallback, shard.sequences,
                              shard.residues, time.perf_counter() - t0)
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import threading
 import weakref
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,6 +17,7 @@ from ._backends.registry import call_options, engine_for
 from .database import Database
 from .errors import DatabaseError, ScoringError
 from .io import load_sequences, source_label
+from .pipeline import ahead
 from .results import Hits
 from .scoring import Scoring, check_input
 
@@ -93,10 +95,12 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     order = np.asarray(db.order, dtype=np.int64)
     residues = db.residues
     results = []
-    batches = _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, threads)
-    for qname, q, batch in _progress(zip(names, codes, batches), len(codes), progress):
-        results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
-                                 cells=len(q) * residues))
+    with _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method,
+                  threads) as batches, _progress(len(codes), progress) as bar:
+        for qname, q, batch in zip(names, codes, batches):
+            results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
+                                     cells=len(q) * residues))
+            bar.update(1)
     if mode == "full":
         results = _with_alignments(results, codes, db, scoring, algorithm,
                                    "cuda" if getattr(engine, "name", "") == "cuda" else "cpu",
@@ -107,14 +111,24 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     return results
 
 
+@contextlib.contextmanager
 def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, threads=None):
-    """One ScoreBatch per query, from the engine's ``search_batches`` (the CUDA engine runs
-    the whole flow itself: top-k candidates on the device, chunks, several devices, and
-    returns per query every target scoring at least its k-th best score, with their
-    ``ids``; a CPU engine scans on ``threads`` CPU threads)."""
-    return engine.search_batches(codes, handle, scoring, algorithm=algorithm,
-                                 ends=mode != "score", top_k=top_k, method=method,
-                                 **call_options(engine, threads=threads))
+    """One ScoreBatch per query, in order, from the engine (the CUDA engine runs the whole
+    flow itself: top-k candidates on the device, chunks, several devices, and gives per
+    query every target scoring at least its k-th best score, with their ``ids``; a CPU
+    engine scans on ``threads`` CPU threads, lazily, query by query).
+
+    An engine with ``iter_batches`` (one on a device) gives a list per batch of queries;
+    it runs on a thread of its own (:class:`~warpalign.pipeline.ahead`), so the device
+    searches batch k+1 while this thread assembles batch k's hits (top-k, traceback)."""
+    options = dict(algorithm=algorithm, ends=mode != "score", top_k=top_k, method=method,
+                   **call_options(engine, threads=threads))
+    each = getattr(engine, "iter_batches", None)
+    if each is None:
+        yield iter(engine.search_batches(codes, handle, scoring, **options))
+        return
+    with ahead(each(codes, handle, scoring, **options)) as lists:
+        yield itertools.chain.from_iterable(lists)
 
 
 def as_database(database: Any, scoring: Scoring, *, verify: bool | None = None) -> Database:
@@ -196,8 +210,14 @@ def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -
             for hits in results]
 
 
-def _progress(items: Iterable, total: int, enabled: bool):
+def _progress(total: int, enabled: bool):
+    """A progress bar over ``total`` queries on stderr (``update(n)``), or a silent one."""
     if not enabled:
-        return items
+        return contextlib.nullcontext(_Silent())
     from tqdm.auto import tqdm
-    return tqdm(items, total=total, unit="query", desc="search", leave=False)
+    return tqdm(total=total, unit="query", desc="search", leave=False)
+
+
+class _Silent:
+    def update(self, n: int = 1) -> None:
+        pass

@@ -219,7 +219,11 @@ class SearchEngine(Protocol):
                        method: str) -> Iterable[ScoreBatch]:
         """One batch per query, in order. A batch with an ``ids`` attribute holds only the
         candidates (every target scoring at least the query's k-th best score), ``ids``
-        their TargetSet positions; otherwise every target, as :meth:`scan`."""
+        their TargetSet positions; otherwise every target, as :meth:`scan`.
+
+        An engine on a device may also define ``iter_batches`` (same arguments): these
+        batches as they complete, a list per batch of queries, in order; ``search`` then
+        runs it on a thread of its own while it assembles the hits of earlier batches."""
 
 
 class ScanEngine:

@@ -10,7 +10,7 @@ Every job resolves its engine here and nowhere else::
 
 **The table.** :data:`TABLE` maps (job, backend, method) to an engine, named as
 ``"module:attribute"`` under ``warpalign._backends``: ``"module:Class()"`` is one instance
-shared by the whole process (``CudaBackend`` compiles its kernels and keeps its uploads once,
+shared by the whole process (``CudaBackend`` keeps its compiled kernels and uploads once,
 for every job whose row names it), ``"module:function"`` a function, ``"module"`` the module
 itself. Modules are imported on first use, so nothing here imports CuPy. Each job's engine
 meets the interface declared in :mod:`.base`:
@@ -50,8 +50,8 @@ pick it (``pairs``' ``AUTO_TABLE`` when "auto" should weigh it).
 **Choosing the backend** (``backend_for``): ``"cpu"`` is always there. ``"auto"`` is
 ``WARPALIGN_BACKEND`` when set ("cpu" or "cuda"), else "cuda" when CuPy imports and a
 device answers (:func:`probe`: once per process and backend, its failure kept) and the
-job's CUDA engine loads (imported, built: its kernels compile; once per row, the failure
-kept), else "cpu" with one ``RuntimeWarning`` per failure and process giving the reason
+job's CUDA engine loads (imported, built: for search NVRTC answers, kernels compile on
+first use; once per row, the failure kept), else "cpu" with one ``RuntimeWarning`` per failure and process giving the reason
 (none when CuPy is not installed: then there is no GPU to speak of). An explicit "cuda"
 that cannot run raises :class:`~warpalign.errors.BackendUnavailable` with the kept reason.
 All caches here are guarded by locks; an engine is built once even when many threads ask

@@ -15,6 +15,7 @@ import warpalign._backends.cuda.config as config  # noqa: PLR0402
 
 from ...errors import BackendError
 from .handles import _Tables
+from .loader import get_functions
 
 _FILE = "search.cu"
 _S16_LIMIT = 32767
@@ -70,7 +71,27 @@ class KernelRuns:
         return tables
 
     def _kernel(self, name, smem):
-        return _function(self._module, self._kernels, name, smem)
+        """A kernel of ``search.cu`` (compiled on first use, :meth:`_need`) allowed ``smem``
+        bytes of dynamic shared memory (above 48 KB only by opting in)."""
+        k = self._kernels.get(name)
+        if k is None:
+            k = self._need([name])[name]
+        if smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < smem:
+            with _FUNCTION_LOCK:   # raised only, so a concurrent launch never loses its room
+                if k.max_dynamic_shared_size_bytes < smem:
+                    k.max_dynamic_shared_size_bytes = smem
+        return k
+
+    def _need(self, names):
+        """The backend's kernels, with ``names`` among them: those not loaded yet are
+        compiled (all at once) or read from the disk cache (``loader.get_functions``)."""
+        missing = [n for n in dict.fromkeys(names) if n not in self._kernels]
+        if missing:
+            got = get_functions(_FILE, missing, self._defines())
+            with self._lock:
+                for n, k in got.items():
+                    self._kernels.setdefault(n, k)
+        return self._kernels
 
     def _block(self, cfg):
         return self._block2 if cfg.width == 16 else config.BLOCK
@@ -104,6 +125,7 @@ class KernelRuns:
         common = (np.int32(m), table, np.int32(table.size), np.int32(kp), *consts,
                   scores, flagged, nflagged)
         rest = self._streams[1:] or self._streams
+        self._need([config.kernel_name(b.cfg) for b in handle.buckets16])
         k = 0
         for b in handle.buckets16:
             g = b.cfg.group
@@ -180,6 +202,7 @@ class KernelRuns:
         m = len(q)
         dummy = cp.empty(1, dtype=cp.int32)
         keep = []          # boundary buffers stay alive until every stream has joined
+        self._need([config.kernel_name(b.cfg, ends, algorithm) for b in buckets])
         main = cp.cuda.get_current_stream()
         ready = main.record()
         for k, b in enumerate(buckets):
@@ -202,19 +225,6 @@ class KernelRuns:
             main.wait_event(s.record())
         main.synchronize()
         del keep
-
-
-def _function(module, cache, name, smem):
-    """A kernel of ``module`` (memoized in ``cache``) allowed ``smem`` bytes of dynamic
-    shared memory (above 48 KB only by opting in)."""
-    k = cache.get(name)
-    if k is None:
-        k = cache.setdefault(name, module.get_function(name))
-    if smem > 48 * 1024 and k.max_dynamic_shared_size_bytes < smem:
-        with _FUNCTION_LOCK:   # raised only, so a concurrent launch never loses its room
-            if k.max_dynamic_shared_size_bytes < smem:
-                k.max_dynamic_shared_size_bytes = smem
-    return k
 
 
 _FUNCTION_LOCK = threading.Lock()

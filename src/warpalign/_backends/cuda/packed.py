@@ -16,7 +16,7 @@ import warpalign._backends.cuda.config as config  # noqa: PLR0402
 
 from ..base import ScoreBatch
 from .handles import Candidates, DeviceTargets, _Bucket, _empty, _kernel_cut, _Leases
-from .kernels import _FILE, _SMEM_LIMIT, _function
+from .kernels import _SMEM_LIMIT
 
 
 @dataclass
@@ -68,17 +68,6 @@ class PackedSearch:
     """The packed-batch methods of :class:`~warpalign._backends.cuda.search.CudaBackend`
     (a mixin: it reads the backend's streams, kernels and device facts)."""
 
-    def _pair_kernel(self, name, smem):
-        """Kernels of the packed-batch module (compiled on first use, all R at once)."""
-        with self._lock:
-            if getattr(self, "_pair_module", None) is None:
-                from .loader import get_module
-                names = tuple(config.pack_kernel_name(r) for r in config.PAIR_REGS)
-                self._pair_kernels = {}
-                self._pair_module = get_module(_FILE, names + ("rowsq2_stream", "top_select"),
-                                               self._defines())
-        return _function(self._pair_module, self._pair_kernels, name, smem)
-
     def _pair_stream(self, handle):
         """The target stream of sw_rowsq2 (cached per handle): non-empty targets longest
         first, back to back, first columns marked; groups of whole targets with guided
@@ -113,7 +102,7 @@ class PackedSearch:
         stream = cp.empty(max(total, 1), dtype=cp.uint8)
         if len(order):
             grid = max(1, min(-(-len(order) // (config.BLOCK // 32)), self._sms * 8))
-            self._pair_kernel("rowsq2_stream", 0)(
+            self._kernel("rowsq2_stream", 0)(
                 (grid,), (config.BLOCK,),
                 (handle.codes, handle.offsets, d_ids, d_sstart, np.int32(len(order)), stream))
         got = {"stream": stream, "ids": d_ids, "gstart": cp.asarray(sstart[bounds]),
@@ -151,7 +140,7 @@ class PackedSearch:
         # up to 4 blocks per SM: small R leaves room for more than two (the ticket balances)
         grid = max(1, min(self._sms * 4, -(-ng // (config.BLOCK // 32))))
         smem = prof.shape[1] * 4
-        k = self._pair_kernel(name, smem)
+        k = self._kernel(name, smem)
         prof_at, prof_step = prof.data.ptr, prof.strides[0]
         head = (st["stream"], st["gstart"], st["gfirst"], st["ids"], np.int32(ng))
         tail = (np.int32(tables.kp),)
@@ -202,12 +191,15 @@ class PackedSearch:
         return [self._host_scores(res, handle.n)
                 for res in self._scan_packed_device(qs, handle, scoring)]
 
-    def search_packed(self, queries, handle, scoring, *, top_k=None) -> list[Candidates]:
-        """:meth:`search_paired` with the packed batch kernel (:meth:`scan_packed`)."""
+    def search_packed(self, queries, handle, scoring, *, top_k=None,
+                      host=None) -> list[Candidates]:
+        """:meth:`search_paired` with the packed batch kernel (:meth:`scan_packed`).
+        ``host``: the batch's host side made beforehand (:meth:`_packed_host`, e.g. on
+        another thread while the previous batch ran), else made here."""
         if not isinstance(handle, DeviceTargets):
             raise TypeError("search_packed needs a resident single-device handle")
         qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
-        job = self._packed_start(qs, handle, scoring)
+        job = self._packed_start(qs, handle, scoring, top_k, host)
         if job is None:
             return self._cut([self._scan_device(q, handle, scoring) for q in qs], handle.n,
                              top_k)
@@ -266,7 +258,7 @@ class PackedSearch:
         cap = config.select_cap(top_k)
         words = rows * (2 * cap + 1)     # (id, score) pairs [rows][cap], then counts [rows]
         dev = cp.empty(words, dtype=cp.int32)
-        kern = self._pair_kernel("top_select", 0)
+        kern = self._kernel("top_select", 0)
         row = 0
         for scores, r in blocks:
             kern((r,), (config.SELECT_THREADS,),
@@ -354,14 +346,12 @@ class PackedSearch:
             self._packed_launch(job)
             return self._packed_results(job)
 
-    def _packed_start(self, qs, handle, scoring):
-        """A packed batch on the current device, up to its first launch: the profiles
-        uploaded and every group's result buffers zeroed. Returns a :class:`_PackedJob`
-        (:meth:`_packed_launch` queues its passes), or None where the batch does not run
-        packed (no 16-bit table, no residues, every query empty)."""
-        cp = self._cp
-        if cp.cuda.runtime.getDevice() != handle.device:
-            raise ValueError("scan must run on the device the targets were prepared on")
+    def _packed_host(self, qs, handle, scoring):
+        """The host side of a packed batch, no device work: its query groups and each
+        group's profile and lane info in pinned memory (:func:`_packed_profile`), or None
+        where the batch does not run packed (no 16-bit table, no residues, every query
+        empty). Another thread may make it while earlier batches run
+        (:meth:`_iter_resident`); the scoring's tables are then already made."""
         for q in qs:
             self._check_query(q, handle, scoring)
         lengths = [len(q) for q in qs]
@@ -369,6 +359,29 @@ class PackedSearch:
         if tables is None or not any(lengths) or tables.s16 is None:
             return None
         groups = self._chain_groups(lengths, handle, tables.kp)
+        profiles = [_packed_profile([qs[i] for i in sub], tables.P16, tables.kp,
+                                    tables.P16_hash) for sub in groups]
+        return tables, groups, profiles
+
+    def _packed_start(self, qs, handle, scoring, top_k=None, host=None):
+        """A packed batch on the current device, up to its first launch: the profiles
+        uploaded and every group's result buffers zeroed. Returns a :class:`_PackedJob`
+        (:meth:`_packed_launch` queues its passes), or None where the batch does not run
+        packed (:meth:`_packed_host`). ``top_k``: the cut to come, so its kernel compiles
+        with the others; ``host``: the batch's :meth:`_packed_host`, else made here."""
+        cp = self._cp
+        if cp.cuda.runtime.getDevice() != handle.device:
+            raise ValueError("scan must run on the device the targets were prepared on")
+        if host is None:
+            host = self._packed_host(qs, handle, scoring)
+        if host is None:
+            return None
+        tables, groups, profiles = host
+        # the kernels this batch launches, compiled at once where missing
+        names = ["rowsq2_stream"] + [config.pack_kernel_name(p[0]) for p in profiles]
+        if _kernel_cut(top_k, handle.n) and all(len(q) for q in qs):
+            names.append("top_select")
+        self._need(names)
         self._pair_stream(handle)   # built (once) before any group's stream reads it
         # every profile is uploaded on the calling thread's stream before any launch:
         # uploaded inside `with stream:` (likely through CuPy's pinned staging), one
@@ -377,9 +390,7 @@ class PackedSearch:
         # the other (docs/gpu-notes.md, session 12)
         plans = []
         main = cp.cuda.get_current_stream()
-        for sub in groups:
-            R, _, prof, info, pinned = _packed_profile([qs[i] for i in sub], tables.P16,
-                                                       tables.kp, tables.P16_hash)
+        for R, _, prof, info, pinned in profiles:
             dev = cp.empty(prof.size + info.size, dtype=cp.uint32)
             cp.cuda.runtime.memcpyAsync(dev.data.ptr, pinned.ptr, 4 * dev.size,
                                         cp.cuda.runtime.memcpyHostToDevice, main.ptr)

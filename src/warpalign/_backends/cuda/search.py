@@ -12,7 +12,9 @@ Global and semiglobal alignment run in the same 32-bit kernel (template argument
 no relu, boundary row/column of the algorithm, the last query row read once per tile),
 always with end cells; there is no 16-bit pass for them (their scores go far below zero).
 Constructing the backend raises :class:`~warpalign.errors.BackendUnavailable` naming the
-reason: CuPy missing, no device, or the kernels failed to compile.
+reason: CuPy missing, no device, or NVRTC missing; it compiles nothing. Each launch compiles
+the kernels it needs on first use, several at once, kept on disk across processes
+(``loader.py``); a kernel that fails to compile raises BackendUnavailable there.
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ import numpy as np
 import warpalign._backends.cuda.config as config  # noqa: PLR0402
 
 from ...errors import BackendError
+from ...pipeline import ahead
 from ..base import ALGORITHMS, ScoreBatch, TargetSet, check_choice
 from .config import KernelConfig
-from .loader import require_cupy
+from .loader import require_compiler, require_cupy
 from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket, _empty,
                       _Part, split_targets)
-from .kernels import _FILE, _SMEM_LIMIT, KernelRuns, _rows
+from .kernels import _SMEM_LIMIT, KernelRuns, _rows
 from .packed import PackedSearch
 
 METHODS = ("auto", "warp")
@@ -44,12 +47,17 @@ class CudaBackend(PackedSearch, KernelRuns):
 
     def __init__(self, table: tuple[KernelConfig, ...] | None = None, streams: int = 4, *,
                  devices: tuple[int, ...] | None = None, max_resident: int | None = None,
-                 block2: int = config.R2_BLOCK, wait_timeout: float = config.CHAIN_TIMEOUT_S):
+                 block2: int = config.R2_BLOCK, wait_timeout: float = config.CHAIN_TIMEOUT_S,
+                 batch_bytes: int | None = None):
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
         sets are streamed in chunks (default: what the device's free memory holds,
         :meth:`resident_budget`). ``wait_timeout``: seconds a tile of the chained kernel
-        waits for the tile before its own; past it the search raises BackendError."""
+        waits for the tile before its own; past it the search raises BackendError.
+        ``batch_bytes``: device bytes of one packed batch's score buffers (8 per query and
+        target; default config.PACK_SCORE_BYTES); more queries than fit are searched in
+        several batches, the host side of each next batch made while the current one
+        runs."""
         cupy = require_cupy("CUDA backend")
         ndev = cupy.cuda.runtime.getDeviceCount()
         self._cp = cupy
@@ -64,17 +72,16 @@ class CudaBackend(PackedSearch, KernelRuns):
         if not wait_timeout > 0:
             raise ValueError(f"invalid wait_timeout: {wait_timeout!r}; expected seconds > 0")
         self._wait_timeout = float(wait_timeout)
+        if batch_bytes is not None and (isinstance(batch_bytes, bool)
+                                        or not isinstance(batch_bytes, int) or batch_bytes < 1):
+            raise ValueError(f"invalid batch_bytes: {batch_bytes!r}; expected an integer >= 1")
+        self._batch_bytes = batch_bytes
         self._rows16 = _rows(table, 16)
         self._rows32 = _rows(table, 32)
-        self._names = tuple(dict.fromkeys(
-            [config.kernel_name(c) for c in self._rows16]
-            + [config.kernel_name(c, ends) for c in self._rows32 for ends in (True, False)]
-            + [config.kernel_name(c, True, a) for c in self._rows32
-               for a in ("global", "semiglobal")]
-            + ["sw_warp<true>", "sw_warp<false>"]))
-        from .loader import get_module
         self._block2 = int(block2)   # threads per block of the width-16 two-row kernels
-        self._module = get_module(_FILE, self._names, self._defines())
+        # nothing compiles here: each launch site compiles (or reads from the disk cache)
+        # the kernels it launches on first use (KernelRuns._need)
+        require_compiler("CUDA backend")
         dev = cupy.cuda.Device()
         self._device_id = dev.id
         self.device_name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"].decode()
@@ -155,7 +162,8 @@ class CudaBackend(PackedSearch, KernelRuns):
             with cp.cuda.Device(dev):
                 be = CudaBackend(self._table, self._nstreams,
                                  devices=(dev,), max_resident=self._max_resident,
-                                 block2=self._block2, wait_timeout=self._wait_timeout)
+                                 block2=self._block2, wait_timeout=self._wait_timeout,
+                                 batch_bytes=self._batch_bytes)
                 parts.append(_Part(dev, be, be.prepare(ts), ids))
         max_code = int(codes.max()) if len(codes) else -1
         return MultiTargets(parts, len(offsets) - 1, int(offsets[-1]), max_code,
@@ -404,49 +412,86 @@ class CudaBackend(PackedSearch, KernelRuns):
         ids in the TargetSet order of ``handle``. Chunked handles stream their chunks
         through two device buffers (upload of the next chunk overlaps the current one's
         kernels); multi-device handles run one thread per device; results merge exactly."""
+        return [c for got in self.iter_batches(queries, handle, scoring, algorithm=algorithm,
+                                               ends=ends, top_k=top_k, method=method)
+                for c in got]
+
+    def iter_batches(self, queries, handle, scoring, *, algorithm="local", ends=False,
+                     top_k=None, method="auto"):
+        """:meth:`search_batches` as it completes: a list of Candidates per batch of
+        queries, in query order (a packed batch, a query searched alone; a chunked or
+        multi-device handle gives one list for all). The device work runs as the
+        iterator is advanced, on the thread that advances it (``search`` advances it on a
+        thread of its own, so hits of one batch are assembled while the next runs)."""
         check_choice("method", method, METHODS)
         check_choice("algorithm", algorithm, ALGORITHMS)
         qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
         if isinstance(handle, MultiTargets):
-            return self._search_multi(qs, handle, scoring, algorithm, ends, top_k, method)
+            yield self._search_multi(qs, handle, scoring, algorithm, ends, top_k, method)
+            return
         if isinstance(handle, ChunkedTargets):
-            return self._search_chunked(qs, handle, scoring, algorithm, ends, top_k, method)
-        return self._search_resident(qs, handle, scoring, algorithm, ends, top_k, method,
-                                     packed=True)
+            with self._cp.cuda.Device(self._devices[0]):
+                yield self._search_chunked(qs, handle, scoring, algorithm, ends, top_k,
+                                           method)
+            return
+        with self._cp.cuda.Device(handle.device):
+            yield from self._iter_resident(qs, handle, scoring, algorithm, ends, top_k,
+                                           method, packed=True)
 
     def _search_resident(self, qs, handle, scoring, algorithm, ends, top_k, method, *,
                          packed):
-        """search_batches on one resident handle. Local scores of several queries go
-        through the packed two-half kernel in batches (:meth:`_pack_batches`); the rest
-        one query at a time."""
-        if (packed and len(qs) >= 2 and method == "auto" and algorithm == "local"
+        """search_batches on one resident handle (:meth:`_iter_resident`, all batches)."""
+        return [c for got in self._iter_resident(qs, handle, scoring, algorithm, ends, top_k,
+                                                 method, packed=packed)
+                for c in got]
+
+    def _iter_resident(self, qs, handle, scoring, algorithm, ends, top_k, method, *,
+                       packed):
+        """Candidates per batch on one resident handle, in query order. Local scores of
+        several queries go through the packed two-half kernel in batches
+        (:meth:`_pack_batches`; the host side of batch k+1 made on a worker thread while
+        batch k runs); the rest one query at a time."""
+        if not (packed and len(qs) >= 2 and method == "auto" and algorithm == "local"
                 and (not ends or top_k is not None)):
-            out: list = [None] * len(qs)
-            alone = []
-            for batch in self._pack_batches(qs, handle, scoring):
+            for q in qs:
+                yield self._search_each([q], handle, scoring, algorithm, ends, top_k, method)
+            return
+        batches = self._pack_batches(qs, handle, scoring)
+        device = self._cp.cuda.Device(handle.device)
+
+        def host(batch):          # on the worker: profiles and lane tables, no device work
+            if len(batch) < 2:
+                return None
+            with device:
+                return self._packed_host([qs[i] for i in batch], handle, scoring)
+
+        prepared = ahead(map(host, batches)) if len(batches) > 1 else None
+        try:
+            for batch in batches:
+                made = host(batch) if prepared is None else next(prepared)
+                sub = [qs[i] for i in batch]
                 if len(batch) < 2:
-                    alone += batch
-                    continue
-                got = self.search_packed([qs[i] for i in batch], handle, scoring, top_k=top_k)
-                for i, g in zip(batch, got):
-                    out[i] = self._candidate_ends(qs[i], handle, scoring, g) if ends else g
-            if alone:
-                got = self._search_each([qs[i] for i in alone], handle, scoring, algorithm,
-                                        ends, top_k, method)
-                for i, g in zip(alone, got):
-                    out[i] = g
-            return out
-        return self._search_each(qs, handle, scoring, algorithm, ends, top_k, method)
+                    yield self._search_each(sub, handle, scoring, algorithm, ends, top_k,
+                                            method)
+                else:
+                    got = self.search_packed(sub, handle, scoring, top_k=top_k, host=made)
+                    yield ([self._candidate_ends(q, handle, scoring, g) for q, g in zip(sub, got)]
+                           if ends else got)
+        finally:
+            if prepared is not None:
+                prepared.close()
 
     def _pack_batches(self, qs, handle, scoring):
-        """Query index batches for the packed kernel, in input order, each within
-        config.PACK_SCORE_BYTES; a batch whose plan fills less than config.PACK_MIN_FILL of
-        its rows with query rows is returned as single queries (run alone)."""
+        """Query index batches for the packed kernel, in input order, each within the
+        constructor's ``batch_bytes``; a batch whose plan fills less than
+        config.PACK_MIN_FILL of its rows with query rows is returned as single queries
+        (run alone)."""
         n = handle.n
         tables = self._tables(handle, scoring) if n and handle.residues else None
         if tables is None or tables.s16 is None:
             return [[i] for i in range(len(qs))]
-        per = max(1, config.PACK_SCORE_BYTES // max(8 * n, 1))
+        budget = config.PACK_SCORE_BYTES if self._batch_bytes is None else self._batch_bytes
+        per = max(1, budget // max(8 * n, 1))
         out = []
         for lo in range(0, len(qs), per):
             batch = list(range(lo, min(lo + per, len(qs))))
@@ -540,7 +585,7 @@ class CudaBackend(PackedSearch, KernelRuns):
         with self._packed_run(jobs):
             for part in handle.parts:
                 with cp.cuda.Device(part.device):
-                    job = part.backend._packed_start(qs, part.handle, scoring)
+                    job = part.backend._packed_start(qs, part.handle, scoring, top_k)
                     if job is not None:
                         part.backend._packed_launch(job, 1)
                 jobs.append(job)

@@ -1,0 +1,146 @@
+"""The producer/consumer step (``warpalign.pipeline.ahead``) and ``search`` run through it:
+an engine that gives its results batch by batch (as the CUDA engine's ``iter_batches``)
+runs on a thread of its own while the caller assembles hits, and the hits are those of
+the plain CPU search, however many batches."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from warpalign import Scoring, search
+from warpalign._backends.cpu import CpuBackend
+from warpalign.database import Database
+from warpalign.pipeline import ahead
+
+BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+AMINO = "ACDEFGHIKLMNPQRSTVWY"
+
+
+def test_items_in_order_on_one_worker_thread():
+    threads = set()
+
+    def produce():
+        for i in range(50):
+            threads.add(threading.get_ident())
+            yield i
+
+    with ahead(produce(), depth=3) as it:
+        assert list(it) == list(range(50))
+    assert len(threads) == 1 and threading.get_ident() not in threads
+
+
+def test_production_runs_ahead_by_at_most_depth():
+    produced = []
+
+    def produce():
+        for i in range(20):
+            produced.append(i)
+            yield i
+
+    with ahead(produce(), depth=2) as it:
+        for i in it:
+            time.sleep(0.01)            # the consumer is slow: the producer waits for room
+            # items waiting (depth) plus the one in production, beyond the one just taken
+            assert len(produced) <= i + 1 + 2 + 1
+        # and it did run ahead of the consumer
+    assert produced == list(range(20))
+
+
+def test_the_producers_error_comes_in_its_place():
+    def produce():
+        yield 1
+        yield 2
+        raise KeyError("batch 3")
+
+    got = []
+    with pytest.raises(KeyError, match="batch 3"), ahead(produce()) as it:
+        for x in it:
+            got.append(x)
+    assert got == [1, 2]
+
+
+def test_leaving_early_stops_and_cleans_up_the_producer():
+    state = {"produced": 0, "closed_on": None}
+
+    def produce():
+        try:
+            while True:
+                state["produced"] += 1
+                yield state["produced"]
+        finally:
+            state["closed_on"] = threading.get_ident()
+
+    with ahead(produce(), depth=1) as it:
+        assert next(it) == 1
+    # close() waited for the worker: the generator's cleanup has run, on the worker
+    assert state["closed_on"] not in (None, threading.get_ident())
+    assert state["produced"] <= 3
+    with pytest.raises(StopIteration):
+        next(it)
+
+
+def test_depth_is_checked():
+    with pytest.raises(ValueError, match="invalid depth: 0"):
+        ahead(iter(()), depth=0)
+
+
+class BatchedCpu(CpuBackend):
+    """The CPU engine, giving its results a list per ``size`` queries (as the CUDA engine
+    does per packed batch) and recording the thread that produced each batch."""
+
+    def __init__(self, size: int, fail_at: int | None = None):
+        super().__init__(threads=1)
+        self.size, self.fail_at = size, fail_at
+        self.ran_on: list[int] = []
+
+    def iter_batches(self, queries, handle, scoring, **options):
+        queries = list(queries)
+        for k, lo in enumerate(range(0, len(queries), self.size)):
+            if k == self.fail_at:
+                raise RuntimeError(f"batch {k} failed")
+            self.ran_on.append(threading.get_ident())
+            yield list(self.search_batches(queries[lo:lo + self.size], handle, scoring,
+                                           **options))
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(21)
+    targets = ["".join(rng.choice(list(AMINO), size=rng.integers(1, 150))) for _ in range(120)]
+    targets[7] = targets[40] = targets[90]             # ties broken by database order
+    queries = ["".join(rng.choice(list(AMINO), size=rng.integers(0, 90))) for _ in range(23)]
+    queries[3] = targets[90][10:70]
+    return Database.from_sequences(targets, alphabet=BLOSUM62.alphabet), queries
+
+
+def _summary(res):
+    return [(h.query_name, h.scores.tolist(), h.targets.tolist(),
+             None if h.query_ends is None else h.query_ends.tolist(),
+             None if h.target_ends is None else h.target_ends.tolist(),
+             None if h.alignments is None else [a.cigar for a in h.alignments])
+            for h in res]
+
+
+@pytest.mark.parametrize("mode", ["score", "end", "full"])
+@pytest.mark.parametrize("size", [1, 4, 23])
+def test_search_in_batches_equals_one_batch(data, mode, size):
+    db, queries = data
+    want = _summary(search(queries, db, BLOSUM62, top_k=5, mode=mode, backend="cpu",
+                           threads=1))
+    engine = BatchedCpu(size)
+    got = _summary(search(queries, db, BLOSUM62, top_k=5, mode=mode, backend=engine,
+                          threads=1, progress=True))
+    assert got == want
+    assert len(engine.ran_on) == -(-len(queries) // size)
+    # the batches ran on one thread, not the caller's (which assembled the hits meanwhile)
+    assert len(set(engine.ran_on)) == 1 and threading.get_ident() not in engine.ran_on
+
+
+def test_an_engine_error_in_a_later_batch_reaches_the_caller(data):
+    db, queries = data
+    with pytest.raises(RuntimeError, match="batch 2 failed"):
+        search(queries, db, BLOSUM62, top_k=5, backend=BatchedCpu(4, fail_at=2), threads=1)
