@@ -43,12 +43,16 @@ class CudaBackend(PackedSearch, KernelRuns):
 
     def __init__(self, table: tuple[KernelConfig, ...] | None = None, streams: int = 4, *,
                  devices: tuple[int, ...] | None = None, max_resident: int | None = None,
-                 block2: int = config.R2_BLOCK, wait_timeout: float = config.CHAIN_TIMEOUT_S):
+                 block2: int = config.R2_BLOCK, wait_timeout: float = config.CHAIN_TIMEOUT_S,
+                 tuning: config.Tuning = config.Tuning(), device_memory: int | None = None):
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
         sets are streamed in chunks (default: what the device's free memory holds,
         :meth:`resident_budget`). ``wait_timeout``: seconds a tile of the chained kernel
-        waits for the tile before its own; past it the search raises BackendError."""
+        waits for the tile before its own; past it the search raises BackendError.
+        ``tuning``: the packed search's switches (:class:`config.Tuning`).
+        ``device_memory``: bytes of a device this backend plans with at most (default:
+        all that is free)."""
         cupy = require_cupy("CUDA backend")
         ndev = cupy.cuda.runtime.getDeviceCount()
         self._cp = cupy
@@ -63,6 +67,10 @@ class CudaBackend(PackedSearch, KernelRuns):
         if not wait_timeout > 0:
             raise ValueError(f"invalid wait_timeout: {wait_timeout!r}; expected seconds > 0")
         self._wait_timeout = float(wait_timeout)
+        self.tuning = tuning
+        if device_memory is not None and int(device_memory) < 0:
+            raise ValueError(f"invalid device_memory: {device_memory!r}")
+        self._device_memory = None if device_memory is None else int(device_memory)
         self._rows16 = _rows(table, 16)
         self._rows32 = _rows(table, 32)
         self._names = tuple(dict.fromkeys(
@@ -133,8 +141,7 @@ class CudaBackend(PackedSearch, KernelRuns):
         """Residues of ``sequences`` targets that the current device can hold with a
         search's buffers (config.RESIDENT_BYTES per residue and per sequence, and
         config.RESIDENT_RESERVE left free); larger sets are chunked."""
-        spare = self._free_bytes() - config.RESIDENT_RESERVE - sequences * config.SEQUENCE_BYTES
-        return max(0, spare // config.RESIDENT_BYTES)
+        return config.resident_budget(self._free_bytes(), sequences)
 
     def _prepare_chunked(self, targets, size):
         offsets = np.asarray(targets.offsets, dtype=np.int64)
@@ -256,9 +263,10 @@ class CudaBackend(PackedSearch, KernelRuns):
 
     def _free_bytes(self) -> int:
         """Device memory this process could still use: free on the device plus what
-        CuPy's pool holds unused."""
+        CuPy's pool holds unused (at most ``device_memory``)."""
         cp = self._cp
-        return int(cp.cuda.Device().mem_info[0]) + int(cp.get_default_memory_pool().free_bytes())
+        free = int(cp.cuda.Device().mem_info[0]) + int(cp.get_default_memory_pool().free_bytes())
+        return free if self._device_memory is None else min(free, self._device_memory)
 
     def _check_query(self, q, handle, scoring):
         K = scoring.matrix.shape[0]
@@ -413,13 +421,13 @@ class CudaBackend(PackedSearch, KernelRuns):
 
     def _pack_batches(self, qs, handle, scoring):
         """Query index batches for the packed kernel, in input order, each within
-        config.PACK_SCORE_BYTES; a batch whose plan fills less than config.PACK_MIN_FILL of
+        ``tuning.pack_score_bytes``; a batch whose plan fills less than config.PACK_MIN_FILL of
         its rows with query rows is returned as single queries (run alone)."""
         n = handle.n
         tables = self._tables(handle, scoring) if n and handle.residues else None
         if tables is None or tables.s16 is None:
             return [[i] for i in range(len(qs))]
-        per = max(1, config.PACK_SCORE_BYTES // max(8 * n, 1))
+        per = max(1, self.tuning.pack_score_bytes // max(8 * n, 1))
         out = []
         for lo in range(0, len(qs), per):
             batch = list(range(lo, min(lo + per, len(qs))))
