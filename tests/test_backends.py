@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from warpalign._backends import choose_backend
+from warpalign._backends.registry import TABLE, Registry, Row
 from warpalign.errors import BackendUnavailable
 
 
@@ -25,6 +25,7 @@ def test_auto_warns_once_and_caches_the_reason(monkeypatch):
     monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
     probe = _Probe(BackendUnavailable("CUDA kernel compile failed for search.cu: "
                                       "search.cu(12): error: identifier undefined"))
+    choose_backend = Registry().choose_backend
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert choose_backend("auto", probe, "job-a") == "cpu"
@@ -41,6 +42,7 @@ def test_no_cupy_is_quiet(monkeypatch):
     monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
     err = BackendUnavailable("the CUDA backend needs CuPy (pip install warpalign[cuda])")
     err.no_library = True
+    choose_backend = Registry().choose_backend
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert choose_backend("auto", _Probe(err), "job-b") == "cpu"
@@ -52,6 +54,7 @@ def test_no_cupy_is_quiet(monkeypatch):
 def test_forced_backend(monkeypatch):
     monkeypatch.setenv("WARPALIGN_BACKEND", "cuda")
     probe = _Probe(BackendUnavailable("no CUDA device answers"))
+    choose_backend = Registry().choose_backend
     with pytest.raises(BackendUnavailable, match="no CUDA device"):
         choose_backend("auto", probe, "job-c")
     monkeypatch.setenv("WARPALIGN_BACKEND", "cpu")
@@ -63,32 +66,31 @@ def test_forced_backend(monkeypatch):
 
 # --- the registry: table rows, one probe per backend, engines loaded once ------------------
 
-@pytest.fixture
-def registry(monkeypatch):
-    """The registry with fresh caches, CUDA "answering" (a counted probe), and two rows of
-    a job of its own."""
-    from warpalign._backends import registry
+JOB_X = (Row("job-x", "cpu", "auto", "cpu:CpuBackend()"),
+         Row("job-x", "cuda", "auto", "cpu:ScalarBackend()"))
+
+
+def _registry(rows, probes):
+    """A registry of its own: the table plus ``rows``, CUDA "answering" (a probe that
+    records its calls in ``probes``)."""
+    return Registry(TABLE + tuple(rows), probes={"cuda": lambda: probes.append("cuda")})
+
+
+def test_registry_auto_takes_cuda_when_its_engine_loads(monkeypatch):
     monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
-    monkeypatch.setattr(registry, "_outcomes", registry._Outcomes())
-    monkeypatch.setattr(registry, "_warned", set())
-    monkeypatch.setattr(registry, "probes", [], raising=False)   # the probe's calls
-    monkeypatch.setitem(registry._PROBES, "cuda", lambda: registry.probes.append("cuda"))
-    monkeypatch.setitem(registry._ROWS, ("job-x", "cpu", "auto"), "cpu:CpuBackend()")
-    monkeypatch.setitem(registry._ROWS, ("job-x", "cuda", "auto"), "cpu:ScalarBackend()")
-    return registry
-
-
-def test_registry_auto_takes_cuda_when_its_engine_loads(registry):
+    probes = []
+    registry = _registry(JOB_X, probes)
     assert registry.backend_for("job-x") == "cuda"
     engine = registry.engine_for("job-x")
     assert type(engine).__name__ == "ScalarBackend"
     assert registry.engine_for("job-x", "cuda") is engine      # one shared instance
     assert registry.engine_for("job-x", "cpu") is not engine
-    assert registry.probes == ["cuda"]                          # one probe per backend
+    assert probes == ["cuda"]                                   # one probe per backend
 
 
-def test_registry_keeps_a_failed_engine_and_warns_once(registry, monkeypatch):
-    monkeypatch.setitem(registry._ROWS, ("job-x", "cuda", "auto"), "no_such_module")
+def test_registry_keeps_a_failed_engine_and_warns_once(monkeypatch):
+    monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
+    registry = _registry((JOB_X[0], Row("job-x", "cuda", "auto", "no_such_module")), [])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert registry.backend_for("job-x") == "cpu"
@@ -97,6 +99,20 @@ def test_registry_keeps_a_failed_engine_and_warns_once(registry, monkeypatch):
     assert len(msgs) == 1 and "no_such_module" in msgs[0]
     with pytest.raises(BackendUnavailable, match="no_such_module"):
         registry.engine_for("job-x", "cuda")                    # the kept reason
+
+
+def test_registry_engine_set_for_a_block(monkeypatch):
+    """An engine set for a row runs without its backend's probe, for the block only."""
+    monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
+    failing = _Probe(BackendUnavailable("no CUDA device (test)"))
+    registry = Registry(TABLE + JOB_X, probes={"cuda": failing})
+    stand_in = object()
+    with registry.using("job-x", "cuda", "auto", stand_in):
+        assert registry.backend_for("job-x") == "cuda"
+        assert registry.engine_for("job-x", "cuda") is stand_in
+    assert failing.calls == 0
+    with pytest.raises(BackendUnavailable, match="no CUDA device"):
+        registry.engine_for("job-x", "cuda")
 
 
 def test_registry_names_the_backend_a_method_runs_on():

@@ -27,18 +27,16 @@ TINY = {
 }
 
 
-@pytest.fixture
-def bench(monkeypatch):
-    """``warpalign bench ARGS`` through cli.main, on TINY settings."""
-    monkeypatch.setattr(runner, "QUICK", TINY)
-    return lambda *argv: cli.main(["bench", *argv])
+def bench(*argv):
+    """``warpalign bench ARGS`` through cli.main."""
+    return cli.main(["bench", *argv])
 
 
-def test_quick_cpu_end_to_end(bench, tmp_path, capsys):
+def test_quick_cpu_end_to_end(tmp_path):
     out = tmp_path / "b"
     jobs = ["search", "pairs", "lcs", "locate"]
-    assert bench(*jobs, "--quick", "--backend", "cpu", "--out", str(out)) == 0
-    table = capsys.readouterr().out
+    records = runner.run(jobs, quick=True, backend="cpu", out=out, sizes=TINY)
+    table = runner.format_table(records)
     assert table.splitlines()[0].split() == ["job", "backend", "method", "size", "seconds",
                                              "GCUPS", "baseline"]
     for job in jobs:
@@ -63,7 +61,7 @@ def test_quick_cpu_end_to_end(bench, tmp_path, capsys):
         assert f"\n{job} " in "\n" + table
 
 
-def test_bad_job_name(bench, tmp_path, capsys):
+def test_bad_job_name(tmp_path, capsys):
     assert bench("serach", "--quick", "--out", str(tmp_path)) != 0
     err = capsys.readouterr().err
     assert "invalid job: 'serach'" in err
@@ -107,7 +105,7 @@ def test_report_reads_only_measured_lines():
         assert line.rsplit("` — `", 1)[1].rstrip("`") in commands
 
 
-def test_cuda_unavailable_says_why(bench, tmp_path, capsys):
+def test_cuda_unavailable_says_why(tmp_path, capsys):
     from warpalign._backends import get_backend
     from warpalign.errors import BackendUnavailable
     try:

@@ -59,7 +59,8 @@ print(json.dumps({"compiled": [list(u) for u in c.compiled],
 
 
 def _run_cold(cache: Path) -> dict:
-    env = dict(os.environ, WARPALIGN_CACHE=str(cache), PYTHONPATH=str(_SRC))
+    path = os.pathsep.join([str(_SRC), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = dict(os.environ, WARPALIGN_CACHE=str(cache), PYTHONPATH=path)
     got = subprocess.run([sys.executable, "-c", _COLD], capture_output=True, text=True,
                          env=env, timeout=600)
     assert got.returncode == 0, got.stderr
@@ -96,10 +97,11 @@ def test_cold_search_compiles_only_what_it_needs(cuda, tmp_path):
 
 @pytest.mark.parametrize("mode", ["score", "end"])
 def test_many_packed_batches_equal_one(cuda, mode):
-    """batch_bytes small enough for 3 queries per packed batch: 14 queries run as several
+    """Tuning.pack_score_bytes small enough for 3 queries per packed batch: 14 queries run as several
     batches (the next one's host side made while the current one runs), the hits those of
     one batch and of the CPU backend."""
     from warpalign._backends.cuda import CudaBackend
+    from warpalign._backends.cuda.config import Tuning
 
     rng = np.random.default_rng(11)
     targets = _proteins(rng, 400, 1, 700)
@@ -108,7 +110,7 @@ def test_many_packed_batches_equal_one(cuda, mode):
     queries[4] = targets[150][20:200]
     queries[9] = ""                                    # an empty query among them
     db = Database.from_sequences(targets, alphabet=BLOSUM62.alphabet)
-    small = CudaBackend(batch_bytes=8 * len(targets) * 3)
+    small = CudaBackend(tuning=Tuning(pack_score_bytes=8 * len(targets) * 3))
     handle = small.prepare(db.targets)
     lists = list(small.iter_batches([BLOSUM62.encode(q) for q in queries], handle, BLOSUM62,
                                     top_k=6))

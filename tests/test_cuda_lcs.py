@@ -17,7 +17,7 @@ import pytest
 
 from warpalign._backends.cpu import lcs as cpu
 from warpalign.errors import BackendUnavailable
-from warpalign.lcs import lcs, lcs_length
+from warpalign.lcs import Cutoffs, lcs, lcs_length
 
 pytestmark = pytest.mark.cuda
 
@@ -30,11 +30,8 @@ def gpu():
         pytest.skip(f"no CUDA LCS backend: {exc}")
 
 
-@pytest.fixture
-def all_on_gpu(gpu, monkeypatch):
-    """Every bit-parallel pass of lcs()/lcs_length() on the GPU, however small."""
-    monkeypatch.setattr(gpu, "MIN_CELLS", 0)
-    return gpu
+#: Every bit-parallel pass of lcs()/lcs_length() on the GPU, however small.
+ALL_ON_GPU = Cutoffs(gpu_cells=0)
 
 
 def rapidfuzz_llcs(a: bytes, b: bytes):
@@ -49,7 +46,7 @@ def same_vector(gpu, p, t, backward=False, **kw):
     p = np.frombuffer(p, np.uint8) if isinstance(p, bytes) else p
     t = np.frombuffer(t, np.uint8) if isinstance(t, bytes) else t
     exp = cpu.final_vector(p, 0, len(p), t, 0, len(t), backward)
-    got = gpu._final_vector(p, 0, len(p), t, 0, len(t), backward, **kw)   # a timeout raises
+    got = gpu.final_vector(p, 0, len(p), t, 0, len(t), backward, **kw)   # a timeout raises
     assert got.dtype == np.uint64 and got.shape == exp.shape
     bad = np.flatnonzero(got != exp)
     assert bad.size == 0, f"words differ from {bad[:8]} (of {exp.size}), kw={kw}"
@@ -102,7 +99,7 @@ def test_all_256_byte_values(gpu):
 
 @pytest.mark.parametrize("kind", ["random", "periodic", "identical", "disjoint", "one-empty",
                                   "text-not-in-pattern", "random-long"])
-def test_lengths(all_on_gpu, kind):
+def test_lengths(gpu, kind):
     rng = np.random.default_rng(zlib.crc32(kind.encode()))
     if kind == "random":
         a, b = rand(rng, 50000), rand(rng, 50000)
@@ -120,8 +117,8 @@ def test_lengths(all_on_gpu, kind):
     else:
         a, b = rand(rng, 30000, 4, 65), rand(rng, 30000, 8, 65)   # E..H absent from... a
     exp = lcs_length(a, b, backend="cpu")
-    assert lcs_length(a, b, backend="cuda") == exp
-    assert lcs_length(b, a, backend="cuda") == exp
+    assert lcs_length(a, b, backend="cuda", cutoffs=ALL_ON_GPU) == exp
+    assert lcs_length(b, a, backend="cuda", cutoffs=ALL_ON_GPU) == exp
     ref = rapidfuzz_llcs(a, b)
     assert ref is None or ref == exp
     if kind == "identical":
@@ -132,23 +129,23 @@ def test_lengths(all_on_gpu, kind):
 
 @pytest.mark.parametrize("na,nb,sigma", [(60000, 40000, 4), (30000, 90000, 20),
                                          (50000, 50000, 256)])
-def test_full_lcs_identical_to_cpu(all_on_gpu, na, nb, sigma):
+def test_full_lcs_identical_to_cpu(gpu, na, nb, sigma):
     rng = np.random.default_rng(na + nb + sigma)
     a = rng.integers(0, sigma, na).astype(np.uint8).tobytes()
     b = rng.integers(0, sigma, nb).astype(np.uint8).tobytes()
-    before = all_on_gpu.STATS["passes"]
-    s_gpu = lcs(a, b, backend="cuda")
-    assert all_on_gpu.STATS["passes"] > before        # the GPU really ran
+    before = gpu.STATS["passes"]
+    s_gpu = lcs(a, b, backend="cuda", cutoffs=ALL_ON_GPU)
+    assert gpu.STATS["passes"] > before               # the GPU really ran
     s_cpu = lcs(a, b, backend="cpu")
     assert s_gpu == s_cpu
     assert len(s_gpu) == lcs_length(a, b, backend="cpu")
     assert is_subsequence(s_gpu, a) and is_subsequence(s_gpu, b)
 
 
-def test_paper_examples_and_types(all_on_gpu):
-    assert lcs_length("BCAEDAC", "EABEDCBAAC", backend="cuda") == 5
-    assert lcs("abcdefghijkl", "cflorux", backend="cuda") == "cfl"
-    assert lcs(b"BCAEDAC", b"EABEDCBAAC", backend="cuda") == b"AEDAC"
+def test_paper_examples_and_types(gpu):
+    assert lcs_length("BCAEDAC", "EABEDCBAAC", backend="cuda", cutoffs=ALL_ON_GPU) == 5
+    assert lcs("abcdefghijkl", "cflorux", backend="cuda", cutoffs=ALL_ON_GPU) == "cfl"
+    assert lcs(b"BCAEDAC", b"EABEDCBAAC", backend="cuda", cutoffs=ALL_ON_GPU) == b"AEDAC"
 
 
 def test_auto_uses_gpu_above_min_cells(gpu):
@@ -184,6 +181,6 @@ def test_a_stalled_band_raises(gpu):
     rng = np.random.default_rng(13)
     p, t = rand(rng, 300_000), rand(rng, 20_000)
     with pytest.raises(BackendError, match="llcs_bands"):
-        gpu._final_vector(np.frombuffer(p, np.uint8), 0, len(p), np.frombuffer(t, np.uint8),
+        gpu.final_vector(np.frombuffer(p, np.uint8), 0, len(p), np.frombuffer(t, np.uint8),
                           0, len(t), False, timeout_s=1e-9)
     same_vector(gpu, p, t)

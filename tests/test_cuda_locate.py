@@ -50,18 +50,18 @@ def chrx() -> str:
     return chrx_slice(5_000_000, 5_200_000)
 
 
-def gpu(method, q, t, s, limit=NARROW_LIMIT):
+def gpu(method, q, t, s, limit=NARROW_LIMIT, packed=True):
     from warpalign._backends.cuda.scan import score_end_method_gpu
-    return score_end_method_gpu(method, q, t, s, limit=limit)
+    return score_end_method_gpu(method, q, t, s, limit=limit, packed=packed)
 
 
-def check(q, t, s, methods=KERNELS, limit=NARROW_LIMIT):
+def check(q, t, s, methods=KERNELS, limit=NARROW_LIMIT, packed=True):
     """Every method on the GPU equals the CPU kernel and the DP; returns the DP's cell."""
     q = s.encode(q) if isinstance(q, str) else q
     t = s.encode(t) if isinstance(t, str) else t
     want = tuple(int(v) for v in score_end(q, t, s.matrix, s.gap_open, s.gap_extend, LOCAL))
     for method in methods:
-        got = gpu(method, q, t, s, limit)
+        got = gpu(method, q, t, s, limit, packed)
         cpu = score_end_method(method, q, t, s, limit=limit)
         assert got[:3] == want, (method, len(q), len(t), got, want)
         assert got == cpu, (method, "wide rows", got, cpu)
@@ -185,21 +185,14 @@ def test_empty_and_hopeless_inputs():
 LANES = pytest.mark.parametrize("packed", [True, False], ids=["dpx-lanes", "scalar"])
 
 
-@pytest.fixture
-def lanes(packed, monkeypatch):
-    from warpalign._backends.cuda import scan
-    monkeypatch.setattr(scan, "NARROW_PACKED", packed)
-    return packed
-
-
 @LANES
-def test_int16_overflow_switches_to_int32(lanes):
+def test_int16_overflow_switches_to_int32(packed):
     """7,000 matches x 5 = 35,000 > 32,767: "scan" goes wide exactly where the CPU does."""
     s = PAPER_004
     rng = np.random.default_rng(8)
     text = random_dna(rng, 7100)
     q, t = s.encode(text[50:7050]), s.encode(text)
-    got = gpu("scan", q, t, s)
+    got = gpu("scan", q, t, s, packed=packed)
     assert got == (35_000, 7000, 7050, 7000 - 6554 + 1)
     assert got == score_end_method("scan", q, t, s)
     for method in ("scan1", "antidiagonal", "blocked"):
@@ -207,16 +200,16 @@ def test_int16_overflow_switches_to_int32(lanes):
 
 
 @LANES
-def test_low_limits_switch_narrow_and_back(lanes):
+def test_low_limits_switch_narrow_and_back(packed):
     s = PAPER_002
     rng = np.random.default_rng(8)
     unit = random_dna(rng, 60)
     ref = s.encode(random_dna(rng, 4000) + unit + random_dna(rng, 3000))
     q = s.encode(unit + random_dna(rng, 90))
     for limit in (12, 40, 255):
-        got = gpu("scan", q, ref, s, limit)
+        got = gpu("scan", q, ref, s, limit, packed)
         assert got == score_end_method("scan", q, ref, s, limit=limit)
-    assert 0 < gpu("scan", q, ref, s, 40)[3] < len(q) - 40
+    assert 0 < gpu("scan", q, ref, s, 40, packed)[3] < len(q) - 40
 
 
 def test_gaps_and_scores_past_int16_take_the_scalar_path():
@@ -233,13 +226,13 @@ def test_gaps_and_scores_past_int16_take_the_scalar_path():
 
 
 @LANES
-def test_random_small_pairs(lanes):
+def test_random_small_pairs(packed):
     rng = np.random.default_rng(66)
     schemes = [PAPER_002, PAPER_004, BLOSUM62, LINEAR, FREE_EXTEND]
     for trial in range(60):
         s = schemes[trial % len(schemes)]
         q, t = related_case(rng, 20 if s is BLOSUM62 else 4, trial, (1, 3000), 300, (1, 80))
-        check(q, t, s, limit=(12, 40, NARROW_LIMIT)[trial % 3])
+        check(q, t, s, limit=(12, 40, NARROW_LIMIT)[trial % 3], packed=packed)
 
 
 # -------------------------------------------------------------------------- locate

@@ -220,25 +220,21 @@ def test_myers_miller_halves(gpu, gaps):
 
 @pytest.mark.parametrize("algorithm", ALGOS)
 @pytest.mark.parametrize("scoring", [AFFINE, LINEAR, BLOSUM], ids=["affine", "linear", "blosum62"])
-def test_full_alignment_equals_cpu(gpu, monkeypatch, scoring, algorithm):
-    """align(backend="cuda") through the GPU passes (thresholds lowered; the previous route:
-    anchored start pass, then Myers–Miller) = align on the CPU, CIGAR included."""
-    import warpalign.traceback as tb
+def test_full_alignment_equals_cpu(gpu, scoring, algorithm):
+    """align_codes with the GPU passes as its engine (thresholds lowered; the unstaged
+    route: anchored start pass, then Myers–Miller) = align_codes on the CPU, CIGAR included."""
     from warpalign._backends.cpu.traceback import path_score
-    monkeypatch.setattr(gpu, "STAGED", False)
-    monkeypatch.setattr(align_mod, "LONG_PAIR_CELLS", 1)
-    monkeypatch.setattr(gpu, "MIN_CELLS", 1 << 16)
-    monkeypatch.setattr(tb, "FULL_MATRIX_CELLS", 1 << 16)   # Myers–Miller on both sides
+    from warpalign.traceback import align_codes
     rng = np.random.default_rng(13)
     k = 20 if scoring is BLOSUM else 4
     a = rng.integers(0, k, 4000).astype(np.uint8)
     b = np.concatenate([rng.integers(0, k, 300).astype(np.uint8),
                         related(rng, a[500:3500], sub=0.1, indels=12, alphabet=k)])
-    sa, sb = scoring.alphabet.decode(a), scoring.alphabet.decode(b)
     before = gpu.STATS["launches"]
-    got = align(sa, sb, scoring, algorithm=algorithm, backend="cuda")
+    pair = gpu.LongPair(a, b, scoring, staged=False, min_cells=1 << 16)
+    got = align_codes(a, b, scoring, algorithm, max_full_cells=1 << 16, engine=pair)
     assert gpu.STATS["launches"] > before + 2          # score/end, start, and MM splits on the GPU
-    want = align(sa, sb, scoring, algorithm=algorithm, backend="cpu")
+    want = align_codes(a, b, scoring, algorithm, max_full_cells=1 << 16)   # MM on the CPU
     for key in ("score", "query_start", "query_end", "target_start", "target_end", "cigar"):
         assert getattr(got, key) == getattr(want, key), key
     ops = np.frombuffer(got.query_aligned.encode(), np.uint8)
@@ -249,15 +245,19 @@ def test_full_alignment_equals_cpu(gpu, monkeypatch, scoring, algorithm):
     assert (int(s), int(qe), int(te)) == (got.score, got.query_end, got.target_end)
 
 
-def test_score_and_end_modes_through_align(gpu, monkeypatch):
-    monkeypatch.setattr(align_mod, "LONG_PAIR_CELLS", 1)
+def test_score_and_end_modes_through_align(gpu):
+    """A pair of at least LONG_PAIR_CELLS cells: align(backend="cuda") runs its passes on
+    the long-pair engine; score and ends equal the CPU's."""
     rng = np.random.default_rng(14)
-    a = rng.integers(0, 4, 3000).astype(np.uint8)
+    a = rng.integers(0, 4, 9000).astype(np.uint8)
     b = related(rng, a)
+    assert len(a) * len(b) >= align_mod.LONG_PAIR_CELLS
     sa, sb = AFFINE.alphabet.decode(a), AFFINE.alphabet.decode(b)
     for algorithm in ALGOS:
         for mode in ("score", "end"):
+            before = gpu.STATS["launches"]
             got = align(sa, sb, AFFINE, mode=mode, algorithm=algorithm, backend="cuda")
+            assert gpu.STATS["launches"] > before
             want = align(sa, sb, AFFINE, mode=mode, algorithm=algorithm, backend="cpu")
             assert (got.score, got.query_end, got.target_end) == \
                 (want.score, want.query_end, want.target_end)
@@ -280,27 +280,18 @@ def _rescored(aln, a, b, scoring):
     return int(s), int(qe), int(te)
 
 
-def staged_check(gpu, monkeypatch, a, b, scoring, algorithm, rows=1024, min_strips=2):
+def staged_check(gpu, a, b, scoring, algorithm, rows=1024, min_strips=2):
     """The staged full alignment of (a, b) on the GPU against the CPU's align."""
     from warpalign.traceback import align_codes
-    runs = []
-
-    class Recording(gpu.Staged):
-        def run(self, *args):
-            runs.append(self)
-            return super().run(*args)
-
-    monkeypatch.setattr(gpu, "Staged", Recording)
-    monkeypatch.setattr(gpu, "STAGE_ROWS", rows)
-    monkeypatch.setattr(gpu, "MIN_CELLS", 1 << 16)        # stage 3's splits on the GPU too
-    pair = gpu.LongPair(a, b, scoring)
+    # special rows every `rows`; stage 3's splits on the GPU too
+    pair = gpu.LongPair(a, b, scoring, stage_rows=rows, min_cells=1 << 16)
     assert pair.staged
     got = align_codes(a, b, scoring, algorithm, max_full_cells=1 << 16, engine=pair)
     want = align_codes(a, b, scoring, algorithm)
     key = ("score", "query_start", "query_end", "target_start", "target_end")
     assert tuple(getattr(got, k) for k in key) == tuple(getattr(want, k) for k in key)
     assert _rescored(got, a, b, scoring) == (got.score, got.query_end, got.target_end)
-    (run,) = runs
+    run = pair.last_staged                                 # the staged route ran
     if got.score:
         assert pair.special == rows and run.strips >= min_strips
     return got, want, run
@@ -308,19 +299,19 @@ def staged_check(gpu, monkeypatch, a, b, scoring, algorithm, rows=1024, min_stri
 
 @pytest.mark.parametrize("algorithm", ALGOS)
 @pytest.mark.parametrize("scoring", [AFFINE, LINEAR, WIDE], ids=["affine", "linear", "wide16"])
-def test_staged_related(gpu, monkeypatch, scoring, algorithm):
+def test_staged_related(gpu, scoring, algorithm):
     rng = np.random.default_rng(20)
     a = rng.integers(0, 4, 14_000).astype(np.uint8)
     b = related(rng, a, sub=0.06, indels=30)
-    staged_check(gpu, monkeypatch, a, b, scoring, algorithm, min_strips=10)
+    staged_check(gpu, a, b, scoring, algorithm, min_strips=10)
     flank = rng.integers(0, 4, 3000).astype(np.uint8)      # local optimum inside unrelated flanks
     c = np.concatenate([flank, b[3000:12_000], flank[::-1]])
-    staged_check(gpu, monkeypatch, a, c, scoring, algorithm, rows=2048, min_strips=4)
+    staged_check(gpu, a, c, scoring, algorithm, rows=2048, min_strips=4)
 
 
 @pytest.mark.parametrize("algorithm", ALGOS)
 @pytest.mark.parametrize("swap", [False, True], ids=["query_gap", "target_gap"])
-def test_staged_long_gaps(gpu, monkeypatch, algorithm, swap):
+def test_staged_long_gaps(gpu, algorithm, swap):
     """Gaps of 2,500 and 3,000 letters against special rows every 1,024: the path crosses
     special rows inside a vertical gap (or runs along one in a horizontal gap)."""
     rng = np.random.default_rng(21)
@@ -330,14 +321,14 @@ def test_staged_long_gaps(gpu, monkeypatch, algorithm, swap):
     if swap:
         a, b = b, a
     for scoring in (AFFINE, PAPER000):
-        got, _, run = staged_check(gpu, monkeypatch, a, b, scoring, algorithm, min_strips=10)
+        got, _, run = staged_check(gpu, a, b, scoring, algorithm, min_strips=10)
         if not swap and scoring is AFFINE:
             assert any(gap for _, _, gap in run.points), "no crosspoint inside a vertical gap"
         assert "I" in got.cigar if not swap else "D" in got.cigar
 
 
 @pytest.mark.parametrize("algorithm", ALGOS)
-def test_staged_repeats_and_ties(gpu, monkeypatch, algorithm):
+def test_staged_repeats_and_ties(gpu, algorithm):
     rng = np.random.default_rng(22)
     unit = rng.integers(0, 4, 7).astype(np.uint8)
     rep = np.tile(unit, 1200)
@@ -346,34 +337,49 @@ def test_staged_repeats_and_ties(gpu, monkeypatch, algorithm):
              (np.tile(np.array([0, 1], np.uint8), 4000), np.tile(np.array([1, 0], np.uint8), 4500))]
     for a, b in cases:
         for scoring in (AFFINE, LINEAR, ZERO_GAP):
-            staged_check(gpu, monkeypatch, a, b, scoring, algorithm, min_strips=1)
+            staged_check(gpu, a, b, scoring, algorithm, min_strips=1)
 
 
-def test_staged_protein_and_long(gpu, monkeypatch):
+def test_staged_protein_and_long(gpu):
     rng = np.random.default_rng(23)
     a = rng.integers(0, 20, 12_000).astype(np.uint8)
     for algorithm in ALGOS:
-        staged_check(gpu, monkeypatch, a, related(rng, a, sub=0.25, alphabet=20), BLOSUM, algorithm,
+        staged_check(gpu, a, related(rng, a, sub=0.25, alphabet=20), BLOSUM, algorithm,
                      min_strips=8)
     q = rng.integers(0, 4, 100_000).astype(np.uint8)       # 10^5 query, a 12,000 local match
     t = np.concatenate([rng.integers(0, 4, 500).astype(np.uint8),
                         related(rng, q[61_000:73_000], sub=0.05, indels=20)])
-    got, _, run = staged_check(gpu, monkeypatch, q, t, AFFINE, "local", min_strips=10)
+    got, _, run = staged_check(gpu, q, t, AFFINE, "local", min_strips=10)
     assert got.query_start > 60_000 and run.strips < 40      # strips stop above the start
 
 
-def test_staged_through_align(gpu, monkeypatch):
-    """align(backend="cuda", mode="full") takes the staged route for long pairs."""
-    monkeypatch.setattr(align_mod, "LONG_PAIR_CELLS", 1)
-    monkeypatch.setattr(gpu, "STAGE_ROWS", 1024)
+def test_staged_through_align(gpu):
+    """align(backend="cuda", mode="full") takes the staged route for long pairs (the
+    registry's long-pair row set, for this test, to a LongPair that records its calls)."""
+    from types import SimpleNamespace
+
+    from warpalign._backends.registry import using
     rng = np.random.default_rng(24)
     a = rng.integers(0, 4, 9000).astype(np.uint8)
     b = related(rng, a, indels=20)
+    assert len(a) * len(b) >= align_mod.LONG_PAIR_CELLS
     sa, sb = AFFINE.alphabet.decode(a), AFFINE.alphabet.decode(b)
-    calls = []
-    monkeypatch.setattr(gpu.LongPair, "anchored_start", lambda *args: calls.append(args))
-    got = align(sa, sb, AFFINE, backend="cuda")
+    pairs, calls = [], []
+
+    class Recording(gpu.LongPair):
+        def __init__(self, q, t, scoring):
+            super().__init__(q, t, scoring, stage_rows=1024)
+            pairs.append(self)
+
+        def anchored_start(self, *args):
+            calls.append(args)
+            return super().anchored_start(*args)
+
+    with using("align", "cuda", "long", SimpleNamespace(supported=gpu.supported,
+                                                        LongPair=Recording)):
+        got = align(sa, sb, AFFINE, backend="cuda")
     want = align(sa, sb, AFFINE, backend="cpu")
+    assert len(pairs) == 1 and pairs[0].last_staged.strips >= 1
     assert not calls                                         # no whole-matrix start pass
     assert (got.score, got.query_start, got.query_end, got.target_start, got.target_end) == \
         (want.score, want.query_start, want.query_end, want.target_start, want.target_end)

@@ -360,10 +360,10 @@ def test_warp_method_real(cuda):
 
 # -- whole-search flow: GPU top-k, chunks, several devices -------------------------------
 
-def _search_both(queries, targets, s, method="auto", **kw):
+def _search_both(queries, targets, s, method="auto", gpu_backend="cuda", **kw):
     from warpalign import search
     cpu = search(queries, targets, s, backend="cpu", **kw)
-    gpu = search(queries, targets, s, backend="cuda", method=method, **kw)
+    gpu = search(queries, targets, s, backend=gpu_backend, method=method, **kw)
     for a, b in zip(cpu, gpu):
         np.testing.assert_array_equal(a.scores, b.scores)
         np.testing.assert_array_equal(a.targets, b.targets)
@@ -433,11 +433,11 @@ def test_chunked_database_identical(cuda, max_resident):
         np.testing.assert_array_equal(_topk(a, 5), _topk(b, 5))
 
 
-def test_default_budget_chunks_what_does_not_fit(cuda, monkeypatch):
-    """Without max_resident, a target set beyond what the device's free memory holds (a
-    pretended 6,000 residues' worth here) streams in chunks; searches equal the resident
-    ones."""
-    from warpalign._backends.cuda import ChunkedTargets, CudaBackend, DeviceTargets, config
+def test_default_budget_chunks_what_does_not_fit(cuda):
+    """Without max_resident, a target set beyond what the device memory given holds (a
+    device_memory of 6,000 residues' worth here) streams in chunks; searches equal the
+    resident ones."""
+    from warpalign._backends.cuda import ChunkedTargets, DeviceTargets, config
     s = Scoring(**BLOSUM62)
     seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
     ts = TargetSet.from_list(seqs)
@@ -446,7 +446,7 @@ def test_default_budget_chunks_what_does_not_fit(cuda, monkeypatch):
     be = _chunk_backend(devices=cuda.devices[:1])
     assert isinstance(be.prepare(ts), DeviceTargets)                 # fits: resident
     free = config.RESIDENT_RESERVE + len(ts) * config.SEQUENCE_BYTES + 6000 * config.RESIDENT_BYTES
-    monkeypatch.setattr(CudaBackend, "_free_bytes", lambda self: free)
+    be = _chunk_backend(devices=cuda.devices[:1], device_memory=free)
     assert be.resident_budget(len(ts)) == 6000 < ts.residues
     h = be.prepare(ts)
     assert isinstance(h, ChunkedTargets) and len(h.chunks) > 1
@@ -520,9 +520,14 @@ def test_two_devices_identical(cuda, monkeypatch):
 
 # -- the packed-batch kernel through scan_packed (lanes own query rows, targets streamed) --
 
-def _pair_backend(cuda):
-    from warpalign._backends.cuda import CudaBackend
-    return CudaBackend(devices=cuda.devices[:1])
+def _pair_backend(cuda, **tuning):
+    """A one-device backend; ``tuning``: config.Tuning's fields (default its defaults)."""
+    from warpalign._backends.cuda import CudaBackend, config
+    return CudaBackend(devices=cuda.devices[:1], tuning=config.Tuning(**tuning))
+
+
+#: Target groups of one target each (every target ends a group), for group_min=1.
+ONE_TARGET_GROUPS = {"pair_group_min": 1, "pair_guide": 10 ** 9}
 
 
 def _check_many(be, queries, targets, s, handle=None):
@@ -541,15 +546,11 @@ def _check_many(be, queries, targets, s, handle=None):
 
 @pytest.mark.parametrize("group_min", [None, 1], ids=["groups-default", "groups-tiny"])
 @pytest.mark.parametrize("params", [BLOSUM62, BLOSUM50], ids=["blosum62", "blosum50"])
-def test_pair_kernel_bucket_bounds(cuda, params, group_min, monkeypatch):
+def test_pair_kernel_bucket_bounds(cuda, params, group_min):
     """Every bucket bound +-1, lengths 0-3, random lengths and a 35,213-residue target;
     query pairs of equal and of very different lengths, one strip and several; with the
     default guided groups and with one target per group (every target ends a group)."""
-    from warpalign._backends.cuda import config
-    if group_min is not None:
-        monkeypatch.setattr(config, "PAIR_GROUP_MIN", group_min)
-        monkeypatch.setattr(config, "PAIR_GUIDE", 10 ** 9)
-    be = _pair_backend(cuda)
+    be = _pair_backend(cuda, **(ONE_TARGET_GROUPS if group_min else {}))
     s = Scoring(**params)
     rng = np.random.default_rng(31)
     K = s.matrix.shape[0]
@@ -634,19 +635,14 @@ def test_pair_kernel_odd_counts_and_unequal_lengths(cuda):
 
 @pytest.mark.parametrize("chains", ["auto", "one"])
 @pytest.mark.parametrize("group_min", [None, 1], ids=["groups-default", "groups-tiny"])
-def test_packed_kernel_exact(cuda, group_min, chains, monkeypatch):
+def test_packed_kernel_exact(cuda, group_min, chains):
     """scan_packed equals score_end: batches of many short queries (several per half and
     pass), long ones running over several passes, empty ones, odd counts; targets at every
     bucket bound +-1, lengths 0-3 and a 35,213-residue one. The 35,213 residues are most
     of the set, so "auto" runs each batch as query groups on several streams
     (config.chain_groups); "one" keeps every batch in one group."""
-    from warpalign._backends.cuda import config
-    if chains == "one":
-        monkeypatch.setattr(config, "CHAIN_GROUPS", 1)
-    if group_min is not None:
-        monkeypatch.setattr(config, "PAIR_GROUP_MIN", group_min)
-        monkeypatch.setattr(config, "PAIR_GUIDE", 10 ** 9)
-    be = _pair_backend(cuda)
+    be = _pair_backend(cuda, **(ONE_TARGET_GROUPS if group_min else {}),
+                       **({"chain_groups": 1} if chains == "one" else {}))
     s = Scoring(**BLOSUM62)
     rng = np.random.default_rng(41)
     lengths = _bucket_lengths() + list(rng.integers(0, 1500, 20)) + [35213]
@@ -664,16 +660,11 @@ def test_packed_kernel_exact(cuda, group_min, chains, monkeypatch):
 
 
 @pytest.mark.parametrize("chains", ["auto", "one"])
-def test_packed_kernel_saturation_and_search(cuda, chains, monkeypatch):
+def test_packed_kernel_saturation_and_search(cuda, chains):
     """Saturating queries inside a packed batch are rescored and counted per query; the
     packed search gives the same top-k as search_batches on real proteins. Both sets are
     small beside their longest target, so "auto" splits the batches into query groups."""
-    from warpalign._backends.cuda import config
-    if chains == "one":
-        monkeypatch.setattr(config, "CHAIN_GROUPS", 1)
-    be = _pair_backend(cuda)
-    h0 = be.prepare(TargetSet.from_list([np.zeros(100, np.uint8)] * 3))
-    assert len(be._chain_groups([5, 6, 7], h0, 27)) == (1 if chains == "one" else 2)
+    be = _pair_backend(cuda, **({"chain_groups": 1} if chains == "one" else {}))
     s = Scoring(**BLOSUM62)
     rng = np.random.default_rng(42)
     query, near, targets = _saturating(s, rng)
@@ -686,7 +677,7 @@ def test_packed_kernel_saturation_and_search(cuda, chains, monkeypatch):
     assert got[1].saturated >= 3 and got[2].saturated >= 1
     assert got[0].saturated == 0 and got[3].saturated == 0
     for k in (1, 3):                          # saturated entries: cut after rescoring
-        a = be._search_each(batch, h, s, "local", False, k, "auto")
+        a = _one_at_a_time(be, batch, h, s, k)
         b = be.search_packed(batch, h, s, top_k=k)
         for x, y, g in zip(a, b, got):
             np.testing.assert_array_equal(_topk(x, k), _topk(y, k))
@@ -697,18 +688,23 @@ def test_packed_kernel_saturation_and_search(cuda, chains, monkeypatch):
     queries = [seqs[3], seqs[40][:50], seqs[77], seqs[120][5:400], np.zeros(0, np.uint8)]
     for k in (1, 10, 500):
         for qset in (queries, queries[:4]):   # with an empty query: cut after the results
-            a = be._search_each(qset, h, s, "local", False, k, "auto")   # one at a time
+            a = _one_at_a_time(be, qset, h, s, k)
             b = be.search_packed(qset, h, s, top_k=k)
             for x, y in zip(a, b):
                 np.testing.assert_array_equal(_topk(x, k), _topk(y, k))
                 np.testing.assert_array_equal(np.sort(x.ids), np.sort(y.ids))
 
 
+def _one_at_a_time(be, queries, handle, s, k):
+    """search_batches one query per call (no packed batch): each query's candidates."""
+    return [be.search_batches([q], handle, s, top_k=k)[0] for q in queries]
+
+
 @pytest.mark.parametrize("packed", [True, False], ids=["packed", "each"])
-def test_search_loop_batches(cuda, packed, monkeypatch):
+def test_search_loop_batches(cuda, packed):
     """search() over many queries: packed batches (split by the score budget, a low-fill
     batch run query by query) or one query at a time; hits equal the CPU backend's."""
-    from warpalign._backends.cuda import config
+    from warpalign._backends.cuda import CudaBackend, config
 
     s = Scoring(**BLOSUM62)
     seqs = _fasta(_data("uniprot_sprot196.fasta"))
@@ -716,10 +712,10 @@ def test_search_loop_batches(cuda, packed, monkeypatch):
     db = list(seqs) + [seqs[i] for i in rng.integers(0, len(seqs), 40)]
     queries = [seqs[i] for i in rng.integers(0, len(seqs), 9)] + [seqs[3][:12], "", seqs[8]]
     if packed:   # ~4 queries per batch: several batches, each packed
-        monkeypatch.setattr(config, "PACK_SCORE_BYTES", 8 * len(db) * 4)
+        be = CudaBackend(tuning=config.Tuning(pack_score_bytes=8 * len(db) * 4))
     for k in (1, 5, 300):
         if packed:
-            _search_both(queries, db, s, top_k=k)
+            _search_both(queries, db, s, top_k=k, gpu_backend=be)
         else:                # one query per call: the query-by-query path
             for q in queries:
                 _search_both([q], db, s, top_k=k)
@@ -794,7 +790,7 @@ def test_packed_search_all_targets_tied(cuda):
     queries = [target[10:90].copy(), rng.integers(0, 20, 90).astype(np.uint8),
                target[:85].copy()]
     for k in (1, 10, 200):
-        a = be._search_each(queries, h, s, "local", False, k, "auto")
+        a = _one_at_a_time(be, queries, h, s, k)
         b = be.search_packed(queries, h, s, top_k=k)
         for x, y in zip(a, b):
             np.testing.assert_array_equal(_topk(x, k), _topk(y, k))

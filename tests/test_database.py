@@ -383,24 +383,21 @@ def test_build_killed_by_sigkill_is_cleaned_up_by_the_next(tmp_path, step):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["db.wa", "in.fa"]
 
 
-def test_racing_builds_of_one_path_one_wins_the_other_fails_cleanly(tmp_path, monkeypatch):
+def test_racing_builds_of_one_path_one_wins_the_other_fails_cleanly(tmp_path):
     import threading
 
-    from warpalign import database
     path = tmp_path / "db.wa"
     Database.build(["MKV"], path)
-    inside, release, real = threading.Event(), threading.Event(), database.collect
+    inside, release = threading.Event(), threading.Event()
 
-    def slow_collect(*args, **kwargs):
-        if threading.current_thread().name == "first":
-            inside.set()
-            release.wait(60)
-        return real(*args, **kwargs)
+    def slow_input():   # the first build holds the path while it reads its input
+        inside.set()
+        release.wait(60)
+        yield from ["WW", "A"]
 
-    monkeypatch.setattr(database, "collect", slow_collect)
     result = {}
     first = threading.Thread(name="first", target=lambda: result.update(
-        db=Database.build(["WW", "A"], path, overwrite=True)))
+        db=Database.build(slow_input(), path, overwrite=True)))
     first.start()
     try:
         assert inside.wait(60)

@@ -23,7 +23,7 @@ pytest.importorskip("distributed")
 from distributed import Client
 
 from warpalign import Scoring
-from warpalign._backends.registry import engine_for
+from warpalign._backends.registry import Registry, engine_for
 from warpalign.cli import main
 from warpalign.database import Database
 from warpalign.distributed import (
@@ -150,6 +150,9 @@ class _TopKCpu:
     def prepare(self, targets):
         return self._cpu.prepare(targets)
 
+    def scan(self, query, handle, scoring, **options):
+        return self._cpu.scan(query, handle, scoring, **options)
+
     def search_batches(self, queries, handle, scoring, *, algorithm, ends, top_k, method):
         from dataclasses import dataclass
 
@@ -172,40 +175,35 @@ class _TopKCpu:
 
 
 @pytest.mark.parametrize("mode", ["score", "end"])
-def test_shard_search_maps_candidate_ids_back(data, mode, monkeypatch):
-    import warpalign.distributed as dist
-    monkeypatch.setattr(dist, "_engine", lambda backend, worker, method: (_TopKCpu(), None))
+def test_shard_search_maps_candidate_ids_back(data, mode):
+    registry = Registry()
+    registry.set_engine("distributed", "cpu", "auto", _TopKCpu())
     queries, path = data
     db = Database.open(path)
     want = search_one(queries, db, BLOSUM62, top_k=4, mode=mode, backend="cpu")
     codes = [BLOSUM62.encode(q) for q in queries]
     parts = [_search_shard(str(path), _fingerprint(db), shard, [h.query_name for h in want],
-                           codes, BLOSUM62, 4, mode, "local", "auto")[0]
+                           codes, BLOSUM62, 4, mode, "local", "cpu", registry=registry)[0]
              for shard in shard_plan(db, 3)]
     assert_same([first.merge(*rest, top_k=4) for first, *rest in zip(*parts)], want)
 
 
 def test_worker_without_gpu_falls_back_and_logs(data, monkeypatch, caplog):
-    import warpalign.distributed as dist
-
-    def no_cuda(job, backend="auto", method="auto"):
-        if backend == "cuda":
-            raise BackendUnavailable("no CUDA device (test)")
-        return engine_for(job, backend, method)
+    def no_cuda():
+        raise BackendUnavailable("no CUDA device (test)")
 
     monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
-    monkeypatch.setattr(dist, "engine_for", no_cuda)
-    monkeypatch.setattr(dist, "_fallbacks_logged", set())
+    registry = Registry(probes={"cuda": no_cuda})   # (the reason is logged once per process)
     queries, path = data
     db = Database.open(path)
     shard = shard_plan(db, 2)[1]
     with caplog.at_level(logging.WARNING, logger="warpalign.distributed"):
         hits, report = _search_shard(str(path), _fingerprint(db), shard, ["q"],
                                      [BLOSUM62.encode(queries[0])], BLOSUM62, 3, "score",
-                                     "local", "auto")
+                                     "local", "auto", registry=registry)
     assert report.backend == "cpu" and "no CUDA device (test)" in report.fallback
     assert len(hits) == 1 and len(hits[0]) == 3
-    assert any(re.search(r"warpalign: worker \S+ has no GPU \(no CUDA device \(test\)\); "
+    assert any(re.search(r"warpalign: worker \S+ has no GPU \(.*no CUDA device \(test\)\); "
                          r"searching on the CPU", r.getMessage()) for r in caplog.records)
 
 
@@ -531,12 +529,11 @@ def test_cli_workers_ctrl_c_exits_130_quietly(data, tmp_path, delay):
     assert (proc.returncode, err) == (130, "warpalign: interrupted\n")
 
 
-def test_cli_scheduler_without_a_cluster_fails_cleanly(data, tmp_path, capsys, monkeypatch):
-    import warpalign.distributed as dist
-    monkeypatch.setattr(dist, "WORKER_TIMEOUT", 1)
+def test_scheduler_without_a_cluster_fails_cleanly(data):
+    """No scheduler at the address: an OSError once ``timeout`` has passed (the command
+    line prints OSErrors as one line, test_cli.py)."""
     queries, path = data
-    qfile = tmp_path / "q.fasta"
-    qfile.write_text(f">q\n{queries[0]}\n")
-    code = main(["search", str(qfile), str(path), "--scheduler", "tcp://127.0.0.1:9"])
-    assert code == 1
-    assert "warpalign search: error:" in capsys.readouterr().err
+    t0 = time.monotonic()
+    with pytest.raises(OSError):
+        search(queries[:1], path, BLOSUM62, scheduler="tcp://127.0.0.1:9", timeout=1)
+    assert time.monotonic() - t0 < 60

@@ -21,9 +21,7 @@ from warpalign._backends.cpu import lcs as kernels
 from warpalign.cli import lcs as lcs_command
 from warpalign.cli.lcs import read_sequence
 from warpalign.errors import AlphabetError, BackendUnavailable, InputError
-from warpalign.lcs import lcs, lcs_length
-
-lcs_module = sys.modules["warpalign.lcs"]  # the package attribute is the function lcs()
+from warpalign.lcs import Cutoffs, lcs, lcs_length
 
 
 def ref_table(a: bytes, b: bytes) -> list[list[int]]:
@@ -206,18 +204,18 @@ def test_empty_and_single(a, b):
     assert len(lcs(a, b)) == expected
 
 
-def test_answer_independent_of_cutoffs_and_threads(monkeypatch):
+def test_answer_independent_of_cutoffs_and_threads():
     rng = np.random.default_rng(10)
     cases = [(dna(rng, 700), dna(rng, 650)), (b"AB" * 200, b"BA" * 210),
              (bytes(rng.integers(0, 3, 1200).astype(np.uint8)),
               bytes(rng.integers(0, 3, 90).astype(np.uint8)))]
     expected = [lcs(a, b, threads=1) for a, b in cases]
     for tiny, small in [(0, 0), (0, 1 << 30), (1 << 30, 0), (64, 8)]:
-        monkeypatch.setattr(lcs_module, "TINY_CELLS", tiny)
-        monkeypatch.setattr(lcs_module, "SMALL_WORDS", small)
+        cutoffs = Cutoffs(tiny_cells=tiny, small_words=small)
         for (a, b), e in zip(cases, expected):
-            assert lcs(a, b, threads=1) == e
-            assert lcs(a, b, threads=3) == e
+            assert lcs(a, b, threads=1, cutoffs=cutoffs) == e
+            assert lcs(a, b, threads=3, cutoffs=cutoffs) == e
+            assert lcs_length(a, b, cutoffs=cutoffs) == len(e)
 
 
 def test_large_random_against_rapidfuzz():

@@ -10,6 +10,7 @@ reference interval out, rescore the pieces as separate sequences).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 
 import numpy as np
@@ -166,38 +167,41 @@ def test_tight_gap_across_every_seam(backend):
         assert a.score == 51 and a.cigar == "50M45D50M"
 
 
-def test_windows_exact_down_to_the_true_span(monkeypatch):
+def _best_window(q, ref, s, width, overlap):
+    """(score, reference end) of the best window of window_bounds(len(ref), width, overlap)
+    by the exact DP: what the windows hold without seams."""
+    best = (0, 0)
+    for lo, hi in window_bounds(len(ref), width, overlap).tolist():
+        score, _, te = score_end(q, ref[lo:hi], s.matrix, s.gap_open, s.gap_extend, LOCAL)
+        best = max(best, (int(score), -(lo + int(te))))
+    return best[0], -best[1]
+
+
+def test_windows_exact_down_to_the_true_span():
     """With the overlap set from the optimal alignment's own span (145), the windows stay
     exact at every seam; one symbol less and the alignment is cut. (The span bound is
     looser: an optimal alignment must also beat its own parts.)"""
-    import sys
-    loc = sys.modules["warpalign.locate"]  # the package attribute is the function locate()
     s = PAPER_002
     rng = np.random.default_rng(12)
     x, y, insert = random_dna(rng, 50), random_dna(rng, 50), random_dna(rng, 45)
-    q = x + y
+    q = s.encode(x + y)
     for span, exact in ((145, True), (144, False)):
-        bound = loc.span_from   # the windows' bound (score 1) set to `span`; others unchanged
-        monkeypatch.setattr(loc, "span_from", lambda sq, m, s, score, span=span, bound=bound:
-                            span if score == 1 else bound(sq, m, s, score))
         for shift in range(16):   # every offset against the window starts
-            ref = random_dna(rng, 120 + shift) + x + insert + y + random_dna(rng, 150)
+            ref = s.encode(random_dna(rng, 120 + shift) + x + insert + y + random_dna(rng, 150))
             window = span + 6 if exact else span   # windows too short to hold it whole
-            a = locate(q, ref, s, window=window, backend="cpu", mode="end")
+            score, end = _best_window(q, ref, s, window, span)
             if exact:
-                assert (a.score, a.target_end) == (51, 120 + shift + 145)
+                assert (score, end) == (51, 120 + shift + 145)
             else:
-                assert a.score < 51
+                assert score < 51
 
 
-def test_two_passes_close_the_seams(backend, monkeypatch):
+def test_two_passes_close_the_seams(backend):
     """The first pass overlaps its windows only for alignments scoring >= 3/4 of Sq (146
     symbols for this 120-symbol query); the best alignment here scores 66 with a
     50-symbol gap (span 170), so placed against every window start it is sometimes cut
-    by the first pass's windows and must come from the seams. Disabling the seams shows
-    that those placements really needed them."""
-    import sys
-    loc = sys.modules["warpalign.locate"]
+    by the first pass's windows and must come from the seams. The first pass's windows
+    alone (scored by the exact DP) show that those placements really needed them."""
     s = PAPER_002
     rng = np.random.default_rng(21)
     x, y, insert = random_dna(rng, 60), random_dna(rng, 60), random_dna(rng, 50)
@@ -211,9 +215,10 @@ def test_two_passes_close_the_seams(backend, monkeypatch):
         assert (got.score, got.query_end, got.target_end) == (66, 120, a + 170), a
     full = locate(q, refs[3], s, backend=backend)
     assert key(full) == key(align_codes(s.encode(q), s.encode(refs[3]), s))
-    monkeypatch.setattr(loc._Search, "close_seams", lambda self: None)
+    first = first_pass_span(s.encode(q), s)
     cut = [a for a, ref in zip(starts, refs)
-           if locate(q, ref, s, backend=backend, mode="end").score != 66]
+           if _best_window(s.encode(q), s.encode(ref), s, default_window(first, len(ref)),
+                           first)[0] != 66]
     assert cut   # the first pass alone misses the alignment at some placements
 
 
@@ -663,22 +668,32 @@ class FakeGpuWindows:
         return cells, np.zeros(0, np.int64), 0.0
 
 
-def test_gpu_path_ends_on_score_bounded_sub_windows(monkeypatch):
+@contextlib.contextmanager
+def gpu_windows_as(kernels):
+    """locate's CUDA rows for a ``with`` block: ``kernels`` (base.WindowKernels) for its
+    resident windows, the CPU search engine under the name "cuda" for its exact rescoring."""
+    from warpalign._backends.cpu import CpuBackend
+    from warpalign._backends.registry import using
+
+    class CpuNamedCuda(CpuBackend):
+        name = "cuda"
+
+    with using("locate", "cuda", "windows", CpuNamedCuda()), \
+            using("locate", "cuda", "windows16", kernels):
+        yield kernels
+
+
+def test_gpu_path_ends_on_score_bounded_sub_windows():
     """locate's GPU path logic on the CPU (windows.py replaced by exact DP per window): the
     end cells found on sub-windows overlapping by span_bound(query, scoring, S) - 1 equal the
     whole record's, for every mode and top, with ties (repeats) and gaps; the sub-windows
     are as short as the score allows."""
-    import importlib
-    from types import SimpleNamespace
+    with gpu_windows_as(FakeGpuWindows()) as fake:
+        _gpu_path_trials()
+    assert fake.sub_windows > 0 and fake.best_ends > 0 and fake.too_long == 0
 
-    from warpalign._backends.cuda import windows as gpu_windows
-    loc = importlib.import_module("warpalign.locate")
-    fake = FakeGpuWindows()
-    for name in ("supports", "wanted_windows", "resident", "DeviceQuery", "windows_of",
-                 "window_cells", "window_ends", "ENDS_ROWS"):
-        monkeypatch.setattr(gpu_windows, name, getattr(fake, name))
-    monkeypatch.setattr(loc, "engine_for",   # the registry's engine: a stand-in named cuda
-                        lambda job, backend, method: SimpleNamespace(name="cuda"))
+
+def _gpu_path_trials():
     rng = np.random.default_rng(63)
     for trial in range(24):
         s = (PAPER_002, PAPER_004)[trial % 2]
@@ -695,7 +710,6 @@ def test_gpu_path_ends_on_score_bounded_sub_windows(monkeypatch):
             got, want = ([got], [want]) if top == 1 else (got, want)
             assert [(h.record, *key(h)) for h in got] == [(h.record, *key(h)) for h in want], (
                 trial, top, mode)
-    assert fake.sub_windows > 0 and fake.best_ends > 0 and fake.too_long == 0
 
 
 class EmulatedCupy:
@@ -922,15 +936,14 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     cells, flagged, _ = gw.window_cells(dev, q, s, same, same_len, best_ends=True)
     assert len(flagged) and (cells[:, 1:] == -1).all()
     emu.flag_at = 10**9
-    monkeypatch.setattr(loc, "engine_for",   # the registry's engine: a stand-in named cuda
-                        lambda job, backend, method: SimpleNamespace(name="cuda"))
     emu.launches.clear()
-    for top in (1, 2):
-        got = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, backend="cuda")
-        exp = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, method="dp",
-                                 backend="cpu")
-        got, exp = ([got], [exp]) if top == 1 else (got, exp)
-        assert [key(h) for h in got] == [key(h) for h in exp]
+    with gpu_windows_as(gw):
+        for top in (1, 2):
+            got = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, backend="cuda")
+            exp = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, method="dp",
+                                     backend="cpu")
+            got, exp = ([got], [exp]) if top == 1 else (got, exp)
+            assert [key(h) for h in got] == [key(h) for h in exp]
     kinds = {k for k, _ in emu.launches}
     assert {"pick", "ends"} <= kinds   # the best windows' ends came with the scores
     assert "ypack" in kinds   # scores from packed columns (checked by the emulated kernel)

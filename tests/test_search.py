@@ -112,8 +112,11 @@ def test_asking_for_uncomputed_fields_raises():
     hits = search(["MKVLAW"], ["MKVLAW"], BLOSUM62, mode="score")[0]
     assert hits[0].query_end is None and hits[0].alignment is None
     from warpalign.errors import NotComputed
-    with pytest.raises(NotComputed):
-        hits._need_ends()
+    import io
+
+    from warpalign.formats import write_blast_tab
+    with pytest.raises(NotComputed, match="mode='score'"):
+        write_blast_tab([hits], io.StringIO())
 
 
 def test_merge_combines_batches_exactly():
@@ -137,9 +140,7 @@ def test_chain_groups_rule():
     needed): the 20 standard queries in two groups on a whole database (pass tails), three
     once the longest target's chain would set the time; two short queries stay together
     (a group of one wastes half its rows); every index once, empty queries in group 0."""
-    from types import SimpleNamespace
-
-    from warpalign._backends.cuda import CudaBackend, _Leases, config
+    from warpalign._backends.cuda import config
 
     std = [144, 189, 222, 375, 464, 567, 657, 729, 850, 1000, 1500, 2005, 2504, 3005, 3564,
            4061, 4548, 4743, 5147, 5478]
@@ -161,35 +162,29 @@ def test_chain_groups_rule():
     # no more groups than streams, nor than boundary buffers fit in free device memory
     warps = 132 * config.BLOCKS_PER_SM * (config.BLOCK // 32)
     residues = 35213 * warps // 5                          # share 5: four groups wanted
-    h = SimpleNamespace(lengths=np.array([35213, 1]), residues=residues, cache={})
+    share = config.chain_share(35213, residues, 132)
+    assert share == pytest.approx(5, rel=1e-6)
 
-    def backend(streams, free):
-        return SimpleNamespace(_sms=132, _streams=[None] * streams,
-                               _free_bytes=lambda: config.MEMORY_RESERVE + free)
+    def on_device(streams, free, buffers=0):
+        return len(config.device_chain_groups(
+            std, share, kp, smem, most=min(config.CHAIN_GROUPS, streams), buffers=buffers,
+            residues=residues, free_bytes=lambda: config.MEMORY_RESERVE + free))
 
-    assert len(CudaBackend._chain_groups(backend(2, 1 << 40), std, h, kp)) == 2
-    assert len(CudaBackend._chain_groups(backend(4, 1 << 40), std, h, kp)) == 4
-    assert len(CudaBackend._chain_groups(backend(4, 16 * residues), std, h, kp)) == 3
-    assert len(CudaBackend._chain_groups(backend(4, 8 * residues), std, h, kp)) == 2
-    assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 1
-    kept = _Leases(lambda: None)
-    kept.give([object(), object()])                       # two idle buffers there already
-    h.cache["rowsq2"] = {"boundary": kept}
-    assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 2
-    kept.take()                                           # one taken by a running search
-    assert len(CudaBackend._chain_groups(backend(4, 0), std, h, kp)) == 1
+    assert on_device(2, 1 << 40) == 2
+    assert on_device(4, 1 << 40) == 4
+    assert on_device(4, 16 * residues) == 3
+    assert on_device(4, 8 * residues) == 2
+    assert on_device(4, 0) == 1
+    assert on_device(4, 0, buffers=2) == 2                # two idle buffers there already
+    assert on_device(4, 0, buffers=1) == 1
 
 
 def test_resident_budget_rule():
     """Residues the CUDA backend keeps resident by default (no device needed): free memory
     less the reserve and the per-sequence bytes, over the bytes per residue; never below 0."""
-    from types import SimpleNamespace
+    from warpalign._backends.cuda import config
 
-    from warpalign._backends.cuda import CudaBackend, config
-
-    def budget(free, sequences):
-        be = SimpleNamespace(_free_bytes=lambda: free)
-        return CudaBackend.resident_budget(be, sequences)
+    budget = config.resident_budget
 
     r = config.RESIDENT_RESERVE
     assert budget(r + 12 * config.RESIDENT_BYTES, 0) == 12

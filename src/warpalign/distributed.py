@@ -44,7 +44,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._backends import ALGORITHMS, BACKENDS, TargetSet, check_choice
-from ._backends.registry import engine_for
+from ._backends.registry import REGISTRY, Registry
 from .database import ARRAYS, META, Database
 from .errors import BackendUnavailable, DatabaseError, ScoringError
 from .io import load_sequences, source_label
@@ -142,7 +142,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
            mode: Literal["score", "end", "full"] = "score",
            algorithm: Literal["local", "global", "semiglobal"] = "local",
            backend: str = "auto", method: Literal["auto", "warp"] = "auto",
-           evalue: float | None = None) -> list[Hits]:
+           evalue: float | None = None, timeout: float = WORKER_TIMEOUT) -> list[Hits]:
     """:func:`warpalign.search` over a Dask cluster; the same hits in the same order.
 
     Which cluster: ``client`` (a ``distributed.Client``), else ``scheduler`` (an address
@@ -163,6 +163,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
             otherwise the CPU, logging why (``warpalign.distributed`` logger, WARNING).
         evalue: as for :func:`warpalign.search`; statistics are applied by the client
             after the merge, over the whole database's search space.
+        timeout: seconds to wait for the scheduler to answer and for ``workers`` to join.
 
     Returns:
         One :class:`Hits` per query, in query order, best first, ties by database order.
@@ -192,7 +193,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
     check_input(scoring, codes, source_label(queries, "queries"))
-    connection = _connect(client, scheduler, workers)
+    connection = _connect(client, scheduler, workers, timeout)
     with connection as dask_client:
         info = connection.info          # one round trip to the scheduler per search
         plan = shard_plan(db, shards or len(info["workers"]))
@@ -257,8 +258,9 @@ def _fingerprint(db: Database) -> str:
 class _connect:
     """The Dask client to use, closing whatever this call started."""
 
-    def __init__(self, client, scheduler, workers):
+    def __init__(self, client, scheduler, workers, timeout=WORKER_TIMEOUT):
         self._given, self._scheduler, self._workers = client, scheduler, workers
+        self._timeout = timeout
         self._owned: list = []
         self.info: dict = {}     # the scheduler's view of its workers, fetched on entry
 
@@ -276,7 +278,7 @@ class _connect:
         client = self._given
         try:
             if client is None and self._scheduler is not None:
-                client = Client(self._scheduler, timeout=WORKER_TIMEOUT)
+                client = Client(self._scheduler, timeout=self._timeout)
                 self._owned.append(client)
             elif client is None and self._workers is not None:
                 with _interrupt_deferred():
@@ -292,7 +294,7 @@ class _connect:
                                      "workers=") from None
             self.info = client.scheduler_info()
             if len(self.info["workers"]) < (self._workers or 1):
-                client.wait_for_workers(self._workers or 1, timeout=WORKER_TIMEOUT)
+                client.wait_for_workers(self._workers or 1, timeout=self._timeout)
                 self.info = client.scheduler_info()
         except BaseException:
             self.__exit__()
@@ -420,9 +422,10 @@ def _worker_name() -> str:
         return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _engine(backend: str, worker: str, method: str):
+def _engine(backend: str, worker: str, method: str, registry: Registry):
     """The engine for ``backend`` and ``method`` on this worker and, if "auto" fell back,
     why."""
+    engine_for = registry.engine_for
     if backend != "auto" or os.environ.get("WARPALIGN_BACKEND"):
         return engine_for("distributed", backend, method), None
     try:
@@ -492,13 +495,14 @@ def _shard_targets(db: Database, shard: Shard) -> tuple[TargetSet, np.ndarray]:
 
 def _search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
                   codes: list[np.ndarray], scoring: Scoring, top_k: int, mode: str,
-                  algorithm: str, backend: str, method: str = "auto",
-                  ) -> tuple[list[Hits], ShardReport]:
+                  algorithm: str, backend: str, method: str = "auto", *,
+                  registry: Registry = REGISTRY) -> tuple[list[Hits], ShardReport]:
     """Search every query against one shard: per query the shard's top-k by (score desc,
-    original index asc), with original database indices."""
+    original index asc), with original database indices. ``registry``: where the worker's
+    engine comes from (the process's; a test's own)."""
     t0 = time.perf_counter()
     worker = _worker_name()
-    engine, fallback = _engine(backend, worker, method)
+    engine, fallback = _engine(backend, worker, method, registry)
     db = _shard_database(path, fingerprint)
     with _lock:
         key = (path, fingerprint, shard.ranges, engine.name)

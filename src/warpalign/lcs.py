@@ -55,7 +55,7 @@ from ._backends.registry import backend_for, engine_for
 from .alphabet import as_bytes_array
 from .errors import AlphabetError
 
-__all__ = ["lcs", "lcs_length"]
+__all__ = ["Cutoffs", "lcs", "lcs_length"]
 
 #: Subproblems of at most this many DP cells are solved by plain DP with a full table
 #: (paper 001 uses plain DP below 96 × 256; bit-parallel passes win earlier here).
@@ -65,6 +65,24 @@ TINY_CELLS = 4096
 SMALL_WORDS = 1 << 19
 #: Below this many cells ``lcs_length`` uses one thread (starting threads costs more).
 PARALLEL_CELLS = 1 << 24
+
+@dataclass(frozen=True)
+class Cutoffs:
+    """Where :func:`lcs` and :func:`lcs_length` switch methods (the defaults are the module
+    constants above; the answer is the same for any values, only the time changes).
+
+    Attributes:
+        tiny_cells: subproblems of at most this many cells: plain DP (:data:`TINY_CELLS`).
+        small_words: bit matrices of at most this many words: one pass keeping every
+            column (:data:`SMALL_WORDS`).
+        gpu_cells: bit-parallel passes of at least this many cells run on the GPU (CUDA
+            backend); None: the backend's ``MIN_CELLS``.
+    """
+
+    tiny_cells: int = TINY_CELLS
+    small_words: int = SMALL_WORDS
+    gpu_cells: int | None = None
+
 
 RowKernel = Callable[[np.ndarray, int, int, np.ndarray, int, int, bool], np.ndarray]
 
@@ -77,6 +95,8 @@ class _Engine:
     name: str
     final_vector: RowKernel
     min_cells: int = 0
+    tiny_cells: int = TINY_CELLS
+    small_words: int = SMALL_WORDS
 
     def vector(self, pat, p_lo, p_hi, txt, t_lo, t_hi, backward) -> np.ndarray:
         if (p_hi - p_lo) * (t_hi - t_lo) >= self.min_cells:
@@ -84,10 +104,13 @@ class _Engine:
         return _cpu.final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward)
 
 
-def _engine(backend: str) -> _Engine:
+def _engine(backend: str, cutoffs: Cutoffs | None) -> _Engine:
+    cutoffs = Cutoffs() if cutoffs is None else cutoffs
     name = backend_for("lcs", backend)
     kernels = engine_for("lcs", name)   # base.LcsKernels: cpu/lcs.py or cuda/lcs.py
-    return _Engine(name, kernels.final_vector, int(kernels.MIN_CELLS))
+    gpu_cells = kernels.MIN_CELLS if cutoffs.gpu_cells is None else cutoffs.gpu_cells
+    return _Engine(name, kernels.final_vector, int(gpu_cells), int(cutoffs.tiny_cells),
+                   int(cutoffs.small_words))
 
 
 def _as_codes(seq: Any, which: str) -> np.ndarray:
@@ -118,7 +141,7 @@ def _llcs(a: np.ndarray, b: np.ndarray, engine: _Engine, threads: int) -> int:
     np_, nt = len(pat), len(txt)
     if np_ == 0:
         return 0
-    if np_ * nt <= TINY_CELLS:
+    if np_ * nt <= engine.tiny_cells:
         return _cpu.llcs_dp(pat, txt)
     on_gpu = engine.name != "cpu" and np_ * nt >= engine.min_cells
     if threads < 2 or np_ * nt < PARALLEL_CELLS or on_gpu:
@@ -144,9 +167,9 @@ def _lcs_mask(a: np.ndarray, b: np.ndarray, engine: _Engine, threads: int) -> np
                 na, nb = a1 - a0, b1 - b0
                 if na == 0 or nb == 0:
                     continue
-                if na * nb <= TINY_CELLS or max(na, nb) < 2:
+                if na * nb <= engine.tiny_cells or max(na, nb) < 2:
                     base.append((na * nb, _cpu.lcs_base_dp, (a, a0, a1, b, b0, b1, mask)))
-                elif (na + 1) * ((nb + 63) // 64) <= SMALL_WORDS:
+                elif (na + 1) * ((nb + 63) // 64) <= engine.small_words:
                     base.append((na * nb, _cpu.lcs_base_bits, (a, a0, a1, b, b0, b1, mask)))
                 else:
                     splits.append((a0, a1, b0, b1))
@@ -186,14 +209,18 @@ def _lcs_mask(a: np.ndarray, b: np.ndarray, engine: _Engine, threads: int) -> np
 
 
 @overload
-def lcs(a: str, b: Any, *, backend: str = ..., threads: int | None = ...) -> str: ...
+def lcs(a: str, b: Any, *, backend: str = ..., threads: int | None = ...,
+        cutoffs: Cutoffs | None = ...) -> str: ...
 @overload
-def lcs(a: bytes, b: Any, *, backend: str = ..., threads: int | None = ...) -> bytes: ...
+def lcs(a: bytes, b: Any, *, backend: str = ..., threads: int | None = ...,
+        cutoffs: Cutoffs | None = ...) -> bytes: ...
 @overload
-def lcs(a: np.ndarray, b: Any, *, backend: str = ..., threads: int | None = ...) -> np.ndarray: ...
+def lcs(a: np.ndarray, b: Any, *, backend: str = ..., threads: int | None = ...,
+        cutoffs: Cutoffs | None = ...) -> np.ndarray: ...
 
 
-def lcs(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto", threads: int | None = None):
+def lcs(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto", threads: int | None = None,
+        cutoffs: Cutoffs | None = None):
     """A longest common subsequence of two byte strings, in O(|a| + |b|) memory.
 
     Args:
@@ -206,6 +233,7 @@ def lcs(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto", threads: int 
             or "cuda" (raises ``BackendUnavailable`` saying why when it cannot run).
         threads: worker threads (default: ``NUMBA_NUM_THREADS`` when set, else every core
             this process may use).
+        cutoffs: where the methods switch (:class:`Cutoffs`; default its defaults).
 
     Returns:
         The LCS in the type of ``a``: ``str`` for ``str`` (and Biopython objects), ``bytes``
@@ -218,7 +246,7 @@ def lcs(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto", threads: int 
         >>> lcs(b"BCAEDAC", b"EABEDCBAAC")
         b'AEDAC'
     """
-    engine = _engine(backend)
+    engine = _engine(backend, cutoffs)
     nthreads = resolve_threads(threads)
     x, y = _as_codes(a, "a"), _as_codes(b, "b")
     mask = _lcs_mask(x, y, engine, nthreads)
@@ -226,7 +254,7 @@ def lcs(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto", threads: int 
 
 
 def lcs_length(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto",
-               threads: int | None = None) -> int:
+               threads: int | None = None, cutoffs: Cutoffs | None = None) -> int:
     """Length of the longest common subsequence (LLCS) of two byte strings.
 
     Same inputs as :func:`lcs`; bit-parallel, O(|a|·|b|/64) word steps, O(|a| + |b|) memory.
@@ -235,6 +263,6 @@ def lcs_length(a, b, *, backend: Literal["auto", "cpu", "cuda"] = "auto",
         >>> lcs_length("BCAEDAC", "EABEDCBAAC")   # paper 001, Fig. 1
         5
     """
-    engine = _engine(backend)
+    engine = _engine(backend, cutoffs)
     nthreads = resolve_threads(threads)
     return _llcs(_as_codes(a, "a"), _as_codes(b, "b"), engine, nthreads)

@@ -8,6 +8,10 @@ Every job resolves its engine here and nowhere else::
     lookup(job, backend, method)       -> that row's engine, or None without the row
     call_options(engine, threads=n)    -> the per-call options that engine takes
 
+These are the methods of :data:`REGISTRY`, the process's :class:`Registry`; tests build
+one of their own (other rows, other probes) instead of patching this module, or swap one
+row's engine for a ``with`` block (:meth:`Registry.using`).
+
 **The table.** :data:`TABLE` maps (job, backend, method) to an engine, named as
 ``"module:attribute"`` under ``warpalign._backends``: ``"module:Class()"`` is one instance
 shared by the whole process (``CudaBackend`` keeps its compiled kernels and uploads once,
@@ -60,11 +64,12 @@ for it at once (the others wait for it).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,7 +119,6 @@ TABLE: tuple[Row, ...] = (
     Row("traceback",   "cuda", "auto",         "cuda.traceback:GpuTraceback()"),
 )
 
-_ROWS = {(row.job, row.backend, row.method): row.engine for row in TABLE}
 _NAMES = {"cpu": "CPU", "cuda": "CUDA"}
 #: What cannot run, in the error of an explicit backend="cuda" (the probe is per backend).
 _LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search kernels",
@@ -156,27 +160,13 @@ class _Outcomes:
         return slot.value, slot.error
 
 
-_outcomes = _Outcomes()
-_lock = threading.Lock()           # guards _warned and _overrides
-_warned: set = set()
-_overrides: dict[tuple[str, str, str], Any] = {}
-
-
-# ------------------------------------------------------------------------------ probes
-
-
 def _probe_cuda() -> None:
     from .cuda.loader import require_cupy
     require_cupy("the CUDA backend")   # BackendUnavailable: CuPy missing, or no device
 
 
-_PROBES: dict[str, Callable[[], None]] = {"cpu": lambda: None, "cuda": _probe_cuda}
-
-
-def probe(backend: str) -> BackendUnavailable | None:
-    """None when ``backend`` ("cpu" or "cuda") can run here, else the error saying why
-    (CuPy missing, no device). Run once per process and backend; the outcome is kept."""
-    return _outcomes.get(("backend", backend), _PROBES[backend])[1]
+#: The probe of each backend: returns when it can run here, else raises BackendUnavailable.
+PROBES: dict[str, Callable[[], None]] = {"cpu": lambda: None, "cuda": _probe_cuda}
 
 
 def _load(target: str) -> Any:
@@ -192,88 +182,188 @@ def _load(target: str) -> Any:
     return getattr(mod, attribute)
 
 
-def _row_engine(job: str, backend: str, method: str) -> tuple[Any, BackendUnavailable | None]:
-    target = _ROWS[job, backend, method]
-    return _outcomes.get(("engine", target), lambda: _load(target))
+class Registry:
+    """A table of rows and a probe per backend, with the outcomes it keeps (probes run and
+    engines built once, failures kept, one warning per failure). The process has one,
+    :data:`REGISTRY`, behind this module's functions; a test or a plugin may build its own
+    (``Registry(TABLE + (Row(...),), probes={"cuda": ...})``) and call its methods, which
+    are this module's functions. Thread-safe."""
 
+    def __init__(self, table: tuple[Row, ...] = TABLE,
+                 probes: dict[str, Callable[[], None]] | None = None):
+        self._rows = {(row.job, row.backend, row.method): row.engine for row in table}
+        self._probes = {**PROBES, **(probes or {})}
+        self._outcomes = _Outcomes()
+        self._lock = threading.Lock()          # guards _warned and _overrides
+        self._warned: set = set()
+        self._overrides: dict[tuple[str, str, str], Any] = {}
 
-def _failure(job: str, backend: str, method: str) -> tuple[Any, BackendUnavailable | None]:
-    """(key, None) when the job's engine on ``backend`` runs here, else (key, the reason);
-    the engine is the row of ``method``, or the job's first row on that backend."""
-    reason = probe(backend)
-    if reason is not None:
-        return ("backend", backend), reason
-    if (job, backend, method) not in _ROWS:
-        method = next((m for j, b, m in _ROWS if (j, b) == (job, backend)), None)
-        if method is None:
-            return ("job", job, backend), BackendUnavailable(f"{job} has no {backend} engine")
-    return ("engine", _ROWS[job, backend, method]), _row_engine(job, backend, method)[1]
+    # -------------------------------------------------------------------------- public
 
+    def probe(self, backend: str) -> BackendUnavailable | None:
+        """None when ``backend`` ("cpu" or "cuda") can run here, else the error saying why
+        (CuPy missing, no device). Run once per registry and backend; the outcome is kept."""
+        return self._outcomes.get(("backend", backend), self._probes[backend])[1]
 
-def _choose(name: str, job: str, failure: Callable[[], tuple[Any, BackendUnavailable | None]]
-            ) -> str:
-    check_choice("backend", name, BACKENDS)
-    if name == "auto":
-        forced = os.environ.get("WARPALIGN_BACKEND")
-        if forced:
-            name = check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:])
-        else:
-            key, reason = failure()
-            if reason is None:
-                return "cuda"
-            _warn_once(job, key, reason)
-            return "cpu"
-    if name != "cpu":
-        _, reason = failure()
+    def backend_for(self, job: str, backend: Any = "auto", method: str = "auto") -> str:
+        """"cpu" or "cuda": where ``job`` runs for ``backend`` ("auto" | "cpu" | "cuda", or
+        an engine object: its ``name``); "auto" as the module docstring says, the CUDA side
+        judged by the engine of ``method`` (or the job's first CUDA row)."""
+        if not isinstance(backend, str):
+            return self._engine_object(job, backend, method).name
+        return self._choose(backend, job, lambda: self._failure(job, "cuda", method))
+
+    def engine_for(self, job: str, backend: Any = "auto", method: str = "auto") -> Any:
+        """The engine of the row (job, :meth:`backend_for`, method). A configured engine
+        object passed as ``backend`` is returned as it is (jobs whose engine is a
+        SearchEngine).
+
+        Raises:
+            ValueError: no such row: ``method`` runs on another backend only (the message
+                names it), or is not one of the job's methods.
+            BackendUnavailable: the backend or the row's engine cannot run here (why).
+        """
+        if not isinstance(backend, str):
+            return self._engine_object(job, backend, method)
+        name = self.backend_for(job, backend, method)
+        if not self.has_engine(job, name, method):
+            raise ValueError(self._no_row(job, name, method))
+        return self._engine(job, name, method)
+
+    def has_engine(self, job: str, backend: str, method: str) -> bool:
+        """Whether the table (or :meth:`set_engine`) has the row (job, backend, method)."""
+        with self._lock:
+            return (job, backend, method) in self._rows or (job, backend, method) in self._overrides
+
+    def lookup(self, job: str, backend: str, method: str) -> Any:
+        """The engine of the row (job, backend, method) for a ``backend`` already resolved
+        (no probe), or None when the table has no such row (a pass only some backends have,
+        e.g. locate's "windows16" on CUDA)."""
+        return self._engine(job, backend, method) if self.has_engine(job, backend, method) else None
+
+    def set_engine(self, job: str, backend: str, method: str, engine: Any) -> None:
+        """Use ``engine`` for the row (job, backend, method); None restores the table's
+        (tests and plugins, e.g. a slowed CPU engine on Dask workers). A row set here is
+        taken as able to run: its backend's probe is not asked."""
+        with self._lock:
+            if engine is None:
+                self._overrides.pop((job, backend, method), None)
+            else:
+                self._overrides[job, backend, method] = engine
+
+    @contextlib.contextmanager
+    def using(self, job: str, backend: str, method: str, engine: Any) -> Iterator[Any]:
+        """:meth:`set_engine` for the duration of a ``with`` block (the row's previous
+        engine, set or the table's, comes back after it)."""
+        with self._lock:
+            before = self._overrides.get((job, backend, method))
+        self.set_engine(job, backend, method, engine)
+        try:
+            yield engine
+        finally:
+            self.set_engine(job, backend, method, before)
+
+    def choose_backend(self, name: str, probe_cuda: Callable[[], object],
+                       job: str = "search") -> str:
+        """:meth:`backend_for` with a CUDA probe of the caller's instead of the table's
+        rows: ``probe_cuda()`` raises :class:`BackendUnavailable` (saying why) when the
+        job's CUDA kernels cannot run here; its outcome is kept per ``job``."""
+        key = ("probe", job)
+        return self._choose(name, job, lambda: (key, self._outcomes.get(key, probe_cuda)[1]))
+
+    def get_backend(self, name: Any = "auto") -> Any:
+        """The search engine for ``name`` (``engine_for("search", name)``); an engine object
+        passes through, e.g. ``CudaBackend(devices=[0, 1])`` or ``CpuBackend(threads=1)``."""
+        return self.engine_for("search", name)
+
+    # ------------------------------------------------------------------------- private
+
+    def _row_engine(self, job: str, backend: str, method: str
+                    ) -> tuple[Any, BackendUnavailable | None]:
+        target = self._rows[job, backend, method]
+        return self._outcomes.get(("engine", target), lambda: _load(target))
+
+    def _failure(self, job: str, backend: str, method: str
+                 ) -> tuple[Any, BackendUnavailable | None]:
+        """(key, None) when the job's engine on ``backend`` runs here, else (key, the
+        reason); the engine is the row of ``method``, or the job's first row on that
+        backend."""
+        with self._lock:
+            if (job, backend, method) in self._overrides:
+                return ("set", job, backend, method), None
+        reason = self.probe(backend)
+        if reason is not None:
+            return ("backend", backend), reason
+        if (job, backend, method) not in self._rows:
+            method = next((m for j, b, m in self._rows if (j, b) == (job, backend)), None)
+            if method is None:
+                return ("job", job, backend), BackendUnavailable(f"{job} has no {backend} engine")
+        return ("engine", self._rows[job, backend, method]), self._row_engine(job, backend, method)[1]
+
+    def _choose(self, name: str, job: str,
+                failure: Callable[[], tuple[Any, BackendUnavailable | None]]) -> str:
+        check_choice("backend", name, BACKENDS)
+        if name == "auto":
+            forced = os.environ.get("WARPALIGN_BACKEND")
+            if forced:
+                name = check_choice("WARPALIGN_BACKEND", forced, BACKENDS[1:])
+            else:
+                key, reason = failure()
+                if reason is None:
+                    return "cuda"
+                self._warn_once(job, key, reason)
+                return "cpu"
+        if name != "cpu":
+            _, reason = failure()
+            if reason is not None:
+                raise _unavailable(job, reason) from reason
+        return name
+
+    def _warn_once(self, job: str, key, reason: BackendUnavailable) -> None:
+        if getattr(reason, "no_library", False):
+            return        # CuPy not installed: the CPU is the expected backend, nothing to say
+        with self._lock:
+            if key in self._warned:
+                return
+            self._warned.add(key)
+        warnings.warn(f"warpalign {job}: the GPU cannot run ({reason}); running on the CPU",
+                      RuntimeWarning, stacklevel=4)
+
+    def _engine(self, job: str, backend: str, method: str) -> Any:
+        with self._lock:
+            if (job, backend, method) in self._overrides:
+                return self._overrides[job, backend, method]
+        engine, reason = self._row_engine(job, backend, method)
         if reason is not None:
             raise _unavailable(job, reason) from reason
-    return name
+        return engine
+
+    def _engine_object(self, job: str, engine: Any, method: str) -> Any:
+        """A configured engine passed as ``backend``: a SearchEngine, for the jobs that
+        take one."""
+        if job not in _SEARCH_JOBS or any(not hasattr(engine, m) for m in _SEARCH_MEMBERS):
+            raise ValueError(f"invalid backend: {engine!r}; expected one of "
+                             f"{', '.join(map(repr, BACKENDS))} or a search engine "
+                             "(warpalign._backends.base.SearchEngine)")
+        if method != "auto" and not self.has_engine(job, engine.name, method) and any(
+                (j, m) == (job, method) for j, _, m in self._rows):
+            raise ValueError(self._no_row(job, engine.name, method))
+        return engine
+
+    def _no_row(self, job: str, backend: str, method: str) -> str:
+        others = sorted({b for j, b, m in self._rows if (j, m) == (job, method)})
+        if others:
+            where = " or ".join(_NAMES.get(b, b) for b in others)
+            return f"method={method!r} runs on the {where} backend only, not {backend!r}"
+        methods = sorted({m for j, b, m in self._rows if (j, b) == (job, backend)})
+        return (f"invalid method for {job} on {backend!r}: {method!r}; expected one of "
+                f"{', '.join(map(repr, methods))}")
 
 
 def _unavailable(job: str, reason: BackendUnavailable) -> BackendUnavailable:
     """A fresh error for a job that cannot run on CUDA, saying why (the kept ``reason``)."""
     return BackendUnavailable(f"{_LABELS.get(job, f'the CUDA {job} engine')} cannot run "
                               f"here: {reason}")
-
-
-def _warn_once(job: str, key, reason: BackendUnavailable) -> None:
-    if getattr(reason, "no_library", False):
-        return        # CuPy not installed: the CPU is the expected backend, nothing to say
-    with _lock:
-        if key in _warned:
-            return
-        _warned.add(key)
-    warnings.warn(f"warpalign {job}: the GPU cannot run ({reason}); running on the CPU",
-                  RuntimeWarning, stacklevel=4)
-
-
-# ------------------------------------------------------------------------------ public
-
-
-def backend_for(job: str, backend: Any = "auto", method: str = "auto") -> str:
-    """"cpu" or "cuda": where ``job`` runs for ``backend`` ("auto" | "cpu" | "cuda", or an
-    engine object: its ``name``); "auto" as the module docstring says, the CUDA side
-    judged by the engine of ``method`` (or the job's first CUDA row)."""
-    if not isinstance(backend, str):
-        return _engine_object(job, backend, method).name
-    return _choose(backend, job, lambda: _failure(job, "cuda", method))
-
-
-def engine_for(job: str, backend: Any = "auto", method: str = "auto") -> Any:
-    """The engine of the row (job, :func:`backend_for`, method). A configured engine object
-    passed as ``backend`` is returned as it is (jobs whose engine is a SearchEngine).
-
-    Raises:
-        ValueError: no such row: ``method`` runs on another backend only (the message
-            names it), or is not one of the job's methods.
-        BackendUnavailable: the backend or the row's engine cannot run here (why).
-    """
-    if not isinstance(backend, str):
-        return _engine_object(job, backend, method)
-    name = backend_for(job, backend, method)
-    if not has_engine(job, name, method):
-        raise ValueError(_no_row(job, name, method))
-    return _engine(job, name, method)
 
 
 def call_options(engine: Any, *, threads: int | None = None) -> dict[str, Any]:
@@ -283,70 +373,14 @@ def call_options(engine: Any, *, threads: int | None = None) -> dict[str, Any]:
     return {"threads": threads} if isinstance(engine, ScanEngine) else {}
 
 
-def has_engine(job: str, backend: str, method: str) -> bool:
-    """Whether the table (or :func:`set_engine`) has the row (job, backend, method)."""
-    with _lock:
-        return (job, backend, method) in _ROWS or (job, backend, method) in _overrides
-
-
-def lookup(job: str, backend: str, method: str) -> Any:
-    """The engine of the row (job, backend, method) for a ``backend`` already resolved (no
-    probe), or None when the table has no such row (a pass only some backends have, e.g.
-    locate's "windows16" on CUDA)."""
-    return _engine(job, backend, method) if has_engine(job, backend, method) else None
-
-
-def _engine(job: str, backend: str, method: str) -> Any:
-    with _lock:
-        if (job, backend, method) in _overrides:
-            return _overrides[job, backend, method]
-    engine, reason = _row_engine(job, backend, method)
-    if reason is not None:
-        raise _unavailable(job, reason) from reason
-    return engine
-
-
-def set_engine(job: str, backend: str, method: str, engine: Any) -> None:
-    """Use ``engine`` for the row (job, backend, method) in this process; None restores
-    the table's (tests and plugins, e.g. a slowed CPU engine on Dask workers)."""
-    with _lock:
-        if engine is None:
-            _overrides.pop((job, backend, method), None)
-        else:
-            _overrides[job, backend, method] = engine
-
-
-def choose_backend(name: str, probe_cuda: Callable[[], object], job: str = "search") -> str:
-    """:func:`backend_for` with a CUDA probe of the caller's instead of the table's rows:
-    ``probe_cuda()`` raises :class:`BackendUnavailable` (saying why) when the job's CUDA
-    kernels cannot run here; its outcome is kept per ``job`` for the life of the process."""
-    key = ("probe", job)
-    return _choose(name, job, lambda: (key, _outcomes.get(key, probe_cuda)[1]))
-
-
-def get_backend(name: Any = "auto") -> Any:
-    """The search engine for ``name`` (``engine_for("search", name)``); an engine object
-    passes through, e.g. ``CudaBackend(devices=[0, 1])`` or ``CpuBackend(threads=1)``."""
-    return engine_for("search", name)
-
-
-def _engine_object(job: str, engine: Any, method: str) -> Any:
-    """A configured engine passed as ``backend``: a SearchEngine, for the jobs that take one."""
-    if job not in _SEARCH_JOBS or any(not hasattr(engine, m) for m in _SEARCH_MEMBERS):
-        raise ValueError(f"invalid backend: {engine!r}; expected one of "
-                         f"{', '.join(map(repr, BACKENDS))} or a search engine "
-                         "(warpalign._backends.base.SearchEngine)")
-    if method != "auto" and not has_engine(job, engine.name, method) and any(
-            (j, m) == (job, method) for j, _, m in _ROWS):
-        raise ValueError(_no_row(job, engine.name, method))
-    return engine
-
-
-def _no_row(job: str, backend: str, method: str) -> str:
-    others = sorted({b for j, b, m in _ROWS if (j, m) == (job, method)})
-    if others:
-        where = " or ".join(_NAMES.get(b, b) for b in others)
-        return f"method={method!r} runs on the {where} backend only, not {backend!r}"
-    methods = sorted({m for j, b, m in _ROWS if (j, b) == (job, backend)})
-    return (f"invalid method for {job} on {backend!r}: {method!r}; expected one of "
-            f"{', '.join(map(repr, methods))}")
+#: The process's registry: every job resolves its engine here.
+REGISTRY = Registry()
+probe = REGISTRY.probe
+backend_for = REGISTRY.backend_for
+engine_for = REGISTRY.engine_for
+has_engine = REGISTRY.has_engine
+lookup = REGISTRY.lookup
+set_engine = REGISTRY.set_engine
+using = REGISTRY.using
+choose_backend = REGISTRY.choose_backend
+get_backend = REGISTRY.get_backend

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from .drivers import DRIVERS, note
@@ -77,8 +77,12 @@ def check_jobs(jobs: Iterable[str]) -> list[str]:
 
 def run(jobs: Iterable[str] = (), *, quick: bool = False, backend: str = "auto",
         out: str | os.PathLike | None = None, command: str = "warpalign bench",
-        plots: bool = True, echo: Callable[[str], None] | None = None) -> list[dict]:
+        plots: bool = True, echo: Callable[[str], None] | None = None,
+        sizes: Mapping[str, dict] | None = None) -> list[dict]:
     """Run the benchmarks of ``jobs`` on this machine; returns the records.
+
+    ``sizes``: each job's setting (the keys of :data:`QUICK`'s) instead of
+    :func:`settings`' (``quick``: :data:`QUICK`, else :data:`FULL`), e.g. tiny ones for a test.
 
     With ``out``, appends each job's JSON lines to ``out/<job>.jsonl`` as they come and
     (with ``plots``) writes ``out/<job>.png`` from that job's records of this run (GCUPS
@@ -99,7 +103,7 @@ def run(jobs: Iterable[str] = (), *, quick: bool = False, backend: str = "auto",
     if outdir is not None:
         outdir.mkdir(parents=True, exist_ok=True)
     for job in jobs:
-        cfg = settings(job, quick=quick, backend=resolved)
+        cfg = settings(job, quick=quick, backend=resolved) if sizes is None else dict(sizes[job])
         fh = open(outdir / f"{job}.jsonl", "a") if outdir is not None else None  # noqa: SIM115
         try:
             for rec in DRIVERS[job](cfg, resolved, command):

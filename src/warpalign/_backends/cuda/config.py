@@ -256,3 +256,44 @@ def _check() -> None:
 
 
 _check()
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The packed search's switches, per backend (``CudaBackend(tuning=Tuning(...))``);
+    the defaults are this module's constants (the measured best), other values serve tests
+    and measurements: the same scores, another plan."""
+
+    pair_group_min: int = PAIR_GROUP_MIN       # fewest columns in a target group
+    pair_guide: int = PAIR_GUIDE               # guided group sizes: columns / (guide x warps)
+    chain_groups: int = CHAIN_GROUPS           # most query groups a packed batch runs as
+    pack_score_bytes: int = PACK_SCORE_BYTES   # most score and flag bytes a batch holds
+
+
+def resident_budget(free_bytes: int, sequences: int = 0) -> int:
+    """Residues of ``sequences`` targets that a device with ``free_bytes`` free can hold
+    with a search's buffers (RESIDENT_BYTES per residue, SEQUENCE_BYTES per sequence,
+    RESIDENT_RESERVE left free); never below 0."""
+    spare = free_bytes - RESIDENT_RESERVE - sequences * SEQUENCE_BYTES
+    return max(0, spare // RESIDENT_BYTES)
+
+
+def chain_share(longest: int, residues: int, sms: int) -> float:
+    """:func:`chain_groups`' ``share`` for a target set on a device of ``sms`` SMs."""
+    return longest * sms * BLOCKS_PER_SM * (BLOCK // 32) / max(residues, 1)
+
+
+def device_chain_groups(lengths, share: float, kp: int, smem_limit: int, *, most: int,
+                        buffers: int, residues: int, free_bytes) -> list[list[int]]:
+    """:func:`chain_groups` on one device: at most ``most`` groups (its streams), and no
+    more than boundary-row buffers (8 bytes per residue each) exist: ``buffers`` kept idle
+    with the target set, plus what ``free_bytes()`` less MEMORY_RESERVE holds (asked only
+    when more are wanted than kept: the query costs a driver call)."""
+    groups = chain_groups(lengths, share, kp, smem_limit, most)
+    have = max(1, buffers)
+    if len(groups) > have:
+        spare = free_bytes() - MEMORY_RESERVE
+        fit = have + max(0, spare // (8 * max(residues, 1)))
+        if fit < len(groups):
+            groups = chain_groups(lengths, share, kp, smem_limit, fit)
+    return groups

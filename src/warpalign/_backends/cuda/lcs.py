@@ -222,13 +222,12 @@ def _remap():
     return _remap_kernel
 
 
-def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward):
-    """The pattern's bit-vector after the whole text (see ``_backends/cpu/lcs.final_vector``)."""
-    return _final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward)
-
-
-def _final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_bands=None,
-                  timeout_s=TIMEOUT_S):
+def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_bands=None,
+                 timeout_s=TIMEOUT_S):
+    """The pattern's bit-vector after the whole text (see ``_backends/cpu/lcs.final_vector``).
+    Tuning (tests): ``k`` words per thread, ``max_bands`` bands per launch at most (default:
+    chosen for the device); ``timeout_s`` seconds a band waits for the band below before
+    the pass fails with BackendError."""
     np_ = int(p_hi - p_lo)
     n = int(t_hi - t_lo)
     W = (np_ + 63) // 64

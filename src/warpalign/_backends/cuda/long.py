@@ -111,9 +111,15 @@ def device_name() -> str:
 
 
 class LongPair:
-    """Query ``q`` and target ``t`` (uint8 codes) uploaded once; GPU passes over their segments."""
+    """Query ``q`` and target ``t`` (uint8 codes) uploaded once; GPU passes over their segments.
 
-    def __init__(self, q: np.ndarray, t: np.ndarray, scoring):
+    Options (defaults: the module constants): ``min_cells``, Myers–Miller splits of at
+    least this many cells run on the GPU (:data:`MIN_CELLS`); ``staged``, full alignments
+    by the staged traceback (:data:`STAGED`); ``stage_rows``, query rows between its special
+    rows (:data:`STAGE_ROWS`). :meth:`full_alignment` keeps its run as ``last_staged``."""
+
+    def __init__(self, q: np.ndarray, t: np.ndarray, scoring, *, min_cells: int = MIN_CELLS,
+                 staged: bool = STAGED, stage_rows: int = STAGE_ROWS):
         self.cp = require_cupy("the long-pair GPU kernel")
         self.scoring = scoring
         self.width = score_width(scoring)
@@ -129,9 +135,9 @@ class LongPair:
         self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
         self.K = int(scoring.matrix.shape[0])
         self.smat = cp.asarray((scoring.matrix.astype(np.int64) + self.go).astype(np.int32))
-        self.min_cells = MIN_CELLS
-        self.staged = STAGED
-        self.stage_rows = STAGE_ROWS
+        self.min_cells = int(min_cells)
+        self.staged = bool(staged)
+        self.stage_rows = int(stage_rows)
         #: rows per lane of every pass (one of LANE_ROWS); None: :meth:`lane_rows` decides
         self.fixed_lane_rows: int | None = None
         per_warp = self._profile_bytes(32)

@@ -71,7 +71,8 @@ class PackedSearch:
     def _pair_stream(self, handle):
         """The target stream of sw_rowsq2 (cached per handle): non-empty targets longest
         first, back to back, first columns marked; groups of whole targets with guided
-        sizes (large first, PAIR_GROUP_MIN columns at the end) for the dynamic ticket."""
+        sizes (large first, ``tuning.pair_group_min`` columns at the end) for the dynamic
+        ticket."""
         got = handle.cache.get("rowsq2")
         if got is not None:
             return got
@@ -92,7 +93,8 @@ class PackedSearch:
         warps = self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
         bounds, k = [0], 0
         while k < len(order):
-            want = max(config.PAIR_GROUP_MIN, (total - int(sstart[k])) // (config.PAIR_GUIDE * warps))
+            want = max(self.tuning.pair_group_min,
+                       (total - int(sstart[k])) // (self.tuning.pair_guide * warps))
             k2 = int(np.searchsorted(sstart, sstart[k] + want, "left"))
             k = min(max(k2, k + 1), len(order))
             bounds.append(k)
@@ -472,25 +474,18 @@ class PackedSearch:
         return out
 
     def _chain_groups(self, lengths, handle, kp):
-        """config.chain_groups for this device and handle: at most one group per stream,
-        and no more groups than boundary-row buffers (8 bytes per residue each, kept with
-        the handle) fit in the device memory left, less config.MEMORY_RESERVE (asked only
-        when more buffers are wanted than kept: the query costs a driver call)."""
+        """config.device_chain_groups for this device and handle: at most one group per
+        stream (and ``tuning.chain_groups``), the boundary buffers kept with the handle."""
         share = handle.cache.get("chain_share")
         if share is None:
-            warps = self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
-            share = int(handle.lengths.max()) * warps / max(handle.residues, 1)
+            share = config.chain_share(int(handle.lengths.max()), handle.residues, self._sms)
             handle.cache["chain_share"] = share
-        groups = config.chain_groups(lengths, share, kp, _SMEM_LIMIT,
-                                     min(config.CHAIN_GROUPS, len(self._streams)))
         st = handle.cache.get("rowsq2")
-        have = max(1, st["boundary"].idle() if st else 0)
-        if len(groups) > have:   # more buffers wanted than kept: as many as the memory holds
-            spare = self._free_bytes() - config.MEMORY_RESERVE
-            fit = have + max(0, spare // (8 * max(handle.residues, 1)))
-            if fit < len(groups):
-                groups = config.chain_groups(lengths, share, kp, _SMEM_LIMIT, fit)
-        return groups
+        return config.device_chain_groups(
+            lengths, share, kp, _SMEM_LIMIT,
+            most=min(self.tuning.chain_groups, len(self._streams)),
+            buffers=st["boundary"].idle() if st else 0, residues=handle.residues,
+            free_bytes=self._free_bytes)
 
 
 _PACKED_CACHE: dict = {}

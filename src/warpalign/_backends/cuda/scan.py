@@ -84,10 +84,12 @@ def _round32(x: int) -> int:
 
 
 def score_end_method_gpu(method: str, q: np.ndarray, t: np.ndarray, scoring,
-                         limit: int = NARROW_LIMIT) -> tuple[int, int, int, int]:
+                         limit: int = NARROW_LIMIT, *, packed: bool = NARROW_PACKED
+                         ) -> tuple[int, int, int, int]:
     """(score, query_end, reference_end, wide_rows) of ``q`` against one record ``t`` by
     ``method`` on the current CUDA device; the same values as the CPU ``score_end_method``
-    (``wide_rows``: rows "scan" ran in int32 with narrow ``limit``; 0 for the others)."""
+    (``wide_rows``: rows "scan" ran in int32 with narrow ``limit``; 0 for the others).
+    ``packed``: "scan"'s narrow rows in 16-bit DPX lanes (:data:`NARROW_PACKED`)."""
     if method not in KERNEL_METHODS:
         raise ValueError(f"invalid method: {method!r}; expected one of "
                          f"{', '.join(map(repr, KERNEL_METHODS))}")
@@ -117,7 +119,8 @@ def score_end_method_gpu(method: str, q: np.ndarray, t: np.ndarray, scoring,
             bounds = np.array([[0, n]], np.int64)
         cells, wide = [], 0
         for lo, hi in bounds.tolist():
-            s, i, j, w = _row_scan(method == "scan", q, t[lo:hi], mat, go, ge, smax, limit)
+            s, i, j, w = _row_scan(method == "scan", q, t[lo:hi], mat, go, ge, smax, limit,
+                                   packed=packed)
             cells.append((s, i, j + lo))
             wide += w
         return (*_best(cells), wide)
@@ -136,10 +139,11 @@ def _best(cells) -> tuple[int, int, int]:
     return int(c[k, 0]), int(c[k, 1]), int(c[k, 2])
 
 
-def _row_scan(narrow: bool, q, t, mat, go, ge, smax, limit, vec: int = SCAN_VEC):
+def _row_scan(narrow: bool, q, t, mat, go, ge, smax, limit, vec: int = SCAN_VEC, *,
+              packed: bool = NARROW_PACKED):
     """One record (or window) by rows: (score, query end, reference end, wide rows);
-    "scan" (``narrow``: int16 rows while they fit) or "scan1" (int32); ``vec`` columns per
-    thread (tiles of SCAN_THREADS x vec columns)."""
+    "scan" (``narrow``: int16 rows while they fit; ``packed``: in DPX lanes) or "scan1"
+    (int32); ``vec`` columns per thread (tiles of SCAN_THREADS x vec columns)."""
     cp = _cupy()
     k = _kernels(vec)
     m, n, a = len(q), len(t), mat.shape[0]
@@ -160,7 +164,7 @@ def _row_scan(narrow: bool, q, t, mat, go, ge, smax, limit, vec: int = SCAN_VEC)
         ht32 = [cp.zeros(n + 1, cp.int32) for _ in range(2)]
         f16, f32 = cp.zeros(n + 3, cp.int16)[1:], cp.zeros(n + 1, cp.int32)
         # DPX lanes only while go, ge and -smin fit int16 (then no lane can wrap)
-        packed = i32(NARROW_PACKED and go <= 32767 and int(mat.min()) >= -32767)
+        packed = i32(packed and go <= 32767 and int(mat.min()) >= -32767)
         agg = [[cp.zeros(ntiles, cp.int32) for _ in range(4)] for _ in range(2)]  # max, j, G, G2
 
         def fused(i):   # phase 2 of row i (none for row 0) and phase 1 of row i + 1

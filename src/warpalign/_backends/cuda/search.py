@@ -48,16 +48,17 @@ class CudaBackend(PackedSearch, KernelRuns):
     def __init__(self, table: tuple[KernelConfig, ...] | None = None, streams: int = 4, *,
                  devices: tuple[int, ...] | None = None, max_resident: int | None = None,
                  block2: int = config.R2_BLOCK, wait_timeout: float = config.CHAIN_TIMEOUT_S,
-                 batch_bytes: int | None = None):
+                 tuning: config.Tuning = config.Tuning(), device_memory: int | None = None):
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
         sets are streamed in chunks (default: what the device's free memory holds,
         :meth:`resident_budget`). ``wait_timeout``: seconds a tile of the chained kernel
         waits for the tile before its own; past it the search raises BackendError.
-        ``batch_bytes``: device bytes of one packed batch's score buffers (8 per query and
-        target; default config.PACK_SCORE_BYTES); more queries than fit are searched in
-        several batches, the host side of each next batch made while the current one
-        runs."""
+        ``tuning``: the packed search's switches (:class:`config.Tuning`; its
+        ``pack_score_bytes`` bounds one packed batch: more queries than fit are searched in
+        several batches, the host side of each next batch made while the current one runs).
+        ``device_memory``: bytes of a device this backend plans with at most (default:
+        all that is free)."""
         cupy = require_cupy("CUDA backend")
         ndev = cupy.cuda.runtime.getDeviceCount()
         self._cp = cupy
@@ -72,10 +73,10 @@ class CudaBackend(PackedSearch, KernelRuns):
         if not wait_timeout > 0:
             raise ValueError(f"invalid wait_timeout: {wait_timeout!r}; expected seconds > 0")
         self._wait_timeout = float(wait_timeout)
-        if batch_bytes is not None and (isinstance(batch_bytes, bool)
-                                        or not isinstance(batch_bytes, int) or batch_bytes < 1):
-            raise ValueError(f"invalid batch_bytes: {batch_bytes!r}; expected an integer >= 1")
-        self._batch_bytes = batch_bytes
+        self.tuning = tuning
+        if device_memory is not None and int(device_memory) < 0:
+            raise ValueError(f"invalid device_memory: {device_memory!r}")
+        self._device_memory = None if device_memory is None else int(device_memory)
         self._rows16 = _rows(table, 16)
         self._rows32 = _rows(table, 32)
         self._block2 = int(block2)   # threads per block of the width-16 two-row kernels
@@ -141,8 +142,7 @@ class CudaBackend(PackedSearch, KernelRuns):
         """Residues of ``sequences`` targets that the current device can hold with a
         search's buffers (config.RESIDENT_BYTES per residue and per sequence, and
         config.RESIDENT_RESERVE left free); larger sets are chunked."""
-        spare = self._free_bytes() - config.RESIDENT_RESERVE - sequences * config.SEQUENCE_BYTES
-        return max(0, spare // config.RESIDENT_BYTES)
+        return config.resident_budget(self._free_bytes(), sequences)
 
     def _prepare_chunked(self, targets, size):
         offsets = np.asarray(targets.offsets, dtype=np.int64)
@@ -163,7 +163,7 @@ class CudaBackend(PackedSearch, KernelRuns):
                 be = CudaBackend(self._table, self._nstreams,
                                  devices=(dev,), max_resident=self._max_resident,
                                  block2=self._block2, wait_timeout=self._wait_timeout,
-                                 batch_bytes=self._batch_bytes)
+                                 tuning=self.tuning, device_memory=self._device_memory)
                 parts.append(_Part(dev, be, be.prepare(ts), ids))
         max_code = int(codes.max()) if len(codes) else -1
         return MultiTargets(parts, len(offsets) - 1, int(offsets[-1]), max_code,
@@ -265,9 +265,10 @@ class CudaBackend(PackedSearch, KernelRuns):
 
     def _free_bytes(self) -> int:
         """Device memory this process could still use: free on the device plus what
-        CuPy's pool holds unused."""
+        CuPy's pool holds unused (at most ``device_memory``)."""
         cp = self._cp
-        return int(cp.cuda.Device().mem_info[0]) + int(cp.get_default_memory_pool().free_bytes())
+        free = int(cp.cuda.Device().mem_info[0]) + int(cp.get_default_memory_pool().free_bytes())
+        return free if self._device_memory is None else min(free, self._device_memory)
 
     def _check_query(self, q, handle, scoring):
         K = scoring.matrix.shape[0]
@@ -482,16 +483,14 @@ class CudaBackend(PackedSearch, KernelRuns):
                 prepared.close()
 
     def _pack_batches(self, qs, handle, scoring):
-        """Query index batches for the packed kernel, in input order, each within the
-        constructor's ``batch_bytes``; a batch whose plan fills less than
-        config.PACK_MIN_FILL of its rows with query rows is returned as single queries
-        (run alone)."""
+        """Query index batches for the packed kernel, in input order, each within
+        ``tuning.pack_score_bytes``; a batch whose plan fills less than config.PACK_MIN_FILL of
+        its rows with query rows is returned as single queries (run alone)."""
         n = handle.n
         tables = self._tables(handle, scoring) if n and handle.residues else None
         if tables is None or tables.s16 is None:
             return [[i] for i in range(len(qs))]
-        budget = config.PACK_SCORE_BYTES if self._batch_bytes is None else self._batch_bytes
-        per = max(1, budget // max(8 * n, 1))
+        per = max(1, self.tuning.pack_score_bytes // max(8 * n, 1))
         out = []
         for lo in range(0, len(qs), per):
             batch = list(range(lo, min(lo + per, len(qs))))
