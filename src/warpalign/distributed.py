@@ -51,6 +51,7 @@ from .io import load_sequences, source_label
 from .results import Hits
 from .scoring import Scoring, check_input
 from .search import METHODS, MODES, _batches, _top_hits
+from .strands import Strand, merge_strand_results, query_strands, strand_query
 
 __all__ = ["Shard", "ShardReport", "local_cluster", "search", "shard_plan"]
 
@@ -142,7 +143,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
            mode: Literal["score", "end", "full"] = "score",
            algorithm: Literal["local", "global", "semiglobal"] = "local",
            backend: str = "auto", method: Literal["auto", "warp"] = "auto",
-           evalue: float | None = None) -> list[Hits]:
+           evalue: float | None = None, strand: Strand = "both") -> list[Hits]:
     """:func:`warpalign.search` over a Dask cluster; the same hits in the same order.
 
     Which cluster: ``client`` (a ``distributed.Client``), else ``scheduler`` (an address
@@ -158,7 +159,8 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
         scoring: the scoring scheme; its alphabet must be the database's.
         client, scheduler, workers: the cluster, as above.
         shards: number of shards (default: the number of workers).
-        top_k, mode, algorithm, method: as for :func:`warpalign.search`.
+        top_k, mode, algorithm, method, strand: as for :func:`warpalign.search` (each
+            strand of a nucleotide query is a query of its own on the shards).
         backend: each worker's backend; "auto" takes the worker's GPU when one answers and
             otherwise the CPU, logging why (``warpalign.distributed`` logger, WARNING).
         evalue: as for :func:`warpalign.search`; statistics are applied by the client
@@ -175,6 +177,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
     check_choice("algorithm", algorithm, ALGORITHMS)
     check_choice("backend", backend, BACKENDS)
     check_choice("method", method, METHODS)
+    strands = query_strands(strand, scoring.alphabet)
     if evalue is not None:
         from .stats import check_statistics
         check_statistics(scoring, algorithm=algorithm, evalue=evalue)  # fail before searching
@@ -192,6 +195,8 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
     check_input(scoring, codes, source_label(queries, "queries"))
+    names = names * len(strands)   # every query once per strand: query i on strands[k] at k*n+i
+    codes = [strand_query(q, s, scoring.alphabet) for s in strands for q in codes]
     connection = _connect(client, scheduler, workers)
     with connection as dask_client:
         info = connection.info          # one round trip to the scheduler per search
@@ -204,6 +209,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
                                                          h.target_ends, h.saturated),
                              h.targets, db, scoring, top_k, "full", algorithm, cells=h.cells)
                    for h, q in zip(results, codes)]
+    results = merge_strand_results(results, strands, top_k)
     if evalue is not None:
         from .stats import apply_statistics
         results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)

@@ -191,6 +191,28 @@ class Hits(Sequence):
     def __repr__(self) -> str:
         return f"<Hits query={self.query_name!r} n={len(self)} best={self.scores[:3].tolist()}>"
 
+    def take(self, indices) -> Hits:
+        """The hits at ``indices`` (in that order), every array and list alike.
+
+        Example:
+            >>> from warpalign import Scoring, search
+            >>> s = Scoring("BLOSUM62", gap_open=11, gap_extend=1)
+            >>> hits = search(["HEAGAWGHEE"], ["PAWHEAE", "HEAGAWGHEE"], s)[0]
+            >>> hits.take(hits.scores >= 20).names
+            ['seq1']
+        """
+        idx = np.arange(len(self))[np.asarray(indices)] if len(self) else np.zeros(0, np.int64)
+
+        def pick(arr):
+            return None if arr is None else np.ascontiguousarray(arr[idx])
+        listed = idx.tolist()
+        return Hits(self.query_name, self.query_length, pick(self.scores), pick(self.targets),
+                    [self.names[i] for i in listed], self.mode, pick(self.query_ends),
+                    pick(self.target_ends),
+                    None if self.alignments is None else [self.alignments[i] for i in listed],
+                    self.saturated, self.cells, pick(self.evalues), pick(self.bitscores),
+                    pick(self.strands))
+
     def _need_ends(self) -> None:
         if self.query_ends is None:
             raise NotComputed(f"end coordinates were not computed in mode={self.mode!r}; "
