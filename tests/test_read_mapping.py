@@ -202,3 +202,15 @@ def _exit_code(argv) -> int:
     with pytest.raises(SystemExit) as exc:
         main(argv)
     return exc.value.code
+
+
+def test_bundled_example_reads_map_as_the_data_readme_says(tmp_path):
+    from warpalign.data import example_reads_path, example_reference_path
+    out = tmp_path / "reads.sam"
+    assert main(["locate", str(example_reads_path()), str(example_reference_path()),
+                 "--format", "sam", "--min-score", "60", "-o", str(out)]) == 0
+    with pysam.AlignmentFile(str(out), "r") as fh:
+        got = [(r.query_name, r.flag, r.reference_start + 1, r.mapping_quality) for r in fh]
+    starts = [1265, 4135, 1612, 3280, 67, 4846, 4604, 3373]   # src/warpalign/data/README.md
+    assert got == [(f"read{k + 1}", 16 * (k % 2), s, 60) for k, s in enumerate(starts)] + [
+        ("random1", 4, 0, 0), ("random2", 4, 0, 0)]
