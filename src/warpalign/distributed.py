@@ -143,7 +143,8 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
            mode: Literal["score", "end", "full"] = "score",
            algorithm: Literal["local", "global", "semiglobal"] = "local",
            backend: str = "auto", method: Literal["auto", "warp"] = "auto",
-           evalue: float | None = None, strand: Strand = "both") -> list[Hits]:
+           evalue: float | None = None, strand: Strand = "both",
+           progress: bool = False) -> list[Hits]:
     """:func:`warpalign.search` over a Dask cluster; the same hits in the same order.
 
     Which cluster: ``client`` (a ``distributed.Client``), else ``scheduler`` (an address
@@ -165,6 +166,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
             otherwise the CPU, logging why (``warpalign.distributed`` logger, WARNING).
         evalue: as for :func:`warpalign.search`; statistics are applied by the client
             after the merge, over the whole database's search space.
+        progress: show a progress bar (tqdm, on stderr) over the shards as they finish.
 
     Returns:
         One :class:`Hits` per query, in query order, best first, ties by database order.
@@ -202,7 +204,8 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
         info = connection.info          # one round trip to the scheduler per search
         plan = shard_plan(db, shards or len(info["workers"]))
         results = _run(dask_client, info, plan, db, names, codes, scoring, top_k, mode,
-                       algorithm, backend, method, hold=connection.lasting)
+                       algorithm, backend, method, hold=connection.lasting,
+                       progress=progress)
     if mode == "full":
         # Trace only the merged top-k (see the module docstring), checked against the scan.
         results = [_top_hits(h.query_name, q, ScoreBatch(h.scores, h.query_ends,
@@ -357,7 +360,7 @@ _held_lock = threading.Lock()
 
 
 def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, backend,
-         method, *, hold=False):
+         method, *, hold=False, progress=False):
     """Submit one task per shard (in one message) and gather them. ``hold``: the client
     outlives this search, so its futures are released when its next search has gone out
     (see :data:`_held`) instead of now."""
@@ -380,6 +383,12 @@ def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, 
     for future in earlier:
         future.release()
     try:
+        if progress:   # the bar moves as shards finish; gather then collects them
+            from distributed import as_completed
+            from tqdm.auto import tqdm
+            for _ in tqdm(as_completed(futures), total=n, unit="shard", desc="search",
+                          leave=False):
+                pass
         parts = client.gather(futures)
     except BaseException:
         for future in futures:

@@ -125,7 +125,7 @@ def run(args) -> int:
                                      scheduler=args.scheduler, workers=args.workers,
                                      top_k=top_k, mode=args.mode,
                                      algorithm=args.algorithm, backend=args.backend,
-                                     strand=args.strand)
+                                     strand=args.strand, progress=show_progress(args))
     else:
         db = as_database(database, scoring, verify=True if args.verify else None)
         _same_alphabet(args, db, scoring)
