@@ -98,6 +98,8 @@ def run(args) -> int:
         query, reference = inputs(args.query, args.reference, literal_hint=True)
     qnames, queries, qualities = _queries(query, scoring.alphabet)
     names, records = load_sequences(reference, scoring.alphabet, default_name="record")
+    for codes in records:   # never changed here: the GPU keeps one upload for every query
+        codes.setflags(write=False)   # and strand (read-only arrays are cached resident)
     check_input(scoring, [*queries, *records],
                 f"{'QUERY' if args.literal else args.query} and {args.reference}")
     if args.format == "sam":
