@@ -188,7 +188,8 @@ def main(argv=None) -> int:
                     if method == "windows-copy32":
                         return copy32(q, ref, scoring, old_window)
                     return locate_encoded(q, ["ref"], [ref], scoring, mode=args.mode,
-                                          method=method, backend=backend, window=args.window)
+                                          method=method, backend=backend, window=args.window,
+                                          strand="plus")   # papers' setting: one strand
                 try:
                     hit = run()   # warm-up: kernels compiled / loaded, device initialised
                 except BackendUnavailable as exc:

@@ -235,6 +235,28 @@ def test_cluster_search_equals_one_process(data, client, mode, algorithm, top_k,
     assert_same(got, want)
 
 
+def test_cluster_dna_search_on_both_strands_equals_one_process(client, tmp_path, capsys):
+    """Each strand of a nucleotide query is a query of its own on the shards; the merged
+    hits (strands included) equal one process's, and progress=True shows a bar of shards."""
+    from warpalign.alphabet import DNA as DNA_ALPHABET
+    from warpalign.alphabet import reverse_complement
+    rng = np.random.default_rng(24)
+    targets = ["".join(rng.choice(list("ACGT"), int(rng.integers(40, 200)))) for _ in range(60)]
+    path = tmp_path / "dna.wa"
+    Database.build(targets, path, alphabet="dna")
+    minus = DNA_ALPHABET.decode(reverse_complement(DNA_ALPHABET.encode(targets[7][5:60]),
+                                                   DNA_ALPHABET))
+    queries = [targets[3][10:50], minus]
+    dna = Scoring(match=2, mismatch=-3, gap_open=7, gap_extend=2)
+    want = search_one(queries, path, dna, top_k=5, mode="full", backend="cpu")
+    got = search(queries, path, dna, client=client, shards=3, top_k=5, mode="full",
+                 backend="cpu", progress=True)
+    assert_same(got, want)
+    assert [h.strands.tolist() for h in got] == [h.strands.tolist() for h in want]
+    assert got[0].strands[0] == 1 and got[1].strands[0] == -1 and got[1].targets[0] == 7
+    assert "shard" in capsys.readouterr().err
+
+
 def test_cluster_search_with_evalues_equals_one_process(data, client):
     queries, path = data
     want = search_one(queries, path, BLOSUM62, top_k=6, mode="full", evalue=10.0,

@@ -211,8 +211,8 @@ def test_sam_of_search_hits_with_secondary_flags(tmp_path):
     targets = {"a": "TTTTACGTACGTAAAA", "b": "GGACGTACGTGG", "c": "CCCCCCCC"}
     dbn = Database.from_sequences(targets, alphabet="dna")
     queries = ["ACGTACGT", "GGGGGG"]
-    res = search(queries, dbn, DNA, top_k=2, mode="full")
-    out = io.StringIO()
+    res = search(queries, dbn, DNA, top_k=2, mode="full", strand="plus")  # ACGTACGT is its
+    out = io.StringIO()                                                    # own reverse complement
     write_sam(search_sam_records(res, queries), out, zip(dbn.names, dbn.lengths))
     header, reads = _read_sam(out.getvalue(), tmp_path)
     assert header == [("a", 16), ("b", 12), ("c", 8)]

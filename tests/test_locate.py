@@ -95,13 +95,14 @@ def check(q_text: str, records: dict[str, str], s: Scoring, backend: str, **kw) 
     score, r, qe, te = oracle(q, codes, s)
     expected = key(align_codes(q, codes[r], s)) if score else (0, 0, 0, 0, 0, "")
     for method in methods(backend):
-        a = locate(q_text, records, s, method=method, backend=backend, **kw)
+        a = locate(q_text, records, s, method=method, backend=backend, strand="plus", **kw)
         assert key(a) == expected, method
         assert (a.query_end, a.target_end) == ((qe, te) if score else (0, 0))
         assert a.record == (names[r] if score else None)
         if method in KERNELS:   # "full" already checked the kernel's cell; "end" is generic
             continue
-        e = locate(q_text, records, s, method=method, backend=backend, mode="end", **kw)
+        e = locate(q_text, records, s, method=method, backend=backend, mode="end",
+                   strand="plus", **kw)
         assert (e.score, e.query_end, e.target_end, e.query_start) == (score, *a_ends(a), None)
     return a
 
@@ -286,7 +287,8 @@ def test_top_hits_equal_greedy_oracle(chrx, backend):
     small = span_bound(s.encode(q), s) + 100
     for method in methods(backend):
         for window in (None, small):
-            hits = locate(q, ref, s, top=6, method=method, backend=backend, window=window)
+            hits = locate(q, ref, s, top=6, method=method, backend=backend, window=window,
+                          strand="plus")
             assert [(0, key(h)) for h in hits] == expected, (method, window)
             assert all(h.record == "record0" for h in hits)
     spans = sorted((h.target_start, h.target_end) for h in hits)
@@ -939,9 +941,10 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     emu.launches.clear()
     with gpu_windows_as(gw):
         for top in (1, 2):
-            got = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, backend="cuda")
+            got = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, backend="cuda",
+                                     strand="plus")   # the emulated kernel knows this query
             exp = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, method="dp",
-                                     backend="cpu")
+                                     backend="cpu", strand="plus")
             got, exp = ([got], [exp]) if top == 1 else (got, exp)
             assert [key(h) for h in got] == [key(h) for h in exp]
     kinds = {k for k, _ in emu.launches}

@@ -193,6 +193,53 @@ def as_bytes_array(seq: Any) -> np.ndarray:
     raise TypeError(f"expected a sequence as str, bytes, uint8 array or SeqRecord, got {type(seq).__name__}")
 
 
+#: IUPAC complements (Cornish-Bowden 1985): A-T, C-G, R(AG)-Y(CT), K(GT)-M(AC),
+#: B(CGT)-V(ACG), D(AGT)-H(ACT); S(CG), W(AT) and N are their own complements.
+IUPAC_COMPLEMENT = {"A": "T", "C": "G", "G": "C", "T": "A", "N": "N", "R": "Y", "Y": "R",
+                    "S": "S", "W": "W", "K": "M", "M": "K", "B": "V", "V": "B", "D": "H",
+                    "H": "D", "U": "A"}
+
+
+def reverse_complement(codes: np.ndarray, alphabet: Alphabet) -> np.ndarray:
+    """The reverse complement of nucleotide ``codes`` (IUPAC, :data:`IUPAC_COMPLEMENT`).
+
+    Raises:
+        ValueError: ``alphabet`` is not a nucleotide alphabet (every symbol an IUPAC code).
+
+    Example:
+        >>> DNA.decode(reverse_complement(DNA.encode("AACGTRN"), DNA))
+        'NYACGTT'
+    """
+    return _complement_table(alphabet)[np.asarray(codes, dtype=np.uint8)[::-1]]
+
+
+@functools.lru_cache(maxsize=16)
+def _complement_table(alphabet: Alphabet) -> np.ndarray:
+    if alphabet.name == "bytes" or any(c.upper() not in IUPAC_COMPLEMENT
+                                       for c in alphabet.symbols):
+        raise ValueError(f"the {alphabet.name} alphabet has no complement (strands exist "
+                         "for nucleotide alphabets only)")
+    table = np.arange(256, dtype=np.uint8)
+    for code, sym in enumerate(alphabet.symbols):
+        partner = IUPAC_COMPLEMENT[sym.upper()]
+        if partner not in alphabet.symbols:
+            raise ValueError(f"the {alphabet.name} alphabet has {sym!r} but not its "
+                             f"complement {partner!r}")
+        table[code] = alphabet.symbols.index(partner)
+    table.setflags(write=False)   # shared by every caller (lru_cache)
+    return table
+
+
+def is_nucleotide_alphabet(alphabet: Alphabet) -> bool:
+    """Whether ``alphabet`` has strands: every symbol an IUPAC nucleotide code with its
+    complement in the alphabet (the "dna" alphabet)."""
+    try:
+        _complement_table(alphabet)
+    except ValueError:
+        return False
+    return True
+
+
 PROTEIN = Alphabet("protein", PROTEIN_SYMBOLS)
 DNA = Alphabet("dna", DNA_SYMBOLS)
 BYTES = Alphabet("bytes", "", fold_case=False)

@@ -51,6 +51,7 @@ from .io import load_sequences, source_label
 from .results import Hits
 from .scoring import Scoring, check_input
 from .search import METHODS, MODES, _batches, _top_hits, _with_alignments
+from .strands import Strand, merge_strand_results, query_strands, strand_query
 
 __all__ = ["Shard", "ShardReport", "local_cluster", "search", "shard_plan"]
 
@@ -142,7 +143,8 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
            mode: Literal["score", "end", "full"] = "score",
            algorithm: Literal["local", "global", "semiglobal"] = "local",
            backend: str = "auto", method: Literal["auto", "warp"] = "auto",
-           evalue: float | None = None, timeout: float = WORKER_TIMEOUT) -> list[Hits]:
+           evalue: float | None = None, strand: Strand = "both",
+           progress: bool = False, timeout: float = WORKER_TIMEOUT) -> list[Hits]:
     """:func:`warpalign.search` over a Dask cluster; the same hits in the same order.
 
     Which cluster: ``client`` (a ``distributed.Client``), else ``scheduler`` (an address
@@ -158,12 +160,14 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
         scoring: the scoring scheme; its alphabet must be the database's.
         client, scheduler, workers: the cluster, as above.
         shards: number of shards (default: the number of workers).
-        top_k, mode, algorithm, method: as for :func:`warpalign.search`.
+        top_k, mode, algorithm, method, strand: as for :func:`warpalign.search` (each
+            strand of a nucleotide query is a query of its own on the shards).
         backend: each worker's backend; "auto" takes the worker's GPU when one answers and
             otherwise the CPU, logging why (``warpalign.distributed`` logger, WARNING).
         evalue: as for :func:`warpalign.search`; statistics are applied by the client
             after the merge, over the whole database's search space.
         timeout: seconds to wait for the scheduler to answer and for ``workers`` to join.
+        progress: show a progress bar (tqdm, on stderr) over the shards as they finish.
 
     Returns:
         One :class:`Hits` per query, in query order, best first, ties by database order.
@@ -176,6 +180,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
     check_choice("algorithm", algorithm, ALGORITHMS)
     check_choice("backend", backend, BACKENDS)
     check_choice("method", method, METHODS)
+    strands = query_strands(strand, scoring.alphabet)
     if evalue is not None:
         from .stats import check_statistics
         check_statistics(scoring, algorithm=algorithm, evalue=evalue)  # fail before searching
@@ -193,16 +198,20 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
                            f"database's ({db.alphabet.name})")
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
     check_input(scoring, codes, source_label(queries, "queries"))
+    names = names * len(strands)   # every query once per strand: query i on strands[k] at k*n+i
+    codes = [strand_query(q, s, scoring.alphabet) for s in strands for q in codes]
     connection = _connect(client, scheduler, workers, timeout)
     with connection as dask_client:
         info = connection.info          # one round trip to the scheduler per search
         plan = shard_plan(db, shards or len(info["workers"]))
         results = _run(dask_client, info, plan, db, names, codes, scoring, top_k, mode,
-                       algorithm, backend, method, hold=connection.lasting)
+                       algorithm, backend, method, hold=connection.lasting,
+                       progress=progress)
     if mode == "full":
         # Trace only the merged top-k (see the module docstring), re-scored to the scan's hits.
         results = _with_alignments([replace(h, mode="full") for h in results], codes, db,
                                    scoring, algorithm, "auto", None)
+    results = merge_strand_results(results, strands, top_k)
     if evalue is not None:
         from .stats import apply_statistics
         results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)
@@ -351,7 +360,7 @@ _held_lock = threading.Lock()
 
 
 def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, backend,
-         method, *, hold=False):
+         method, *, hold=False, progress=False):
     """Submit one task per shard (in one message) and gather them. ``hold``: the client
     outlives this search, so its futures are released when its next search has gone out
     (see :data:`_held`) instead of now."""
@@ -374,6 +383,12 @@ def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, 
     for future in earlier:
         future.release()
     try:
+        if progress:   # the bar moves as shards finish; gather then collects them
+            from distributed import as_completed
+            from tqdm.auto import tqdm
+            for _ in tqdm(as_completed(futures), total=n, unit="shard", desc="search",
+                          leave=False):
+                pass
         parts = client.gather(futures)
     except BaseException:
         for future in futures:

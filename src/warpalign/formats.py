@@ -4,6 +4,13 @@ human-readable alignment view.
 Coordinates are 0-based half-open in Python objects and 1-based inclusive in the
 tables and in SAM, as BLAST and SAM write them. Columns of the TSV that the chosen mode
 did not compute are "NA".
+
+A minus-strand hit (:class:`~warpalign.results.Alignment`: the reverse-complemented query
+on the reference's plus strand) is written as blastn writes one in the tables: qstart <
+qend on the query as given, sstart > send (``sstart`` the hit's last reference position);
+where only the end cell is known (``mode="end"``) that is qstart and sstart, the others
+NA. In SAM it is FLAG 16 with SEQ reverse-complemented, QUAL reversed and the CIGAR in
+reference order, as SAM stores reverse-strand reads.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple, TextIO
 
+from .alphabet import IUPAC_COMPLEMENT
 from .errors import NotComputed
 from .results import Alignment, Hits
 
@@ -33,21 +41,46 @@ def _one_based(start: int | None, end: int | None) -> tuple[str, str]:
     return str(start + 1), str(end)
 
 
+def _table_coordinates(aln: Alignment, query_length: int | None) -> tuple[str, ...]:
+    """qstart qend sstart send (1-based inclusive) of an alignment with its path; a
+    minus-strand one as blastn writes it (module docstring)."""
+    if aln.strand != "-" or aln.query_start == aln.query_end:
+        return (*_one_based(aln.query_start, aln.query_end),
+                *_one_based(aln.target_start, aln.target_end))
+    m = _need_length(query_length)
+    qs, qe = _one_based(m - aln.query_end, m - aln.query_start)
+    ss, se = _one_based(aln.target_start, aln.target_end)
+    return qs, qe, se, ss
+
+
+def _need_length(query_length: int | None) -> int:
+    if query_length is None:
+        raise ValueError("a minus-strand hit's query coordinates need the query length")
+    return int(query_length)
+
+
 def alignment_fields(qname: str, tname: str, score: int, aln: Alignment | None,
-                     query_end: int | None = None, target_end: int | None = None) -> dict:
-    """The table fields of one alignment (strings), by column name."""
+                     query_end: int | None = None, target_end: int | None = None,
+                     *, strand: str | None = None, query_length: int | None = None) -> dict:
+    """The table fields of one alignment (strings), by column name. ``strand`` (else
+    ``aln.strand``) "-" writes blastn's minus-strand coordinates, which need
+    ``query_length``."""
     row = {"qseqid": qname, "sseqid": tname, "score": str(score)}
     if aln is not None and aln.cigar is not None:
         row["pident"] = f"{100.0 * aln.identity:.2f}"
         row["length"] = str(aln.length)
-        row["qstart"], row["qend"] = _one_based(aln.query_start, aln.query_end)
-        row["sstart"], row["send"] = _one_based(aln.target_start, aln.target_end)
+        row["qstart"], row["qend"], row["sstart"], row["send"] = _table_coordinates(
+            aln, query_length)
         row["cigar"] = aln.cigar or "*"
-    else:
-        qe = query_end if aln is None else aln.query_end
-        te = target_end if aln is None else aln.target_end
-        row.update(pident=NA, length=NA, qstart=NA, sstart=NA, cigar=NA,
-                   qend=NA if qe is None else str(qe), send=NA if te is None else str(te))
+        return row
+    qe = query_end if aln is None else aln.query_end
+    te = target_end if aln is None else aln.target_end
+    row.update(pident=NA, length=NA, qstart=NA, sstart=NA, cigar=NA,
+               qend=NA if qe is None else str(qe), send=NA if te is None else str(te))
+    if (strand or (aln and aln.strand)) == "-" and qe is not None:
+        # the end cell of the reverse complement: the first query base, the last reference base
+        row.update(qstart=str(_need_length(query_length) - qe + 1), qend=NA,
+                   sstart=row["send"], send=NA)
     return row
 
 
@@ -58,7 +91,8 @@ def write_search_tsv(results: Iterable[Hits], out: TextIO, header: bool = False)
     for hits in results:
         for hit in hits:
             row = alignment_fields(hits.query_name, hit.name, hit.score, hit.alignment,
-                                   hit.query_end, hit.target_end)
+                                   hit.query_end, hit.target_end, strand=hit.strand,
+                                   query_length=hits.query_length)
             out.write("\t".join(row[c] for c in SEARCH_COLUMNS) + "\n")
 
 
@@ -67,6 +101,8 @@ def hits_to_json(hits: Hits) -> dict:
     out = []
     for hit in hits:
         item = {"target": hit.target, "name": hit.name, "score": hit.score}
+        if hit.strand is not None:
+            item["strand"] = hit.strand
         if hit.evalue is not None:
             item.update(evalue=hit.evalue, bitscore=hit.bitscore)
         if hit.query_end is not None:
@@ -80,7 +116,8 @@ def hits_to_json(hits: Hits) -> dict:
 
 def alignment_to_json(aln: Alignment) -> dict:
     d = {"score": aln.score, "query_start": aln.query_start, "query_end": aln.query_end,
-         "target_start": aln.target_start, "target_end": aln.target_end}
+         "target_start": aln.target_start, "target_end": aln.target_end,
+         "strand": aln.strand}
     if aln.cigar is not None:
         d.update(cigar=aln.cigar, identity=round(aln.identity, 6), length=aln.length,
                  query_aligned=aln.query_aligned, target_aligned=aln.target_aligned)
@@ -184,19 +221,20 @@ def format_bitscore(bits: float) -> str:
 
 
 def blast_tab_fields(qname: str, tname: str, aln: Alignment, evalue: float | None = None,
-                     bitscore: float | None = None) -> list[str]:
+                     bitscore: float | None = None, query_length: int | None = None
+                     ) -> list[str]:
     """The twelve outfmt-6 fields of one alignment (strings, in BLAST_TAB_COLUMNS order).
 
     pident is 100·identities/length over all alignment columns (gaps included) with three
     decimals; gapopen counts runs of gaps; coordinates are 1-based inclusive (0 0 for an
-    empty alignment); evalue and bitscore are "NA" when statistics were not applied.
+    empty alignment; a minus-strand hit as blastn writes it, sstart > send, which needs
+    ``query_length``); evalue and bitscore are "NA" when statistics were not applied.
     """
     if aln.cigar is None or aln.query_aligned is None:
         raise NotComputed("BLAST tabular output needs the alignments; use mode='full'")
     length = aln.length
     pident = 100.0 * aln.matches / length if length else 0.0
-    qs, qe = _one_based(aln.query_start, aln.query_end)
-    ss, se = _one_based(aln.target_start, aln.target_end)
+    qs, qe, ss, se = _table_coordinates(aln, query_length)
     return [qname, tname, f"{pident:.3f}", str(length), str(aln.mismatches),
             str(aln.gap_opens), qs, qe, ss, se,
             NA if evalue is None else format_evalue(evalue),
@@ -236,7 +274,7 @@ def write_blast_tab(results: Iterable[Hits], out: TextIO, header: bool = False,
                               f"computed in mode={hits.mode!r}; use mode='full'")
         for hit in hits:
             fields = blast_tab_fields(hits.query_name, hit.name, hit.alignment, hit.evalue,
-                                      hit.bitscore)
+                                      hit.bitscore, hits.query_length)
             out.write("\t".join(fields) + "\n")
 
 
@@ -260,15 +298,20 @@ def blast_gap_comment(scoring: Any) -> str:
 class SamRecord(NamedTuple):
     """One alignment to write as a SAM line.
 
-    ``query`` is the whole query sequence (written as SEQ) or its length (SEQ "*");
-    ``reference`` is the target's name, as in the @SQ header; ``alignment`` None or
-    empty writes an unmapped record (flag 4).
+    ``query`` is the whole query sequence as read (written as SEQ, reverse-complemented
+    for a minus-strand alignment) or its length (SEQ "*"); ``reference`` is the target's
+    name, as in the @SQ header; ``alignment`` None or empty writes an unmapped record
+    (flag 4). ``quality``: the read's FASTQ quality string (QUAL; reversed with SEQ),
+    None for "*". ``mapq``: the mapping quality (:func:`mapping_quality`), None for 255
+    (not available).
     """
 
     query_name: str
     query: str | int
     reference: str | None
     alignment: Alignment | None
+    quality: str | None = None
+    mapq: int | None = None
 
 
 def sam_cigar(aln: Alignment, query_length: int) -> str:
@@ -287,6 +330,58 @@ def sam_cigar(aln: Alignment, query_length: int) -> str:
                          f"query end {aln.query_end}")
     head = f"{aln.query_start}S" if aln.query_start else ""
     return head + aln.cigar + (f"{tail}S" if tail else "")
+
+
+#: MAPQ of a read whose best score is unique (no second alignment at all).
+MAPQ_MAX = 60
+
+
+def mapping_quality(best: int, second: int) -> int:
+    """MAPQ from a read's best and second-best alignment scores, as BWA scales it:
+    ``round(60 * (best - second) / best)`` (halves round up), so 60 when nothing else
+    aligns (``second`` 0), 0 when another alignment scores as well (or better) and for
+    ``best`` <= 0, and in between in proportion to the lead of the best.
+
+    Example:
+        >>> mapping_quality(150, 0), mapping_quality(150, 150), mapping_quality(150, 100)
+        (60, 0, 20)
+    """
+    best, second = int(best), max(int(second), 0)
+    if best <= 0 or second >= best:
+        return 0
+    return min(MAPQ_MAX, (2 * MAPQ_MAX * (best - second) + best) // (2 * best))
+
+
+def read_records(query_name: str, query: str, hits: Iterable[tuple[str, Alignment]], *,
+                 report: int = 1, min_score: int | None = None,
+                 quality: str | None = None) -> list[SamRecord]:
+    """The SAM records of one read from its hits, best first (each ``(reference,
+    alignment)``): the first ``report`` scoring at least ``min_score`` (default: above 0),
+    the first of them primary with MAPQ :func:`mapping_quality` (best, second), the others
+    secondary (FLAG 256) with MAPQ 0; one unmapped record when none is left.
+
+    ``second`` is the score of the second hit given (pass ``report`` + 1 hits, at least
+    2, to have it), counted as 0 when below ``min_score``: an alignment too weak to be
+    reported does not compete for the read.
+
+    Example:
+        >>> hits = [("chr1", Alignment(40, 0, 40, 100, 140, "40M")),
+        ...         ("chr2", Alignment(30, 0, 40, 7, 47, "40M"))]
+        >>> [(r.reference, r.mapq) for r in read_records("r", "A" * 40, hits, min_score=20)]
+        [('chr1', 15)]
+        >>> [(r.reference, r.mapq) for r in read_records("r", "A" * 40, hits, min_score=35)]
+        [('chr1', 60)]
+        >>> [r.alignment for r in read_records("r", "A" * 40, hits, min_score=50)]
+        [None]
+    """
+    floor = 1 if min_score is None else max(int(min_score), 1)
+    scored = [(ref, aln) for ref, aln in hits if aln is not None and aln.score >= floor]
+    if not scored:
+        return [SamRecord(query_name, query, None, None, quality, None)]
+    second = scored[1][1].score if len(scored) > 1 else 0
+    mapq = mapping_quality(scored[0][1].score, second)
+    return [SamRecord(query_name, query, ref, aln, quality, mapq if k == 0 else 0)
+            for k, (ref, aln) in enumerate(scored[:report])]
 
 
 def _edit_distance(aln: Alignment) -> int | None:
@@ -371,11 +466,14 @@ def write_sam(records: Iterable[SamRecord | tuple], out: TextIO, reference_lengt
     Query and reference names must be valid SAM names (:func:`check_sam_names`); one that
     is not raises ValueError naming it.
 
-    Mapped records: FLAG 0 (256 for a further alignment of a query already written),
-    POS = target_start + 1, MAPQ 255 (not computed), CIGAR from :func:`sam_cigar`
-    (M/I/D with soft-clipped query ends), tags ``AS:i`` (the score) and ``NM:i`` (edit
-    distance, when the aligned strings are known). Unmapped records (no alignment, or
-    an empty local alignment of score 0): FLAG 4, RNAME "*", POS 0, MAPQ 0, CIGAR "*".
+    Mapped records: FLAG 0 (256 for a further alignment of a query already written;
+    +16 for a minus-strand alignment, whose SEQ is the reverse complement of the query and
+    QUAL reversed), POS = target_start + 1, MAPQ the record's ``mapq`` (255, not
+    available, when None), CIGAR from :func:`sam_cigar` (M/I/D with soft-clipped query
+    ends, in reference order), tags ``AS:i`` (the score) and ``NM:i`` (edit distance, when
+    the aligned strings are known). Unmapped records (no alignment, or an empty local
+    alignment of score 0): FLAG 4, RNAME "*", POS 0, MAPQ 0, CIGAR "*", SEQ and QUAL as
+    read.
 
     Example:
         >>> import io
@@ -392,12 +490,17 @@ def write_sam(records: Iterable[SamRecord | tuple], out: TextIO, reference_lengt
     out.write("\n".join(header) + "\n")
     seen: set[str] = set()
     for rec in records:
-        qname, query, ref, aln = rec
-        out.write(_sam_line(qname, query, ref, aln, lengths, seen) + "\n")
+        rec = SamRecord(*rec)
+        out.write(_sam_line(rec, lengths, seen) + "\n")
 
 
-def _sam_line(qname: str, query: str | int, ref: str | None, aln: Alignment | None,
-              lengths: dict[str, int], seen: set[str]) -> str:
+#: str.translate table of IUPAC complements, both cases.
+_COMPLEMENT_TEXT = str.maketrans({**IUPAC_COMPLEMENT,
+                                  **{k.lower(): v.lower() for k, v in IUPAC_COMPLEMENT.items()}})
+
+
+def _sam_line(rec: SamRecord, lengths: dict[str, int], seen: set[str]) -> str:
+    qname, query, ref, aln, qual, mapq = rec
     check_sam_names([qname])
     if isinstance(query, str):
         seq, qlen = (query or "*"), len(query)
@@ -406,32 +509,65 @@ def _sam_line(qname: str, query: str | int, ref: str | None, aln: Alignment | No
                              f"'*', a tab or a space)")
     else:
         seq, qlen = "*", int(query)
+    if qual is not None and (len(qual) != qlen or any(not "!" <= c <= "~" for c in qual)):
+        raise ValueError(f"query {qname!r}: the quality string cannot be written as SAM "
+                         f"QUAL ({len(qual)} characters for {qlen} bases, each '!' to '~')")
+    qual = qual or "*"
     if aln is None or not aln.cigar:
         if aln is not None and aln.cigar is None:
             raise NotComputed("SAM output needs the alignment path; use mode='full'")
-        return f"{qname}\t4\t*\t0\t0\t*\t*\t0\t0\t{seq}\t*"
+        return f"{qname}\t4\t*\t0\t0\t*\t*\t0\t0\t{seq}\t{qual}"
     if ref is None or str(ref) not in lengths:
         raise ValueError(f"reference {ref!r} of query {qname!r} is not in reference_lengths")
     flag = 256 if qname in seen else 0
     seen.add(qname)
+    if aln.strand == "-":
+        flag |= 16
+        seq = seq if seq == "*" else _reverse_complement_text(qname, seq)
+        qual = qual[::-1]
     tags = [f"AS:i:{aln.score}"]
     nm = _edit_distance(aln)
     if nm is not None:
         tags.append(f"NM:i:{nm}")
-    return "\t".join([qname, str(flag), str(ref), str(aln.target_start + 1), "255",
-                      sam_cigar(aln, qlen), "*", "0", "0", seq, "*", *tags])
+    return "\t".join([qname, str(flag), str(ref), str(aln.target_start + 1),
+                      str(255 if mapq is None else mapq), sam_cigar(aln, qlen), "*", "0",
+                      "0", seq, qual, *tags])
 
 
-def search_sam_records(results: Iterable[Hits], queries: Any) -> Iterable[SamRecord]:
-    """SAM records of search hits (``mode="full"``); ``queries`` are the query sequences
-    as strings, in the order of ``results``. A query without hits gives one unmapped
-    record. Reference lengths for :func:`write_sam`: ``zip(db.names, db.lengths)``.
+def _reverse_complement_text(qname: str, seq: str) -> str:
+    bad = next((c for c in seq if c.upper() not in IUPAC_COMPLEMENT), None)
+    if bad is not None:
+        raise ValueError(f"query {qname!r}: a minus-strand alignment of a sequence with "
+                         f"{bad!r}, which has no complement")
+    return seq.translate(_COMPLEMENT_TEXT)[::-1]
+
+
+def search_sam_records(results: Iterable[Hits], queries: Any, *, report: int | None = None,
+                       min_score: int | None = None,
+                       qualities: Iterable[str | None] | None = None) -> Iterable[SamRecord]:
+    """SAM records of search hits (``mode="full"``), each query a read and its hits'
+    targets references (:func:`read_records`: the first ``report`` hits, default all,
+    scoring at least ``min_score``; MAPQ from the best two hits, so search one more than
+    you report). ``queries`` are the query sequences as strings and ``qualities`` their
+    FASTQ qualities (None: "*"), in the order of ``results``. A query without hits gives
+    one unmapped record. Reference lengths for :func:`write_sam`:
+    ``zip(db.names, db.lengths)``, or :func:`hit_references` for only the hit targets.
     """
-    for hits, query in zip(results, queries, strict=True):
+    results = list(results)
+    qualities = [None] * len(results) if qualities is None else list(qualities)
+    for hits, query, quality in zip(results, queries, qualities, strict=True):
         if len(hits) and hits.alignments is None:
             raise NotComputed(f"SAM output needs the alignments, which were not computed "
                               f"in mode={hits.mode!r}; use mode='full'")
-        if not len(hits):
-            yield SamRecord(hits.query_name, query, None, None)
-        for hit in hits:
-            yield SamRecord(hits.query_name, query, hit.name, hit.alignment)
+        yield from read_records(hits.query_name, query,
+                                [(hit.name, hit.alignment) for hit in hits],
+                                report=len(hits) if report is None else report,
+                                min_score=min_score, quality=quality)
+
+
+def hit_references(records: Iterable[SamRecord], database: Any) -> list[tuple[str, int]]:
+    """(name, length) of the references that ``records`` name, in database order: the
+    @SQ lines of a search's SAM (a database of millions of sequences need not be listed)."""
+    used = {rec.reference for rec in records if rec.reference is not None}
+    return [(name, int(length)) for name, length in zip(database.names, database.lengths)
+            if name in used]

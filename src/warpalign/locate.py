@@ -133,6 +133,7 @@ from .spans import (
     sub_window,
     window_bounds,
 )
+from .strands import Strand, merge_alignments, query_strands, strand_query
 
 MODES = ("score", "end", "full")
 #: Methods by name; "auto" resolves to "windows".
@@ -150,7 +151,9 @@ Method = Literal["auto", "windows", "dp", "scan", "scan1", "antidiagonal", "bloc
 def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
            mode: Literal["score", "end", "full"] = "full", method: Method = "auto",
            backend: str = "auto", algorithm: Literal["local"] = "local",
-           window: int | None = None, threads: int | None = None) -> Alignment | list[Alignment]:
+           window: int | None = None, threads: int | None = None,
+           strand: Strand = "both", min_score: int | None = None
+           ) -> Alignment | list[Alignment]:
     """Best local alignment(s) of a short ``query`` inside a long ``reference``.
 
     Args:
@@ -174,11 +177,19 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
             :func:`span_bound` of the query.
         threads: CPU threads (the CPU backend's window scan and the tracebacks); default
             ``NUMBA_NUM_THREADS`` when set, else every core this process may use.
+        strand: nucleotide scoring: "both" (the query and its reverse complement, each
+            run through the same method and backend), "plus" or "minus"
+            (:mod:`warpalign.strands`: the order of hits from both strands, ties to the
+            plus strand). Protein: "both" and "plus" align the query as given.
+        min_score: hits scoring below this are not reported (default: every hit > 0).
 
     Returns:
         An :class:`Alignment` (``top=1``; the empty alignment of score 0 when nothing
-        scores above 0, with ``record`` None) or a list of them. ``record`` names the
-        reference record; coordinates are 0-based half-open within it.
+        scores above 0 or ``min_score``, with ``record`` None) or a list of them.
+        ``record`` names the reference record; coordinates are 0-based half-open within
+        it, on its plus strand; ``strand`` is "+" or "-" (a minus-strand hit's query
+        coordinates and CIGAR refer to the reverse-complemented query, as in SAM), None
+        for protein.
 
     Raises:
         AlphabetError: a symbol outside the alphabet (record, position, character).
@@ -188,11 +199,15 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
     Example:
         >>> s = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)   # paper 004
         >>> hits = locate("GATTACA", "CCGATTACATTGATTTACAGG", s, top=2, backend="cpu")
-        >>> [(h.score, h.target_start, h.target_end, h.cigar) for h in hits]
-        [(35, 2, 9, '7M'), (27, 11, 19, '2M1D5M')]
+        >>> [(h.score, h.target_start, h.target_end, h.cigar, h.strand) for h in hits]
+        [(35, 2, 9, '7M', '+'), (27, 11, 19, '2M1D5M', '+')]
+        >>> hit = locate("TGTAATC", "CCGATTACATTG", s, backend="cpu")   # reverse complement
+        >>> hit.strand, hit.target_start, hit.target_end, hit.query_aligned
+        ('-', 2, 9, 'GATTACA')
     """
     check_choice("algorithm", algorithm, ALGORITHMS)
     _check_options(top, mode, method, backend, window)
+    query_strands(strand, scoring.alphabet)   # a wrong strand fails before the inputs load
     resolve_threads(threads)
     q = _one_query(query, scoring)
     names, records = _records(reference, scoring)
@@ -200,16 +215,22 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
     check_input(scoring, checked, f"{source_label(query, 'query')} and "
                                   f"{source_label(reference, 'reference')}")
     return locate_encoded(q, names, records, scoring, top=top, mode=mode, method=method,
-                          backend=backend, window=window, threads=threads)
+                          backend=backend, window=window, threads=threads, strand=strand,
+                          min_score=min_score)
 
 
 def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], scoring: Scoring,
                    *, top: int = 1, mode: str = "full", method: str = "auto",
                    backend: str = "auto", window: int | None = None,
-                   threads: int | None = None) -> Alignment | list[Alignment]:
+                   threads: int | None = None, strand: Strand = "both",
+                   min_score: int | None = None) -> Alignment | list[Alignment]:
     """:func:`locate` on a query and reference records already encoded in
     ``scoring.alphabet``'s codes (``names[i]`` names ``records[i]``)."""
     _check_options(top, mode, method, backend, window)
+    if min_score is not None and (isinstance(min_score, bool)
+                                  or not isinstance(min_score, (int, np.integer))):
+        raise ValueError(f"invalid min_score: {min_score!r}; expected an integer")
+    strands = query_strands(strand, scoring.alphabet)
     threads = resolve_threads(threads)
     if len(names) != len(records):
         raise ValueError(f"{len(names)} names for {len(records)} records")
@@ -219,6 +240,19 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
         if codes.size and _max_code(codes) >= size:
             raise ValueError(f"{name}: code {int(codes.max())} is outside the "
                              f"{scoring.alphabet.name} alphabet ({size} codes)")
+    found = [(s, _locate_strand(strand_query(q, s, scoring.alphabet), names, records, scoring,
+                                int(top), mode, method, backend, window, threads))
+             for s in strands]
+    hits = [h for h in merge_alignments(found, int(top))
+            if min_score is None or h.score >= min_score]
+    if top == 1:
+        return hits[0] if hits else _empty(mode)
+    return hits
+
+
+def _locate_strand(q, names, records, scoring, top, mode, method, backend, window, threads
+                   ) -> list[Alignment]:
+    """The hits of one strand: the query codes ``q`` as they are aligned."""
     sq = query_score_bound(q, scoring)   # once per call: every span bound below uses it
     span = span_from(sq, len(q), scoring, 1)
     first = None   # the first pass's overlap bound (two passes), else None
@@ -246,11 +280,7 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
                      threads)
     if first is not None:
         search.close_seams()
-    hits = search.run(int(top), mode)
-    out = [dataclasses.replace(h, record=names[r]) for r, h in hits]
-    if top == 1:
-        return out[0] if out else _empty(mode)
-    return out
+    return [dataclasses.replace(h, record=names[r]) for r, h in search.run(top, mode)]
 
 
 # ----------------------------------------------------------------------------- inputs

@@ -7,6 +7,15 @@
 
 Coordinates are 0-based half-open: ``query[query_start:query_end]`` is aligned with
 ``target[target_start:target_end]``.
+
+**Strands** (nucleotide scoring): ``strand`` is "+" for an alignment of the query as given
+and "-" for one of its reverse complement, as SAM stores a reverse-strand read: target
+coordinates are always on the target's (reference's) plus strand; query coordinates,
+CIGAR and aligned strings refer to the reverse-complemented query, in reference order,
+so ``reverse_complement(query)[query_start:query_end]`` is aligned with
+``target[target_start:target_end]``. In the query as given that part is
+``[len(query) - query_end, len(query) - query_start)`` (BLAST tables write it so, with
+``sstart > send``). ``strand`` is None where strands do not apply (protein, bytes).
 """
 
 from __future__ import annotations
@@ -20,6 +29,17 @@ import numpy as np
 from .errors import NotComputed
 
 _CIGAR_OP = re.compile(r"(\d+)([MID])")
+
+
+#: ``Hits.strands`` values -> ``strand`` names.
+STRAND_NAMES = {1: "+", -1: "-"}
+
+
+def _concat(parts, attr: str):
+    """``attr`` of every part concatenated, or None when some part lacks it."""
+    if any(getattr(h, attr) is None for h in parts):
+        return None
+    return np.concatenate([getattr(h, attr) for h in parts])
 
 
 @dataclass(frozen=True)
@@ -42,6 +62,7 @@ class Alignment:
     target_aligned: str | None = None
     algorithm: str = "local"
     record: str | None = None
+    strand: str | None = None    # "+", "-" (nucleotide scoring), None (no strands)
 
     @property
     def length(self) -> int:
@@ -94,6 +115,7 @@ class Hit:
     alignment: Alignment | None = None
     evalue: float | None = None      # set when statistics were applied (warpalign.stats)
     bitscore: float | None = None
+    strand: str | None = None        # "+", "-" (nucleotide scoring; see Alignment), None
 
     @property
     def query_start(self) -> int | None:
@@ -116,7 +138,9 @@ class Hit:
 class Hits(Sequence):
     """The reported hits of one query against a database, best first.
 
-    Ordered by score (descending), ties by database order. The arrays are read-only.
+    Ordered by score (descending), ties by database order, then plus strand before minus.
+    The arrays are read-only. ``strands`` (int8: 1 plus, -1 minus; None where strands do
+    not apply) says which strand of the query each hit aligns (see :class:`Alignment`).
     ``saturated`` counts the targets that a narrow (16-bit) kernel flagged and that were
     rescored with 32-bit arithmetic. ``evalues`` and ``bitscores`` (float64) are set by
     :func:`warpalign.stats.apply_statistics` and None before.
@@ -135,10 +159,11 @@ class Hits(Sequence):
     cells: int = field(default=0, compare=False)   # DP cells computed for this query
     evalues: np.ndarray | None = None    # float64, set by warpalign.stats.apply_statistics
     bitscores: np.ndarray | None = None  # float64
+    strands: np.ndarray | None = None    # int8: 1 plus, -1 minus (nucleotide scoring)
 
     def __post_init__(self) -> None:
         for arr in (self.scores, self.targets, self.query_ends, self.target_ends,
-                    self.evalues, self.bitscores):
+                    self.evalues, self.bitscores, self.strands):
             if arr is not None:
                 arr.setflags(write=False)
 
@@ -157,13 +182,36 @@ class Hits(Sequence):
                    target_end=None if self.target_ends is None else int(self.target_ends[i]),
                    alignment=None if self.alignments is None else self.alignments[i],
                    evalue=None if self.evalues is None else float(self.evalues[i]),
-                   bitscore=None if self.bitscores is None else float(self.bitscores[i]))
+                   bitscore=None if self.bitscores is None else float(self.bitscores[i]),
+                   strand=None if self.strands is None else STRAND_NAMES[int(self.strands[i])])
 
     def __iter__(self) -> Iterator[Hit]:
         return (self[i] for i in range(len(self)))
 
     def __repr__(self) -> str:
         return f"<Hits query={self.query_name!r} n={len(self)} best={self.scores[:3].tolist()}>"
+
+    def take(self, indices) -> Hits:
+        """The hits at ``indices`` (in that order), every array and list alike.
+
+        Example:
+            >>> from warpalign import Scoring, search
+            >>> s = Scoring("BLOSUM62", gap_open=11, gap_extend=1)
+            >>> hits = search(["HEAGAWGHEE"], ["PAWHEAE", "HEAGAWGHEE"], s)[0]
+            >>> hits.take(hits.scores >= 20).names
+            ['seq1']
+        """
+        idx = np.arange(len(self))[np.asarray(indices)] if len(self) else np.zeros(0, np.int64)
+
+        def pick(arr):
+            return None if arr is None else np.ascontiguousarray(arr[idx])
+        listed = idx.tolist()
+        return Hits(self.query_name, self.query_length, pick(self.scores), pick(self.targets),
+                    [self.names[i] for i in listed], self.mode, pick(self.query_ends),
+                    pick(self.target_ends),
+                    None if self.alignments is None else [self.alignments[i] for i in listed],
+                    self.saturated, self.cells, pick(self.evalues), pick(self.bitscores),
+                    pick(self.strands))
 
     def _need_ends(self) -> None:
         if self.query_ends is None:
@@ -173,7 +221,8 @@ class Hits(Sequence):
     def merge(self, *others: Hits, top_k: int | None = None) -> Hits:
         """Combine hits of the same query from several batches or devices.
 
-        The result is ordered by score then database index and keeps ``top_k`` hits
+        The result is ordered by score, database index, then plus strand before minus,
+        and keeps ``top_k`` hits
         (default: as many as the largest input). E-values and bit scores are kept when
         every part has them (they must have been computed for the same search space:
         apply statistics after merging shards, or give the whole database's size).
@@ -184,13 +233,14 @@ class Hits(Sequence):
         k = max(len(h) for h in parts) if top_k is None else top_k
         scores = np.concatenate([h.scores for h in parts])
         targets = np.concatenate([h.targets for h in parts])
-        order = np.lexsort((targets, -scores.astype(np.int64)))[:k]
+        strands = _concat(parts, "strands")
+        minus_last = np.zeros(len(scores), np.int8) if strands is None else -strands
+        order = np.lexsort((minus_last, targets, -scores.astype(np.int64)))[:k]
         names = [name for h in parts for name in h.names]
 
         def pick(attr):
-            if any(getattr(h, attr) is None for h in parts):
-                return None
-            return np.concatenate([getattr(h, attr) for h in parts])[order]
+            joined = _concat(parts, attr)
+            return None if joined is None else joined[order]
         aligns = None
         if self.alignments is not None:
             allal = [aln for h in parts for aln in h.alignments]
@@ -198,14 +248,15 @@ class Hits(Sequence):
         return Hits(self.query_name, self.query_length, scores[order], targets[order],
                     [names[i] for i in order], self.mode, pick("query_ends"), pick("target_ends"),
                     aligns, sum(h.saturated for h in parts), sum(h.cells for h in parts),
-                    pick("evalues"), pick("bitscores"))
+                    pick("evalues"), pick("bitscores"), pick("strands"))
 
     def to_pandas(self):
         """A pandas DataFrame with one row per hit, best first (pandas imported lazily).
 
         Columns: query, target (database index), name, score; then, when computed,
         query_start, query_end, target_start, target_end (0-based half-open), cigar,
-        identity, length (alignment columns), evalue and bitscore. Text columns have
+        identity, length (alignment columns), evalue, bitscore and strand ("+"/"-",
+        nucleotide scoring). Text columns have
         pandas' string dtype and the others int64 or float64, with no hits too.
 
         Example:
@@ -240,6 +291,8 @@ class Hits(Sequence):
             cols["evalue"] = np.asarray(self.evalues, dtype=np.float64)
         if self.bitscores is not None:
             cols["bitscore"] = np.asarray(self.bitscores, dtype=np.float64)
+        if self.strands is not None:
+            cols["strand"] = [STRAND_NAMES[int(v)] for v in self.strands]
         return cols
 
 
@@ -265,7 +318,7 @@ def results_to_pandas(results: Iterable[Hits]):
 
 #: Columns of text (names, CIGAR): typed as pandas' string dtype even when empty, where
 #: pandas would otherwise make an empty list "object" and a list of str its string dtype.
-_TEXT_COLUMNS = ("query", "name", "cigar")
+_TEXT_COLUMNS = ("query", "name", "cigar", "strand")
 
 
 def _frame(cols: dict):

@@ -20,6 +20,7 @@ from .io import load_sequences, source_label
 from .pipeline import ahead
 from .results import Hits
 from .scoring import Scoring, check_input
+from .strands import Strand, merge_strand_results, query_strands, strand_query
 
 MODES = ("score", "end", "full")
 METHODS = ("auto", "warp")   # "warp": paper 003's kernel, CUDA backend only
@@ -34,7 +35,8 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
            algorithm: Literal["local", "global", "semiglobal"] = "local",
            backend: str = "auto", progress: bool = False,
            method: Literal["auto", "warp"] = "auto",
-           evalue: float | None = None, threads: int | None = None) -> list[Hits]:
+           evalue: float | None = None, threads: int | None = None,
+           strand: Strand = "both", min_score: int | None = None) -> list[Hits]:
     """Search each query against every sequence of ``database``.
 
     Args:
@@ -64,10 +66,15 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
             of BLAST's tables only; anything else raises ``StatisticsUnavailable``.
         threads: CPU threads (the CPU backend's scan and the traceback of ``mode="full"``);
             default ``NUMBA_NUM_THREADS`` when set, else every core this process may use.
+        strand: nucleotide scoring: "both" (each query and its reverse complement, the
+            ``top_k`` best of both; :mod:`warpalign.strands`), "plus" or "minus". Protein:
+            "both" and "plus" search the queries as given.
+        min_score: keep only the hits scoring at least this (default: all ``top_k``).
 
     Returns:
         One :class:`Hits` per query, in query order; hits sorted by score (descending),
-        ties by database order.
+        ties by database order, then plus strand before minus. ``Hits.strands`` says the
+        strand of each hit (None for protein); ``Hits.cells`` counts both strands.
 
     Example:
         >>> s = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -81,6 +88,10 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"invalid top_k: {top_k!r}; expected an integer >= 1")
     threads = resolve_threads(threads)
+    strands = query_strands(strand, scoring.alphabet)
+    if min_score is not None and (isinstance(min_score, bool)
+                                  or not isinstance(min_score, (int, np.integer))):
+        raise ValueError(f"invalid min_score: {min_score!r}; expected an integer")
     if evalue is not None:
         from .stats import check_statistics
         check_statistics(scoring, algorithm=algorithm, evalue=evalue)  # fail before searching
@@ -95,16 +106,21 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     order = np.asarray(db.order, dtype=np.int64)
     residues = db.residues
     results = []
-    with _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method,
-                  threads) as batches, _progress(len(codes), progress) as bar:
-        for qname, q, batch in zip(names, codes, batches):
+    # every query once per strand: runs[k * n + i] is query i on strands[k]
+    runs = [strand_query(q, s, scoring.alphabet) for s in strands for q in codes]
+    with _batches(engine, runs, handle, scoring, algorithm, mode, top_k, method,
+                  threads) as batches, _progress(len(runs), progress) as bar:
+        for qname, q, batch in zip(names * len(strands), runs, batches):
             results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
                                      cells=len(q) * residues))
             bar.update(1)
     if mode == "full":
-        results = _with_alignments(results, codes, db, scoring, algorithm,
+        results = _with_alignments(results, runs, db, scoring, algorithm,
                                    "cuda" if getattr(engine, "name", "") == "cuda" else "cpu",
                                    threads)
+    results = merge_strand_results(results, strands, top_k)
+    if min_score is not None:
+        results = [h.take(h.scores >= min_score) for h in results]
     if evalue is not None:
         from .stats import apply_statistics
         results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)

@@ -248,8 +248,9 @@ def _bench_locate(cfg: dict, backend: str, command: str) -> Iterator[dict]:
             first = None
             for method, be in runs:
                 def run(method=method, be=be, q=q, ref=ref):
+                    # paper 002's setting: one strand, m·n cells
                     return locate_encoded(q, ["ref"], [ref], scoring, mode="end",
-                                          method=method, backend=be)
+                                          method=method, backend=be, strand="plus")
                 if (method, be) in skipped:
                     continue
                 try:

@@ -1,8 +1,8 @@
 """The flags several subcommands share, and the helpers that read them.
 
 Scoring (``--matrix``, ``--match``/``--mismatch``, gap penalties, ``--alphabet``),
-``--backend``, ``--algorithm``, ``--threads``, ``-o/--output``, input arguments as files,
-the progress bar. Choices come from the library's own tuples (the alphabets, the backend
+``--backend``, ``--algorithm``, ``--threads``, ``--strand``/``--min-score``,
+``-o/--output``, input arguments as files, the progress bar. Choices come from the library's own tuples (the alphabets, the backend
 registry's backends and algorithms). Heavy modules (NumPy, the scoring tables) load inside the
 helpers, so that importing the command line stays quick.
 """
@@ -84,6 +84,29 @@ def _threads(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return value
+
+
+def strand_flags(p: argparse.ArgumentParser) -> None:
+    """``--strand`` and ``--min-score``, the read-mapping flags of locate and search."""
+    p.add_argument("--strand", default="both", choices=("both", "plus", "minus"),
+                   help="nucleotide queries: align the query as given (plus), its reverse "
+                        "complement (minus) or both, the best hits of both first (ties: "
+                        "plus). Minus-strand hits: sstart > send in the tables, FLAG 16 in "
+                        "SAM (default both; protein has no strands)")
+    p.add_argument("--min-score", type=int, metavar="S",
+                   help="report only hits scoring at least S; in SAM a query without one "
+                        "is an unmapped record (FLAG 4) and a second-best hit below S does "
+                        "not lower MAPQ (default: every hit scoring above 0)")
+
+
+def check_strand(args, scoring) -> None:
+    """``--strand minus`` with a protein (or bytes) scoring: an error naming the flag."""
+    from ..alphabet import is_nucleotide_alphabet
+    if args.strand == "minus" and not is_nucleotide_alphabet(scoring.alphabet):
+        raise ValueError(f"--strand minus: the scoring is {scoring.alphabet.name} "
+                         f"({scoring.matrix_name or 'match/mismatch'}), which has no "
+                         "strands; --strand applies to nucleotide scoring (--alphabet dna "
+                         "or --match/--mismatch)")
 
 
 def output_flag(p: argparse.ArgumentParser) -> None:

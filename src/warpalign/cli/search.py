@@ -2,6 +2,8 @@
 
 DATABASE is a directory made by ``warpalign makedb`` or a FASTA/FASTQ file; with
 ``--scheduler`` or ``--workers`` the search runs on a Dask cluster (docs/distributed.md).
+Nucleotide queries are searched on both strands unless ``--strand`` says one;
+``--format sam`` writes each query as a read and its hits' targets as references.
 """
 
 from __future__ import annotations
@@ -13,17 +15,19 @@ import sys
 from .flags import (
     algorithm_flag,
     backend_flag,
+    check_strand,
     inputs,
     output_flag,
     parse_scoring,
     progress_flags,
     scoring_flags,
     show_progress,
+    strand_flags,
     threads_flag,
 )
 from .output import output
 
-FORMATS = ("tsv", "json", "blast6")
+FORMATS = ("tsv", "json", "blast6", "sam")
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -36,6 +40,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                     "file ('-': standard input)")
     scoring_flags(p)
     p.add_argument("-k", "--top-k", type=int, default=10, help="hits per query (default 10)")
+    strand_flags(p)
     p.add_argument("--mode", default="full", choices=MODES,
                    help="what to compute per reported hit (default full)")
     algorithm_flag(p)
@@ -46,7 +51,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "(1-based); json: one object per query per line; blast6: BLAST "
                         "-outfmt 6's twelve columns (needs --mode full; evalue and bitscore "
                         "are NA, with a note on stderr, where the scoring has no "
-                        "statistics). Gap costs in BLAST's terms: --blast-gaps")
+                        "statistics; a minus-strand hit has sstart > send, as blastn "
+                        "writes it); sam: each query a read, the hit targets as @SQ "
+                        "references, the best hit primary with MAPQ "
+                        "round(60*(best-second)/best), the others secondary (FLAG 256), "
+                        "FASTQ qualities as QUAL (needs --mode full). Gap costs in BLAST's "
+                        "terms: --blast-gaps")
     p.add_argument("--evalue", type=float,
                    help="keep hits with E-value <= this (Karlin-Altschul statistics with "
                         "NCBI BLAST's published lambda and K: BLOSUM/PAM matrices with the "
@@ -78,14 +88,24 @@ def run(args) -> int:
     from ..search import as_database, search
     from ..stats import apply_statistics, check_statistics
     scoring = parse_scoring(args)
-    if args.format == "blast6" and args.mode != "full":
-        raise ValueError("--format blast6 needs --mode full (its columns describe the "
-                         "alignment)")
+    check_strand(args, scoring)
+    if args.format in ("blast6", "sam") and args.mode != "full":
+        raise ValueError(f"--format {args.format} needs --mode full (its "
+                         f"{'columns describe' if args.format == 'blast6' else 'lines carry'}"
+                         " the alignment)")
     if args.database != "-" and not os.path.exists(args.database):
         from ..errors import DatabaseError
         raise DatabaseError(f"{args.database}: no such database or FASTA/FASTQ file (build "
                             "one with warpalign makedb)")
     queries, database = inputs(args.queries, args.database)
+    reads = None
+    if args.format == "sam":   # SEQ and QUAL as read; the records are searched as they are
+        from ..io import read_sequences
+        queries = reads = list(read_sequences(queries, default_name="query"))
+        from ..formats import check_sam_names
+        check_sam_names([r.name for r in reads])   # before the work, not after it
+    # SAM's MAPQ needs each query's second-best hit: one more than reported
+    top_k = args.top_k + 1 if reads is not None else args.top_k
     no_statistics = _no_statistics(scoring, args.algorithm)
     if args.evalue is not None and no_statistics:  # fails before the search
         raise ValueError(f"--evalue: {no_statistics}")
@@ -103,14 +123,18 @@ def run(args) -> int:
         from ..distributed import search as distributed_search
         results = distributed_search(queries, args.database, scoring,
                                      scheduler=args.scheduler, workers=args.workers,
-                                     top_k=args.top_k, mode=args.mode,
-                                     algorithm=args.algorithm, backend=args.backend)
+                                     top_k=top_k, mode=args.mode,
+                                     algorithm=args.algorithm, backend=args.backend,
+                                     strand=args.strand, progress=show_progress(args))
     else:
         db = as_database(database, scoring, verify=True if args.verify else None)
         _same_alphabet(args, db, scoring)
-        results = search(queries, db, scoring, top_k=args.top_k, mode=args.mode,
+        results = search(queries, db, scoring, top_k=top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
-                         progress=show_progress(args), threads=args.threads)
+                         progress=show_progress(args), threads=args.threads,
+                         strand=args.strand)
+    if args.min_score is not None and reads is None:   # (SAM: a second-best hit below it
+        results = [h.take(h.scores >= args.min_score) for h in results]   # leaves MAPQ)
     if args.format == "blast6" and no_statistics:   # NA columns, said once
         print(f"warpalign search: note: the evalue and bitscore columns are NA: "
               f"{no_statistics}", file=sys.stderr)
@@ -119,6 +143,8 @@ def run(args) -> int:
             db = as_database(database, scoring)
         results = apply_statistics(results, db, scoring, evalue=args.evalue,
                                    algorithm=args.algorithm)
+    if args.format == "sam":
+        return _search_sam(args, results, reads, db or as_database(database, scoring))
     with output(args.output) as out:
         if args.format == "tsv":
             write_search_tsv(results, out, header=args.header)
@@ -126,6 +152,16 @@ def run(args) -> int:
             write_blast_tab(results, out, header=args.header, scoring=scoring)
         else:
             write_search_json(results, out)
+    return 0
+
+
+def _search_sam(args, results, reads, db) -> int:
+    from ..formats import hit_references, search_sam_records, write_sam
+    records = list(search_sam_records(results, [r.sequence for r in reads],
+                                      report=args.top_k, min_score=args.min_score,
+                                      qualities=[r.quality for r in reads]))
+    with output(args.output) as out:
+        write_sam(records, out, hit_references(records, db))
     return 0
 
 
