@@ -125,3 +125,34 @@ def test_search_full_gpu_equals_cpu():
         for a, b in zip(cpu, gpu):
             assert a.targets.tolist() == b.targets.tolist()
             assert a.alignments == b.alignments
+
+
+@pytest.mark.parametrize("algorithm", ["local", "semiglobal", "global"])
+@pytest.mark.parametrize("scoring", [AFFINE, LINEAR, BLOSUM], ids=["affine", "linear", "blosum"])
+def test_gpu_ends_equal_score_end(gpu, scoring, algorithm):
+    """tb_end: score and end cell of each pair under DESIGN.md's tie rule (ties placed on
+    purpose: repeats, one-letter runs), as cpu.pairwise.score_end."""
+    from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
+    rng = np.random.default_rng(3)
+    size = 20 if scoring is BLOSUM else 4
+    pairs = _pairs(rng, size, 160, 120)
+    code = ALGORITHM_CODES[algorithm]
+    got = gpu.ends(pairs, scoring, code)
+    want = [score_end(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, code)
+            for q, t in pairs]
+    assert got.tolist() == [[int(v) for v in w] for w in want]
+
+
+def test_score_pairs_full_gpu_equals_cpu():
+    from warpalign import score_pairs
+    rng = np.random.default_rng(5)
+    xs, ys = [], []
+    for _ in range(300):
+        q, t = _related(rng, int(rng.integers(20, 128)), 4, 0.1)
+        xs.append("".join("ACGT"[c] for c in q))
+        ys.append("".join("ACGT"[c] for c in np.concatenate([rng.integers(0, 4, 40), t])))
+    for threshold in (None, 30):
+        cpu = score_pairs(xs, ys, AFFINE, mode="full", threshold=threshold, backend="cpu")
+        gpu = score_pairs(xs, ys, AFFINE, mode="full", threshold=threshold, backend="cuda")
+        assert gpu.scores.tolist() == cpu.scores.tolist()
+        assert gpu.alignments == cpu.alignments

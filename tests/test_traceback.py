@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from reference import dp
 from warpalign.results import Alignment
 from warpalign.scoring import Scoring
+from warpalign.errors import TracebackError
 from warpalign.traceback import align_codes
 
 ALGORITHMS = ("local", "global", "semiglobal")
@@ -405,3 +406,30 @@ def test_100kbp_in_linear_space():
     assert out["peak_rss_mib"] < 1024
     assert out["global"]["coords"] == [0, out["n"][0], 0, out["n"][1]]
     assert out["local"]["score"] >= out["global"]["score"]
+
+
+def test_align_many_and_align_pairs_equal_one_at_a_time():
+    """The batched job (CPU engine, several threads) gives exactly align_codes' alignments,
+    for every algorithm, on random, related and tie-rich pairs."""
+    from warpalign.traceback import align_many, align_pairs
+    rng = np.random.default_rng(21)
+    s = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
+    pairs = []
+    for k in range(60):
+        m, n = int(rng.integers(1, 60)), int(rng.integers(1, 120))
+        if k % 3 == 0:
+            q, t = np.zeros(m, np.uint8), np.zeros(n, np.uint8)
+        elif k % 3 == 1:
+            q = rng.integers(0, 4, m).astype(np.uint8)
+            t = np.concatenate([rng.integers(0, 4, n).astype(np.uint8), q])
+        else:
+            q, t = rng.integers(0, 4, m).astype(np.uint8), rng.integers(0, 4, n).astype(np.uint8)
+        pairs.append((q, t))
+    for algorithm in ("local", "semiglobal", "global"):
+        want = [align_codes(q, t, s, algorithm) for q, t in pairs]
+        jobs = [(q, t, a.score, a.query_end, a.target_end) for (q, t), a in zip(pairs, want)]
+        assert align_many(jobs, s, algorithm, threads=2) == want
+        assert align_pairs(pairs, s, algorithm, threads=1) == want
+    bad = [(pairs[1][0], pairs[1][1], want[1].score + 1, want[1].query_end, want[1].target_end)]
+    with pytest.raises(TracebackError):
+        align_many(bad, s, "global")

@@ -226,17 +226,17 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
     if mode == "full":
         import time
 
-        from .traceback import align_codes
+        from .traceback import align_pairs
         t0 = time.perf_counter()
-        alignments = []
-        for p in indices.tolist():
-            aln = align_codes(xcodes[xoff[p]:xoff[p + 1]], ycodes[yoff[p]:yoff[p + 1]],
-                              scoring, algorithm, threads=threads)
+        picked = indices.tolist()
+        alignments = align_pairs([(xcodes[xoff[p]:xoff[p + 1]], ycodes[yoff[p]:yoff[p + 1]])
+                                  for p in picked], scoring, algorithm,
+                                 engine=engine_for("traceback", engine, "auto"), threads=threads)
+        for p, aln in zip(picked, alignments):
             if aln.score != scores[p]:
                 raise RuntimeError(  # two engines disagree: a bug, never a result
                     f"internal error: pair {p} scored {scores[p]} by {chosen} but its "
                     f"alignment scores {aln.score}")
-            alignments.append(aln)
         timings["align"] = time.perf_counter() - t0
     return PairScores(scores, method=chosen, backend=engine, saturated=saturated.size,
                       threshold=None if threshold is None else int(threshold),

@@ -365,3 +365,27 @@ def align_many(jobs, scoring: Scoring, algorithm: str = "local", *,
                                  f"{int(tend)})")
         out[k] = _alignment(q, t, scoring, algorithm, score, qs, qe, ts, te, ops)
     return out
+
+
+def align_pairs(pairs, scoring: Scoring, algorithm: str = "local", *,
+                engine: ManyTraceback | None = None, max_full_cells: int | None = None,
+                threads: int | None = None) -> list[Alignment]:
+    """:func:`align_codes` of many ``(q, t)`` pairs at once: the engine's score and end
+    passes (``ends``), then :func:`align_many`. Same alignments as one pair at a time.
+
+    Example:
+        >>> from warpalign.scoring import Scoring
+        >>> s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+        >>> [a.cigar for a in align_pairs([(s.encode("TACTG"), s.encode("GAACTGA"))], s)]
+        ['4M']
+    """
+    code = _algorithm_code(algorithm)
+    if engine is None:
+        from ._backends.cpu.traceback import CpuTraceback
+        engine = CpuTraceback()
+    threads = resolve_threads(threads)
+    checked = [_codes(q, t, scoring) for q, t in pairs]
+    ends = engine.ends(checked, scoring, code, threads=threads)
+    return align_many([(q, t, *end) for (q, t), end in zip(checked, ends.tolist())], scoring,
+                      algorithm, engine=engine, max_full_cells=max_full_cells, threads=threads)
+

@@ -322,6 +322,11 @@ class ManyTraceback(Protocol):
 
     name: str
 
+    def ends(self, items: Sequence[tuple], scoring: Any, algorithm: int, *,
+             threads: int | None = None) -> np.ndarray:
+        """(score, query end, target end) per item ``(q, t)``, as ``cpu.pairwise.score_end``
+        (``algorithm``: its code)."""
+
     def starts(self, items: Sequence[tuple], scoring: Any, full_query: bool, *,
                threads: int | None = None) -> np.ndarray:
         """(di, dj) per item ``(q, qe, t, te, target)``: the reversed extents of the start

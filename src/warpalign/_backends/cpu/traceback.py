@@ -19,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numba as nb
 import numpy as np
 
+from .pairwise import score_end
+
 #: Myers–Miller splits of at least this many cells run their forward and reverse
 #: passes on two threads (the Numba kernels release the GIL).
 PARALLEL_CELLS = 1 << 22
@@ -581,6 +583,13 @@ class CpuTraceback:
         with ThreadPoolExecutor(max_workers=min(threads, len(items)),
                                 thread_name_prefix="warpalign-tb") as pool:
             return list(pool.map(fn, items))
+
+    def ends(self, items, scoring, algorithm: int, *, threads: int | None = None) -> np.ndarray:
+        """(score, query end, target end) per item ``(q, t)``: ``pairwise.score_end``."""
+        matrix, go, ge = scoring.matrix, scoring.gap_open, scoring.gap_extend
+        got = self._map(lambda it: score_end(it[0], it[1], matrix, go, ge, algorithm),
+                        list(items), threads)
+        return np.array(got, np.int64).reshape(len(got), 3)
 
     def starts(self, items, scoring, full_query: bool, *, threads: int | None = None) -> np.ndarray:
         """(di, dj) per item ``(q, qe, t, te, target)``: :func:`anchored_start`'s answer;

@@ -93,6 +93,7 @@ class CudaBackend(PackedSearch, KernelRuns):
         # per thread, the caches kept on the backend and its handles are built under this
         # lock and never change once published (DESIGN.md, "Concurrency and inputs").
         self._lock = threading.RLock()
+        self._tb = None             # the GPU traceback engine (tb_end of a packed batch)
         self._local = threading.local()
 
     def _defines(self) -> tuple[str, ...]:
@@ -382,6 +383,35 @@ class CudaBackend(PackedSearch, KernelRuns):
                     self._tables(handle, scoring), scores, qends, tends, ends=True)
         return self._select((scores, qends, tends, nsat), handle.n, top_k, ids)
 
+    def _traceback(self):
+        """The GPU traceback engine whose ``tb_end`` gives a packed batch's end cells (made
+        once, under the lock; it keeps no per-call state)."""
+        with self._lock:
+            if self._tb is None:
+                from .traceback import GpuTraceback
+                self._tb = GpuTraceback()
+            return self._tb
+
+    def _batch_ends(self, qs, handle, scoring, cands: list[Candidates]) -> list[Candidates]:
+        """End cells of the top-k candidates of a packed batch's queries, every pair in one
+        ``tb_end`` launch (DESIGN tie rule; ``cuda/traceback.py``); a query it cannot take
+        goes through :meth:`_candidate_ends`. The scores must equal the packed ones."""
+        ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids) for c in cands]
+        got = self._traceback().ends_resident(qs, ids, handle.codes, handle.offsets,
+                                              np.asarray(handle.lengths), scoring, 0)
+        out = []
+        for q, c, e in zip(qs, cands, got):
+            if e is None:
+                out.append(self._candidate_ends(q, handle, scoring, c))
+                continue
+            if not np.array_equal(e[:, 0], np.asarray(c.scores)):
+                raise BackendError("internal error: the end kernel's scores differ from the "
+                                   f"packed kernel's for {int((e[:, 0] != c.scores).sum())} "
+                                   "candidates")
+            out.append(Candidates(c.scores, e[:, 1].astype(np.int32), e[:, 2].astype(np.int32),
+                                  c.saturated, c.ids))
+        return out
+
     def _candidate_ends(self, q, handle, scoring, cand: Candidates) -> Candidates:
         """End cells of a query's top-k candidates (from the packed scores): the 32-bit end
         kernel (DESIGN tie rule) on those targets only. Its scores must equal the packed
@@ -476,8 +506,7 @@ class CudaBackend(PackedSearch, KernelRuns):
                                             method)
                 else:
                     got = self.search_packed(sub, handle, scoring, top_k=top_k, host=made)
-                    yield ([self._candidate_ends(q, handle, scoring, g) for q, g in zip(sub, got)]
-                           if ends else got)
+                    yield self._batch_ends(sub, handle, scoring, got) if ends else got
         finally:
             if prepared is not None:
                 prepared.close()

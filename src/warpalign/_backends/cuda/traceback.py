@@ -4,6 +4,9 @@
 (a search's top hits, a batch of pairs, located reads) and asks for two things, both exact
 and equal to the CPU engine's (``cpu/traceback.py``: same recurrences, same comparisons):
 
+* :meth:`GpuTraceback.ends`: score and end cell of pairs whose scores alone are known
+  (``score_pairs``' reported pairs; ``tb_end``);
+
 * :meth:`GpuTraceback.starts`: the anchored reverse pass of every job (``traceback.cu``
   ``tb_start``, one warp per job) -> each alignment's start;
 * :meth:`GpuTraceback.paths`: the global path of every segment. A segment of at most
@@ -28,7 +31,7 @@ from ..cpu.traceback import CpuTraceback
 from .loader import get_module, require_cupy
 
 _FILE = "traceback.cu"
-_NAMES = ("tb_start", "tb_path")
+_NAMES = ("tb_start", "tb_path", "tb_end")
 _WARPS = 4                     # jobs (warps) per block
 #: Device bytes of direction matrices (plus rows and ops) per tb_path launch.
 DIR_BYTES = 1 << 30
@@ -68,9 +71,8 @@ class GpuTraceback:
         self._tables: dict[tuple, object] = {}   # a matrix (shape, bytes) -> its device copy
 
     # ------------------------------------------------------------------ helpers
-    def _functions(self):
-        mod = get_module(_FILE, _NAMES)
-        return mod.get_function("tb_start"), mod.get_function("tb_path")
+    def _function(self, name: str):
+        return get_module(_FILE, (name,)).get_function(name)
 
     def _matrix(self, scoring):
         """The scoring's matrix as int32 on the device (built once per matrix, under a lock)."""
@@ -96,6 +98,88 @@ class GpuTraceback:
         return self._cp.asarray(np.append(buf, np.uint8(0))), offs[:-1]
 
     # ------------------------------------------------------------------ passes
+    def ends(self, items, scoring, algorithm: int, *, threads: int | None = None) -> np.ndarray:
+        """(score, query end, target end) per item ``(q, t)``, as ``cpu.pairwise.score_end``
+        (``algorithm``: its code; DESIGN.md's tie rule)."""
+        out = np.zeros((len(items), 3), np.int64)
+        gpu, cpu = [], []
+        for k, (q, t) in enumerate(items):
+            (gpu if len(q) and len(t) and self._fits(len(q), len(t), scoring) else cpu).append(k)
+        if cpu:
+            out[cpu] = self._cpu.ends([items[k] for k in cpu], scoring, algorithm,
+                                      threads=threads)
+        if not gpu:
+            return out
+        got = self._ends_gpu([items[k][0] for k in gpu], None, None,
+                             np.array([len(items[k][1]) for k in gpu], np.int64),
+                             [items[k][1] for k in gpu], scoring, algorithm)
+        out[gpu] = got
+        return out
+
+    def ends_resident(self, queries, ids, codes, offsets, lengths: np.ndarray, scoring,
+                      algorithm: int) -> list[np.ndarray]:
+        """:meth:`ends` of each query against its targets ``ids[i]`` of a database resident
+        on the current device (``codes``, ``offsets``: its device arrays; ``lengths``: the
+        targets' lengths on the host): per query an (len(ids[i]), 3) array, or None for a
+        query that is empty or holds a pair outside the kernel's int32 range (the caller
+        computes those another way)."""
+        qs, tids, owner = [], [], []
+        for k, (q, got) in enumerate(zip(queries, ids)):
+            got = np.asarray(got, np.int64)
+            if len(q) == 0 or (lengths[got] == 0).any() or not all(
+                    self._fits(len(q), int(n), scoring) for n in lengths[got]):
+                continue
+            qs += [q] * len(got)
+            tids.append(got)
+            owner.append(k)
+        out: list = [None] * len(queries)
+        if not owner:
+            return out
+        flat = np.concatenate(tids)
+        toff = self._cp.asarray(offsets)[self._cp.asarray(flat)].get().astype(np.int64)
+        res = self._ends_gpu(qs, codes, toff, lengths[flat].astype(np.int64), None, scoring,
+                             algorithm)
+        lo = 0
+        for k, got in zip(owner, tids):
+            out[k] = res[lo:lo + len(got)]
+            lo += len(got)
+        return out
+
+    def _ends_gpu(self, qs, tcodes, toff, tlen, ts, scoring, algorithm: int) -> np.ndarray:
+        """tb_end over jobs (qs[k], target k): the targets are ``ts`` (host arrays, uploaded
+        with the queries) or, with ``ts`` None, at ``tcodes + toff[k]`` on the device."""
+        cp = self._cp
+        end = self._function("tb_end")
+        matrix = self._matrix(scoring)
+        out = np.empty((len(qs), 3), np.int64)
+        for group in _batches([8 * (int(n) + 1) for n in tlen], DIR_BYTES):
+            pieces = [np.asarray(qs[k], np.uint8) for k in group]
+            if ts is not None:
+                pieces += [np.asarray(ts[k], np.uint8) for k in group]
+            qlen = np.array([len(qs[k]) for k in group], np.int32)
+            tl = tlen[group].astype(np.int32)
+            roff = np.zeros(len(group) + 1, np.int64)
+            np.cumsum(2 * (tl.astype(np.int64) + 1), out=roff[1:])
+            with cp.cuda.Stream(non_blocking=True) as stream:
+                buf, offs = self._upload(pieces)
+                if ts is None:
+                    tbuf, to = tcodes, toff[group]
+                else:
+                    tbuf, to = buf, offs[len(group):]
+                rows = cp.empty(int(roff[-1]), cp.int32)
+                res = cp.empty((3, len(group)), cp.int32)
+                dev = [cp.asarray(x) for x in (offs[:len(group)], qlen, np.ascontiguousarray(to),
+                                               tl, roff[:-1])]
+                end((-(-len(group) // _WARPS),), (32 * _WARPS,),
+                    (buf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], rows, matrix,
+                     np.int32(scoring.matrix.shape[0]), np.int32(scoring.gap_open),
+                     np.int32(scoring.gap_extend), np.int32(algorithm), np.int32(len(group)),
+                     res[0], res[1], res[2]))
+                got = cp.asnumpy(res, stream=stream)
+                stream.synchronize()
+            out[group] = got.T
+        return out
+
     def starts(self, items, scoring, full_query: bool, *, threads: int | None = None) -> np.ndarray:
         """(di, dj) per item ``(q, qe, t, te, target)``, as ``cpu.traceback.anchored_start``
         without ``whole``: the reversed extents of the start; -1 when no alignment ending
@@ -130,7 +214,7 @@ class GpuTraceback:
             run.append(k)
         if not run:
             return out
-        start, _ = self._functions()
+        start = self._function("tb_start")
         matrix = self._matrix(scoring)
         pieces = []
         for k in run:
@@ -211,7 +295,7 @@ class GpuTraceback:
 
     def _paths_gpu(self, items, scoring) -> list[tuple[int, np.ndarray]]:
         cp = self._cp
-        _, path = self._functions()
+        path = self._function("tb_path")
         matrix = self._matrix(scoring)
         go, ge = int(scoring.gap_open), int(scoring.gap_extend)
         pieces = []
