@@ -267,7 +267,7 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
 #: Residues (xs and ys together) per batch of :func:`score_pairs`, per backend (None: one
 #: batch): bounds the device memory a call takes, and lets the next batch's copy overlap
 #: this one's kernels.
-BATCH_RESIDUES = {"cpu": None, "cuda": 1 << 27}
+BATCH_RESIDUES = {"cpu": None, "cuda": 1 << 26}
 
 
 def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], scoring: Scoring,

@@ -44,7 +44,9 @@ of the inputs the whole call is ~500-600 and ~230-290 GCUPS.
 from __future__ import annotations
 
 import functools
+import threading
 import time
+from typing import Any
 
 import numpy as np
 
@@ -117,19 +119,38 @@ def _lookup_kernel():
                                 "warpalign_encode")
 
 
-def stage(host: np.ndarray, stream=None):
+_staging_streams: dict[int, Any] = {}
+_staging_lock = threading.Lock()
+
+
+def _staging_stream():
+    """The current device's stream for host-to-device staging (non-blocking: kernels on
+    the default stream overlap it), made once per device. Memory allocated while it is
+    current returns to its own pool arena, so a staged copy never lands in a block that
+    a kernel on another stream may still read."""
+    cp = _cupy()
+    device = cp.cuda.Device().id
+    with _staging_lock:
+        stream = _staging_streams.get(device)
+        if stream is None:
+            stream = _staging_streams[device] = cp.cuda.Stream(non_blocking=True)
+        return stream
+
+
+def stage(host: np.ndarray, chunk: int | None = None):
     """A device copy of the host ``uint8`` array, made through two pinned buffers of
-    :data:`STAGE_BYTES`: the host fills one while the other's copy to the device runs (on
-    ``stream``, default a new non-blocking stream, so kernels on other streams overlap it).
-    Returns when the copy is complete."""
+    ``chunk`` bytes (default :data:`STAGE_BYTES`) on the staging stream: the host fills
+    one buffer while the other's copy to the device runs. Returns when the copy is
+    complete."""
     cp = _cupy()
     host = np.ascontiguousarray(host, dtype=np.uint8).reshape(-1)
     n = host.size
-    out = cp.empty(n, dtype=cp.uint8)
+    stream = _staging_stream()
+    with stream:
+        out = cp.empty(n, dtype=cp.uint8)
     if n == 0:
         return out
-    size = min(STAGE_BYTES, n)
-    stream = stream or cp.cuda.Stream(non_blocking=True)
+    size = min(STAGE_BYTES if chunk is None else int(chunk), n)
     buffers = []
     for _ in range(2 if n > size else 1):
         memory = cp.cuda.alloc_pinned_memory(size)
@@ -144,16 +165,19 @@ def stage(host: np.ndarray, stream=None):
         view[:] = host[lo:hi]
         out[lo:hi].set(view, stream=stream)
         copied[j] = stream.record()
-    stream.synchronize()
+    for event in copied:                       # the pinned buffers go back to their pool
+        event.synchronize()
     return out
 
 
 def encode(raw, table: np.ndarray, check: bool = True, counts: bool = False, *,
            staging: str | None = None):
     """(device codes, index of the first character without a code or -1, occurrences of
-    each code when ``counts``) of the characters ``raw``: a NumPy array (copied by
-    ``staging``, default :data:`STAGING`) or a CuPy array (read in place, never written).
-    The ``encode`` engine (:class:`~warpalign._backends.base.EncodeKernel`)."""
+    each code when ``counts``) of the characters ``raw``: a NumPy array, copied by
+    ``staging`` (default :data:`STAGING`) and encoded on the staging stream, or a CuPy
+    array, read in place (never written) on the caller's current stream, after the work
+    queued there. The ``encode`` engine (:class:`~warpalign._backends.base.EncodeKernel`).
+    """
     cp = _cupy()
     staging = STAGING if staging is None else staging
     if staging not in STAGINGS:
@@ -162,11 +186,20 @@ def encode(raw, table: np.ndarray, check: bool = True, counts: bool = False, *,
         if raw.dtype != cp.uint8 or raw.ndim != 1:
             raise TypeError(f"expected a 1-D uint8 array of characters, got {raw.ndim}-D "
                             f"{raw.dtype}")
-        d_raw = raw
-    elif staging == "pinned":
+        return _lookup(raw, table, check, counts)
+    stream = _staging_stream()
+    if staging == "pinned":
         d_raw = stage(raw)
     else:
-        d_raw = cp.asarray(np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1))
+        with stream:
+            d_raw = cp.asarray(np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1))
+    with stream:
+        return _lookup(d_raw, table, check, counts)
+
+
+def _lookup(d_raw, table, check: bool, counts: bool):
+    """:func:`encode` of device characters on the current stream; returns once done."""
+    cp = _cupy()
     codes = _lookup_kernel()(d_raw, cp.asarray(table, dtype=cp.uint8))
     bad = -1
     if check and _top(codes) == 255:
@@ -174,58 +207,8 @@ def encode(raw, table: np.ndarray, check: bool = True, counts: bool = False, *,
     counted = None
     if counts and bad < 0:
         counted = cp.bincount(codes.astype(cp.int32), minlength=256).get()
+    cp.cuda.get_current_stream().synchronize()
     return codes, bad, counted
-
-
-def check_device() -> None:
-    """Raise :class:`BackendUnavailable` (naming the reason) unless a CUDA device answers."""
-    _cupy()
-
-
-def device_name() -> str:
-    cp = _cupy()
-    return cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()
-
-
-def _module(names: tuple[str, ...]):
-    from .loader import get_module
-    return get_module(_FILE, tuple(sorted(set(names))))
-
-
-class _Clock:
-    """CUDA events around steps; seconds per step after :meth:`finish`."""
-
-    def __init__(self, cp):
-        self._cp = cp
-        self._marks = []
-
-    def mark(self, name: str | None) -> None:
-        ev = self._cp.cuda.Event()
-        ev.record()
-        self._marks.append((name, ev))
-
-    def finish(self) -> dict:
-        self._marks[-1][1].synchronize()
-        out: dict[str, float] = {}
-        for (name, a), (_, b) in zip(self._marks, self._marks[1:]):
-            if name is not None:
-                out[name] = out.get(name, 0.0) + self._cp.cuda.get_elapsed_time(a, b) / 1e3
-        return out
-
-
-def _check_runs(kernel_runs) -> None:
-    if isinstance(kernel_runs, bool) or not isinstance(kernel_runs, int) or kernel_runs < 1:
-        raise ValueError(f"invalid kernel_runs: {kernel_runs!r}; expected an integer >= 1")
-
-
-def _rerun(clock: _Clock, nflag, run: int) -> None:
-    """Before a DP kernel launch: run 0 starts the ``swa`` clock; a repeated run (the
-    ``kernel_runs`` knob) first clears the saturation counter outside the clock."""
-    if run:
-        clock.mark(None)
-        if nflag is not None:
-            nflag.fill(0)
-    clock.mark("swa")
 
 
 # --------------------------------------------------------------------------- word-wise
