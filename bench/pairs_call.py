@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,10 @@ from warpalign import Scoring, SequenceBuffer, score_pairs
 from warpalign.pairs import score_encoded
 
 LETTERS = np.frombuffer(b"ACGT", np.uint8)
+#: ``warpalign ARGS...`` that writes its peak resident memory (VmHWM, kB) to stderr at exit.
+PEAK_RSS = ("import sys\nfrom warpalign.cli import main\ncode = main(sys.argv[1:])\n"
+            "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0],"
+            " file=sys.stderr)\nsys.exit(code)")
 
 
 def forms(xs: np.ndarray, ys: np.ndarray, backend: str) -> dict:
@@ -139,15 +142,17 @@ def main(argv=None) -> int:
             rows = args.cli_pairs
             write_fasta(tmp / "x.fa", LETTERS[rng.integers(0, 4, (rows, args.m))], "x")
             write_fasta(tmp / "y.fa", LETTERS[rng.integers(0, 4, (rows, n))], "y")
-            argv = [sys.executable, "-m", "warpalign", "pairs", str(tmp / "x.fa"),
-                    str(tmp / "y.fa"), "--backend", args.backend, "--method", args.method,
-                    "-o", str(tmp / "out.tsv")]
+            cli = ["pairs", str(tmp / "x.fa"), str(tmp / "y.fa"), "--backend", args.backend,
+                   "--method", args.method, "-o", str(tmp / "out.tsv")]
             if args.cli_chunk:
-                argv += ["--chunk", str(args.cli_chunk)]
+                cli += ["--chunk", str(args.cli_chunk)]
+            # the child's own peak (VmHWM, per address space): a forked child's ru_maxrss
+            # would count this process's memory at the fork
             t0 = time.perf_counter()
-            subprocess.run(argv, check=True)
+            done = subprocess.run([sys.executable, "-c", PEAK_RSS, *cli], check=True,
+                                  stderr=subprocess.PIPE, text=True)
             seconds = time.perf_counter() - t0
-            rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            rss = int(done.stderr.rsplit("VmHWM:", 1)[1].split()[0]) / 1024
             lines = sum(1 for _ in open(tmp / "out.tsv"))
             emit({**base, "params": {"pairs": rows, "m": args.m, "n": n, "match": 2,
                                      "mismatch": -1, "gap": 1, "input": "fasta",
