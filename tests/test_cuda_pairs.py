@@ -421,8 +421,8 @@ def test_staging_and_device_encoding_equal_the_cpu_encoding():
     table = PAPER.alphabet.code_table
     want, bad, counts = cpu_encode.encode(raw, table, counts=True)
     assert bad == -1
-    for chunk in (1, 4096, 99_999, None):
-        assert np.array_equal(gpu.stage(raw, chunk).get(), raw)
+    for chunk, threads in ((1000, 1), (4096, 3), (99_999, None), (None, 8)):
+        assert np.array_equal(gpu.stage(raw, chunk, threads).get(), raw)
     for source, staging in ((raw, "pinned"), (raw, "pageable"), (cp.asarray(raw), None)):
         codes, got_bad, got_counts = gpu.encode(source, table, counts=True, staging=staging)
         assert isinstance(codes, cp.ndarray) and got_bad == -1

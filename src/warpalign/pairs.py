@@ -153,7 +153,8 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
     * a FASTA/FASTQ path, or anything else :func:`~warpalign.io.load_sequences` reads.
 
     Characters are encoded by the alphabet's table on the backend that scores them (on the
-    CPU over every core; on the GPU the table is applied as the characters are staged).
+    CPU in one pass; on the GPU after the copy up through pinned staging buffers, or where
+    a CuPy array already is).
     Pairs are scored in batches of at most ``batch_residues`` residues (xs and ys
     together; the next batch is encoded and copied while one is scored), so that inputs
     larger than the GPU's memory stream through it.

@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -94,8 +95,10 @@ INT16_BOUND = 14000
 INT16_SMALL = 4000
 
 
-#: Bytes per pinned staging buffer of :func:`stage` (two of them alternate).
+#: Bytes per pinned staging buffer of :func:`stage` (two of them alternate), and the host
+#: threads that fill one.
 STAGE_BYTES = 1 << 25
+STAGE_THREADS = 4
 #: How :func:`encode` copies host characters to the device: "pinned" (:func:`stage`) or
 #: "pageable" (one ``cupy.asarray``: the driver stages it). Selectable per call
 #: (``staging=``) so both can be measured.
@@ -137,12 +140,14 @@ def _staging_stream():
         return stream
 
 
-def stage(host: np.ndarray, chunk: int | None = None):
+def stage(host: np.ndarray, chunk: int | None = None, threads: int | None = None):
     """A device copy of the host ``uint8`` array, made through two pinned buffers of
     ``chunk`` bytes (default :data:`STAGE_BYTES`) on the staging stream: the host fills
-    one buffer while the other's copy to the device runs. Returns when the copy is
-    complete."""
+    one buffer (``threads`` copying slices of it, default :data:`STAGE_THREADS`; NumPy
+    releases the GIL while it copies) while the other's copy to the device runs. Returns
+    when the copy is complete."""
     cp = _cupy()
+    threads = STAGE_THREADS if threads is None else max(1, int(threads))
     host = np.ascontiguousarray(host, dtype=np.uint8).reshape(-1)
     n = host.size
     stream = _staging_stream()
@@ -156,15 +161,19 @@ def stage(host: np.ndarray, chunk: int | None = None):
         memory = cp.cuda.alloc_pinned_memory(size)
         buffers.append((memory, np.frombuffer(memory, np.uint8, size)))
     copied = [None] * len(buffers)
-    for k, lo in enumerate(range(0, n, size)):
-        hi = min(n, lo + size)
-        j = k % len(buffers)
-        if copied[j] is not None:
-            copied[j].synchronize()            # this buffer's previous copy is done
-        view = buffers[j][1][:hi - lo]
-        view[:] = host[lo:hi]
-        out[lo:hi].set(view, stream=stream)
-        copied[j] = stream.record()
+    with ThreadPoolExecutor(threads, thread_name_prefix="warpalign-stage") as pool:
+        for k, lo in enumerate(range(0, n, size)):
+            hi = min(n, lo + size)
+            j = k % len(buffers)
+            if copied[j] is not None:
+                copied[j].synchronize()        # this buffer's previous copy is done
+            view = buffers[j][1][:hi - lo]
+            cuts = np.linspace(0, hi - lo, threads + 1).astype(np.int64).tolist()
+            list(pool.map(lambda a, b, view=view, lo=lo: np.copyto(view[a:b],
+                                                                   host[lo + a:lo + b]),
+                          cuts[:-1], cuts[1:]))
+            out[lo:hi].set(view, stream=stream)
+            copied[j] = stream.record()
     for event in copied:                       # the pinned buffers go back to their pool
         event.synchronize()
     return out
