@@ -105,8 +105,9 @@ def main(argv=None) -> int:
                   "gap": 1, "threads": usable_cores(), "batch_residues": args.batch_residues}
         table = scoring.alphabet.code_table
         xc, yc = list(table[xs]), list(table[ys])
-        runs = {"codes": lambda: score_encoded(xc, yc, scoring, method=args.method,
-                                               backend=args.backend)}
+        runs = {"codes": lambda xc=xc, yc=yc: score_encoded(xc, yc, scoring,
+                                                            method=args.method,
+                                                            backend=args.backend)}
         for name, (x, y) in forms(xs, ys, args.backend).items():
             runs[name] = (lambda x=x, y=y: score_pairs(
                 x, y, scoring, method=args.method, backend=args.backend,
@@ -153,7 +154,8 @@ def main(argv=None) -> int:
                                   stderr=subprocess.PIPE, text=True)
             seconds = time.perf_counter() - t0
             rss = int(done.stderr.rsplit("VmHWM:", 1)[1].split()[0]) / 1024
-            lines = sum(1 for _ in open(tmp / "out.tsv"))
+            with open(tmp / "out.tsv") as fh:
+                lines = sum(1 for _ in fh)
             emit({**base, "params": {"pairs": rows, "m": args.m, "n": n, "match": 2,
                                      "mismatch": -1, "gap": 1, "input": "fasta",
                                      "chunk": args.cli_chunk, "threads": usable_cores()},

@@ -192,8 +192,7 @@ def _fasta(path, names, seqs, width=60):
     with open(path, "w") as fh:
         for name, seq in zip(names, seqs):
             fh.write(f">{name} some description\n")
-            for k in range(0, max(len(seq), 1), width):
-                fh.write(seq[k:k + width] + "\n")
+            fh.writelines(seq[k:k + width] + "\n" for k in range(0, max(len(seq), 1), width))
 
 
 @pytest.mark.parametrize("extra", [[], ["--threshold", "30"], ["--mode", "full"],

@@ -220,6 +220,57 @@ def _lookup(d_raw, table, check: bool, counts: bool):
     return codes, bad, counted
 
 
+def check_device() -> None:
+    """Raise :class:`BackendUnavailable` (naming the reason) unless a CUDA device answers."""
+    _cupy()
+
+
+def device_name() -> str:
+    cp = _cupy()
+    return cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()
+
+
+def _module(names: tuple[str, ...]):
+    from .loader import get_module
+    return get_module(_FILE, tuple(sorted(set(names))))
+
+
+class _Clock:
+    """CUDA events around steps; seconds per step after :meth:`finish`."""
+
+    def __init__(self, cp):
+        self._cp = cp
+        self._marks = []
+
+    def mark(self, name: str | None) -> None:
+        ev = self._cp.cuda.Event()
+        ev.record()
+        self._marks.append((name, ev))
+
+    def finish(self) -> dict:
+        self._marks[-1][1].synchronize()
+        out: dict[str, float] = {}
+        for (name, a), (_, b) in zip(self._marks, self._marks[1:]):
+            if name is not None:
+                out[name] = out.get(name, 0.0) + self._cp.cuda.get_elapsed_time(a, b) / 1e3
+        return out
+
+
+def _check_runs(kernel_runs) -> None:
+    if isinstance(kernel_runs, bool) or not isinstance(kernel_runs, int) or kernel_runs < 1:
+        raise ValueError(f"invalid kernel_runs: {kernel_runs!r}; expected an integer >= 1")
+
+
+def _rerun(clock: _Clock, nflag, run: int) -> None:
+    """Before a DP kernel launch: run 0 starts the ``swa`` clock; a repeated run (the
+    ``kernel_runs`` knob) first clears the saturation counter outside the clock."""
+    if run:
+        clock.mark(None)
+        if nflag is not None:
+            nflag.fill(0)
+    clock.mark("swa")
+
+
 # --------------------------------------------------------------------------- word-wise
 
 
