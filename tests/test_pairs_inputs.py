@@ -1,6 +1,8 @@
 """score_pairs' bulk input forms (issue 22): 2-D arrays, SequenceBuffer, lists of str or
 bytes, batches, and the streamed CLI -- each equal to the list-of-str form and to the exact
-scalar kernel (``pairwise.score_end``) or the naive DP (``tests/reference.py``)."""
+scalar kernel (``pairwise.score_end``) or the naive DP (``tests/reference.py``). The bodies
+that take ``backend`` run on every backend (CUDA: cuda-marked, host arrays staged up);
+CuPy arrays are tested in tests/test_cuda_pairs.py."""
 
 from __future__ import annotations
 
@@ -49,24 +51,24 @@ def buffer_of(seqs: list[str], prefix: bytes = b"") -> SequenceBuffer:
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_2d_arrays_give_one_score_per_row(method):
+def test_2d_arrays_give_one_score_per_row(method, backend):
     # 256 rows were once read as ONE sequence of 256 x 128 letters (one score, quadratic time)
     rng = np.random.default_rng(1)
     xs, ys = dna_rows(rng, 256, 40), dna_rows(rng, 256, 90)
     ys[:50, 10:50] = xs[:50]                                  # related pairs score high
-    res = score_pairs(xs, ys, PAPER, method=method, backend="cpu")
+    res = score_pairs(xs, ys, PAPER, method=method, backend=backend)
     want = exact(texts(xs), texts(ys), PAPER)
     assert res.scores.shape == (256,) and res.scores.tolist() == want
     assert max(want) >= 80
     assert res.scores.tolist() == score_pairs(texts(xs), texts(ys), PAPER, method=method,
-                                              backend="cpu").scores.tolist()
+                                              backend=backend).scores.tolist()
 
 
 @pytest.mark.parametrize("scoring, letters", [(PAPER, b"ACGTNacgtn"), (AFFINE, b"ACGT"),
                                               (BLOSUM, b"ARNDCQEGHILKMFPSTWYV")],
                          ids=["paper", "affine", "blosum62"])
 @pytest.mark.parametrize("algorithm", ["local", "global", "semiglobal"])
-def test_every_form_equals_the_list_form(scoring, letters, algorithm):
+def test_every_form_equals_the_list_form(scoring, letters, algorithm, backend):
     rng = np.random.default_rng(2)
     alphabet = np.frombuffer(letters, np.uint8)
     xs = [alphabet[rng.integers(0, len(alphabet), int(n))].tobytes().decode()
@@ -84,11 +86,11 @@ def test_every_form_equals_the_list_form(scoring, letters, algorithm):
         "arrays": ([np.frombuffer(x.encode(), np.uint8) for x in xs], ys),
     }
     for name, (x, y) in forms.items():
-        got = score_pairs(x, y, scoring, algorithm=algorithm, backend="cpu", method="wordwise")
+        got = score_pairs(x, y, scoring, algorithm=algorithm, backend=backend, method="wordwise")
         assert got.scores.tolist() == want, name
 
 
-def test_2d_arrays_of_any_layout_and_the_dp_oracle():
+def test_2d_arrays_of_any_layout_and_the_dp_oracle(backend):
     rng = np.random.default_rng(3)
     wide = dna_rows(rng, 33, 64)
     xs = wide[:, ::2]                                   # strided rows: copied to one buffer
@@ -96,23 +98,23 @@ def test_2d_arrays_of_any_layout_and_the_dp_oracle():
     enc = PAPER.alphabet.encode
     want = [dp(enc(x.tobytes()), enc(y.tobytes()), PAPER.matrix, 1, 1)[0] for x, y in zip(xs, ys)]
     for method in ("auto", *METHODS):
-        assert score_pairs(xs, ys, PAPER, method=method, backend="cpu").scores.tolist() == want
+        assert score_pairs(xs, ys, PAPER, method=method, backend=backend).scores.tolist() == want
     empty = np.zeros((5, 0), np.uint8)                  # rows of length 0
-    assert score_pairs(empty, ys[:5], PAPER, backend="cpu").scores.tolist() == [0] * 5
-    assert len(score_pairs(np.zeros((0, 8), np.uint8), [], PAPER, backend="cpu")) == 0
+    assert score_pairs(empty, ys[:5], PAPER, backend=backend).scores.tolist() == [0] * 5
+    assert len(score_pairs(np.zeros((0, 8), np.uint8), [], PAPER, backend=backend)) == 0
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_batches_equal_one_batch(method):
+def test_batches_equal_one_batch(method, backend):
     rng = np.random.default_rng(4)
     xs = texts(dna_rows(rng, 150, 30))
     ys = [x[3:] + "ACGT" if i % 5 == 0 else "".join(rng.choice(list("ACGT"), 50))
           for i, x in enumerate(xs)]
     ys[7] = "A" * 400                                   # longer than a batch: stands alone
-    whole = score_pairs(xs, ys, PAPER, method=method, backend="cpu", threshold=40, mode="full")
+    whole = score_pairs(xs, ys, PAPER, method=method, backend=backend, threshold=40, mode="full")
     assert whole.scores.tolist() == exact(xs, ys, PAPER)
     for limit in (1, 97, 1000):
-        part = score_pairs(buffer_of(xs), ys, PAPER, method=method, backend="cpu",
+        part = score_pairs(buffer_of(xs), ys, PAPER, method=method, backend=backend,
                            threshold=40, mode="full", batch_residues=limit)
         assert part.scores.tolist() == whole.scores.tolist()
         assert part.indices.tolist() == whole.indices.tolist() and len(part.indices) > 10
@@ -120,11 +122,11 @@ def test_batches_equal_one_batch(method):
         assert part.method == method and "encode" in part.timings
 
 
-def test_batches_keep_the_saturation_count():
+def test_batches_keep_the_saturation_count(backend):
     xs = ["A" * 200] * 10                               # local 16-bit lanes: rescored
     big = Scoring(match=200, mismatch=-1, gap_open=1, gap_extend=1)
-    whole = score_pairs(xs, xs, big, method="wordwise", backend="cpu")
-    part = score_pairs(xs, xs, big, method="wordwise", backend="cpu", batch_residues=900)
+    whole = score_pairs(xs, xs, big, method="wordwise", backend=backend)
+    part = score_pairs(xs, xs, big, method="wordwise", backend=backend, batch_residues=900)
     assert whole.scores.tolist() == part.scores.tolist() == [40000] * 10
     assert part.saturated == whole.saturated
 
@@ -132,21 +134,21 @@ def test_batches_keep_the_saturation_count():
 # --------------------------------------------------------------------------- errors
 
 
-def test_bad_characters_name_the_pair_position_and_character():
+def test_bad_characters_name_the_pair_position_and_character(backend):
     rng = np.random.default_rng(5)
     xs = dna_rows(rng, 6, 20)
     xs[3, 7] = ord("X")
     with pytest.raises(AlphabetError, match=r"xs\[3\]: record 'seq3', position 7.*'X'") as info:
-        score_pairs(xs, xs.copy(), PAPER, backend="cpu")
+        score_pairs(xs, xs.copy(), PAPER, backend=backend)
     assert (info.value.record, info.value.position, info.value.character) == ("seq3", 7, "X")
     buf = SequenceBuffer(b"ACGTAC!T", [0, 4, 8], names=["one", "two"], source="reads.fa",
                          first=100)
     with pytest.raises(AlphabetError, match=r"reads.fa\[101\]: record 'two', position 2.*'!'"):
-        score_pairs(["ACGT", "ACGT"], buf, PAPER, backend="cpu", batch_residues=8)
+        score_pairs(["ACGT", "ACGT"], buf, PAPER, backend=backend, batch_residues=8)
     with pytest.raises(AlphabetError, match=r"ys\[1\]: record 'seq1', position 2.*'é'"):
-        score_pairs(["ACGT", "ACGT"], ["ACGT", "ACéT"], PAPER, backend="cpu")
+        score_pairs(["ACGT", "ACGT"], ["ACGT", "ACéT"], PAPER, backend=backend)
     with pytest.raises(AlphabetError, match=r"xs\[1\].*position 1.*'N'.*A, C, G, T"):
-        score_pairs(buffer_of(["ACGT", "ANGT", "AC"]), ["ACGT"] * 3, PAPER, backend="cpu",
+        score_pairs(buffer_of(["ACGT", "ANGT", "AC"]), ["ACGT"] * 3, PAPER, backend=backend,
                     method="bitsliced", batch_residues=6)
 
 
