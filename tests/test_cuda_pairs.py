@@ -325,3 +325,110 @@ def test_bitsliced_transposes_agree(scoring):
                                f"gpu {scores[bad[0]]} cpu {want[bad[0]]}")
     with pytest.raises(ValueError):
         gpu.score_bitsliced(xc, xo, yc, yo, scoring, "local", transpose="shuffle")
+
+
+# --------------------------------------------------------------------------- device inputs
+# issue 22: CuPy arrays are read on the device (no host round trip), host arrays go up
+# through pinned staging; every form equals the list-of-str form and the exact oracle.
+
+LETTERS = np.frombuffer(b"ACGT", np.uint8)
+
+
+def _rows(rng, rows, length, letters=LETTERS):
+    return letters[rng.integers(0, len(letters), (rows, length))]
+
+
+def _texts(rows):
+    return [row.tobytes().decode() for row in rows]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_cupy_inputs_equal_the_list_form(method):
+    cp = pytest.importorskip("cupy")
+    from warpalign.buffers import SequenceBuffer
+
+    rng = np.random.default_rng(60)
+    X, Y = _rows(rng, 300, 60), _rows(rng, 300, 150)
+    Y[:40, 20:80] = X[:40]                                  # related pairs score high
+    xs, ys = _texts(X), _texts(Y)
+    want = exact(xs, ys, PAPER)
+    d_x, d_y = cp.asarray(X), cp.asarray(Y)
+    forms = {
+        "list": (xs, ys),
+        "numpy-2d": (X, Y),
+        "cupy-2d": (d_x, d_y),
+        "cupy-buffer": (SequenceBuffer(d_x.ravel(), cp.arange(301) * 60),
+                        SequenceBuffer(d_y.ravel(), np.arange(301) * 150)),
+        "cupy-and-list": (d_x, ys),
+        "cupy-batches": (d_x, d_y),
+    }
+    for name, (x, y) in forms.items():
+        batch = 3000 if name == "cupy-batches" else None
+        res = score_pairs(x, y, PAPER, method=method, backend="cuda", batch_residues=batch)
+        assert res.backend == "cuda" and res.scores.tolist() == want, name
+    assert max(want) >= 80
+    assert cp.array_equal(d_x, cp.asarray(X)) and cp.array_equal(d_y, cp.asarray(Y))  # unchanged
+    assert score_pairs(d_x, d_y, PAPER).backend == "cuda"     # auto: the arrays' device
+
+
+@pytest.mark.parametrize("scoring, letters", [(PAPER, b"ACGTNacgtn"), (AFFINE, b"ACGT"),
+                                              (BLOSUM, b"ARNDCQEGHILKMFPSTWYV")],
+                         ids=["paper", "affine", "blosum62"])
+def test_cupy_buffer_of_unequal_lengths(scoring, letters):
+    cp = pytest.importorskip("cupy")
+    from warpalign.buffers import SequenceBuffer
+
+    rng = np.random.default_rng(61)
+    alphabet = np.frombuffer(letters, np.uint8)
+    xs = [alphabet[rng.integers(0, len(alphabet), int(n))].tobytes().decode()
+          for n in rng.integers(0, 130, 90)]
+    ys = [alphabet[rng.integers(0, len(alphabet), int(n))].tobytes().decode()
+          for n in rng.integers(0, 700, 90)]
+
+    def device_buffer(seqs):
+        off = np.concatenate([[0], np.cumsum([len(s) for s in seqs])])
+        return SequenceBuffer(cp.asarray(np.frombuffer("".join(seqs).encode(), np.uint8)),
+                              cp.asarray(off))
+
+    res = score_pairs(device_buffer(xs), device_buffer(ys), scoring, backend="cuda",
+                      method="wordwise", threshold=20, mode="full")
+    want = exact(xs, ys, scoring)
+    assert res.scores.tolist() == want
+    assert res.indices.tolist() == [i for i, s in enumerate(want) if s >= 20]
+
+
+def test_cupy_errors():
+    cp = pytest.importorskip("cupy")
+    from warpalign.errors import AlphabetError
+
+    rng = np.random.default_rng(62)
+    X = _rows(rng, 8, 30)
+    with pytest.raises(ValueError, match=r"xs is a CuPy array on the GPU.*cupy.asnumpy\(xs\)"):
+        score_pairs(cp.asarray(X), X, PAPER, backend="cpu")
+    clean = _texts(X)
+    X[5, 11] = ord("X")
+    with pytest.raises(AlphabetError, match=r"ys\[5\]: record 'seq5', position 11.*'X'"):
+        score_pairs(clean, cp.asarray(X), PAPER, backend="cuda")
+
+
+def test_staging_and_device_encoding_equal_the_cpu_encoding():
+    cp = pytest.importorskip("cupy")
+    from warpalign._backends.cpu import encode as cpu_encode
+    from warpalign._backends.cuda import pairs as gpu
+
+    rng = np.random.default_rng(63)
+    raw = np.frombuffer(b"ACGTNacgtnRY", np.uint8)[rng.integers(0, 12, 100_003)]
+    table = PAPER.alphabet.code_table
+    want, bad, counts = cpu_encode.encode(raw, table, counts=True)
+    assert bad == -1
+    for chunk, threads in ((1000, 1), (4096, 3), (99_999, None), (None, 8)):
+        assert np.array_equal(gpu.stage(raw, chunk, threads).get(), raw)
+    for source, staging in ((raw, "pinned"), (raw, "pageable"), (cp.asarray(raw), None)):
+        codes, got_bad, got_counts = gpu.encode(source, table, counts=True, staging=staging)
+        assert isinstance(codes, cp.ndarray) and got_bad == -1
+        assert np.array_equal(codes.get(), want) and np.array_equal(got_counts, counts)
+    broken = raw.copy()
+    broken[[77_777, 90_000]] = ord("!")
+    assert gpu.encode(broken, table)[1] == cpu_encode.encode(broken, table)[1] == 77_777
+    with pytest.raises(ValueError, match="invalid staging"):
+        gpu.encode(raw, table, staging="mapped")

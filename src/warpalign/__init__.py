@@ -21,14 +21,15 @@ _EXPORTS = {
     "BackendError": "errors", "BackendUnavailable": "errors", "Database": "database", "DatabaseError": "errors",
     "DeviceOutOfMemory": "errors", "Hit": "results", "Hits": "results", "InputError": "errors",
     "NotComputed": "errors", "PairScores": "pairs", "Scoring": "scoring",
+    "SequenceBuffer": "buffers",
     "ScoringError": "errors", "align": "align", "lcs": "lcs", "lcs_length": "lcs",
     "locate": "locate", "score_pairs": "pairs", "search": "search",
 }
 
 __all__ = ["Alignment", "Alphabet", "AlphabetError", "BackendError", "BackendUnavailable", "Database",
            "DatabaseError", "DeviceOutOfMemory", "Hit", "Hits", "InputError", "NotComputed",
-           "PairScores", "Scoring", "ScoringError", "__version__", "align", "lcs", "lcs_length",
-           "locate", "score_pairs", "search"]
+           "PairScores", "Scoring", "ScoringError", "SequenceBuffer", "__version__", "align",
+           "lcs", "lcs_length", "locate", "score_pairs", "search"]
 
 
 def __getattr__(name: str):

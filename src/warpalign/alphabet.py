@@ -79,6 +79,20 @@ class Alphabet:
     def __len__(self) -> int:
         return self.size
 
+    @functools.cached_property
+    def code_table(self) -> np.ndarray:
+        """``uint8[256]``: the code of each character, 255 for a character outside the
+        alphabet (read-only; a letter alphabet has at most 255 codes, so 255 is never one;
+        for "bytes" every entry is its own code and none is invalid).
+
+        Example:
+            >>> DNA.code_table[list(b"ACgtX")].tolist()
+            [0, 1, 2, 3, 255]
+        """
+        table = np.where(self._table < 0, 255, self._table).astype(np.uint8)
+        table.setflags(write=False)
+        return table
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Alphabet) and (self.name, self.symbols) == (other.name, other.symbols)
 
@@ -134,10 +148,25 @@ def looks_nucleotide(codes: Iterable[np.ndarray], alphabet: Alphabet) -> bool:
         ...     [PROTEIN.encode("MKVLAWHEAGAWGHEE")], PROTEIN)
         (False, False)
     """
-    nucleotide, core = _nucleotide_tables(alphabet)
+    core = _nucleotide_tables(alphabet)[1]
     counts = np.zeros(len(core), dtype=np.int64)
     for block in _blocks(codes):
         counts += np.bincount(block, minlength=len(core))[:len(core)]
+    return counts_look_nucleotide(counts, alphabet)
+
+
+def counts_look_nucleotide(counts: np.ndarray, alphabet: Alphabet) -> bool:
+    """:func:`looks_nucleotide` from the number of times each code occurs (``counts[c]``,
+    one entry per code of ``alphabet``): for inputs counted elsewhere (on a device, in
+    chunks).
+
+    Example:
+        >>> counts_look_nucleotide(np.bincount(PROTEIN.encode("ACGTACGTAC"), minlength=26),
+        ...                        PROTEIN)
+        True
+    """
+    nucleotide, core = _nucleotide_tables(alphabet)
+    counts = np.asarray(counts, dtype=np.int64)[:len(core)]
     total = int(counts.sum())
     return (total >= _NUCLEOTIDE_MIN_RESIDUES and not counts[~nucleotide].any()
             and int(counts[core].sum()) >= _NUCLEOTIDE_MIN_CORE * total)

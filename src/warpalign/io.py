@@ -401,6 +401,33 @@ def encode_many(names: list[str], seqs: list[Any], alphabet: Alphabet, source: s
     otherwise ``order`` is None and ``codes`` follows the given order. Only when a symbol
     is bad are records encoded one by one, to name the first bad record.
     """
+    raws = _raws(names, seqs, alphabet, source)
+    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
+    order = np.argsort(lengths, kind="stable").astype(np.int64) if sort else None
+    sequence = raws if order is None else [raws[i] for i in order.tolist()]
+    joined = np.frombuffer(b"".join(sequence), dtype=np.uint8)
+    try:
+        codes = alphabet.encode(joined, record=None)
+    except AlphabetError:
+        for name, raw in zip(names, raws):
+            encode_record(alphabet, raw, name, source)
+        raise  # unreachable: some record must be bad
+    return codes, lengths, order
+
+
+def join_raw(names: list[str], seqs: list[Any], alphabet: Alphabet,
+             source: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(characters of every sequence joined as one uint8 array, lengths): what
+    :func:`encode_many` encodes, not yet encoded. Errors as :func:`encode_many`'s
+    (non-ASCII characters of a letter alphabet included)."""
+    raws = _raws(names, seqs, alphabet, source)
+    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
+    return np.frombuffer(b"".join(raws), dtype=np.uint8), lengths
+
+
+def _raws(names: list[str], seqs: list[Any], alphabet: Alphabet,
+          source: str | None) -> list[bytes]:
+    """Each sequence's characters as bytes (str as ASCII; "bytes": UTF-8, file bytes kept)."""
     raws: list[bytes] = []
     for name, seq in zip(names, seqs):
         if isinstance(seq, str):
@@ -421,17 +448,7 @@ def encode_many(names: list[str], seqs: list[Any], alphabet: Alphabet, source: s
             raise InputError(f"{source + ': ' if source else ''}record {name!r}: expected a "
                              "sequence as str, bytes, uint8 array, Seq or SeqRecord, got "
                              f"{type(seq).__name__}")
-    lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
-    order = np.argsort(lengths, kind="stable").astype(np.int64) if sort else None
-    sequence = raws if order is None else [raws[i] for i in order.tolist()]
-    joined = np.frombuffer(b"".join(sequence), dtype=np.uint8)
-    try:
-        codes = alphabet.encode(joined, record=None)
-    except AlphabetError:
-        for name, raw in zip(names, raws):
-            encode_record(alphabet, raw, name, source)
-        raise  # unreachable: some record must be bad
-    return codes, lengths, order
+    return raws
 
 
 def load_sequences(source: Any, alphabet: str | Alphabet = "protein", *,

@@ -13,7 +13,10 @@ few).
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import numpy as np
@@ -21,10 +24,10 @@ import numpy as np
 from ._backends import ALGORITHMS, BACKENDS, check_choice, numba_threads, resolve_threads
 from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end
 from ._backends.registry import backend_for, engine_for, has_engine
+from .buffers import gather
 from .errors import AlphabetError, NotComputed
-from .io import source_label
 from .results import Alignment
-from .scoring import Scoring, check_input
+from .scoring import Scoring, check_input, needs_counts
 
 MODES = ("score", "full")
 METHODS = ("auto", "bitsliced", "wordwise")
@@ -131,12 +134,33 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
                 method: Literal["auto", "bitsliced", "wordwise"] = "auto",
                 backend: Literal["auto", "cpu", "cuda"] = "auto",
                 algorithm: Literal["local", "global", "semiglobal"] = "local",
-                threads: int | None = None) -> PairScores:
+                threads: int | None = None, batch_residues: int | None = None) -> PairScores:
     """Score each pair (xs[i], ys[i]); lengths may differ between and within pairs.
 
+    Input forms (``xs`` and ``ys`` each; they may differ). Sequences are characters (raw
+    bytes: ``b"A"`` is 65, either case), never codes; every form gives the same scores:
+
+    * a list of sequences (str, bytes, 1-D ``uint8`` arrays of characters, SeqRecords);
+      a list of only ``str`` (or only ``bytes``) is joined in one step, without work per
+      sequence in Python;
+    * a 2-D NumPy ``uint8`` array, one row a sequence (all of one length);
+    * a :class:`~warpalign.buffers.SequenceBuffer`: one buffer of characters and the
+      offsets of the sequences in it;
+    * a CuPy ``uint8`` array (2-D, or the buffer of a ``SequenceBuffer``) on the GPU: read
+      there without a copy to the host (backend "cuda"; "auto" then means "cuda"). The CPU
+      backend refuses device arrays (pass ``cupy.asnumpy(xs)``): copying silently would
+      hide a transfer;
+    * a FASTA/FASTQ path, or anything else :func:`~warpalign.io.load_sequences` reads.
+
+    Characters are encoded by the alphabet's table on the backend that scores them (on the
+    CPU in one pass; on the GPU after the copy up through pinned staging buffers, or where
+    a CuPy array already is).
+    Pairs are scored in batches of at most ``batch_residues`` residues (xs and ys
+    together; the next batch is encoded and copied while one is scored), so that inputs
+    larger than the GPU's memory stream through it.
+
     Args:
-        xs: queries: a list of sequences (str, bytes, uint8 arrays of characters,
-            SeqRecords) or a FASTA/FASTQ path.
+        xs: queries, in one of the forms above.
         ys: targets, as many as ``xs`` (semiglobal's free end gaps are on the target).
         scoring: the scoring scheme.
         threshold: report the indices of the pairs scoring at least this.
@@ -149,41 +173,102 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         algorithm: "local", "global" or "semiglobal".
         threads: CPU threads (the CPU kernels and the alignments of ``mode="full"``);
             default ``NUMBA_NUM_THREADS`` when set, else every core this process may use.
+        batch_residues: residues per batch (a pair longer than this is a batch of its
+            own); default :data:`BATCH_RESIDUES` of the backend (None: one batch).
 
     Returns:
         A :class:`PairScores` (scores in input order).
 
     Raises:
-        ValueError: different numbers of xs and ys, an unknown option, or a method that
-            cannot score this input (e.g. "bitsliced" with affine gaps).
+        ValueError: different numbers of xs and ys, an unknown option, a method that
+            cannot score this input (e.g. "bitsliced" with affine gaps), or a CuPy array
+            given to the CPU backend.
+        InputError: a 2-D array or buffer that is not ``uint8``, offsets out of order.
         AlphabetError: a symbol outside the alphabet (naming the pair, position,
             character); for "bitsliced", any symbol other than A, C, G, T.
         BackendUnavailable: backend="cuda" where it cannot run.
 
     Example:
+        >>> import numpy as np
         >>> from warpalign import Scoring
         >>> s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
         >>> score_pairs(["TACTG", "ACGT"], ["GAACTGA", "ACGT"], s).scores.tolist()
+        [8, 8]
+        >>> xs = np.frombuffer(b"TACTGACGTA", np.uint8).reshape(2, 5)   # TACTG, ACGTA
+        >>> score_pairs(xs, ["GAACTGA", "ACGT"], s).scores.tolist()
         [8, 8]
     """
     check_choice("mode", mode, MODES)
     check_choice("method", method, METHODS)
     check_choice("backend", backend, BACKENDS)
     check_choice("algorithm", algorithm, ALGORITHMS)
-    if threshold is not None and (isinstance(threshold, bool)
-                                  or not isinstance(threshold, (int, np.integer))):
-        raise ValueError(f"invalid threshold: {threshold!r}; expected an integer or None")
-    resolve_threads(threads)
-    x_names, x_codes = _encode(xs, scoring, "xs")
-    y_names, y_codes = _encode(ys, scoring, "ys")
-    check_input(scoring, [*x_codes, *y_codes],
-                f"{source_label(xs, 'xs')} and {source_label(ys, 'ys')}")
-    if len(x_codes) != len(y_codes):
-        raise ValueError(f"xs and ys must hold as many sequences: got {len(x_codes)} and "
-                         f"{len(y_codes)}")
-    return score_encoded(x_codes, y_codes, scoring, threshold=threshold, mode=mode,
-                         method=method, backend=backend, algorithm=algorithm,
-                         names=(x_names, y_names), threads=threads)
+    _check_threshold(threshold)
+    if batch_residues is not None and (isinstance(batch_residues, bool) or not isinstance(
+            batch_residues, (int, np.integer)) or batch_residues < 1):
+        raise ValueError(f"invalid batch_residues: {batch_residues!r}; expected an integer "
+                         ">= 1 or None")
+    threads = resolve_threads(threads)
+    x = gather(xs, scoring.alphabet, "xs")
+    y = gather(ys, scoring.alphabet, "ys")
+    if len(x) != len(y):
+        raise ValueError(f"xs and ys must hold as many sequences: got {len(x)} and {len(y)}")
+    engine = resolve_backend(backend)
+    if engine == "cpu":
+        for side in (x, y):
+            if side.on_device:
+                raise ValueError(
+                    f"{side.source} is a CuPy array on the GPU, but the backend is 'cpu' "
+                    f"(backend={backend!r}): use backend='cuda', or pass "
+                    f"cupy.asnumpy({side.source}) to score it on the CPU")
+    if batch_residues is None:
+        batch_residues = BATCH_RESIDUES[engine]
+    encode = engine_for("encode", engine, "auto")
+    table = scoring.alphabet.code_table
+    check = scoring.alphabet.name != "bytes"
+    counting = needs_counts(scoring)
+    counts = np.zeros(scoring.alphabet.size, np.int64) if counting else None
+
+    def prepare(lo: int, hi: int):
+        """Both sides of pairs lo..hi-1 encoded (on this backend): (codes, offsets) each."""
+        t0 = time.perf_counter()
+        out = []
+        with numba_threads(threads):
+            for side in (x, y):
+                a, b = int(side.offsets[lo]), int(side.offsets[hi])
+                codes, bad, counted = encode(side.raw[a:b], table, check=check, counts=counting)
+                if bad >= 0:
+                    raise side.bad_character(a + bad, scoring.alphabet)
+                if counting:
+                    counts[:] += counted[:counts.size]
+                out.append((codes, side.offsets[lo:hi + 1] - a))
+        return out, time.perf_counter() - t0
+
+    bounds = _batches(x.offsets, y.offsets, batch_residues)
+    names = (x.name, y.name, x.first, y.first)
+    parts = []
+    with contextlib.ExitStack() as stack:
+        pool = (stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="warpalign-pairs"))
+                if len(bounds) > 1 else None)
+        upcoming = pool.submit(prepare, *bounds[0]) if pool else None
+        for k, (lo, hi) in enumerate(bounds):
+            batch, seconds = upcoming.result() if pool else prepare(lo, hi)
+            if pool and k + 1 < len(bounds):   # the next batch is encoded (and copied) now
+                upcoming = pool.submit(prepare, *bounds[k + 1])
+            (xcodes, xoff), (ycodes, yoff) = batch
+            part = _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold,
+                                mode=mode, method=method, engine=engine, algorithm=algorithm,
+                                names=names, threads=threads, first=lo)
+            part.timings["encode"] = part.timings.get("encode", 0.0) + seconds
+            parts.append(part)
+    if counting:
+        check_input(scoring, (), f"{x.source} and {y.source}", counts=counts)
+    return _merge(parts, method, engine, threshold, mode)
+
+
+#: Residues (xs and ys together) per batch of :func:`score_pairs`, per backend (None: one
+#: batch): bounds the device memory a call takes, and lets the next batch's copy overlap
+#: this one's kernels.
+BATCH_RESIDUES = {"cpu": None, "cuda": 1 << 26}
 
 
 def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], scoring: Scoring,
@@ -191,10 +276,12 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
                   backend: str = "auto", algorithm: str = "local",
                   names: tuple[list[str], list[str]] | None = None,
                   threads: int | None = None) -> PairScores:
-    """:func:`score_pairs` on sequences already encoded in ``scoring.alphabet``."""
+    """:func:`score_pairs` on sequences already encoded in ``scoring.alphabet`` (a list of
+    code arrays per side, scored in one batch)."""
     check_choice("mode", mode, MODES)
     check_choice("method", method, METHODS)
     check_choice("algorithm", algorithm, ALGORITHMS)
+    _check_threshold(threshold)
     threads = resolve_threads(threads)
     if len(x_codes) != len(y_codes):
         raise ValueError(f"xs and ys must hold as many sequences: got {len(x_codes)} and "
@@ -202,19 +289,30 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
     xcodes, xoff = _concat(x_codes)
     ycodes, yoff = _concat(y_codes)
     engine = resolve_backend(backend)
+    label = ((lambda i: names[0][i]), (lambda i: names[1][i]), 0, 0) if names else None
+    part = _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold, mode=mode,
+                        method=method, engine=engine, algorithm=algorithm, names=label,
+                        threads=threads, first=0)
+    return _merge([part], method, engine, threshold, mode)
+
+
+def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mode, method,
+                 engine, algorithm, names, threads, first) -> PairScores:
+    """One batch of encoded pairs (codes on the host, or on the device for "cuda");
+    indices in the result are relative to the batch, ``first`` its first pair."""
     chosen = _choose_method(method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff,
-                            names)
+                            names, first)
     kernel = engine_for("pairs", engine, chosen)
     with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
         scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm)
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
     if saturated.size:
-        import time
         t0 = time.perf_counter()
         code = ALGORITHM_CODES[algorithm]
         for p in saturated.tolist():
-            s, _, _ = score_end(xcodes[xoff[p]:xoff[p + 1]], ycodes[yoff[p]:yoff[p + 1]],
+            s, _, _ = score_end(_host(xcodes[xoff[p]:xoff[p + 1]]),
+                                _host(ycodes[yoff[p]:yoff[p + 1]]),
                                 scoring.matrix, scoring.gap_open, scoring.gap_extend, code)
             scores[p] = s
         timings["rescore"] = time.perf_counter() - t0
@@ -224,23 +322,73 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
     elif mode == "full":
         indices = np.arange(len(scores))
     if mode == "full":
-        import time
-
         from .traceback import align_pairs
         t0 = time.perf_counter()
         picked = indices.tolist()
-        alignments = align_pairs([(xcodes[xoff[p]:xoff[p + 1]], ycodes[yoff[p]:yoff[p + 1]])
-                                  for p in picked], scoring, algorithm,
-                                 engine=engine_for("traceback", engine, "auto"), threads=threads)
+        alignments = align_pairs([(_host(xcodes[xoff[p]:xoff[p + 1]]),
+                                   _host(ycodes[yoff[p]:yoff[p + 1]])) for p in picked],
+                                 scoring, algorithm, engine=engine_for("traceback", engine, "auto"),
+                                 threads=threads)
         for p, aln in zip(picked, alignments):
             if aln.score != scores[p]:
                 raise RuntimeError(  # two engines disagree: a bug, never a result
-                    f"internal error: pair {p} scored {scores[p]} by {chosen} but its "
-                    f"alignment scores {aln.score}")
+                    f"internal error: pair {first + p} scored {scores[p]} by {chosen} but "
+                    f"its alignment scores {aln.score}")
         timings["align"] = time.perf_counter() - t0
     return PairScores(scores, method=chosen, backend=engine, saturated=saturated.size,
                       threshold=None if threshold is None else int(threshold),
                       indices=indices, alignments=alignments, mode=mode, timings=timings)
+
+
+def _merge(parts: list[PairScores], method: str, engine: str, threshold, mode) -> PairScores:
+    """One PairScores from the batches' (in order); ``method``: the methods used, joined
+    by "+" in order of first use when batches differ."""
+    if len(parts) == 1:
+        return parts[0]
+    chosen = list(dict.fromkeys(p.method for p in parts)) or [method]
+    sizes = np.cumsum([0] + [len(p) for p in parts])
+    indices = alignments = None
+    if threshold is not None or mode == "full":
+        indices = np.concatenate([p.indices + start for p, start in zip(parts, sizes)]
+                                 or [np.zeros(0, np.int64)])
+    if mode == "full":
+        alignments = [a for p in parts for a in p.alignments]
+    timings: dict[str, float] = {}
+    for p in parts:
+        for key, value in p.timings.items():
+            timings[key] = timings.get(key, 0.0) + value
+    return PairScores(np.concatenate([p.scores for p in parts] or [np.zeros(0, np.int32)]),
+                      method="+".join(chosen), backend=engine,
+                      saturated=sum(p.saturated for p in parts),
+                      threshold=None if threshold is None else int(threshold), indices=indices,
+                      alignments=alignments, mode=mode, timings=timings)
+
+
+def _batches(xoff: np.ndarray, yoff: np.ndarray, limit: int | None) -> list[tuple[int, int]]:
+    """(lo, hi) pair ranges of at most ``limit`` residues each (x and y together), in order,
+    covering every pair once (at least one range; a pair above the limit stands alone)."""
+    n = xoff.size - 1
+    if limit is None or n == 0:
+        return [(0, n)]
+    through = xoff[1:] + yoff[1:]        # residues of pairs 0..i (the offsets start at 0)
+    bounds, lo = [], 0
+    while lo < n:
+        base = int(xoff[lo] + yoff[lo])
+        hi = max(int(np.searchsorted(through, base + int(limit), side="right")), lo + 1)
+        bounds.append((lo, hi))
+        lo = hi
+    return bounds
+
+
+def _check_threshold(threshold) -> None:
+    if threshold is not None and (isinstance(threshold, bool)
+                                  or not isinstance(threshold, (int, np.integer))):
+        raise ValueError(f"invalid threshold: {threshold!r}; expected an integer or None")
+
+
+def _host(codes) -> np.ndarray:
+    """``codes`` on the host (a device array is copied: a few pairs' worth)."""
+    return codes if isinstance(codes, np.ndarray) else codes.get()
 
 
 def resolve_backend(backend: str) -> str:
@@ -256,13 +404,14 @@ def unsupported(method: str, scoring: Scoring, algorithm: str) -> str | None:
     return None
 
 
-def _choose_method(method, backend, scoring, algorithm, xcodes, xoff, ycodes, yoff, names) -> str:
+def _choose_method(method, backend, scoring, algorithm, xcodes, xoff, ycodes, yoff, names,
+                   first) -> str:
     if method == "bitsliced":
         why = unsupported("bitsliced", scoring, algorithm)
         if why is not None:
             raise ValueError(f"method 'bitsliced' cannot score this input: {why}; "
                              f"use method='wordwise' or 'auto'")
-        _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names)
+        _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names, first)
         return method
     if method != "auto":
         return method
@@ -281,39 +430,31 @@ def _choose_method(method, backend, scoring, algorithm, xcodes, xoff, ycodes, yo
     return max(speed, key=speed.get) if speed else "wordwise"
 
 
-def _all_acgt(xcodes: np.ndarray, ycodes: np.ndarray) -> bool:
-    return int(xcodes.max(initial=0)) < 4 and int(ycodes.max(initial=0)) < 4
+def _largest(codes) -> int:
+    """The largest code (0 for none); NumPy or CuPy."""
+    return int(codes.max()) if codes.size else 0
 
 
-def _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names) -> None:
-    for side, codes, off in (("xs", xcodes, xoff), ("ys", ycodes, yoff)):
-        bad = np.flatnonzero(codes >= 4)
-        if bad.size:
-            at = int(bad[0])
-            pair = int(np.searchsorted(off, at, side="right") - 1)
-            pos = at - int(off[pair])
-            char = scoring.alphabet.decode(codes[at:at + 1])
-            name = names[0 if side == "xs" else 1][pair] if names else None
-            record = f" (record {name!r})" if name else ""
-            raise AlphabetError(
-                f"{side}[{pair}]{record}, position {pos}: character {char!r} cannot be "
-                f"bitsliced (method 'bitsliced' takes A, C, G, T only; use method='wordwise' "
-                f"or 'auto' for N and other IUPAC codes)",
-                record=name if name else f"{side}[{pair}]", position=pos, character=char)
+def _all_acgt(xcodes, ycodes) -> bool:
+    return _largest(xcodes) < 4 and _largest(ycodes) < 4
 
 
-def _encode(seqs: Any, scoring: Scoring, side: str) -> tuple[list[str], list[np.ndarray]]:
-    """Encode one side; an AlphabetError names the pair index and its record."""
-    from .io import collect, load_sequences
-
-    try:
-        return load_sequences(seqs, scoring.alphabet)
-    except AlphabetError as exc:
-        names = collect(seqs, scoring.alphabet)[0]
-        index = names.index(exc.record) if exc.record in names else None
-        where = f"{side}[{index}]" if index is not None else side
-        raise AlphabetError(f"{where}: {exc}", record=exc.record, position=exc.position,
-                            character=exc.character) from None
+def _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names, first) -> None:
+    for k, (side, codes, off) in enumerate((("xs", xcodes, xoff), ("ys", ycodes, yoff))):
+        if _largest(codes) < 4:
+            continue
+        at = int((codes >= 4).argmax())
+        pair = int(np.searchsorted(off, at, side="right") - 1)
+        pos = at - int(off[pair])
+        char = scoring.alphabet.decode(_host(codes[at:at + 1]))
+        name = names[k](first + pair) if names else None
+        index = first + pair + (names[2 + k] if names else 0)
+        record = f" (record {name!r})" if name else ""
+        raise AlphabetError(
+            f"{side}[{index}]{record}, position {pos}: character {char!r} cannot be "
+            f"bitsliced (method 'bitsliced' takes A, C, G, T only; use method='wordwise' "
+            f"or 'auto' for N and other IUPAC codes)",
+            record=name if name else f"{side}[{index}]", position=pos, character=char)
 
 
 def _concat(seqs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

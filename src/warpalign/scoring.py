@@ -21,6 +21,7 @@ from .alphabet import (
     PROTEIN,
     PROTEIN_SYMBOLS,
     Alphabet,
+    counts_look_nucleotide,
     get_alphabet,
     looks_nucleotide,
 )
@@ -188,16 +189,21 @@ class Scoring:
         return self.alphabet.encode(seq, record)
 
 
-def check_input(scoring: Scoring, codes: Iterable[np.ndarray], source: str) -> None:
+def check_input(scoring: Scoring, codes: Iterable[np.ndarray], source: str, *,
+                counts: np.ndarray | None = None) -> None:
     """Refuse nucleotide input (the rule of :func:`~warpalign.alphabet.looks_nucleotide`)
     under a protein alphabet that the matrix implied rather than the caller declared.
+
+    ``counts`` (how often each code occurs, counted elsewhere) stands for ``codes`` when
+    given; :func:`needs_counts` says whether the check looks at the input at all.
 
     Raises:
         AlphabetMismatch: naming ``source`` and the arguments that fix it.
     """
-    if scoring._alphabet_given or scoring.alphabet is not PROTEIN:
+    if not needs_counts(scoring):
         return
-    if looks_nucleotide(codes, scoring.alphabet):
+    if (counts_look_nucleotide(counts, scoring.alphabet) if counts is not None
+            else looks_nucleotide(codes, scoring.alphabet)):
         problem = (f"nucleotide sequences ({NUCLEOTIDE_RULE}) under a protein scoring "
                    f"({scoring.matrix_name})")
         raise AlphabetMismatch(
@@ -205,6 +211,12 @@ def check_input(scoring: Scoring, codes: Iterable[np.ndarray], source: str) -> N
             "gap_open=..., gap_extend=...) or Scoring(matrix='NUC.4.4', ...), or declare "
             "Scoring(..., alphabet='protein') to score them as protein",
             source=source, problem=problem)
+
+
+def needs_counts(scoring: Scoring) -> bool:
+    """Whether :func:`check_input` looks at the input under ``scoring`` (a protein alphabet
+    the matrix implied)."""
+    return not scoring._alphabet_given and scoring.alphabet is PROTEIN
 
 
 def _int(name: str, value: Any) -> int:

@@ -5,10 +5,10 @@ no backend, so ``cpu/`` and ``cuda/`` import it freely).
 Data: :class:`TargetSet` (encoded targets) in, :class:`ScoreBatch` (scores, ends) out.
 Interfaces (``typing.Protocol``, checked by type checkers, not at run time):
 :class:`SearchEngine` (``search``, ``distributed``, ``align``'s score pass, ``locate``'s
-windows), :class:`PairKernel` (``score_pairs``), :class:`ScanKernel` and
-:class:`WindowKernels` (``locate``), :class:`LcsKernels` (``lcs``), :class:`LongPairKernels`
-and :class:`TracebackEngine` (``align`` of a long pair on a device), :class:`ManyTraceback`
-(``traceback``: the alignments of many reported hits at once).
+windows), :class:`PairKernel` and :class:`EncodeKernel` (``score_pairs``),
+:class:`ScanKernel` and :class:`WindowKernels` (``locate``), :class:`LcsKernels` (``lcs``),
+:class:`LongPairKernels` and :class:`TracebackEngine` (``align`` of a long pair on a
+device), :class:`ManyTraceback` (``traceback``: the alignments of many reported hits at once).
 
 Conventions (DESIGN.md): rows are query positions, columns target positions; a gap of
 length k costs gap_open + (k-1)*gap_extend; local scores are >= 0; ends are 0-based
@@ -248,6 +248,18 @@ class PairKernel(Protocol):
     def __call__(self, xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray,
                  yoff: np.ndarray, scoring: Any, algorithm: str
                  ) -> tuple[np.ndarray, np.ndarray, dict]: ...
+
+
+class EncodeKernel(Protocol):
+    """Characters to codes on a backend (``score_pairs``'s inputs): ``raw`` a 1-D
+    ``uint8`` array of characters (NumPy; CuPy too for "cuda"), ``table`` ``uint8[256]``
+    (255: no code). Returns (codes on this backend's side: NumPy for "cpu", a CuPy array
+    for "cuda"; the index of the first character without a code, -1 for none, always -1
+    without ``check``; with ``counts`` and no bad character, int64 [256] occurrences of
+    each code, on the host, else None)."""
+
+    def __call__(self, raw: Any, table: np.ndarray, check: bool = True,
+                 counts: bool = False) -> tuple[Any, int, np.ndarray | None]: ...
 
 
 class ScanKernel(Protocol):

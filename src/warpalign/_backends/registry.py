@@ -29,6 +29,8 @@ align          long (cuda): a long pair's every pass       :class:`~.base.LongPa
                                                            whose ``LongPair`` is a
                                                            :class:`~.base.TracebackEngine`
 pairs          wordwise, bitsliced (cpu, cuda)             :class:`~.base.PairKernel`
+encode         auto (cpu, cuda): characters to codes by    :class:`~.base.EncodeKernel`
+               the alphabet's table (``score_pairs``)
 locate         windows (cpu, cuda)                         :class:`~.base.SearchEngine`
 locate         windows16 (cuda): the windows kept resident :class:`~.base.WindowKernels`
 locate         scan, scan1, antidiagonal, blocked          :class:`~.base.ScanKernel`
@@ -98,6 +100,8 @@ TABLE: tuple[Row, ...] = (
     Row("align",       "cpu",  "auto",         "cpu:ScalarBackend()"),
     Row("align",       "cuda", "auto",         "cuda.search:CudaBackend()"),
     Row("align",       "cuda", "long",         "cuda.long"),
+    Row("encode",      "cpu",  "auto",         "cpu.encode:encode"),
+    Row("encode",      "cuda", "auto",         "cuda.pairs:encode"),
     Row("pairs",       "cpu",  "wordwise",     "cpu.wordwise:score_pairs"),
     Row("pairs",       "cpu",  "bitsliced",    "cpu.bitsliced:score_pairs"),
     Row("pairs",       "cuda", "wordwise",     "cuda.pairs:score_wordwise"),
@@ -124,7 +128,7 @@ _NAMES = {"cpu": "CPU", "cuda": "CUDA"}
 _LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search kernels",
            "align": "the CUDA alignment kernels", "pairs": "the CUDA pair kernels",
            "locate": "the CUDA locate kernels", "lcs": "the CUDA LCS backend",
-           "traceback": "the CUDA traceback kernels"}
+           "traceback": "the CUDA traceback kernels", "encode": "the CUDA encoding"}
 #: The jobs whose engine is a SearchEngine: a configured engine object may stand for it.
 _SEARCH_JOBS = ("search", "distributed", "align", "locate")
 _SEARCH_MEMBERS = ("name", "prepare", "scan", "search_batches")

@@ -4,11 +4,19 @@ Writes TSV: ``index xname yname score`` (index 0-based, in input order); with
 ``--threshold`` only the pairs scoring at least it; ``--mode full`` adds the alignment
 (pident length qstart qend sstart send cigar; coordinates 1-based inclusive, as BLAST
 writes them).
+
+TSV streams: both files are read ``--chunk`` pairs at a time, each chunk scored (one
+``score_pairs`` call on a worker thread while the next chunk is read) and written, so
+memory stays bounded whatever the files' size; a progress bar counts the pairs on a
+terminal. SAM reads both files whole: its header lists every Y record first. The
+nucleotide check of a protein scoring (``check_input``) judges each chunk.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+from concurrent.futures import ThreadPoolExecutor
 
 from .flags import (
     algorithm_flag,
@@ -16,7 +24,9 @@ from .flags import (
     inputs,
     output_flag,
     parse_scoring,
+    progress_flags,
     scoring_flags,
+    show_progress,
     threads_flag,
 )
 from .output import output
@@ -26,6 +36,8 @@ PAIR_COLUMNS = ("index", "xname", "yname", "score")
 FULL_COLUMNS = ("pident", "length", "qstart", "qend", "sstart", "send", "cigar")
 #: Paper 000's DNA scoring (Table II), used when no scoring flag is given.
 DEFAULT_SCORING = {"match": 2, "mismatch": -1, "gap_open": 1, "gap_extend": 1}
+#: Pairs read, scored and written at a time (``--chunk``).
+CHUNK_PAIRS = 65536
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -58,51 +70,131 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="sam: one SAM line per written pair, Y's records as references "
                         "(needs --mode full)")
     p.add_argument("--header", action="store_true", help="write a header line")
+    p.add_argument("--chunk", type=_positive, default=CHUNK_PAIRS, metavar="N",
+                   help=f"pairs read, scored and written at a time: bounds the memory "
+                        f"(default {CHUNK_PAIRS:,}; --format sam reads the files whole)")
+    progress_flags(p)
     output_flag(p)
     p.set_defaults(run=run)
     return p
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
 def run(args) -> int:
-    from ..formats import alignment_fields
-    from ..io import load_sequences
-    from ..pairs import score_encoded
-    from ..scoring import check_input
     scoring = parse_scoring(args, DEFAULT_SCORING)
     if args.format == "sam" and args.mode != "full":
         raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")
     x, y = inputs(args.x, args.y)
-    x_names, xs = load_sequences(x, scoring.alphabet)
-    y_names, ys = load_sequences(y, scoring.alphabet)
-    check_input(scoring, [*xs, *ys], f"{args.x} and {args.y}")
-    if len(xs) != len(ys):
-        raise ValueError(f"{args.x} has {len(xs)} records but {args.y} has {len(ys)}; "
-                         f"pairs need as many records in both files")
     if args.format == "sam":
-        from ..formats import check_sam_names
-        check_sam_names(x_names, y_names)   # before the work, not after it
-    result = score_encoded(xs, ys, scoring, threshold=args.threshold, mode=args.mode,
-                           method=args.method, backend=args.backend, algorithm=args.algorithm,
-                           names=(x_names, y_names), threads=args.threads)
+        return _run_sam(args, scoring, x, y)
     full = args.mode == "full"
     columns = PAIR_COLUMNS + (FULL_COLUMNS if full else ())
-    rows = result.indices.tolist() if args.threshold is not None or full else range(len(xs))
-    alignments = result.alignments if full else None
-    scores = result.scores
-    with output(args.output) as out:
-        if args.format == "sam":
-            from ..formats import write_sam
-            decode = scoring.alphabet.decode
-            write_sam(((x_names[i], decode(xs[i]), y_names[i], alignments[k])
-                       for k, i in enumerate(rows)), out,
-                      [(name, len(y)) for name, y in zip(y_names, ys)])
-            return 0
+    chunks = _chunks(args, scoring, x, y)
+    bar = _progress_bar() if show_progress(args) else None
+    with output(args.output) as out, ThreadPoolExecutor(
+            1, thread_name_prefix="warpalign-pairs") as pool:
         if args.header:
             out.write("#" + "\t".join(columns) + "\n")
-        for k, i in enumerate(rows):
-            fields = [str(i), x_names[i], y_names[i], str(int(scores[i]))]
-            if full:
-                row = alignment_fields(x_names[i], y_names[i], int(scores[i]), alignments[k])
-                fields += [row[c] for c in FULL_COLUMNS]
-            out.write("\t".join(fields) + "\n")
+        pending = None
+        for chunk in itertools.chain(chunks, [None]):
+            if pending is not None:     # write the chunk scored meanwhile
+                _write_tsv(out, *pending[0], pending[1].result(), full)
+                if bar is not None:
+                    bar.update(len(pending[0][1]))
+            pending = None if chunk is None else (chunk, pool.submit(_score, args, scoring,
+                                                                     *chunk))
+    if bar is not None:
+        bar.close()
+    return 0
+
+
+def _progress_bar():
+    from tqdm.auto import tqdm
+    return tqdm(desc="pairs", unit=" pairs", unit_scale=True, leave=False)
+
+
+def _chunks(args, scoring, x, y):
+    """(first index, x names, y names, x SequenceBuffer, y SequenceBuffer) per ``--chunk``
+    pairs of the two files, read as they are needed."""
+    from ..buffers import SequenceBuffer
+    from ..io import read_sequences
+    xs, ys = read_sequences(x), read_sequences(y)
+    first = 0
+    while True:
+        xr = list(itertools.islice(xs, args.chunk))
+        yr = list(itertools.islice(ys, args.chunk))
+        if len(xr) != len(yr):
+            nx = first + len(xr) + sum(1 for _ in xs)
+            ny = first + len(yr) + sum(1 for _ in ys)
+            raise ValueError(f"{args.x} has {nx} records but {args.y} has {ny}; pairs need "
+                             f"as many records in both files")
+        if not xr:
+            return
+        sides = []
+        for records, label in ((xr, args.x), (yr, args.y)):
+            names = [r.name for r in records]
+            sides.append((names, SequenceBuffer.from_texts(
+                [r.sequence for r in records], scoring.alphabet, names=names, source=label,
+                first=first)))
+        yield first, sides[0][0], sides[1][0], sides[0][1], sides[1][1]
+        first += len(xr)
+
+
+def _score(args, scoring, first, x_names, y_names, xbuf, ybuf):
+    from ..pairs import score_pairs
+    return score_pairs(xbuf, ybuf, scoring, threshold=args.threshold, mode=args.mode,
+                       method=args.method, backend=args.backend, algorithm=args.algorithm,
+                       threads=args.threads)
+
+
+def _write_tsv(out, first, x_names, y_names, xbuf, ybuf, result, full: bool) -> None:
+    from ..formats import alignment_fields
+    scores = result.scores.tolist()
+    if result.threshold is not None or full:
+        rows = result.indices.tolist()
+    else:
+        rows = range(len(scores))
+    if not full:
+        out.write("".join(f"{first + i}\t{x_names[i]}\t{y_names[i]}\t{scores[i]}\n"
+                          for i in rows))
+        return
+    for k, i in enumerate(rows):
+        row = alignment_fields(x_names[i], y_names[i], scores[i], result.alignments[k])
+        out.write("\t".join([str(first + i), x_names[i], y_names[i], str(scores[i])]
+                            + [row[c] for c in FULL_COLUMNS]) + "\n")
+
+
+def _run_sam(args, scoring, x, y) -> int:
+    """--format sam: both files whole (the header lists every Y record before the lines)."""
+    from ..buffers import SequenceBuffer
+    from ..formats import check_sam_names, write_sam
+    from ..io import read_sequences
+    from ..pairs import score_pairs
+    xr, yr = list(read_sequences(x)), list(read_sequences(y))
+    if len(xr) != len(yr):
+        raise ValueError(f"{args.x} has {len(xr)} records but {args.y} has {len(yr)}; "
+                         f"pairs need as many records in both files")
+    x_names, y_names = [r.name for r in xr], [r.name for r in yr]
+    check_sam_names(x_names, y_names)   # before the work, not after it
+    xbuf = SequenceBuffer.from_texts([r.sequence for r in xr], scoring.alphabet,
+                                     names=x_names, source=args.x)
+    ybuf = SequenceBuffer.from_texts([r.sequence for r in yr], scoring.alphabet,
+                                     names=y_names, source=args.y)
+    result = score_pairs(xbuf, ybuf, scoring, threshold=args.threshold, mode="full",
+                         method=args.method, backend=args.backend, algorithm=args.algorithm,
+                         threads=args.threads)
+    decode = scoring.alphabet.decode
+    with output(args.output) as out:
+        write_sam(((x_names[i], decode(scoring.alphabet.encode(xr[i].sequence)), y_names[i],
+                    result.alignments[k]) for k, i in enumerate(result.indices.tolist())), out,
+                  [(r.name, len(r.sequence)) for r in yr])
     return 0

@@ -21,6 +21,11 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
   lane, 2 or 4 columns per iteration), B2W (untranspose). ``s`` is chosen from the scoring and lengths so that no value
   can saturate (as the CPU version, :mod:`warpalign._backends.cpu.bitsliced`).
 
+* :func:`encode` (the ``encode`` engine of ``score_pairs``): characters to codes on the
+  GPU. Host characters go up through two pinned staging buffers of :data:`STAGE_BYTES`
+  (the host fills one while the other's copy runs); a CuPy array is read where it is.
+  The pair kernels take the codes where they are (device arrays: no copy to the host).
+
 Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack), ``w2b``, ``swa``,
 ``b2w``, ``g2h`` (scores back), by CUDA events around each step.
 
@@ -38,7 +43,11 @@ of the inputs the whole call is ~500-600 and ~230-290 GCUPS.
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -86,8 +95,129 @@ INT16_BOUND = 14000
 INT16_SMALL = 4000
 
 
+#: Bytes per pinned staging buffer of :func:`stage` (two of them alternate), and the host
+#: threads that fill one.
+STAGE_BYTES = 1 << 25
+STAGE_THREADS = 4
+#: How :func:`encode` copies host characters to the device: "pinned" (:func:`stage`) or
+#: "pageable" (one ``cupy.asarray``: the driver stages it). Selectable per call
+#: (``staging=``) so both can be measured.
+STAGING = "pinned"
+STAGINGS = ("pinned", "pageable")
+
+
 def _cupy():
     return require_cupy("backend 'cuda'")
+
+
+def _top(codes) -> int:
+    """The largest code (0 for none), on the host or the device."""
+    return int(codes.max()) if codes.size else 0
+
+
+@functools.lru_cache(maxsize=1)
+def _lookup_kernel():
+    cp = _cupy()
+    return cp.ElementwiseKernel("uint8 c, raw uint8 table", "uint8 code", "code = table[c]",
+                                "warpalign_encode")
+
+
+_staging_streams: dict[int, Any] = {}
+_staging_lock = threading.Lock()
+
+
+def _staging_stream():
+    """The current device's stream for host-to-device staging (non-blocking: kernels on
+    the default stream overlap it), made once per device. Memory allocated while it is
+    current returns to its own pool arena, so a staged copy never lands in a block that
+    a kernel on another stream may still read."""
+    cp = _cupy()
+    device = cp.cuda.Device().id
+    with _staging_lock:
+        stream = _staging_streams.get(device)
+        if stream is None:
+            stream = _staging_streams[device] = cp.cuda.Stream(non_blocking=True)
+        return stream
+
+
+def stage(host: np.ndarray, chunk: int | None = None, threads: int | None = None):
+    """A device copy of the host ``uint8`` array, made through two pinned buffers of
+    ``chunk`` bytes (default :data:`STAGE_BYTES`) on the staging stream: the host fills
+    one buffer (``threads`` copying slices of it, default :data:`STAGE_THREADS`; NumPy
+    releases the GIL while it copies) while the other's copy to the device runs. Returns
+    when the copy is complete."""
+    cp = _cupy()
+    threads = STAGE_THREADS if threads is None else max(1, int(threads))
+    host = np.ascontiguousarray(host, dtype=np.uint8).reshape(-1)
+    n = host.size
+    stream = _staging_stream()
+    with stream:
+        out = cp.empty(n, dtype=cp.uint8)
+    if n == 0:
+        return out
+    size = min(STAGE_BYTES if chunk is None else int(chunk), n)
+    buffers = []
+    for _ in range(2 if n > size else 1):
+        memory = cp.cuda.alloc_pinned_memory(size)
+        buffers.append((memory, np.frombuffer(memory, np.uint8, size)))
+    copied = [None] * len(buffers)
+    with ThreadPoolExecutor(threads, thread_name_prefix="warpalign-stage") as pool:
+        for k, lo in enumerate(range(0, n, size)):
+            hi = min(n, lo + size)
+            j = k % len(buffers)
+            if copied[j] is not None:
+                copied[j].synchronize()        # this buffer's previous copy is done
+            view = buffers[j][1][:hi - lo]
+            cuts = np.linspace(0, hi - lo, threads + 1).astype(np.int64).tolist()
+            list(pool.map(lambda a, b, view=view, lo=lo: np.copyto(view[a:b],
+                                                                   host[lo + a:lo + b]),
+                          cuts[:-1], cuts[1:]))
+            out[lo:hi].set(view, stream=stream)
+            copied[j] = stream.record()
+    for event in copied:                       # the pinned buffers go back to their pool
+        event.synchronize()
+    return out
+
+
+def encode(raw, table: np.ndarray, check: bool = True, counts: bool = False, *,
+           staging: str | None = None):
+    """(device codes, index of the first character without a code or -1, occurrences of
+    each code when ``counts``) of the characters ``raw``: a NumPy array, copied by
+    ``staging`` (default :data:`STAGING`) and encoded on the staging stream, or a CuPy
+    array, read in place (never written) on the caller's current stream, after the work
+    queued there. The ``encode`` engine (:class:`~warpalign._backends.base.EncodeKernel`).
+    """
+    cp = _cupy()
+    staging = STAGING if staging is None else staging
+    if staging not in STAGINGS:
+        raise ValueError(f"invalid staging: {staging!r}; expected one of {STAGINGS}")
+    if isinstance(raw, cp.ndarray):
+        if raw.dtype != cp.uint8 or raw.ndim != 1:
+            raise TypeError(f"expected a 1-D uint8 array of characters, got {raw.ndim}-D "
+                            f"{raw.dtype}")
+        return _lookup(raw, table, check, counts)
+    stream = _staging_stream()
+    if staging == "pinned":
+        d_raw = stage(raw)
+    else:
+        with stream:
+            d_raw = cp.asarray(np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1))
+    with stream:
+        return _lookup(d_raw, table, check, counts)
+
+
+def _lookup(d_raw, table, check: bool, counts: bool):
+    """:func:`encode` of device characters on the current stream; returns once done."""
+    cp = _cupy()
+    codes = _lookup_kernel()(d_raw, cp.asarray(table, dtype=cp.uint8))
+    bad = -1
+    if check and _top(codes) == 255:
+        bad = int(cp.argmax(codes == 255))
+    counted = None
+    if counts and bad < 0:
+        counted = cp.bincount(codes.astype(cp.int32), minlength=256).get()
+    cp.cuda.get_current_stream().synchronize()
+    return codes, bad, counted
 
 
 def check_device() -> None:
@@ -192,8 +322,7 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
         widths = np.where((xl + yl + 2) * biggest + bias <= INT16_BOUND, 16, 32)
     shift = 0 if affine else bias               # S' = S + g on linear gaps
     dna_table = matrix[:4, :4] + shift
-    dna = (local and alpha >= 4 and int(xcodes.max(initial=0)) < 4
-           and int(ycodes.max(initial=0)) < 4
+    dna = (local and alpha >= 4 and _top(xcodes) < 4 and _top(ycodes) < 4
            and int(dna_table.min()) >= -128 and int(dna_table.max()) <= 127)
     if dna:
         words = [int(sum((int(dna_table[x, y]) & 0xFF) << (8 * x) for x in range(4)))
@@ -213,7 +342,9 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     t0 = time.perf_counter()
     # 4 zero bytes past the end: ww_dna reads the x rows of a lane as whole 32-bit words
     d_x = cp.zeros(xcodes.size + 4, dtype=cp.uint8)
-    if xcodes.size:
+    if isinstance(xcodes, cp.ndarray):      # codes on the device already: no host copy
+        d_x[:xcodes.size] = xcodes
+    elif xcodes.size:
         d_x[:xcodes.size].set(np.ascontiguousarray(xcodes, dtype=np.uint8))
     d_y = cp.asarray(ycodes if ycodes.size else np.zeros(1, np.uint8))
     d_xo = cp.asarray(xoff)
@@ -373,10 +504,11 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
     seq_l = np.where(valid, long_seq[np.maximum(lanes, 0)], -1).astype(np.int32)
     g_m = np.where(valid, short_len[np.maximum(lanes, 0)], 0).reshape(groups, 32).max(axis=1)
     g_n = np.where(valid, long_len[np.maximum(lanes, 0)], 0).reshape(groups, 32).max(axis=1)
-    xcodes = np.ascontiguousarray(xcodes[xoff[0]:xoff[-1]])
-    ycodes = np.ascontiguousarray(ycodes[yoff[0]:yoff[-1]])
+    xp = cp.get_array_module(xcodes, ycodes)   # codes on the device stay there
+    xcodes = xp.ascontiguousarray(xcodes[xoff[0]:xoff[-1]])
+    ycodes = xp.ascontiguousarray(ycodes[yoff[0]:yoff[-1]])
     xoff, yoff = xoff - xoff[0], yoff - yoff[0]
-    codes = np.concatenate([xcodes, ycodes, np.zeros(1, np.uint8)])
+    codes = xp.concatenate([xp.asarray(xcodes), xp.asarray(ycodes), xp.zeros(1, xp.uint8)])
     offsets = np.concatenate([xoff[:-1], yoff + len(xcodes)])   # x_i is i, y_i is npairs + i
 
     def layout(rows):
