@@ -281,13 +281,13 @@ class GpuTraceback:
     def _long_path(self, item, scoring, max_full_cells):
         """A segment over ``max_full_cells``: Myers–Miller with GPU half passes, or None when
         the long-pair kernel cannot score it exactly."""
-        from . import long as gpu_long
+        from .long import LongPair, supported
         q, qlo, qhi, t, tlo, thi, *_ = item
         qs, ts = np.ascontiguousarray(q[qlo:qhi]), np.ascontiguousarray(t[tlo:thi])
-        if not gpu_long.supported(len(qs), len(ts), scoring):
+        if not supported(len(qs), len(ts), scoring):
             return None
         try:
-            pair = gpu_long.LongPair(qs, ts, scoring)
+            pair = LongPair(qs, ts, scoring)
         except ValueError:          # an alphabet whose profile does not fit shared memory
             return None
         score, ops = pair.path(0, len(qs), 0, len(ts), max_full_cells)
