@@ -27,8 +27,26 @@ coordinates:
    charged one open, not two) and passing the "starts/ends inside a vertical gap"
    boundary conditions down the recursion.
 
+**The path rule** (one rule, every backend). Among the optimal paths from the start to the
+end cell, the one reported is defined on the segment ``q[qs:qe]`` x ``t[ts:te]``:
+
+* a segment of at most ``max_full_cells`` cells (:data:`FULL_MATRIX_CELLS`), or of one
+  query row, is walked back from its end cell taking, at each cell, a substitution (M) if
+  it is optimal there, else a gap in the query (D, horizontal) if that is, else a gap in
+  the target (I, vertical); inside a gap the walk leaves it as soon as opening it at that
+  cell is as good as extending it (the gap is as short as ties allow, seen from the end);
+* a larger segment is split at its middle query row: the path crosses it at the first
+  column where forward + reverse scores are best, through that cell rather than inside a
+  vertical gap when both are equally good; each half follows the rule again.
+
+The CPU kernels (``cpu/traceback.py``) and the GPU's (``cuda/traceback.cu`` for many hits
+at once, ``cuda/long.py`` for one long pair) make exactly these comparisons, so every
+backend reports the same CIGAR, not only the same score (tests/test_cuda_traceback.py).
+
 :func:`align_codes` runs the three steps; :func:`align_from_end` runs steps 2 and 3 for a
-caller that already has step 1's answer (``locate``'s exact scan of a long reference).
+caller that already has step 1's answer (``locate``'s exact scan of a long reference);
+:func:`align_many` and :func:`align_pairs` run them for many jobs at once through the
+``traceback`` job's engine (on the GPU: a few launches for every reported hit).
 The pruning never changes a result: every cell of an optimal path is computed exactly,
 every other value is that of some path (never above the true one), so each comparison
 that picks the start and the path comes out the same.
@@ -323,15 +341,21 @@ def align_many(jobs, scoring: Scoring, algorithm: str = "local", *,
         ['4M']
     """
     code = _algorithm_code(algorithm)
+    checked = []
+    for q, t, score, qe, te in jobs:
+        q, t = _codes(q, t, scoring)
+        checked.append((q, t, *_check_end(q, t, code, algorithm, score, qe, te)))
+    return _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads)
+
+
+def _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads) -> list[Alignment]:
+    """:func:`align_many` of jobs whose codes and end cells were checked."""
+    code = ALGORITHM_CODES[algorithm]
     if engine is None:
         from ._backends.cpu.traceback import CpuTraceback
         engine = CpuTraceback()
     threads = resolve_threads(threads)
     limit = FULL_MATRIX_CELLS if max_full_cells is None else int(max_full_cells)
-    checked = []
-    for q, t, score, qe, te in jobs:
-        q, t = _codes(q, t, scoring)
-        checked.append((q, t, *_check_end(q, t, code, algorithm, score, qe, te)))
     out: list = [None] * len(checked)
     todo = []
     for k, (q, t, score, qe, te) in enumerate(checked):
@@ -386,6 +410,6 @@ def align_pairs(pairs, scoring: Scoring, algorithm: str = "local", *,
     threads = resolve_threads(threads)
     checked = [_codes(q, t, scoring) for q, t in pairs]
     ends = engine.ends(checked, scoring, code, threads=threads)
-    return align_many([(q, t, *end) for (q, t), end in zip(checked, ends.tolist())], scoring,
-                      algorithm, engine=engine, max_full_cells=max_full_cells, threads=threads)
+    return _align_checked([(q, t, *end) for (q, t), end in zip(checked, ends.tolist())],
+                          scoring, algorithm, engine, max_full_cells, threads)
 

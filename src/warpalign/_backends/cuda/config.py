@@ -258,6 +258,11 @@ def _check() -> None:
 _check()
 
 
+#: Largest pair (cells) whose end cell a packed search's mode "end" computes with one warp
+#: (traceback.cu tb_end); larger ones go through the 32-bit end kernel, many warps a pair.
+ONE_WARP_CELLS = 1 << 22
+
+
 @dataclass(frozen=True)
 class Tuning:
     """The packed search's switches, per backend (``CudaBackend(tuning=Tuning(...))``);

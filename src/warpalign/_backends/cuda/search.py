@@ -393,23 +393,33 @@ class CudaBackend(PackedSearch, KernelRuns):
             return self._tb
 
     def _batch_ends(self, qs, handle, scoring, cands: list[Candidates]) -> list[Candidates]:
-        """End cells of the top-k candidates of a packed batch's queries, every pair in one
-        ``tb_end`` launch (DESIGN tie rule; ``cuda/traceback.py``); a query it cannot take
-        goes through :meth:`_candidate_ends`. The scores must equal the packed ones."""
+        """End cells of the top-k candidates of a packed batch's queries (DESIGN tie rule):
+        the pairs of at most config.ONE_WARP_CELLS cells in one ``tb_end`` launch
+        (``cuda/traceback.py``, a warp per pair), larger ones by the 32-bit end kernel of
+        :meth:`_candidate_ends` (many warps per pair). The scores must equal the packed ones."""
+        lengths = np.asarray(handle.lengths)
         ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids) for c in cands]
-        got = self._traceback().ends_resident(qs, ids, handle.codes, handle.offsets,
-                                              np.asarray(handle.lengths), scoring, 0)
+        small = [lengths[i].astype(np.int64) * len(q) <= config.ONE_WARP_CELLS
+                 for q, i in zip(qs, ids)]
+        got = self._traceback().ends_resident(qs, [i[s] for i, s in zip(ids, small)],
+                                              handle.codes, handle.offsets, lengths, scoring, 0)
         out = []
-        for q, c, e in zip(qs, cands, got):
-            if e is None:
-                out.append(self._candidate_ends(q, handle, scoring, c))
-                continue
-            if not np.array_equal(e[:, 0], np.asarray(c.scores)):
-                raise BackendError("internal error: the end kernel's scores differ from the "
-                                   f"packed kernel's for {int((e[:, 0] != c.scores).sum())} "
-                                   "candidates")
-            out.append(Candidates(c.scores, e[:, 1].astype(np.int32), e[:, 2].astype(np.int32),
-                                  c.saturated, c.ids))
+        for q, c, i, s, e in zip(qs, cands, ids, small, got):
+            qe = np.zeros(len(i), np.int32)
+            te = np.zeros(len(i), np.int32)
+            rest = ~s if e is not None else np.ones(len(i), bool)
+            if e is not None:
+                if not np.array_equal(e[:, 0], np.asarray(c.scores)[s]):
+                    raise BackendError("internal error: the end kernel's scores differ from "
+                                       "the packed kernel's for "
+                                       f"{int((e[:, 0] != np.asarray(c.scores)[s]).sum())} "
+                                       "candidates")
+                qe[s], te[s] = e[:, 1], e[:, 2]
+            if rest.any():
+                big = self._candidate_ends(q, handle, scoring, Candidates(
+                    np.asarray(c.scores)[rest], None, None, 0, i[rest]))
+                qe[rest], te[rest] = big.query_ends, big.target_ends
+            out.append(Candidates(c.scores, qe, te, c.saturated, c.ids))
         return out
 
     def _candidate_ends(self, q, handle, scoring, cand: Candidates) -> Candidates:

@@ -86,9 +86,10 @@ class GpuTraceback:
         return got
 
     @staticmethod
-    def _fits(a: int, b: int, scoring) -> bool:
+    def _most(scoring) -> int:
+        """Largest a + b of a job whose DP values stay within :data:`VALUE_LIMIT`."""
         step = int(np.abs(scoring.matrix).max()) + int(scoring.gap_open) + int(scoring.gap_extend)
-        return (a + b + 2) * step < VALUE_LIMIT
+        return VALUE_LIMIT // max(step, 1) - 3
 
     def _upload(self, pieces: list[np.ndarray]):
         """One device buffer of the pieces and each piece's offset in it."""
@@ -103,8 +104,9 @@ class GpuTraceback:
         (``algorithm``: its code; DESIGN.md's tie rule)."""
         out = np.zeros((len(items), 3), np.int64)
         gpu, cpu = [], []
+        most = self._most(scoring)
         for k, (q, t) in enumerate(items):
-            (gpu if len(q) and len(t) and self._fits(len(q), len(t), scoring) else cpu).append(k)
+            (gpu if len(q) and len(t) and len(q) + len(t) <= most else cpu).append(k)
         if cpu:
             out[cpu] = self._cpu.ends([items[k] for k in cpu], scoring, algorithm,
                                       threads=threads)
@@ -124,10 +126,11 @@ class GpuTraceback:
         query that is empty or holds a pair outside the kernel's int32 range (the caller
         computes those another way)."""
         qs, tids, owner = [], [], []
+        most = self._most(scoring)
         for k, (q, got) in enumerate(zip(queries, ids)):
             got = np.asarray(got, np.int64)
-            if len(q) == 0 or (lengths[got] == 0).any() or not all(
-                    self._fits(len(q), int(n), scoring) for n in lengths[got]):
+            if len(got) == 0 or len(q) == 0 or lengths[got].min() == 0 or \
+                    len(q) + int(lengths[got].max()) > most:
                 continue
             qs += [q] * len(got)
             tids.append(got)
@@ -186,8 +189,9 @@ class GpuTraceback:
         at (qe, te) reaches ``target``, -2 when one beats it."""
         out = np.full((len(items), 2), -1, np.int64)
         gpu, cpu = [], []
+        most = self._most(scoring)
         for k, (q, qe, t, te, target) in enumerate(items):
-            if qe == 0 or te == 0 or not self._fits(qe, te, scoring):
+            if qe == 0 or te == 0 or qe + te > most:
                 cpu.append(k)
             else:
                 gpu.append(k)
@@ -249,9 +253,10 @@ class GpuTraceback:
         (``score``, the optimum when known, only narrows the CPU's work)."""
         out: list = [None] * len(items)
         small, large, cpu = [], [], []
+        most = self._most(scoring)
         for k, (q, qlo, qhi, t, tlo, thi, *_) in enumerate(items):
             a, b = qhi - qlo, thi - tlo
-            if a == 0 or b == 0 or not self._fits(a, b, scoring):
+            if a == 0 or b == 0 or a + b > most:
                 cpu.append(k)
             elif a == 1 or (a + 1) * (b + 1) <= max_full_cells:
                 small.append(k)
