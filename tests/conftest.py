@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from warpalign._backends import get_backend
+from warpalign._backends import TargetSet, get_backend
 from warpalign.errors import BackendUnavailable
 
 SHARED_DATA = Path(os.environ.get("WARPALIGN_SHARED_DATA",
@@ -43,6 +43,13 @@ def chrx(start: int, stop: int) -> str:
     skips where the data is not present."""
     shared_data("dna/ce2chrX.fa.gz")
     return _chrx()[start:stop].upper()
+
+
+def concat(seqs) -> tuple:
+    """(codes, offsets) of encoded sequences laid end to end, as the kernels take them
+    (the backends' declared TargetSet layout)."""
+    ts = TargetSet.from_list(list(seqs))
+    return ts.codes, ts.offsets
 
 
 @pytest.fixture(params=["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import concat
 from warpalign import Scoring
 from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
 from warpalign.errors import BackendUnavailable
@@ -142,7 +143,6 @@ def test_wordwise_saturation_is_flagged_and_rescored():
 def test_kernel_runs_repeat_the_same_result(fn):
     """The benchmarks' back-to-back launches (kernel_runs) change no score or flag."""
     from warpalign._backends.cuda import pairs as gpu
-    from warpalign.pairs import _concat
 
     big = Scoring(match=10, mismatch=-10, gap_open=20, gap_extend=20)
     rng = np.random.default_rng(45)
@@ -151,7 +151,7 @@ def test_kernel_runs_repeat_the_same_result(fn):
     ys = [x] + [mutate(rng, s) for s in xs[1:]]
     scoring = PAPER if fn == "score_bitsliced" else big
     enc = [scoring.alphabet.encode(s) for s in xs], [scoring.alphabet.encode(s) for s in ys]
-    args = (*_concat(enc[0]), *_concat(enc[1]), scoring)
+    args = (*concat(enc[0]), *concat(enc[1]), scoring)
     once = getattr(gpu, fn)(*args)
     thrice = getattr(gpu, fn)(*args, kernel_runs=3)
     assert np.array_equal(once[0], thrice[0]) and np.array_equal(once[1], thrice[1])
@@ -237,7 +237,6 @@ KERNEL_CASES = [pytest.param(v, sc, id=f"{vid}-{sid}")
 @pytest.mark.parametrize(("variant", "scoring"), KERNEL_CASES)
 def test_kernel_variants(variant, scoring):
     from warpalign._backends.cuda import pairs as gpu
-    from warpalign.pairs import _concat
 
     method, kwargs = variant
     if scoring is AFFINE and kwargs.get("rows") == 32:
@@ -249,8 +248,8 @@ def test_kernel_variants(variant, scoring):
     ys = [mutate(rng, x) if k % 2 else random_seq(rng, b)
           for k, (x, (_, b)) in enumerate(zip(xs, lengths))]
     enc = scoring.alphabet.encode
-    xc, xo = _concat([enc(x) for x in xs])
-    yc, yo = _concat([enc(y) for y in ys])
+    xc, xo = concat([enc(x) for x in xs])
+    yc, yo = concat([enc(y) for y in ys])
     fn = gpu.score_wordwise if method == "wordwise" else gpu.score_bitsliced
     scores, saturated, _ = fn(xc, xo, yc, yo, scoring, "local", **kwargs)
     assert saturated.size == 0
@@ -262,9 +261,8 @@ def test_kernel_variants(variant, scoring):
 
 def test_kernel_variant_choices_are_checked():
     from warpalign._backends.cuda import pairs as gpu
-    from warpalign.pairs import _concat
 
-    xc, xo = _concat([PAPER.alphabet.encode("ACGT" * 10)])
+    xc, xo = concat([PAPER.alphabet.encode("ACGT" * 10)])
     for kwargs, word in (({"prefetch": 2}, "prefetch"), ({"cols": 3}, "cols")):
         with pytest.raises(ValueError, match=word):
             gpu.score_bitsliced(xc, xo, xc, xo, PAPER, "local", **kwargs)
@@ -275,7 +273,6 @@ def test_kernel_variants_one_band(variant):
     """The bulk shape (m <= 128: one band, the kernels without band-buffer code), uneven n
     within warps, pairs with one empty side, and an odd pair count (a half-empty item)."""
     from warpalign._backends.cuda import pairs as gpu
-    from warpalign.pairs import _concat
 
     method, kwargs = variant
     rng = np.random.default_rng(50)
@@ -286,8 +283,8 @@ def test_kernel_variants_one_band(variant):
     ys = [mutate(rng, x) if k % 3 == 0 else random_seq(rng, b)
           for k, (x, (_, b)) in enumerate(zip(xs, lengths))]
     enc = PAPER.alphabet.encode
-    xc, xo = _concat([enc(x) for x in xs])
-    yc, yo = _concat([enc(y) for y in ys])
+    xc, xo = concat([enc(x) for x in xs])
+    yc, yo = concat([enc(y) for y in ys])
     fn = gpu.score_wordwise if method == "wordwise" else gpu.score_bitsliced
     scores, saturated, _ = fn(xc, xo, yc, yo, PAPER, "local", **kwargs)
     assert saturated.size == 0
@@ -303,7 +300,6 @@ def test_bitsliced_transposes_agree(scoring):
     the oracle: edge lengths on either side, identical pairs (the most result bits, so
     B2W sees every plane set), random pairs, and a pair count that is not a multiple of 32."""
     from warpalign._backends.cuda import pairs as gpu
-    from warpalign.pairs import _concat
 
     rng = np.random.default_rng(51)
     lengths = [(a, b) for a in EDGES for b in EDGES]
@@ -313,8 +309,8 @@ def test_bitsliced_transposes_agree(scoring):
     xs += [random_seq(rng, n) for n in (65, 128, 200)]
     ys += xs[-3:]
     enc = scoring.alphabet.encode
-    xc, xo = _concat([enc(x) for x in xs])
-    yc, yo = _concat([enc(y) for y in ys])
+    xc, xo = concat([enc(x) for x in xs])
+    yc, yo = concat([enc(y) for y in ys])
     want = np.array(exact(xs, ys, scoring))
     for transpose in ("ballot", "swap"):
         scores, saturated, steps = gpu.score_bitsliced(xc, xo, yc, yo, scoring, "local",

@@ -484,80 +484,6 @@ def test_fasta_path_and_cli(tmp_path):
     assert rows[2][:3] == ["q2", "one", "8"]
 
 
-# -------------------------------------------------------------------------- lazy ends
-
-
-class LazyDp:
-    """A lazy scorer as locate's GPU path is (scores first, ends on demand), built on the
-    exact DP: counts the windows whose ends ``_Search`` asks for."""
-
-    def __init__(self, q, s):
-        from warpalign.locate import _DpScorer
-        self.dp = _DpScorer(q, s)
-        self.asked = 0
-
-    def windows(self, records, rows):
-        cells = self.dp([records[r][lo:hi] for r, lo, hi in rows.tolist()])
-        cells[:, 1:] = -1
-        return cells
-
-    def ends(self, records, rows):
-        self.asked += len(rows)
-        return self.dp([records[r][lo:hi] for r, lo, hi in rows.tolist()])
-
-
-def lazy_and_eager(q, records, s, width, top, mode):
-    from warpalign.locate import _DpScorer, _Search
-    span = span_bound(q, s)
-    lazy = LazyDp(q, s)
-    got = _Search(q, records, s, span, width, lazy).run(top, mode)
-    want = _Search(q, records, s, span, width, _DpScorer(q, s)).run(top, mode)
-    return got, want, lazy
-
-
-@pytest.mark.parametrize("mode", ["score", "end", "full"])
-def test_lazy_ends_equal_eager_search(mode):
-    """Scores of every window first, ends only for the windows tied at the best score of
-    the earliest record: the same hits (record, score, ends, path) as computing every
-    window's end, with repeats tying across windows, seams and records."""
-    s = PAPER_002
-    rng = np.random.default_rng(11)
-    unit = random_dna(rng, 70)
-    q = s.encode(unit)
-    span = span_bound(q, s)
-    width = span + 25                      # many windows, many seams
-    recs = [random_dna(rng, 400) + unit + random_dna(rng, 333) + unit + random_dna(rng, 50),
-            random_dna(rng, 90) + unit,
-            random_dna(rng, 700) + mutate(rng, unit, 0.05, 1) + random_dna(rng, 200)]
-    records = [s.encode(r) for r in recs]
-    windows = sum(len(window_bounds(len(r), width, span)) for r in records)
-    for top in (1, 3, 5):
-        got, want, lazy = lazy_and_eager(q, records, s, width, top, mode)
-        assert got == want, top
-        assert [(r, h.score) for r, h in got][:3] == [(0, 70), (0, 70), (1, 70)][:top]
-        if mode == "score" and top == 1:
-            assert lazy.asked == 0
-        else:
-            assert 0 < lazy.asked < windows / 2, (top, lazy.asked, windows)
-
-
-def test_lazy_ends_raise_on_disagreeing_engines():
-    """A 16-bit score that the exact ends path contradicts is an error, never a hit."""
-    from warpalign.locate import _Search
-    s = PAPER_002
-    q = s.encode("ACGTACGTAC")
-    records = [s.encode("TTTTACGTACGTACTTTT")]
-
-    class Wrong(LazyDp):
-        def windows(self, records, rows):
-            cells = super().windows(records, rows)
-            cells[:, 0] += 1
-            return cells
-
-    with pytest.raises(RuntimeError, match="internal inconsistency"):
-        _Search(q, records, s, span_bound(q, s), None, Wrong(q, s)).run(1, "end")
-
-
 # ------------------------------------------------------- the traceback segment of a hit
 
 
@@ -683,6 +609,73 @@ def gpu_windows_as(kernels):
     with using("locate", "cuda", "windows", CpuNamedCuda()), \
             using("locate", "cuda", "windows16", kernels):
         yield kernels
+
+
+class LazyWindows(FakeGpuWindows):
+    """A lazy scorer as locate's GPU path is (scores first, ends on demand), each window
+    by the exact DP, with no ends coming with the scores (``best_ends`` ignored): keeps
+    the reference positions (concatenated records) whose ends locate asks for in
+    ``asked``; ``score_offset`` is added to every positive score of the scores pass (a
+    wrong engine)."""
+
+    def __init__(self, score_offset=0):
+        super().__init__()
+        self.asked = set()
+        self.score_offset = score_offset
+
+    def window_cells(self, ref, q, s, starts, lengths, query=None, ends=False,
+                     keep_layout=True, best_ends=False, timed=True):
+        if ends:
+            for a, n in zip(starts.tolist(), lengths.tolist()):
+                self.asked.update(range(a, a + n))
+            return self.window_ends(ref, q, s, starts, lengths)
+        cells = self._cells(ref, q, s, starts, lengths)
+        cells[:, 0] += self.score_offset * (cells[:, 0] > 0)
+        cells[:, 1:] = -1
+        return cells, np.zeros(0, np.int64), 0.0
+
+
+@pytest.mark.parametrize("mode", ["score", "end", "full"])
+def test_lazy_ends_equal_eager_search(mode):
+    """Scores of every window first, ends only for the windows tied at the best score of
+    the earliest record (locate's GPU path through its declared WindowKernels, each
+    window by the exact DP): the same hits (record, score, ends, path) as the exact DP
+    over whole records, with repeats tying across windows, seams and records; ends are
+    asked for on a part of the reference only (none for the top hit's score)."""
+    s = PAPER_002
+    rng = np.random.default_rng(11)
+    unit = random_dna(rng, 70)
+    width = span_bound(s.encode(unit), s) + 25             # many windows, many seams
+    recs = [random_dna(rng, 400) + unit + random_dna(rng, 333) + unit + random_dna(rng, 50),
+            random_dna(rng, 90) + unit,
+            random_dna(rng, 700) + mutate(rng, unit, 0.05, 1) + random_dna(rng, 200)]
+    records = {f"r{i}": r for i, r in enumerate(recs)}
+    residues = sum(map(len, recs))
+    for top in (1, 3, 5):
+        with gpu_windows_as(LazyWindows()) as lazy:
+            got = locate(unit, records, s, top=top, mode=mode, window=width, backend="cuda",
+                         strand="plus")
+        want = locate(unit, records, s, top=top, mode=mode, method="dp", backend="cpu",
+                      strand="plus")
+        got, want = ([got], [want]) if top == 1 else (got, want)
+        assert [(h.record, *key(h)) for h in got] == [(h.record, *key(h)) for h in want], top
+        assert [(h.record, h.score) for h in got][:3] == [("r0", 70), ("r0", 70),
+                                                          ("r1", 70)][:top]
+        if mode == "score" and top == 1:
+            assert not lazy.asked
+        else:
+            # past the unit's three copies (top 5) the hits tie among random windows
+            part = 0.35 if top <= 3 else 0.7
+            assert 0 < len(lazy.asked) < part * residues, (top, len(lazy.asked), residues)
+
+
+def test_lazy_ends_raise_on_disagreeing_engines():
+    """A 16-bit score that the exact ends path contradicts is an error, never a hit."""
+    s = PAPER_002
+    with gpu_windows_as(LazyWindows(score_offset=1)), \
+            pytest.raises(RuntimeError, match="internal inconsistency"):
+        locate("ACGTACGTAC", {"r": "TTTTACGTACGTACTTTT"}, s, mode="end", backend="cuda",
+               strand="plus")
 
 
 def test_gpu_path_ends_on_score_bounded_sub_windows():
@@ -887,16 +880,16 @@ class _Pinned(bytearray):
 
 
 @pytest.mark.parametrize("mode", ["end", "full"])
-def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
+def test_gpu_windows_plumbing_on_an_emulated_device(mode):
     """windows.py's buffers (packed window layout, pinned uploads, one result buffer read
     back at offsets) and locate's GPU path around it, with the kernel emulated by the exact
     DP: the cells equal score_end per window, flagged windows come back, a cached layout
     is reused, and locate's hits equal the CPU dp method's."""
-    import importlib
     from types import SimpleNamespace
 
     from warpalign._backends.cuda import windows as gw
-    loc = importlib.import_module("warpalign.locate")
+    from warpalign._backends.cuda.loader import emulated
+    from warpalign.locate import locate_encoded
     s = PAPER_002
     rng = np.random.default_rng(64)
     ref = random_dna(rng, 12_000)
@@ -904,10 +897,16 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     codes = s.encode(ref)
     codes.setflags(write=False)
     emu = EmulatedCupy(q, s, flag_at=10**9)
-    monkeypatch.setattr(gw, "require_cupy", lambda what="": emu)
-    monkeypatch.setattr(gw, "get_module",
-                        lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel))
     gw.clear_cache()
+    with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
+        try:
+            _windows_plumbing(gw, emu, q, s, codes, rng, mode, locate_encoded)
+        finally:
+            gw.clear_cache()
+
+
+def _windows_plumbing(gw, emu, q, s, codes, rng, mode, locate_encoded):
+    """The body of test_gpu_windows_plumbing_on_an_emulated_device, on ``emu``."""
     dev = gw.resident([codes])
     lo = rng.integers(0, 11_000, 9)
     length = np.minimum(rng.integers(0, 3_000, 9), len(codes) - lo)
@@ -941,10 +940,10 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     emu.launches.clear()
     with gpu_windows_as(gw):
         for top in (1, 2):
-            got = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, backend="cuda",
-                                     strand="plus")   # the emulated kernel knows this query
-            exp = loc.locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, method="dp",
-                                     backend="cpu", strand="plus")
+            got = locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, backend="cuda",
+                                 strand="plus")   # the emulated kernel knows this query
+            exp = locate_encoded(q, ["r"], [codes], s, top=top, mode=mode, method="dp",
+                                 backend="cpu", strand="plus")
             got, exp = ([got], [exp]) if top == 1 else (got, exp)
             assert [key(h) for h in got] == [key(h) for h in exp]
     kinds = {k for k, _ in emu.launches}
@@ -957,7 +956,6 @@ def test_gpu_windows_plumbing_on_an_emulated_device(monkeypatch, mode):
     cells, flagged, _ = gw.window_cells(dev, q, s, same, same_len)
     assert np.array_equal(cells[:, 0], exact[:, 0]) and len(flagged) == 0
     assert "ypack" not in {k for k, _ in emu.launches}
-    gw.clear_cache()
 
 
 def test_read_only_memo():

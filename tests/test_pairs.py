@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import shared_data
+from conftest import concat, shared_data
 from reference import dp
 from warpalign import Scoring
 from warpalign._backends.cpu import bitsliced, wordwise
@@ -232,8 +232,7 @@ def test_bitsliced_wider_groups_equal_one_word_groups():
     rng = np.random.default_rng(13)
     xs = [rng.integers(0, 4, int(rng.integers(0, 50))).astype(np.uint8) for _ in range(300)]
     ys = [rng.integers(0, 4, int(rng.integers(0, 50))).astype(np.uint8) for _ in range(300)]
-    from warpalign.pairs import _concat
-    args = (*_concat(xs), *_concat(ys), PAPER)
+    args = (*concat(xs), *concat(ys), PAPER)
     one, _, steps = bitsliced.score_pairs(*args, words=1)
     eight, _, _ = bitsliced.score_pairs(*args, words=8)
     assert one.tolist() == eight.tolist()

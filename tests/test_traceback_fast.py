@@ -226,18 +226,25 @@ def test_wrong_score_or_end_raises():
 
 @pytest.mark.parametrize("delta", [1, -1])
 def test_locate_full_raises_on_a_wrong_scan(delta):
-    """A scan whose best score is off by one never becomes a hit of mode "full"."""
-    from warpalign.locate import _DpScorer, _Search, span_bound
+    """A scan whose best score is off by one never becomes a hit of mode "full" (locate's
+    "scan" method with its declared ScanKernel replaced by the exact DP, then by a wrong
+    one)."""
+    from warpalign._backends.registry import using
+    from warpalign.locate import locate
     s = PAPER_002
-    q = s.encode("ACGTACGTACGGATTACA")
-    records = [s.encode("TTTTGGACGTACGTACGGATTACATTTT")]
-    exact = _DpScorer(q, s)
+    query, reference = "ACGTACGTACGGATTACA", {"r": "TTTTGGACGTACGTACGGATTACATTTT"}
 
-    def wrong(targets):
-        cells = exact(targets)
-        cells[:, 0] += delta * (cells[:, 0] > 0)
-        return cells
+    def exact(method, q, t, scoring):
+        return (*score_end(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                           ALGORITHM_CODES["local"]), 0)
 
-    assert _Search(q, records, s, span_bound(q, s), None, exact).run(1, "full")[0][1].score == 18
-    with pytest.raises(RuntimeError, match="internal inconsistency"):
-        _Search(q, records, s, span_bound(q, s), None, wrong).run(1, "full")
+    def wrong(method, q, t, scoring):
+        score, qe, te, wide = exact(method, q, t, scoring)
+        return score + delta * (score > 0), qe, te, wide
+
+    with using("locate", "cpu", "scan", exact):
+        hit = locate(query, reference, s, method="scan", backend="cpu", strand="plus")
+    assert hit.score == 18
+    with using("locate", "cpu", "scan", wrong), \
+            pytest.raises(RuntimeError, match="internal inconsistency"):
+        locate(query, reference, s, method="scan", backend="cpu", strand="plus")

@@ -18,6 +18,7 @@ every CuPy 14 the same cold start; the binary loads with ``RawModule(path=...)``
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import hashlib
 import json
@@ -41,8 +42,32 @@ _OPTIONS = ("-std=c++17", "-ftz=true")
 Compiler = Callable[[str, tuple, str, tuple], tuple[bytes, dict]]
 
 
+#: The stand-in device of the calling context (:func:`emulated`), else None.
+_EMULATED: contextvars.ContextVar = contextvars.ContextVar("warpalign_emulated_device",
+                                                           default=None)
+
+
+@contextlib.contextmanager
+def emulated(cupy, modules: Callable):
+    """A stand-in device for the ``with`` block, in the calling thread's context only:
+    :func:`require_cupy` returns ``cupy`` (the parts of CuPy the host code uses) and
+    :func:`get_module` / :func:`get_functions` take kernels from ``modules(filename,
+    names, defines)`` (an object with ``get_function(name)``); nothing compiles. For CPU
+    tests of the host side of the kernels (buffers, layouts, copies, launch arguments);
+    launch sites that remember kernels (``windows.clear_cache``) are cleared by the
+    caller."""
+    token = _EMULATED.set((cupy, modules))
+    try:
+        yield cupy
+    finally:
+        _EMULATED.reset(token)
+
+
 def require_cupy(what: str = "the CUDA backend"):
     """CuPy, once a CUDA device answers; else BackendUnavailable saying which is missing."""
+    stand_in = _EMULATED.get()
+    if stand_in is not None:
+        return stand_in[0]
     try:
         import cupy
     except Exception as exc:  # ImportError, or a CuPy that cannot load its CUDA libraries
@@ -299,6 +324,9 @@ def _load(filename: str, units: list[tuple[str, ...]], defines: tuple[str, ...])
 def get_module(filename: str, names: tuple[str, ...], defines: tuple[str, ...] = ()) -> Module:
     """The compiled unit of ``filename`` with ``names`` instantiated together (``defines``:
     extra ``-D`` options, e.g. ``("R2_BLOCK=384",)``); loads on the current device."""
+    stand_in = _EMULATED.get()
+    if stand_in is not None:
+        return stand_in[1](filename, tuple(names), tuple(defines))
     mod = _load(filename, [tuple(names)], tuple(defines))[0]
     _loaded(filename, [mod.get_function(n) for n in names])
     return mod
@@ -309,6 +337,9 @@ def get_functions(filename: str, names: Sequence[str], defines: tuple[str, ...] 
     kept on disk once, whichever other kernels a call needs), the missing ones compiled at
     once; loaded on the current device."""
     names = tuple(dict.fromkeys(names))
+    stand_in = _EMULATED.get()
+    if stand_in is not None:
+        return {n: stand_in[1](filename, (n,), tuple(defines)).get_function(n) for n in names}
     mods = _load(filename, [(n,) for n in names], tuple(defines))
     out = {n: mod.get_function(n) for n, mod in zip(names, mods)}
     _loaded(filename, out.values())
