@@ -117,8 +117,10 @@ def test_every_lane_rows(gpu, lane_rows):
 def test_lane_rows_policy(gpu):
     """Whole long pairs keep 32 rows per lane; short passes (a strip of 16,384 rows, a
     1 M slice) take 16."""
+    import cupy
     pair = gpu.LongPair(np.zeros(8, np.uint8), np.zeros(8, np.uint8), AFFINE)
-    many = gpu.MANY_STRIPES * pair._sms * gpu.ROWS
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]   # (the pair's device)
+    many = gpu.MANY_STRIPES * sms * gpu.ROWS
     assert pair.lane_rows(4_600_000) == 32
     assert pair.lane_rows(many) == 32
     assert pair.lane_rows(many - gpu.ROWS) == 16

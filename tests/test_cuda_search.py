@@ -6,6 +6,8 @@ Every test is cuda-marked and skips where no CUDA device answers. The oracle is
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -454,7 +456,7 @@ def test_default_budget_chunks_what_does_not_fit(cuda):
         np.testing.assert_array_equal(_topk(a, 5), _topk(b, 5))
 
 
-def test_two_devices_identical(cuda, monkeypatch):
+def test_two_devices_identical(cuda):
     """The database split over 2 devices (longest-first balance) merges exactly."""
     import cupy
     if cupy.cuda.runtime.getDeviceCount() < 2:
@@ -486,30 +488,25 @@ def test_two_devices_identical(cuda, monkeypatch):
     near = seqs[40][:150]
     batch[2][:len(near)] = near
     ra = one.search_batches(batch, h1, s, top_k=7)
-
-    def no_threads(*args, **kwargs):
-        raise AssertionError("the packed batch went through the per-device threads")
-
-    with monkeypatch.context() as patched:
-        patched.setattr(CudaBackend, "_search_threads", no_threads)
+    threads = []          # threads started meanwhile (kernel compiles aside)
+    threading.setprofile(lambda *args: threads.append(threading.current_thread().name))
+    try:
         rb = two.search_batches(batch, h2, s, top_k=7)
+    finally:
+        threading.setprofile(None)
+    assert not [t for t in threads if not t.startswith("warpalign-nvrtc")], \
+        "the packed batch went through the per-device threads"
     for a, b in zip(ra, rb):   # (each device's candidates: those >= its own k-th best)
         np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
-    # the second device failing after the first one launched: the error comes through once
-    # the first device's kernels are done, and the next search is exact again
-    started = []
-    packed_start = CudaBackend._packed_start
-
-    def second_fails(self, *args):
-        if started:
-            raise RuntimeError("the second device fails")
-        started.append(True)
-        return packed_start(self, *args)
-
-    with monkeypatch.context() as patched:
-        patched.setattr(CudaBackend, "_packed_start", second_fails)
-        with pytest.raises(RuntimeError, match="second device"):
-            two.search_batches(batch, h2, s, top_k=7)
+    # the second device failing after the first one launched (its part's targets are
+    # resident on the first device: a real error of _packed_start): the error comes
+    # through once the first device's kernels are done, and the next search is exact
+    elsewhere = one.prepare(TargetSet.from_list([seqs[i] for i in h2.parts[1].ids]))
+    broken = dataclasses.replace(
+        h2, parts=[h2.parts[0], dataclasses.replace(h2.parts[1], handle=elsewhere)],
+        cache={})
+    with pytest.raises(ValueError, match="device the targets were prepared on"):
+        two.search_batches(batch, broken, s, top_k=7)
     for a, b in zip(ra, two.search_batches(batch, h2, s, top_k=7)):
         np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
     # two devices, each streaming chunks
@@ -724,22 +721,6 @@ def test_search_loop_batches(cuda, packed):
     _search_both([long_q, seqs[5][:40]], db, s, top_k=3)
 
 
-def test_pack_batches_fill_rule(cuda):
-    from warpalign._backends.cuda import config
-
-    be = _pair_backend(cuda)
-    s = Scoring(**BLOSUM62)
-    rng = np.random.default_rng(8)
-    h = be.prepare(TargetSet.from_list([rng.integers(0, 20, 300).astype(np.uint8)
-                                        for _ in range(50)]))
-    qs = [rng.integers(0, 20, m).astype(np.uint8) for m in (400, 410, 390, 405)]
-    assert be._pack_batches(qs, h, s) == [[0, 1, 2, 3]]
-    unequal = [rng.integers(0, 20, m).astype(np.uint8) for m in (3000, 40)]
-    assert be._pack_batches(unequal, h, s) == [[0], [1]]
-    R, passes, _ = config.pack_plan([3000, 40], be._tables(h, s).kp, 100 * 1024)
-    assert (3000 + 40) / (2 * passes * 32 * R) < config.PACK_MIN_FILL
-
-
 def test_top_select_kernel_matches_its_model(cuda):
     """search.cu's top_select (the packed search's top-k cut) writes what its NumPy model
     (tests/reference.py) does: the count per row and, below the cap, the same (id, score)
@@ -748,9 +729,9 @@ def test_top_select_kernel_matches_its_model(cuda):
 
     from reference import top_select
     from warpalign._backends.cuda import config
+    from warpalign._backends.cuda.loader import get_functions
 
-    be = _pair_backend(cuda)
-    kern = be._kernel("top_select", 0)
+    kern = get_functions("search.cu", ["top_select"])["top_select"]
     rng = np.random.default_rng(12)
     for n in (5, 1000, 1024, 1025, 70001):
         rows = [rng.integers(0, hi, n) for hi in (3, 60, 10 ** 6)]

@@ -179,6 +179,24 @@ def test_chain_groups_rule():
     assert on_device(4, 0, buffers=1) == 1
 
 
+def test_pack_batches_fill_rule():
+    """Which queries the CUDA backend's search loop packs together (no device needed):
+    batches in input order of at most per_batch queries; a batch whose packed plan would
+    be mostly padding (two very unequal queries), or whose profile does not fit shared
+    memory, runs as single queries."""
+    from warpalign._backends.cuda import config
+
+    kp, smem = 25, 100 * 1024          # BLOSUM62's 24 letters + the padding letter
+    assert config.pack_batches([400, 410, 390, 405], kp, 100, smem) == [[0, 1, 2, 3]]
+    assert config.pack_batches([3000, 40], kp, 100, smem) == [[0], [1]]
+    R, passes, _ = config.pack_plan([3000, 40], kp, smem)
+    assert (3000 + 40) / (2 * passes * 32 * R) < config.PACK_MIN_FILL
+    assert config.pack_batches([400, 410, 390, 405, 400], kp, 2, smem) == [[0, 1], [2, 3],
+                                                                             [4]]
+    assert config.pack_batches([400, 410], 10_000, 100, smem) == [[0], [1]]   # no room
+    assert config.pack_batches([], kp, 100, smem) == []
+
+
 def test_resident_budget_rule():
     """Residues the CUDA backend keeps resident by default (no device needed): free memory
     less the reserve and the per-sequence bytes, over the bytes per residue; never below 0."""
@@ -210,50 +228,45 @@ def test_split_targets_for_devices():
     assert [list(ids) for ids, _ in parts] == [[0, 6], [1, 2, 5], [3, 4, 7]]
 
 
-def _cut_backend(threads, rng):
-    """A stand-in CudaBackend for its top-k cut, no device needed: NumPy for CuPy and
-    top_select's NumPy model (``threads`` groups) for the kernel."""
-    from types import SimpleNamespace
+def _model_cut(threads, rng):
+    """``device_cut`` for topk.cut without a device: top_select's NumPy model
+    (``threads`` groups) on the stacked score rows."""
+    from warpalign._backends.cuda import config
 
-    from warpalign._backends.cuda import CudaBackend, _Cut, config
-
-    np_as_cp = SimpleNamespace(stack=np.stack, partition=np.partition,
-                               flatnonzero=np.flatnonzero, arange=np.arange, int64=np.int64,
-                               asnumpy=np.asarray)
-    fake = SimpleNamespace(_cp=np_as_cp)
-    for name in ("_select", "_candidate_ids", "_read_cut", "_cut"):
-        setattr(fake, name, getattr(CudaBackend, name).__get__(fake))
-
-    def queue(blocks, n, top_k, flags=()):
-        S = np.concatenate([np.asarray(scores).reshape(r, n) for scores, r in blocks])
+    def device_cut(rows, top_k):
         cap = config.select_cap(top_k)
-        counts, hits = top_select(S, top_k, cap, threads, rng)
-        host = np.concatenate([np.zeros(len(flags), np.int32), hits.ravel(), counts])
-        return _Cut(host.astype(np.int32).tobytes(), None,
-                    SimpleNamespace(synchronize=lambda: None), cap, len(S), len(flags))
+        counts, hits = top_select(np.stack(rows), top_k, cap, threads, rng)
+        return hits, counts, cap
 
-    fake._queue_cut = queue
-    return fake
+    return device_cut
 
 
 def test_top_k_cut_of_device_results():
-    """CudaBackend._cut (the cut after the results: a packed batch with saturated entries,
-    queries scanned one by one) on top_select's model: every target scoring at least the
-    k-th best, ids ascending, ties kept, each query's saturated count kept; empty queries
-    (None) give every target at 0; top_k above config.SELECT_MAX_K goes query by query."""
-    from warpalign._backends.cuda import config
+    """topk.cut (the cut after the results: a packed batch with saturated entries,
+    queries scanned one by one) on NumPy with top_select's model: every target scoring at
+    least the k-th best, ids ascending, ties kept, each query's saturated count kept;
+    empty queries (None) give every target at 0; top_k above config.SELECT_MAX_K goes
+    query by query (the device cut is not asked)."""
+    from warpalign._backends.cuda import config, topk
 
     rng = np.random.default_rng(9)
-    fake = _cut_backend(64, rng)
+    model = _model_cut(64, rng)
     for n in (5, 40, 64, 3 * 64 + 7, 40 * 64 + 3):
         for top_k in (1, 3, 10, config.SELECT_MAX_K + 44):
             if top_k >= n:
                 continue
+            asked = []
+
+            def device_cut(rows, top_k=top_k, asked=asked):
+                asked.append(len(rows))
+                return model(rows, top_k)
+
             rows = [rng.integers(0, hi, n).astype(np.int32) for hi in (3, 50, 10 ** 6)]
             rows.append(np.zeros(n, np.int32))                       # every target tied
             got = [(r, None, None, k) for k, r in enumerate(rows)]
             got.insert(2, None)                                      # an empty query
-            out = fake._cut(got, n, top_k)
+            out = topk.cut(np, got, n, top_k, device_cut)
+            assert asked == ([] if top_k > config.SELECT_MAX_K else [len(rows)])
             assert len(out) == len(got)
             assert out[2].ids.tolist() == list(range(n)) and not out[2].scores.any()
             for res, c in zip(got, out):
@@ -264,21 +277,18 @@ def test_top_k_cut_of_device_results():
                 want = np.flatnonzero(r >= kth)
                 assert c.ids.tolist() == want.tolist(), (n, top_k)
                 assert c.scores.tolist() == r[want].tolist() and c.saturated == nsat
-    assert fake._cut([None], 10, 3)[0].ids.tolist() == list(range(10))
+    assert topk.cut(np, [None], 10, 3, model)[0].ids.tolist() == list(range(10))
 
 
 def test_packed_top_k_cut_from_the_kernel_output():
-    """CudaBackend._packed_finish on top_select's output (NumPy model; no device needed):
-    every target scoring at least the k-th best, ids ascending, ties kept; rows past the
-    cap (all tied) are cut on their own; rows whose group maxima tie heavily; fewer
-    targets than groups; queries spread over groups, rows in group order."""
-    from types import SimpleNamespace
-
-    from warpalign._backends.cuda import CudaBackend, _Cut, _PackedJob, config
+    """topk.packed_cut on top_select's output (NumPy model; no device needed): every
+    target scoring at least the k-th best, ids ascending, ties kept; rows past the cap
+    (all tied) are cut on their own; rows whose group maxima tie heavily; fewer targets
+    than groups; queries spread over groups, rows in group order."""
+    from warpalign._backends.cuda import config, topk
 
     rng = np.random.default_rng(11)
     T = 64                                   # the model's threads (the kernel has 1024)
-    fake = _cut_backend(T, rng)
     for n in (5, 40, T, 3 * T + 7, 40 * T + 3):
         for top_k in (1, 3, 10):
             if top_k >= n:
@@ -291,14 +301,8 @@ def test_packed_top_k_cut_from_the_kernel_output():
             counts, hits = top_select(S, top_k, cap, T, rng)
             groups = [[0, 3], [1, 2, 4]]     # two query groups: rows in group order
             order = [qi for sub in groups for qi in sub]
-            G = len(groups)
-            host = np.concatenate([np.zeros(G, np.int32), hits[order].ravel(),
-                                   counts[order]]).tobytes()
-            runs = [(S[sub].ravel(), None, None) for sub in groups]
-            cut = _Cut(host, None, SimpleNamespace(synchronize=lambda: None), cap, len(S), G)
-            job = _PackedJob([np.ones(3, np.uint8)] * len(rows), SimpleNamespace(n=n), {},
-                             groups, None, [], runs=runs, cut=cut)
-            out = CudaBackend._packed_finish(fake, job, top_k)
+            out = topk.packed_cut(np, len(S), groups, [S[sub].ravel() for sub in groups], n,
+                                  top_k, hits[order], counts[order], cap)
             for r, c in zip(S, out):
                 kth = np.sort(r)[::-1][top_k - 1]
                 want = np.flatnonzero(r >= kth)

@@ -161,6 +161,27 @@ def _pack_plan(lengths: tuple, kp: int, smem_limit: int):
     return best[1:]
 
 
+def pack_batches(lengths, kp: int, per_batch: int, smem_limit: int) -> list[list[int]]:
+    """Query index batches for the packed kernel, in input order, at most ``per_batch``
+    queries each (``lengths``: the queries' lengths; ``kp``: the scoring's letters + 1); a
+    batch whose :func:`pack_plan` fills less than PACK_MIN_FILL of its rows with query
+    rows, or whose profile does not fit ``smem_limit``, is returned as single queries
+    (run alone)."""
+    per = max(1, int(per_batch))
+    out = []
+    for lo in range(0, len(lengths), per):
+        batch = list(range(lo, min(lo + per, len(lengths))))
+        sizes = [int(lengths[i]) for i in batch]
+        try:
+            R, passes, _ = pack_plan(sizes, kp, smem_limit)
+        except ValueError:      # the profile does not fit shared memory
+            out += [[i] for i in batch]
+            continue
+        fill = sum(sizes) / (2 * passes * 32 * R)
+        out += [batch] if fill >= PACK_MIN_FILL else [[i] for i in batch]
+    return out
+
+
 def pack_cost(R: int, passes: int) -> float:
     """pack_plan's estimate of a packed batch's time, per target residue: padded rows x
     instructions per cell pair."""

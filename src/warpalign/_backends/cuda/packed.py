@@ -13,9 +13,10 @@ import numpy as np
 
 # by full name: "from . import config" goes through the package, whose __init__ imports this
 import warpalign._backends.cuda.config as config  # noqa: PLR0402
+import warpalign._backends.cuda.topk as topk  # noqa: PLR0402
 
 from ..base import ScoreBatch
-from .handles import Candidates, DeviceTargets, _Bucket, _empty, _kernel_cut, _Leases
+from .handles import Candidates, DeviceTargets, _Bucket, _kernel_cut, _Leases
 from .kernels import _SMEM_LIMIT
 
 
@@ -43,7 +44,7 @@ class _PackedJob:
 
 @dataclass
 class _Cut:
-    """A top-k cut queued on one device (CudaBackend._queue_cut): the pinned buffer its one
+    """A top-k cut queued on one device (CudaBackend._queue_cut; read by :mod:`topk`): the pinned buffer its one
     copy lands in (``flags`` saturation counts, then per row ``cap`` (id, score) pairs, then
     per row the count of targets at or above the row's bound), the device buffer (kept
     until read), the event of the copy, the cap and the rows."""
@@ -232,16 +233,14 @@ class PackedSearch:
 
     def _cut(self, got, n, top_k):
         """Candidates of each query from its device results (None: an empty query): one
-        ``top_select`` cut for the batch where top_k allows (see :meth:`_queue_cut`), else
-        query by query (:meth:`_select`)."""
-        live = [res for res in got if res is not None]
-        if not live or not _kernel_cut(top_k, n):
-            return [_empty(n, False) if res is None else self._select(res, n, top_k)
-                    for res in got]
-        rows = [res[0] for res in live]
-        cut = self._queue_cut([(self._cp.stack(rows), len(rows))], n, top_k)
-        picked = iter(self._read_cut(cut, rows, n, top_k, [res[3] for res in live]))
-        return [_empty(n, False) if res is None else next(picked) for res in got]
+        ``top_select`` cut for the batch where top_k allows (:meth:`_queue_cut`), else
+        query by query (:func:`topk.cut`)."""
+        def on_device(rows):
+            done = self._queue_cut([(self._cp.stack(rows), len(rows))], n, top_k)
+            _, hits, counts = done.arrays()
+            return hits, counts, done.cap
+
+        return topk.cut(self._cp, got, n, top_k, on_device)
 
     def _queue_cut(self, blocks, n, top_k, flags=()):
         """Queue on the current stream the top-k cut of score rows and one copy of it to
@@ -277,27 +276,6 @@ class PackedSearch:
         cp.cuda.runtime.memcpyAsync(host.ptr + 4 * len(flags), dev.data.ptr, 4 * words,
                                     to_host, stream.ptr)
         return _Cut(host, dev, stream.record(), cap, rows, len(flags))
-
-    def _read_cut(self, cut, row_scores, n, top_k, nsat):
-        """Candidates per row of a queued :class:`_Cut` (row r's device scores
-        ``row_scores[r]``, its saturated count ``nsat[r]``): every target scoring at least
-        the row's k-th best, ids ascending, the k-th best taken among the row's few
-        candidates on the host. A row with more than the cap at or above its bound (heavy
-        ties) is cut on the device alone."""
-        _, hits, counts = cut.arrays()
-        out = []
-        for r, (scores, sat) in enumerate(zip(row_scores, nsat)):
-            c = int(counts[r])
-            if c > cut.cap:
-                out.append(self._select((scores, None, None, sat), n, top_k))
-                continue
-            ids, sc = hits[r, :c, 0], hits[r, :c, 1]
-            kth = np.partition(sc, c - top_k)[c - top_k]
-            keep = np.flatnonzero(sc >= kth)
-            keep = keep[np.argsort(ids[keep], kind="stable")]
-            out.append(Candidates(sc[keep].astype(np.int32), None, None, sat,
-                                  ids[keep].astype(np.int64)))
-        return out
 
     @staticmethod
     def _pack_lanes(halves, R, passes):
@@ -461,17 +439,15 @@ class PackedSearch:
 
     def _packed_finish(self, job, top_k):
         """Candidates per query of a launched job: from its queued cut where there is one
-        and nothing saturated, else by :meth:`_cut` on the rescored results."""
+        and nothing saturated (:func:`topk.packed_cut`), else by :meth:`_cut` on the
+        rescored results."""
         n = job.handle.n
-        if job.cut is None or job.cut.arrays()[0].any():
+        flags, hits, counts = (None, None, None) if job.cut is None else job.cut.arrays()
+        if job.cut is None or flags.any():
             return self._cut(self._packed_results(job), n, top_k)
-        order = [qi for sub in job.groups for qi in sub]
-        views = [run[0][j * n:(j + 1) * n] for sub, run in zip(job.groups, job.runs)
-                 for j in range(len(sub))]
-        out = [None] * len(job.qs)
-        for qi, c in zip(order, self._read_cut(job.cut, views, n, top_k, [0] * len(order))):
-            out[qi] = c
-        return out
+        return topk.packed_cut(self._cp, len(job.qs), job.groups,
+                               [run[0] for run in job.runs], n, top_k, hits, counts,
+                               job.cut.cap)
 
     def _chain_groups(self, lengths, handle, kp):
         """config.device_chain_groups for this device and handle: at most one group per

@@ -26,6 +26,7 @@ import numpy as np
 
 # by full name: "from . import config" goes through the package, whose __init__ imports this
 import warpalign._backends.cuda.config as config  # noqa: PLR0402
+import warpalign._backends.cuda.topk as topk  # noqa: PLR0402
 
 from ...errors import BackendError
 from ...pipeline import ahead
@@ -350,22 +351,12 @@ class CudaBackend(PackedSearch, KernelRuns):
 
     # -- whole searches: GPU top-k, chunks, several devices ------------------------------
     def _candidate_ids(self, scores, n, top_k):
-        """Device ids of every target scoring at least the k-th best score (so ties at the
-        cut stay decidable on the host)."""
-        cp = self._cp
-        if top_k is None or top_k >= n:
-            return cp.arange(n, dtype=cp.int64)
-        kth = cp.partition(scores, n - top_k)[n - top_k]
-        return cp.flatnonzero(scores >= kth)
+        """Device ids of every target scoring at least the k-th best (:mod:`topk`)."""
+        return topk.candidate_ids(self._cp, scores, n, top_k)
 
     def _select(self, res, n, top_k, ids=None):
         """Candidates of one query, selected on the device and copied back alone."""
-        cp = self._cp
-        scores, qends, tends, nsat = res
-        if ids is None:
-            ids = self._candidate_ids(scores, n, top_k)
-        pick = (lambda a: None if a is None else cp.asnumpy(a[ids]))
-        return Candidates(pick(scores), pick(qends), pick(tends), nsat, cp.asnumpy(ids))
+        return topk.select(self._cp, res, n, top_k, ids)
 
     def _scan_topk_ends(self, q, handle, scoring, algorithm, top_k):
         """mode="end" with top-k: scores of all targets by the 16-bit kernels, then the
@@ -522,26 +513,15 @@ class CudaBackend(PackedSearch, KernelRuns):
                 prepared.close()
 
     def _pack_batches(self, qs, handle, scoring):
-        """Query index batches for the packed kernel, in input order, each within
-        ``tuning.pack_score_bytes``; a batch whose plan fills less than config.PACK_MIN_FILL of
-        its rows with query rows is returned as single queries (run alone)."""
+        """Query index batches for the packed kernel (:func:`config.pack_batches`, each
+        within ``tuning.pack_score_bytes``); single queries where the scoring has no
+        16-bit tables."""
         n = handle.n
         tables = self._tables(handle, scoring) if n and handle.residues else None
         if tables is None or tables.s16 is None:
             return [[i] for i in range(len(qs))]
-        per = max(1, self.tuning.pack_score_bytes // max(8 * n, 1))
-        out = []
-        for lo in range(0, len(qs), per):
-            batch = list(range(lo, min(lo + per, len(qs))))
-            lengths = [len(qs[i]) for i in batch]
-            try:
-                R, passes, _ = config.pack_plan(lengths, tables.kp, _SMEM_LIMIT)
-            except ValueError:      # the profile does not fit shared memory
-                out += [[i] for i in batch]
-                continue
-            fill = sum(lengths) / (2 * passes * 32 * R)
-            out += [batch] if fill >= config.PACK_MIN_FILL else [[i] for i in batch]
-        return out
+        return config.pack_batches([len(q) for q in qs], tables.kp,
+                                   self.tuning.pack_score_bytes // max(8 * n, 1), _SMEM_LIMIT)
 
     def _search_each(self, qs, handle, scoring, algorithm, ends, top_k, method):
         """One query at a time, each query's kernels finished before the next is queued.

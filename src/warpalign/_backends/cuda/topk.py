@@ -1,0 +1,106 @@
+"""The host side of the search's top-k cut: pure functions over an array module ``xp``
+(CuPy on the device, NumPy in the CPU tests), no device state.
+
+A query keeps every target scoring at least its k-th best score, ids ascending (ties at
+the cut stay decidable on the host). The cut is taken either from the query's whole
+score row (:func:`select`) or from the few candidates per row that the device's
+``top_select`` copied back (:func:`read_cut`: ``hits[row, :count]`` holds (id, score) of
+every target at or above the row's bound, ``count`` above ``cap`` meaning the row was too
+tied to fit and is cut from its whole row instead). ``tests/reference.py`` models
+``top_select`` in NumPy, so these functions are tested without a device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .handles import Candidates, _empty, _kernel_cut
+
+
+def kernel_cut(top_k: int | None, n: int) -> bool:
+    """Whether the device's ``top_select`` takes this top-k over ``n`` targets (else
+    :func:`select`, query by query: every target, or top_k above config.SELECT_MAX_K)."""
+    return _kernel_cut(top_k, n)
+
+
+def _to_host(xp, a) -> np.ndarray:
+    return xp.asnumpy(a) if hasattr(xp, "asnumpy") else np.asarray(a)
+
+
+def candidate_ids(xp, scores, n: int, top_k: int | None):
+    """Ids (``xp`` array, ascending) of every target scoring at least the k-th best of
+    the score row ``scores`` (all ``n`` for top_k None or >= n)."""
+    if top_k is None or top_k >= n:
+        return xp.arange(n, dtype=xp.int64)
+    kth = xp.partition(scores, n - top_k)[n - top_k]
+    return xp.flatnonzero(scores >= kth)
+
+
+def select(xp, res, n: int, top_k: int | None, ids=None) -> Candidates:
+    """Candidates of one query from its results ``res`` = (scores, query ends or None,
+    target ends or None, saturated count): the targets ``ids`` (default
+    :func:`candidate_ids`), copied to the host alone."""
+    scores, qends, tends, nsat = res
+    if ids is None:
+        ids = candidate_ids(xp, scores, n, top_k)
+
+    def pick(a):
+        return None if a is None else _to_host(xp, a[ids])
+
+    return Candidates(pick(scores), pick(qends), pick(tends), nsat, _to_host(xp, ids))
+
+
+def read_cut(xp, hits: np.ndarray, counts: np.ndarray, cap: int, row_scores: Sequence,
+             n: int, top_k: int, nsat: Sequence[int]) -> list[Candidates]:
+    """Candidates per row of a ``top_select`` cut read back (``hits`` [rows, cap, 2] of
+    (id, score), ``counts`` [rows]; row r's whole scores ``row_scores[r]``, its saturated
+    count ``nsat[r]``): the k-th best taken among the row's candidates on the host; a row
+    with more than ``cap`` candidates (heavy ties) is cut from its whole row."""
+    out = []
+    for r, (scores, sat) in enumerate(zip(row_scores, nsat)):
+        c = int(counts[r])
+        if c > cap:
+            out.append(select(xp, (scores, None, None, sat), n, top_k))
+            continue
+        ids, sc = hits[r, :c, 0], hits[r, :c, 1]
+        kth = np.partition(sc, c - top_k)[c - top_k]
+        keep = np.flatnonzero(sc >= kth)
+        keep = keep[np.argsort(ids[keep], kind="stable")]
+        out.append(Candidates(sc[keep].astype(np.int32), None, None, sat,
+                              ids[keep].astype(np.int64)))
+    return out
+
+
+def cut(xp, got: Sequence, n: int, top_k: int | None,
+        device_cut: Callable[[list], tuple[np.ndarray, np.ndarray, int]]
+        ) -> list[Candidates]:
+    """Candidates of each query from its results (None: an empty query, every target at
+    0): one device cut for the batch where :func:`kernel_cut` allows, else query by query
+    (:func:`select`). ``device_cut(rows)``: ``top_select`` of the score rows, read back
+    as (hits, counts, cap)."""
+    live = [res for res in got if res is not None]
+    if not live or not kernel_cut(top_k, n):
+        return [_empty(n, False) if res is None else select(xp, res, n, top_k) for res in got]
+    rows = [res[0] for res in live]
+    hits, counts, cap = device_cut(rows)
+    picked = iter(read_cut(xp, hits, counts, cap, rows, n, top_k, [res[3] for res in live]))
+    return [_empty(n, False) if res is None else next(picked) for res in got]
+
+
+def packed_cut(xp, queries: int, groups: Sequence[Sequence[int]], group_scores: Sequence,
+               n: int, top_k: int, hits: np.ndarray, counts: np.ndarray, cap: int
+               ) -> list[Candidates | None]:
+    """Candidates per query of a packed batch of ``queries`` queries, in query order
+    (None for a query in no group): ``groups`` lists each query group's query indices,
+    ``group_scores[g]`` its rows' scores laid end to end (row j at ``[j * n, (j + 1) *
+    n)``), and the cut's rows come in group order."""
+    order = [qi for sub in groups for qi in sub]
+    views = [scores[j * n:(j + 1) * n] for sub, scores in zip(groups, group_scores)
+             for j in range(len(sub))]
+    out: list = [None] * queries
+    for qi, c in zip(order, read_cut(xp, hits, counts, cap, views, n, top_k,
+                                     [0] * len(order))):
+        out[qi] = c
+    return out
