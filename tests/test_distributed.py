@@ -28,8 +28,8 @@ from warpalign.cli import main
 from warpalign.database import Database
 from warpalign.distributed import (
     PIECES_PER_SHARD,
-    _fingerprint,
-    _search_shard,
+    database_fingerprint,
+    search_shard,
     local_cluster,
     search,
     shard_plan,
@@ -131,7 +131,7 @@ def test_shard_results_merge_exactly(data, mode, algorithm, top_k):
                       backend="cpu")
     names = [h.query_name for h in want]
     codes = [BLOSUM62.encode(q) for q in queries]
-    parts = [_search_shard(str(path), _fingerprint(db), shard, names, codes, BLOSUM62,
+    parts = [search_shard(str(path), database_fingerprint(db), shard, names, codes, BLOSUM62,
                            top_k, mode, algorithm, "cpu")[0]
              for shard in shard_plan(db, 5)]
     got = [first.merge(*rest, top_k=top_k) for first, *rest in zip(*parts)]
@@ -182,7 +182,7 @@ def test_shard_search_maps_candidate_ids_back(data, mode):
     db = Database.open(path)
     want = search_one(queries, db, BLOSUM62, top_k=4, mode=mode, backend="cpu")
     codes = [BLOSUM62.encode(q) for q in queries]
-    parts = [_search_shard(str(path), _fingerprint(db), shard, [h.query_name for h in want],
+    parts = [search_shard(str(path), database_fingerprint(db), shard, [h.query_name for h in want],
                            codes, BLOSUM62, 4, mode, "local", "cpu", registry=registry)[0]
              for shard in shard_plan(db, 3)]
     assert_same([first.merge(*rest, top_k=4) for first, *rest in zip(*parts)], want)
@@ -198,7 +198,7 @@ def test_worker_without_gpu_falls_back_and_logs(data, monkeypatch, caplog):
     db = Database.open(path)
     shard = shard_plan(db, 2)[1]
     with caplog.at_level(logging.WARNING, logger="warpalign.distributed"):
-        hits, report = _search_shard(str(path), _fingerprint(db), shard, ["q"],
+        hits, report = search_shard(str(path), database_fingerprint(db), shard, ["q"],
                                      [BLOSUM62.encode(queries[0])], BLOSUM62, 3, "score",
                                      "local", "auto", registry=registry)
     assert report.backend == "cpu" and "no CUDA device (test)" in report.fallback
@@ -212,7 +212,7 @@ def test_worker_refuses_another_database(data, tmp_path):
     db = Database.open(path)
     other = Database.build(queries, tmp_path / "other.wa")
     with pytest.raises(DatabaseError, match="another database"):
-        _search_shard(str(other.path), "0" * 32, shard_plan(db, 1)[0], ["q"],
+        search_shard(str(other.path), "0" * 32, shard_plan(db, 1)[0], ["q"],
                       [BLOSUM62.encode("MKV")], BLOSUM62, 1, "score", "local", "cpu")
 
 
@@ -280,7 +280,7 @@ def test_back_to_back_searches_recompute_and_release(data, client):
     for _ in range(3):
         assert_same(search(queries, path, BLOSUM62, client=client, shards=2, top_k=5,
                            backend="cpu"), want)
-        held = dist._held[id(client)]
+        held = dist.held_futures(client)
         assert len(held) == 2 and all(f.status == "finished" for f in held)
         keys.append({f.key for f in held})
     assert not keys[0] & keys[1] and not keys[1] & keys[2]
@@ -386,28 +386,10 @@ def _flip_byte(file, position=None):
     file.write_bytes(bytes(data))
 
 
-def _count_checksums():
-    """Installed on the workers: count the files whose checksums a worker computes."""
-    from warpalign import database
-
-    real = getattr(database._blake2b, "real", database._blake2b)
-
-    def counting(path):
-        counting.calls.append(str(path))
-        return real(path)
-
-    counting.calls, counting.real = [], real
-    database._blake2b = counting
-
-
-def _checksummed():
-    from warpalign import database
-    return list(getattr(database._blake2b, "calls", []))
-
-
-def _restore_checksums():
-    from warpalign import database
-    database._blake2b = getattr(database._blake2b, "real", database._blake2b)
+def _checksums():
+    """Run on the workers: the checksums each computed so far, by path."""
+    from warpalign.database import checksums_computed
+    return checksums_computed()
 
 
 def test_cluster_search_fails_on_a_corrupt_file(data, client, tmp_path):
@@ -430,39 +412,38 @@ def test_cluster_verifies_once_per_worker_and_again_after_a_change(data, client,
     copy = tmp_path / "db.wa"
     shutil.copytree(path, copy)
     want = search_one(queries, copy, BLOSUM62, top_k=5, backend="cpu")
-    client.run(_count_checksums)
-    try:
-        for _ in range(3):
-            assert_same(search(queries, copy, BLOSUM62, client=client, shards=4, top_k=5,
-                               backend="cpu"), want)
-        counted = client.run(_checksummed)
-        assert sum(len(calls) for calls in counted.values()) >= 5     # someone verified
-        for calls in counted.values():       # each worker: each file at most once
-            mine = [c for c in calls if c.startswith(str(copy))]
-            assert len(mine) == len(set(mine)) and len(mine) in (0, 5)
-        _flip_byte(copy / "order.npy", position=-1)   # after verification: seen again
-        with pytest.raises(DatabaseError, match=r"order\.npy: checksum mismatch"):
-            search(queries, copy, BLOSUM62, client=client, shards=4, top_k=5, backend="cpu")
-    finally:
-        client.run(_restore_checksums)
+    for _ in range(3):
+        assert_same(search(queries, copy, BLOSUM62, client=client, shards=4, top_k=5,
+                           backend="cpu"), want)
+    counted = client.run(_checksums)      # (the copy's path is new to every worker)
+    mine = [{p: k for p, k in sums.items() if p.startswith(str(copy))}
+            for sums in counted.values()]
+    assert sum(len(files) for files in mine) >= 5                  # someone verified
+    for files in mine:                   # each worker: each of the 5 files once, or none
+        assert len(files) in (0, 5) and set(files.values()) <= {1}
+    _flip_byte(copy / "order.npy", position=-1)   # after verification: seen again
+    with pytest.raises(DatabaseError, match=r"order\.npy: checksum mismatch"):
+        search(queries, copy, BLOSUM62, client=client, shards=4, top_k=5, backend="cpu")
 
 
-def test_worker_verifies_once_under_concurrent_tasks(data, tmp_path, monkeypatch):
+def test_worker_verifies_once_under_concurrent_tasks(data, tmp_path):
     import shutil
 
-    from warpalign import database
+    from warpalign.database import checksums_computed
     queries, path = data
     copy = tmp_path / "db.wa"
     shutil.copytree(path, copy)
     db = Database.open(copy)
-    calls, real = [], database._blake2b
-    monkeypatch.setattr(database, "_blake2b", lambda p: calls.append(p) or real(p))
+    before = checksums_computed()
     shard = shard_plan(db, 1)[0]
-    args = (str(copy), _fingerprint(db), shard, ["q"], [BLOSUM62.encode(queries[0])],
+    args = (str(copy), database_fingerprint(db), shard, ["q"], [BLOSUM62.encode(queries[0])],
             BLOSUM62, 3, "score", "local", "cpu")
     with ThreadPoolExecutor(4) as pool:
-        parts = list(pool.map(lambda _: _search_shard(*args)[0][0], range(8)))
-    assert len(calls) == 5 and all(p.scores.tolist() == parts[0].scores.tolist() for p in parts)
+        parts = list(pool.map(lambda _: search_shard(*args)[0][0], range(8)))
+    after = checksums_computed()
+    computed = {p: k - before.get(p, 0) for p, k in after.items() if k != before.get(p, 0)}
+    assert len(computed) == 5 and set(computed.values()) == {1}
+    assert all(p.scores.tolist() == parts[0].scores.tolist() for p in parts)
 
 
 def _wait_for_running_shard(client):
@@ -517,14 +498,14 @@ def test_cli_workers_fail_on_a_corrupt_database(data, tmp_path):
 
 
 def test_first_interrupt_waits_for_the_cluster_to_start_a_second_does_not():
-    from warpalign.distributed import _interrupt_deferred
+    from warpalign.distributed import interrupt_deferred
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         pytest.skip("another SIGINT handler is installed")
     reached = []
-    with pytest.raises(KeyboardInterrupt), _interrupt_deferred():
+    with pytest.raises(KeyboardInterrupt), interrupt_deferred():
         signal.raise_signal(signal.SIGINT)
         reached.append("after one")
-    with pytest.raises(KeyboardInterrupt), _interrupt_deferred():
+    with pytest.raises(KeyboardInterrupt), interrupt_deferred():
         signal.raise_signal(signal.SIGINT)
         signal.raise_signal(signal.SIGINT)
         reached.append("after two")

@@ -24,6 +24,7 @@ the file and what is wrong.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import hashlib
@@ -34,6 +35,7 @@ import re
 import shutil
 import socket
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,12 +61,26 @@ BUCKET_BOUNDARIES = (64, 128, 192, 256, 320, 384, 448, 512, 640, 768, 1024, 1536
 _HASH_BLOCK = 1 << 22
 
 
+_checksums: collections.Counter = collections.Counter()
+_checksums_lock = threading.Lock()
+
+
 def _blake2b(path: Path) -> str:
     digest = hashlib.blake2b(digest_size=32)
     with open(path, "rb") as f:
         while block := f.read(_HASH_BLOCK):
             digest.update(block)
+    with _checksums_lock:
+        _checksums[str(path)] += 1
     return digest.hexdigest()
+
+
+def checksums_computed() -> dict[str, int]:
+    """How often this process computed each file's BLAKE2b checksum, by path (builds and
+    verifying opens): a diagnostic, and how tests see that an unchanged database opened
+    again, or by many threads at once, is not read again."""
+    with _checksums_lock:
+        return dict(_checksums)
 
 
 # --- builds: one at a time per path, and what a killed one left behind -----------------
@@ -127,14 +143,17 @@ def _host_and_boot() -> tuple[str, str]:
     return host, boot
 
 
-def _owner() -> str:
-    """This process as the names of its builds' directories carry it: host-boot-pid-start."""
-    pid = os.getpid()
+def owner_tag(pid: int | None = None) -> str:
+    """A process (default this one) as the names of its builds' temporary directories
+    carry it: host-boot-pid-start (8 hex digits naming the host, 8 of its boot id, the
+    pid, its start in clock ticks after boot, 0 where unknown). A later build of the same
+    path removes the directories whose owner is provably gone."""
+    pid = os.getpid() if pid is None else int(pid)
     return "-".join((*_host_and_boot(), str(pid), str(_start_time(pid) or 0)))
 
 
 def _dead(host: str, boot: str, pid: int, start: int) -> bool:
-    """Whether the process that ``_owner()`` named so is provably gone (never a guess:
+    """Whether the process that ``owner_tag()`` named so is provably gone (never a guess:
     another host's build, or one this host cannot tell about, is alive)."""
     my_host, my_boot = _host_and_boot()
     if host != my_host or pid <= 0:
@@ -340,7 +359,7 @@ class Database:
 
     def _write(self, path: Path, overwrite: bool, source: str | None = None) -> None:
         """Write into a temporary directory and rename it to ``path`` (under the lock)."""
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{_owner()}-", dir=path.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{owner_tag()}-", dir=path.parent))
         try:
             files = {}
             arrays = {"codes": self._codes, "offsets": self._offsets, "order": self._order,
@@ -362,7 +381,7 @@ class Database:
             self._check_target(path, overwrite)
             old = None
             if os.path.lexists(path):
-                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-{_owner()}-",
+                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-{owner_tag()}-",
                                             dir=path.parent))
                 os.replace(path, old / "db")
             try:

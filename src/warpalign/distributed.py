@@ -53,7 +53,8 @@ from .scoring import Scoring, check_input
 from .search import METHODS, MODES, _batches, _top_hits, _with_alignments
 from .strands import Strand, merge_strand_results, query_strands, strand_query
 
-__all__ = ["Shard", "ShardReport", "local_cluster", "search", "shard_plan"]
+__all__ = ["Shard", "ShardReport", "database_fingerprint", "held_futures",
+           "interrupt_deferred", "local_cluster", "search", "search_shard", "shard_plan"]
 
 logger = logging.getLogger("warpalign.distributed")
 
@@ -258,8 +259,9 @@ def _open_shared(database: Any) -> Database:
                      "database built by Database.build")
 
 
-def _fingerprint(db: Database) -> str:
-    """Names the database's contents (its files' sizes and checksums), not its path."""
+def database_fingerprint(db: Database) -> str:
+    """Names the database's contents (its files' sizes and checksums), not its path: a
+    worker given another database under the path refuses it (:func:`search_shard`)."""
     files = json.dumps(db.meta.get("files", {}), sort_keys=True).encode()
     return hashlib.blake2b(files, digest_size=16).hexdigest()
 
@@ -290,7 +292,7 @@ class _connect:
                 client = Client(self._scheduler, timeout=self._timeout)
                 self._owned.append(client)
             elif client is None and self._workers is not None:
-                with _interrupt_deferred():
+                with interrupt_deferred():
                     cluster = local_cluster(self._workers)
                     self._owned.append(cluster)
                     client = Client(cluster)
@@ -326,7 +328,7 @@ class _connect:
 
 
 @contextlib.contextmanager
-def _interrupt_deferred() -> Iterator[None]:
+def interrupt_deferred() -> Iterator[None]:
     """Hold a first Ctrl-C back until the block is done, then raise it (a second one is
     raised at once): Dask cannot close a local cluster cut short while it starts (it
     reports that at exit), but closes one that has started. Only in the main thread, and
@@ -359,13 +361,20 @@ _held: dict[int, list] = {}
 _held_lock = threading.Lock()
 
 
+def held_futures(client) -> list:
+    """The futures of ``client``'s last search that are held until its next search has
+    gone out (empty where none are: an owned client, or none searched yet)."""
+    with _held_lock:
+        return list(_held.get(id(client), []))
+
+
 def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, backend,
          method, *, hold=False, progress=False):
     """Submit one task per shard (in one message) and gather them. ``hold``: the client
     outlives this search, so its futures are released when its next search has gone out
     (see :data:`_held`) instead of now."""
     path = os.fspath(db.path)
-    fingerprint = _fingerprint(db)
+    fingerprint = database_fingerprint(db)
     scan_mode = "end" if mode == "full" else mode
     workers = info["workers"].values()
     gpu_everywhere = bool(workers) and all(w.get("resources", {}).get("GPU") for w in workers)
@@ -373,7 +382,7 @@ def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, 
     # a fresh key per search: a held result of an identical earlier search is never reused
     token = uuid.uuid4().hex
     n = len(plan)
-    futures = client.map(_search_shard, [path] * n, [fingerprint] * n, plan, [names] * n,
+    futures = client.map(search_shard, [path] * n, [fingerprint] * n, plan, [names] * n,
                          [codes] * n, [scoring] * n, [top_k] * n, [scan_mode] * n,
                          [algorithm] * n, [backend] * n, [method] * n,
                          key=[f"warpalign-shard-{shard.index}-{token}" for shard in plan],
@@ -482,7 +491,7 @@ def _shard_database(path: str, fingerprint: str) -> Database:
             return cached[1]
         where = f"on worker {_worker_name()}"
         try:
-            same = _fingerprint(Database.open(key[0], verify=False)) == fingerprint
+            same = database_fingerprint(Database.open(key[0], verify=False)) == fingerprint
             db = Database.open(key[0], verify=True) if same else None  # reads every byte
         except DatabaseError as exc:
             raise DatabaseError(f"{exc}; found {where}") from None
@@ -508,13 +517,15 @@ def _shard_targets(db: Database, shard: Shard) -> tuple[TargetSet, np.ndarray]:
     return TargetSet(np.ascontiguousarray(codes, dtype=np.uint8), local), order
 
 
-def _search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
+def search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
                   codes: list[np.ndarray], scoring: Scoring, top_k: int, mode: str,
                   algorithm: str, backend: str, method: str = "auto", *,
                   registry: Registry = REGISTRY) -> tuple[list[Hits], ShardReport]:
-    """Search every query against one shard: per query the shard's top-k by (score desc,
-    original index asc), with original database indices. ``registry``: where the worker's
-    engine comes from (the process's; a test's own)."""
+    """The task each worker runs (usable in-process too): search every query against one
+    shard of the database at ``path`` (whose :func:`database_fingerprint` must be
+    ``fingerprint``): per query the shard's top-k by (score desc, original index asc),
+    with original database indices, and the shard's :class:`ShardReport`. ``registry``:
+    where the worker's engine comes from (the process's; a test's own)."""
     t0 = time.perf_counter()
     worker = _worker_name()
     engine, fallback = _engine(backend, worker, method, registry)
