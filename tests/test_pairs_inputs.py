@@ -236,8 +236,28 @@ def test_cli_chunks_check_record_counts_and_characters(tmp_path, capsys):
         _cli(["pairs", tmp_path / "x.fa", tmp_path / "y.fa", "--chunk", "2"])
 
 
-def test_cli_progress_bar_when_asked(tmp_path, capsys):
-    _fasta(tmp_path / "x.fa", "ab", ["ACGT", "AC"])
-    assert _cli(["pairs", tmp_path / "x.fa", tmp_path / "x.fa", "--progress"]) == 0
-    out, err = capsys.readouterr()
-    assert out.splitlines() == ["0\ta\ta\t8", "1\tb\tb\t4"] and "pairs" in err
+@pytest.mark.parametrize("extra", [[], ["--mode", "full", "--format", "sam"]],
+                         ids=["tsv", "sam"])
+def test_cli_progress_bar_when_asked(tmp_path, capsys, extra):
+    """A bar counting the pairs on stderr with --progress (over several chunks), none with
+    --no-progress nor by default when stderr is not a terminal (here: captured); the same
+    output either way."""
+    _fasta(tmp_path / "x.fa", "abc", ["ACGT", "AC", "ACGTT"])
+    outputs = []
+    for flag in ("--progress", "--no-progress", None):
+        argv = ["pairs", tmp_path / "x.fa", tmp_path / "x.fa", "--chunk", "2", *extra]
+        assert _cli(argv + ([flag] if flag else [])) == 0
+        out, err = capsys.readouterr()
+        outputs.append(out)
+        if flag == "--progress":
+            assert err.startswith("\rpairs: "), err   # (tqdm draws at most every 0.1 s)
+        else:
+            assert err == ""
+    assert outputs[0] == outputs[1] == outputs[2]
+    if not extra:
+        assert outputs[0].splitlines() == ["0\ta\ta\t8", "1\tb\tb\t4", "2\tc\tc\t10"]
+    else:
+        assert [line.split("\t")[:6] for line in outputs[0].splitlines()
+                if not line.startswith("@")] == [[n, "0", n, "1", "255", m]
+                                                  for n, m in (("a", "4M"), ("b", "2M"),
+                                                               ("c", "5M"))]

@@ -7,9 +7,11 @@ writes them).
 
 TSV streams: both files are read ``--chunk`` pairs at a time, each chunk scored (one
 ``score_pairs`` call on a worker thread while the next chunk is read) and written, so
-memory stays bounded whatever the files' size; a progress bar counts the pairs on a
-terminal. SAM reads both files whole: its header lists every Y record first. The
-nucleotide check of a protein scoring (``check_input``) judges each chunk.
+memory stays bounded whatever the files' size. SAM reads both files whole (its header
+lists every Y record first), then scores and writes ``--chunk`` pairs at a time. A
+progress bar on stderr counts the pairs scored: on a terminal, or with ``--progress``;
+never with ``--no-progress``. The nucleotide check of a protein scoring
+(``check_input``) judges each chunk.
 """
 
 from __future__ import annotations
@@ -98,8 +100,9 @@ def run(args) -> int:
         return _run_sam(args, scoring, x, y)
     full = args.mode == "full"
     columns = PAIR_COLUMNS + (FULL_COLUMNS if full else ())
-    chunks = _chunks(args, scoring, x, y)
-    bar = _progress_bar() if show_progress(args) else None
+    from ..io import read_sequences
+    chunks = _chunks(args, scoring, read_sequences(x), read_sequences(y))
+    bar = _progress_bar(None) if show_progress(args) else None
     with output(args.output) as out, ThreadPoolExecutor(
             1, thread_name_prefix="warpalign-pairs") as pool:
         if args.header:
@@ -117,17 +120,15 @@ def run(args) -> int:
     return 0
 
 
-def _progress_bar():
+def _progress_bar(total: int | None):
     from tqdm.auto import tqdm
-    return tqdm(desc="pairs", unit=" pairs", unit_scale=True, leave=False)
+    return tqdm(total=total, desc="pairs", unit=" pairs", unit_scale=True, leave=False)
 
 
-def _chunks(args, scoring, x, y):
+def _chunks(args, scoring, xs, ys):
     """(first index, x names, y names, x SequenceBuffer, y SequenceBuffer) per ``--chunk``
-    pairs of the two files, read as they are needed."""
+    pairs of the records ``xs`` and ``ys`` (iterators), read as they are needed."""
     from ..buffers import SequenceBuffer
-    from ..io import read_sequences
-    xs, ys = read_sequences(x), read_sequences(y)
     first = 0
     while True:
         xr = list(itertools.islice(xs, args.chunk))
@@ -174,27 +175,30 @@ def _write_tsv(out, first, x_names, y_names, xbuf, ybuf, result, full: bool) -> 
 
 
 def _run_sam(args, scoring, x, y) -> int:
-    """--format sam: both files whole (the header lists every Y record before the lines)."""
-    from ..buffers import SequenceBuffer
+    """--format sam: both files whole (the header lists every Y record before the lines),
+    then ``--chunk`` pairs scored and written at a time."""
     from ..formats import check_sam_names, write_sam
     from ..io import read_sequences
-    from ..pairs import score_pairs
     xr, yr = list(read_sequences(x)), list(read_sequences(y))
     if len(xr) != len(yr):
         raise ValueError(f"{args.x} has {len(xr)} records but {args.y} has {len(yr)}; "
                          f"pairs need as many records in both files")
-    x_names, y_names = [r.name for r in xr], [r.name for r in yr]
-    check_sam_names(x_names, y_names)   # before the work, not after it
-    xbuf = SequenceBuffer.from_texts([r.sequence for r in xr], scoring.alphabet,
-                                     names=x_names, source=args.x)
-    ybuf = SequenceBuffer.from_texts([r.sequence for r in yr], scoring.alphabet,
-                                     names=y_names, source=args.y)
-    result = score_pairs(xbuf, ybuf, scoring, threshold=args.threshold, mode="full",
-                         method=args.method, backend=args.backend, algorithm=args.algorithm,
-                         threads=args.threads)
-    decode = scoring.alphabet.decode
+    check_sam_names([r.name for r in xr], [r.name for r in yr])   # before the work
+    bar = _progress_bar(len(xr)) if show_progress(args) else None
+    decode, encode = scoring.alphabet.decode, scoring.alphabet.encode
+
+    def lines():
+        for chunk in _chunks(args, scoring, iter(xr), iter(yr)):
+            first, x_names, y_names = chunk[:3]
+            result = _score(args, scoring, *chunk)
+            for k, i in enumerate(result.indices.tolist()):
+                yield (x_names[i], decode(encode(xr[first + i].sequence)), y_names[i],
+                       result.alignments[k])
+            if bar is not None:
+                bar.update(len(x_names))
+
     with output(args.output) as out:
-        write_sam(((x_names[i], decode(scoring.alphabet.encode(xr[i].sequence)), y_names[i],
-                    result.alignments[k]) for k, i in enumerate(result.indices.tolist())), out,
-                  [(r.name, len(r.sequence)) for r in yr])
+        write_sam(lines(), out, [(r.name, len(r.sequence)) for r in yr])
+    if bar is not None:
+        bar.close()
     return 0
