@@ -395,8 +395,36 @@ def test_cli_blast6_without_statistics_says_so_once(tmp_path, capsys):
     assert main([*_cli_files(tmp_path), "--format", "blast6", "--match", "1", "--mismatch",
                  "-1", "--gap-open", "2", "--gap-extend", "1", "--alphabet", "protein"]) == 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--match/--mismatch scoring has no published" in err
+    assert err.count("\n") == 1 and "--match/--mismatch scoring 1/-1 on protein has no " \
+        "published" in err and "DNA with BLASTN's match/mismatch pairs 1/-5, 1/-4" in err
     assert main([*_cli_files(tmp_path), "--format", "blast6"]) == 0   # statistics: no note
+    assert capsys.readouterr().err == ""
+
+
+def test_cli_dna_statistics_from_blastn_tables(tmp_path, capsys):
+    """DNA searches have E-values for BLASTN's reward/penalty tables (the --alphabet dna
+    default, 2/-3 with BLAST gaps 5/2, among them); other DNA scorings say once on stderr
+    where statistics exist, and --evalue with them is an error before the search."""
+    from warpalign.cli import main
+    from warpalign.data import example_reads_path, example_reference_path
+    base = ["search", str(example_reads_path()), str(example_reference_path()),
+            "--no-progress", "--format", "blast6", "--alphabet", "dna", "-k", "1"]
+    assert main(base) == 0
+    out, err = capsys.readouterr()
+    rows = [r.split("\t") for r in out.splitlines()]
+    assert err == "" and rows and all(r[10] != "NA" and r[11] != "NA" for r in rows)
+    paper = ["--match", "1", "--mismatch", "-2", "--gap-open", "5", "--gap-extend", "1"]
+    assert main([*base, *paper]) == 0
+    out, err = capsys.readouterr()
+    assert all(r.split("\t")[10:] == ["NA", "NA"] for r in out.splitlines())
+    assert err.count("\n") == 1 and "no Karlin-Altschul parameters (lambda, K) for --match " \
+        "1 --mismatch -2 with gap existence 4, extension 1" in err
+    assert "as --blast-gaps EXISTENCE/EXTENSION: 1/1 2/1 3/1 0/2 1/2 2/2" in err
+    assert main([*base, *paper, "--evalue", "1e-5"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("warpalign search: error: --evalue: BLASTN's tables")
+    assert main([*base, "--match", "1", "--mismatch", "-2", "--blast-gaps", "2", "1",
+                 "--evalue", "1e-5"]) == 0
     assert capsys.readouterr().err == ""
 
 

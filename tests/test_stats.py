@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from warpalign.stats import (
     length_adjustment,
     search_space,
     supported_gaps,
+    supported_nucleotide_scores,
 )
 
 LN2 = math.log(2)
@@ -234,3 +236,66 @@ def test_database_size_override_and_merge(db):
     order = np.lexsort((np.concatenate([h.targets] * 2), -np.concatenate([h.scores] * 2)))
     np.testing.assert_array_equal(merged.evalues, np.concatenate([h.evalues] * 2)[order][:len(h)])
     assert h.merge(res[0]).evalues is None  # one part without statistics: none
+
+
+# --- DNA: BLASTN's reward/penalty tables (blast_stat.c's blastn_values_R_P)
+
+BLASTN = Path(__file__).resolve().parent / "data" / "blastn"
+
+
+def _blastn_rows():
+    """blastn 2.12.0's tabular output in tests/data/blastn/blastn.tsv (the commands are in
+    its header): ((reward, penalty, gap existence, extension), target, score, bits, E)."""
+    out = []
+    for line in (BLASTN / "blastn.tsv").read_text().splitlines():
+        if line and not line.startswith("#"):
+            r, p, e, x, name, score, bits, ev = line.split("\t")
+            out.append(((int(r), int(p), int(e), int(x)), name, int(score), bits, ev))
+    return out
+
+
+def test_dna_evalues_equal_blastn(tmp_path):
+    """E-values and bit scores of a DNA search equal blastn 2.12.0's (-task blastn, both
+    strands) on the same hits, for BLASTN's default 2/-3 with 5/2 (odd scores counted as
+    the even score below in E-values), 1/-2, 1/-3, 1/-1 and 2/-4 (the 1/-2 table scaled by
+    2)."""
+    db = Database.build(BLASTN / "db.fa.gz", tmp_path / "db.wa", alphabet="dna")
+    rows = _blastn_rows()
+    assert any(score % 2 for (r, p, *_), _, score, *_ in rows if (r, p) == (2, -3))
+    for scores in dict.fromkeys(key for key, *_ in rows):
+        r, p, e, x = scores
+        want = [row[1:] for row in rows if row[0] == scores]
+        s = Scoring.from_blast(match=r, mismatch=p, existence=e, extension=x)
+        hits = search(BLASTN / "query.fa", db, s, top_k=len(want), evalue=10)[0]
+        got = {n: (int(sc), b, ev) for n, sc, b, ev in zip(hits.names, hits.scores,
+                                                            hits.bitscores, hits.evalues)}
+        for name, score, bits, ev in want:
+            assert got[name][0] == score, (scores, name)        # blastn found the best path
+            assert f"{got[name][2]:.2e}" == ev, (scores, name)
+            # blastn prints bit scores above 99.9 truncated to an integer (align_format_util)
+            b = got[name][1]
+            assert (str(int(b)) if b > 99.9 else f"{b:.1f}") == bits, (scores, name)
+
+
+def test_dna_statistics_say_where_they_exist():
+    ka = karlin_altschul(Scoring.from_blast(match=2, mismatch=-3, existence=5, extension=2))
+    assert (ka.lambda_, ka.K, ka.H, ka.alpha, ka.beta, ka.round_down) == (
+        0.625, 0.41, 0.78, 0.8, -2, True)        # blast_stat.c: { 5, 2, 0.625, 0.41, ... }
+    assert ka.evalue(309, 1e6) == ka.evalue(308, 1e6) > ka.evalue(310, 1e6)
+    assert ka.bit_score(309) > ka.bit_score(308)
+    ka = karlin_altschul(Scoring(match=3, mismatch=-6, gap_open=12, gap_extend=3))  # 1/-2, 3/1
+    assert ka.lambda_ == pytest.approx(1.32 / 3) and ka.alpha == pytest.approx(1.3 / 3)
+    assert ka.K == 0.57 and not ka.round_down
+    assert supported_nucleotide_scores()[(1, -2)] == [(2, 1), (3, 1), (4, 1), (2, 2), (3, 2),
+                                                     (4, 2)]
+    with pytest.raises(StatisticsUnavailable, match=r"match 1/mismatch -2 with gap_open=5, "
+                                                    r"gap_extend=1.*open/extend 2/1, 3/1"):
+        karlin_altschul(Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1))  # paper 002
+    with pytest.raises(StatisticsUnavailable, match=r"match 2/mismatch -1: BLASTN's tables "
+                                                    r"\(NCBI blast_stat.c\) have match/mismatch"):
+        karlin_altschul(Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1))  # paper 000
+    with pytest.raises(StatisticsUnavailable, match="protein alphabet has no statistics"):
+        karlin_altschul(Scoring(match=2, mismatch=-3, gap_open=7, gap_extend=2,
+                                alphabet="protein"))
+    with pytest.raises(StatisticsUnavailable, match="ungapped"):
+        karlin_altschul(Scoring(match=2, mismatch=-3, gap_open=7, gap_extend=2), gapped=False)

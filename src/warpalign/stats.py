@@ -28,6 +28,16 @@ BLOSUM62 11/1 is BLAST's 10/1. Only the combinations in those tables are support
 anything else raises :class:`StatisticsUnavailable` listing what is (estimating λ and K
 for gapped scoring needs simulation, and a guessed E-value is worse than none).
 
+DNA match/mismatch scoring takes BLASTN's tables (``blastn_values_R_P`` in the same
+file) for reward R and penalty −P: the pairs 1/−5, 1/−4, 2/−7, 1/−3, 2/−5, 1/−2, 2/−3,
+3/−4, 4/−5, 1/−1, 3/−2, 5/−4 and their multiples (a pair times d uses the table with gap
+costs times d, λ and α over d), with the gap costs their rows list. For 2/−7, 2/−5, 2/−3
+and 3/−4 an odd score's E-value is that of the even score below, as in blastn; E-values
+then equal ``blastn -task blastn``'s on the same hits. BLASTN's other two cases are not
+reproduced and raise :class:`StatisticsUnavailable`: megablast's non-affine greedy gap
+costs, and gap costs beyond a table's largest, where blastn takes ungapped λ and K computed
+from the query's composition.
+
 BLAST's blastp by default also applies composition-based statistics (``-comp_based_stats
 2``), which rescales scores per sequence pair; the numbers here are those of
 ``blastp -comp_based_stats 0`` (plain Karlin–Altschul with the table's λ and K).
@@ -50,7 +60,7 @@ from .scoring import Scoring
 __all__ = ["KarlinAltschul", "StatisticsUnavailable", "apply_statistics", "bit_scores",
            "check_statistics",
            "evalues", "karlin_altschul", "length_adjustment", "search_space",
-           "supported_gaps"]
+           "supported_gaps", "supported_nucleotide_scores"]
 
 LN2 = math.log(2.0)
 
@@ -166,6 +176,97 @@ _BLAST_TABLES: dict[str, tuple[tuple, ...]] = {
     ),
 }
 
+# NCBI BLAST blast_stat.c (NCBI C++ Toolkit, src/algo/blast/core/blast_stat.c, the
+# blastn_values_R_P tables, read from the ncbi/ncbi-cxx-toolkit-public repository):
+# BLASTN's statistics for match reward R and mismatch penalty -P, in BLAST's gap
+# convention, (existence a, extension b, lambda, K, H, alpha, beta). Each table's {0, 0}
+# row (megablast's non-affine greedy gap costs, extension R/2 + P) is left out: it is no
+# integer Gotoh scoring in general. A reward/penalty pair with a common divisor d uses the
+# table of the pair divided by d with gap costs times d, lambda and alpha divided by d
+# (s_AdjustGapParametersByGcd).
+_BLASTN_TABLES: dict[tuple[int, int], tuple[tuple, ...]] = {
+    (1, 5): (
+        (3, 3, 1.39, 0.747, 1.38, 1.00, 0),
+    ),
+    (1, 4): (
+        (1, 2, 1.36, 0.67, 1.2, 1.1, 0),
+        (0, 2, 1.26, 0.43, 0.90, 1.4, -1),
+        (2, 1, 1.35, 0.61, 1.1, 1.2, -1),
+        (1, 1, 1.22, 0.35, 0.72, 1.7, -3),
+    ),
+    (2, 7): (
+        (2, 4, 0.68, 0.67, 1.2, 0.55, 0),
+        (0, 4, 0.63, 0.43, 0.90, 0.7, -1),
+        (4, 2, 0.675, 0.62, 1.1, 0.6, -1),
+        (2, 2, 0.61, 0.35, 0.72, 1.7, -3),
+    ),
+    (1, 3): (
+        (2, 2, 1.37, 0.70, 1.2, 1.1, 0),
+        (1, 2, 1.35, 0.64, 1.1, 1.2, -1),
+        (0, 2, 1.25, 0.42, 0.83, 1.5, -2),
+        (2, 1, 1.34, 0.60, 1.1, 1.2, -1),
+        (1, 1, 1.21, 0.34, 0.71, 1.7, -2),
+    ),
+    (2, 5): (
+        (2, 4, 0.67, 0.59, 1.1, 0.6, -1),
+        (0, 4, 0.62, 0.39, 0.78, 0.8, -2),
+        (4, 2, 0.67, 0.61, 1.0, 0.65, -2),
+        (2, 2, 0.56, 0.32, 0.59, 0.95, -4),
+    ),
+    (1, 2): (
+        (2, 2, 1.33, 0.62, 1.1, 1.2, 0),
+        (1, 2, 1.30, 0.52, 0.93, 1.4, -2),
+        (0, 2, 1.19, 0.34, 0.66, 1.8, -3),
+        (3, 1, 1.32, 0.57, 1.0, 1.3, -1),
+        (2, 1, 1.29, 0.49, 0.92, 1.4, -1),
+        (1, 1, 1.14, 0.26, 0.52, 2.2, -5),
+    ),
+    (2, 3): (
+        (4, 4, 0.63, 0.42, 0.84, 0.75, -2),
+        (2, 4, 0.615, 0.37, 0.72, 0.85, -3),
+        (0, 4, 0.55, 0.21, 0.46, 1.2, -5),
+        (3, 3, 0.615, 0.37, 0.68, 0.9, -3),
+        (6, 2, 0.63, 0.42, 0.84, 0.75, -2),
+        (5, 2, 0.625, 0.41, 0.78, 0.8, -2),
+        (4, 2, 0.61, 0.35, 0.68, 0.9, -3),
+        (2, 2, 0.515, 0.14, 0.33, 1.55, -9),
+    ),
+    (3, 4): (
+        (6, 3, 0.389, 0.25, 0.56, 0.7, -5),
+        (5, 3, 0.375, 0.21, 0.47, 0.8, -6),
+        (4, 3, 0.351, 0.14, 0.35, 1.0, -9),
+        (6, 2, 0.362, 0.16, 0.45, 0.8, -4),
+        (5, 2, 0.330, 0.092, 0.28, 1.2, -13),
+        (4, 2, 0.281, 0.046, 0.16, 1.8, -23),
+    ),
+    (4, 5): (
+        (6, 5, 0.28, 0.21, 0.47, 0.6, -7),
+        (5, 5, 0.27, 0.17, 0.39, 0.7, -9),
+        (4, 5, 0.25, 0.10, 0.31, 0.8, -10),
+        (3, 5, 0.23, 0.065, 0.25, 0.9, -11),
+    ),
+    (1, 1): (
+        (3, 2, 1.09, 0.31, 0.55, 2.0, -2),
+        (2, 2, 1.07, 0.27, 0.49, 2.2, -3),
+        (1, 2, 1.02, 0.21, 0.36, 2.8, -6),
+        (0, 2, 0.80, 0.064, 0.17, 4.8, -16),
+        (4, 1, 1.08, 0.28, 0.54, 2.0, -2),
+        (3, 1, 1.06, 0.25, 0.46, 2.3, -4),
+        (2, 1, 0.99, 0.17, 0.30, 3.3, -10),
+    ),
+    (3, 2): (
+        (5, 5, 0.208, 0.030, 0.072, 2.9, -47),
+    ),
+    (5, 4): (
+        (10, 6, 0.163, 0.068, 0.16, 1.0, -19),
+        (8, 6, 0.146, 0.039, 0.11, 1.3, -29),
+    ),
+}
+#: Pairs (after the divisor) whose E-values and bit scores BLAST computes from even scores
+#: only: an odd gapped score is rounded down first (blast_stat.c's ``round_down``;
+#: ``Blast_HSPListAdjustOddBlastnScores``).
+_BLASTN_ROUND_DOWN = frozenset({(2, 7), (2, 5), (2, 3), (3, 4)})
+
 _MAX_ITERATIONS = 20  # BLAST_ComputeLengthAdjustment's kMaxIterations
 
 
@@ -179,9 +280,13 @@ class KarlinAltschul:
 
     ``alpha`` and ``beta`` drive the length adjustment. For the ungapped row they are
     λ/H and 0, as BLAST's ``BLAST_GetAlphaBeta`` uses them for ungapped searches.
+    ``round_down``: an odd score counts as the even score below it in E-values (BLASTN's
+    rule for reward/penalty pairs whose tables hold for even scores only; blast_hits.c
+    rounds "for E-value calculations only": bit scores come from the score itself, as
+    blastn 2.12 prints them).
     """
 
-    matrix: str
+    matrix: str               # the matrix name, or "match R/mismatch P" for BLASTN's scores
     gap_open: int | None      # our convention; None for ungapped
     gap_extend: int | None
     lambda_: float
@@ -189,6 +294,12 @@ class KarlinAltschul:
     H: float
     alpha: float
     beta: float
+    round_down: bool = False
+
+    def counted(self, score: float) -> float:
+        """The score E-values take: ``score`` itself, or with ``round_down`` the even
+        integer at or below it."""
+        return float(int(score) & ~1) if self.round_down else score
 
     @property
     def log_K(self) -> float:
@@ -200,7 +311,7 @@ class KarlinAltschul:
 
     def evalue(self, score: float, space: float) -> float:
         """K · space · exp(−λ·S) for an effective search space ``space`` = m'·n'."""
-        return space * math.exp(self.log_K - self.lambda_ * score)
+        return space * math.exp(self.log_K - self.lambda_ * self.counted(score))
 
 
 def _rows(name: str) -> dict[tuple[int, int] | None, KarlinAltschul]:
@@ -256,10 +367,18 @@ def karlin_altschul(scoring: Scoring | str, gap_open: int | None = None,
         43.1
     """
     if isinstance(scoring, Scoring):
+        if scoring.matrix_name is None and scoring.match is not None:
+            if not gapped:
+                raise StatisticsUnavailable(
+                    "ungapped statistics of match/mismatch scoring depend on the residue "
+                    "frequencies (BLAST computes them per query); only BLASTN's gapped "
+                    "tables are known here")
+            return _nucleotide(scoring)
         if scoring.matrix_name is None:
             raise StatisticsUnavailable(
                 "E-values need a named substitution matrix with published statistics "
-                f"({', '.join(_BLAST_TABLES)}); match/mismatch and array scoring have none")
+                f"({', '.join(_BLAST_TABLES)}) or DNA match/mismatch scores of BLASTN's "
+                f"tables ({_pairs_text()}); this array scoring has none")
         name = _table_name(scoring.matrix_name)
         reference = Scoring(name, gap_open=scoring.gap_open, gap_extend=scoring.gap_extend,
                             alphabet=scoring.alphabet)
@@ -281,6 +400,54 @@ def karlin_altschul(scoring: Scoring | str, gap_open: int | None = None,
             f"gap_extend={gap_extend} (a gap of length k costs open + (k-1)*extend); "
             f"supported open/extend for {name}: {pairs}")
     return row
+
+
+def supported_nucleotide_scores() -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """DNA match/mismatch scores with statistics (BLASTN's tables), and per pair the gap
+    penalties (our convention: open, extend) it has them for. A multiple of a pair (e.g.
+    2/-4 of 1/-2) has them for the gap penalties times the same factor.
+
+    Example:
+        >>> supported_nucleotide_scores()[(2, -3)][:3]
+        [(4, 2), (6, 2), (7, 2)]
+    """
+    return {(r, -p): sorted(((a + b, b) for a, b, *_ in rows), key=lambda g: (g[1], g[0]))
+            for (r, p), rows in _BLASTN_TABLES.items()}
+
+
+def _pairs_text() -> str:
+    return ", ".join(f"{r}/-{p}" for r, p in _BLASTN_TABLES)
+
+
+def _nucleotide(scoring: Scoring) -> KarlinAltschul:
+    """BLASTN's gapped row for a DNA match/mismatch scoring (``Blast_KarlinBlkNuclGappedCalc``
+    and ``Blast_GetNuclAlphaBeta`` for gap costs found in the tables; their "infinite"
+    regime, which takes ungapped values computed from the query's composition, is not
+    reproduced: such gap costs raise)."""
+    reward, penalty = int(scoring.match), int(scoring.mismatch)
+    what = f"match {reward}/mismatch {penalty}"
+    if scoring.alphabet.name != "dna":
+        raise StatisticsUnavailable(
+            f"{what} scoring of the {scoring.alphabet.name} alphabet has no statistics; "
+            "BLASTN's tables hold for DNA")
+    d = math.gcd(reward, penalty) if reward > 0 > penalty else 1
+    rows = _BLASTN_TABLES.get((reward // d, -penalty // d)) if reward > 0 > penalty else None
+    if rows is None:
+        raise StatisticsUnavailable(
+            f"no E-value statistics for {what}: BLASTN's tables (NCBI blast_stat.c) have "
+            f"match/mismatch {_pairs_text()} and their multiples; protein matrices: "
+            f"{', '.join(_BLAST_TABLES)}")
+    gaps = (scoring.gap_open, scoring.gap_extend)
+    for a, b, lam, k, h, alpha, beta in rows:
+        if (d * (a + b), d * b) == gaps:
+            return KarlinAltschul(what, *gaps, lam / d, k, h, alpha / d, beta,
+                                  round_down=(reward // d, -penalty // d) in _BLASTN_ROUND_DOWN)
+    pairs = ", ".join(f"{d * o}/{d * e}" for o, e in
+                      supported_nucleotide_scores()[(reward // d, penalty // d)])
+    raise StatisticsUnavailable(
+        f"no E-value statistics for {what} with gap_open={gaps[0]}, gap_extend={gaps[1]} "
+        f"(a gap of length k costs open + (k-1)*extend); BLASTN's tables have, for "
+        f"{what}, open/extend {pairs}")
 
 
 def length_adjustment(params: KarlinAltschul, query_length: int, db_residues: int,
@@ -345,6 +512,14 @@ def search_space(params: KarlinAltschul, query_length: int, db_residues: int,
     return ell, max(query_length - ell, 1), max(db_residues - db_sequences * ell, 1)
 
 
+def _counted(scores: Any, params: KarlinAltschul) -> np.ndarray:
+    """The scores E-values take, as float64 (odd ones rounded down to even where
+    ``params.round_down``)."""
+    if params.round_down:
+        return (np.asarray(scores, dtype=np.int64) & ~1).astype(np.float64)
+    return np.asarray(scores, dtype=np.float64)
+
+
 def bit_scores(scores: Any, params: KarlinAltschul) -> np.ndarray:
     """float64 bit scores (λ·S − ln K)/ln 2 of an array of raw scores."""
     s = np.asarray(scores, dtype=np.float64)
@@ -361,7 +536,7 @@ def evalues(scores: Any, params: KarlinAltschul, query_length: int, db_residues:
         0.001299
     """
     _, m_eff, n_eff = search_space(params, query_length, db_residues, db_sequences)
-    s = np.asarray(scores, dtype=np.float64)
+    s = _counted(scores, params)
     return float(m_eff) * float(n_eff) * np.exp(params.log_K - params.lambda_ * s)
 
 

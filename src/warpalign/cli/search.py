@@ -178,16 +178,41 @@ def _no_statistics(scoring, algorithm: str) -> str | None:
         return f"E-values exist for local alignment only, not --algorithm {algorithm}"
     name = scoring.matrix_name
     tables = supported_gaps()
-    if name is None or name.upper() not in tables:
-        what = "--match/--mismatch scoring" if name is None else f"--matrix {name}"
-        return (f"{what} has no published Karlin-Altschul parameters (lambda, K); E-values "
-                f"and bit scores exist for {', '.join(tables)} with BLAST's gap pairs")
+    if name is None:
+        return _no_nucleotide_statistics(scoring, tables)
+    if name.upper() not in tables:
+        return (f"--matrix {name} has no published Karlin-Altschul parameters (lambda, K); "
+                f"E-values and bit scores exist for {', '.join(tables)} with BLAST's gap "
+                f"pairs, and for DNA --match/--mismatch pairs of BLASTN's tables")
     existence, extension = scoring.blast_gaps
     pairs = " ".join(f"{o - e}/{e}" for o, e in tables[name.upper()])
     return (f"NCBI BLAST publishes no Karlin-Altschul parameters (lambda, K) for {name.upper()} "
             f"with gap existence {existence}, extension {extension} (--gap-open "
             f"{scoring.gap_open} --gap-extend {scoring.gap_extend}); its pairs with "
             f"statistics, as --blast-gaps EXISTENCE/EXTENSION: {pairs}")
+
+
+def _no_nucleotide_statistics(scoring, matrices) -> str:
+    """:func:`_no_statistics` for --match/--mismatch scoring."""
+    import math
+
+    from ..stats import supported_nucleotide_scores
+    r, p = scoring.match, scoring.mismatch
+    d = math.gcd(r, p) if r > 0 > p else 1
+    gaps = supported_nucleotide_scores().get((r // d, p // d))
+    if scoring.alphabet.name != "dna" or gaps is None:
+        pairs = ", ".join(f"{a}/{b}" for a, b in supported_nucleotide_scores())
+        return (f"--match/--mismatch scoring {r}/{p} on {scoring.alphabet.name} has no "
+                f"published Karlin-Altschul parameters (lambda, K); E-values and bit scores "
+                f"exist for DNA with BLASTN's match/mismatch pairs {pairs} (and their "
+                f"multiples), and for {', '.join(matrices)} with BLAST's gap pairs")
+    existence, extension = scoring.blast_gaps
+    pairs = " ".join(f"{d * (o - e)}/{d * e}" for o, e in gaps)
+    return (f"BLASTN's tables (NCBI blast_stat.c) have no Karlin-Altschul parameters "
+            f"(lambda, K) for --match {r} --mismatch {p} with gap existence {existence}, "
+            f"extension {extension} (--gap-open {scoring.gap_open} --gap-extend "
+            f"{scoring.gap_extend}); its pairs with statistics for these scores, as "
+            f"--blast-gaps EXISTENCE/EXTENSION: {pairs}")
 
 
 def _same_alphabet(args, db, scoring) -> None:
