@@ -166,12 +166,14 @@ def readonly_key(arrays: Sequence[np.ndarray]) -> tuple | None:
 class ReadOnlyMemo:
     """Values derived from read-only arrays (:func:`readonly_key`) plus an ``extra`` key;
     the ``size`` most recently used are kept, each with its arrays (so no other array can
-    take their addresses). Thread-safe; other inputs are computed every time."""
+    take their addresses). Thread-safe: a value is computed once however many threads ask
+    for it at once (they wait for it); other inputs are computed every time."""
 
     def __init__(self, size: int):
         self.size = size
         self._items: dict = {}
         self._lock = threading.Lock()
+        self._computing = threading.RLock()
 
     def get(self, arrays: Sequence[np.ndarray], extra, compute: Callable):
         key = readonly_key(arrays)
@@ -183,11 +185,16 @@ class ReadOnlyMemo:
             if hit is not None:
                 self._items[key] = hit          # most recently used last
                 return hit[1]
-        value = compute()
-        with self._lock:
-            self._items[key] = (list(arrays), value)
-            while len(self._items) > self.size:
-                self._items.pop(next(iter(self._items)))
+        with self._computing:   # one computation at a time: many threads asking compute once
+            with self._lock:
+                hit = self._items.get(key)
+            if hit is not None:
+                return hit[1]
+            value = compute()
+            with self._lock:
+                self._items[key] = (list(arrays), value)
+                while len(self._items) > self.size:
+                    self._items.pop(next(iter(self._items)))
         return value
 
     def clear(self) -> None:
@@ -286,6 +293,9 @@ class WindowKernels(Protocol):
                      ) -> tuple[np.ndarray, np.ndarray, float]: ...
     def DeviceQuery(self, q: np.ndarray, scoring: Any, rows: int | None = None, *,
                     sq: int | None = None) -> Any: ...
+    def worker_stream(self) -> Any:
+        """A context manager (entered once per read, by one thread) under which that
+        thread's launches and copies queue on a stream of its own."""
 
 
 class LcsKernels(Protocol):
