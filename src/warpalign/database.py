@@ -199,8 +199,11 @@ class Database:
 
     def __init__(self, codes: np.ndarray, offsets: np.ndarray, order: np.ndarray,
                  names_blob: np.ndarray, name_offsets: np.ndarray, alphabet: Alphabet,
-                 path: Path | None = None, meta: dict | None = None):
+                 path: Path | None = None, meta: dict | None = None,
+                 codes_at: tuple[int, tuple[int, int]] | None = None):
         self._codes = codes
+        # opened ones: the byte offset of codes[0] in codes.npy, its (st_dev, st_ino)
+        self._codes_at = codes_at
         self._offsets = offsets
         self._order = order
         self._names_blob = names_blob
@@ -453,7 +456,8 @@ class Database:
             if not isinstance(info, dict) or "size" not in info or "blake2b" not in info:
                 raise DatabaseError(f"{meta_path}: no size/checksum recorded for {file.name}")
             try:
-                size = file.stat().st_size
+                st = file.stat()
+                size = st.st_size
             except FileNotFoundError:
                 raise DatabaseError(f"{file}: missing") from None
             if size != info["size"]:
@@ -469,11 +473,13 @@ class Database:
                 raise DatabaseError(f"{file}: expected a 1-D {np.dtype(_DTYPES[key])} array, "
                                     f"found {array.dtype} of shape {array.shape}")
             arrays[key] = array.view(np.ndarray)
+            if key == "codes":
+                codes_at = (int(array.offset), (st.st_dev, st.st_ino))
         cls._check_arrays(path, arrays, n, meta, full=verify)
         if before is not None:
             verified.remember(path, sums, before)
         return cls(arrays["codes"], arrays["offsets"], arrays["order"], arrays["names"],
-                   arrays["name_offsets"], alpha, path=path, meta=meta)
+                   arrays["name_offsets"], alpha, path=path, meta=meta, codes_at=codes_at)
 
     @staticmethod
     def _meta_alphabet(info: dict) -> Alphabet:
@@ -599,8 +605,13 @@ class Database:
 
     @property
     def targets(self) -> TargetSet:
-        """All sequences in sorted order (map positions back with :attr:`order`)."""
-        return TargetSet(self._codes, self._offsets)
+        """All sequences in sorted order (map positions back with :attr:`order`). For an
+        opened database it names where its codes lie on disk (``TargetSet.file``), so a
+        search streaming it in chunks reads them from the file, not through the map."""
+        file = None
+        if self._path is not None and self._codes_at is not None:
+            file = (str(self._path / "codes.npy"), *self._codes_at)
+        return TargetSet(self._codes, self._offsets, file)
 
     @property
     def buckets(self) -> list[tuple[int, int, int]]:
