@@ -53,8 +53,8 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
                  tuning: config.Tuning = config.Tuning(), device_memory: int | None = None):
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
-        sets are streamed in chunks (default: what the device's free memory holds,
-        :meth:`resident_budget`). ``wait_timeout``: seconds a tile of the chained kernel
+        sets are streamed in chunks (default: the device memory limit's plan,
+        :meth:`prepare`). ``wait_timeout``: seconds a tile of the chained kernel
         waits for the tile before its own; past it the search raises BackendError.
         ``tuning``: the packed search's switches (:class:`config.Tuning`; its
         ``pack_score_bytes`` bounds one packed batch: more queries than fit are searched in

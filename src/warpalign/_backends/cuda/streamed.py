@@ -6,17 +6,21 @@ code as a database that fits (the packed multi-query kernel for a batch of queri
 the candidates of every query merged across chunks exactly (``stream.merge_candidates``).
 
 When the copy hides behind compute (PCIe, H100): a chunk of r residues and s sequences
-uploads 1 byte per residue plus 8 per sequence (offsets; the bucket and pair ids are
-made on the device side of the host, about 24 bytes per sequence more), about 1.03 bytes
-per residue at Swiss-Prot's mean length of 360, so at ~25 GB/s it takes r / 24e9 s.
-Searching it for a batch of queries of Q residues in all takes r * Q / 5e12 s at the
-packed kernel's ~5,000 GCUPS. The copy hides once Q >= 5e12 / 24e9, about 200 query
-residues: one protein query of average length already covers it, and the 20 standard
-queries (~7,000 residues) leave the copy 3% of the compute. What does not hide is per
-chunk: the host side of each chunk's upload (length order, bucket lists; a few ms per
-70 K sequences), the packed target stream built from the codes, the top-k cut, and
-reading the chunk from disk, which runs on the reader thread at the disk's speed: from
-an NVMe disk at ~3 GB/s the reading hides behind compute for Q >= ~1,700 residues.
+uploads 1 byte per residue and about 24 per sequence (offsets, the two buckets' id
+lists, the row kernel's pairs, the warp kernel's ids), 1.07 bytes per residue at
+Swiss-Prot's mean length of 362, so at ~25 GB/s the copy takes r * 1.07 / 25e9 s.
+Searching the chunk for queries of Q residues in all takes r * Q / 5e12 s at the packed
+kernel's ~5,000 GCUPS. The copy hides once Q >= 5e12 * 1.07 / 25e9, about 210 query
+residues: a single protein of average length; the 20 standard queries (41,752 residues)
+leave the copy 0.5% of the compute. The chunk's upload runs on the copy stream while
+the previous chunk computes, so above that it costs nothing. What does not overlap is
+per chunk: the host side of its upload (length order and bucket lists, a few ms per
+50 K sequences), the packed target stream built on the device, and each batch's top-k
+cut and copy back: at a limit of 1/8 of the Swiss-Prot-sized database's resident cost
+(16 chunks) that is of the order of 16 x 5 ms against ~1.6 s of compute. Reading from
+disk runs on the reader thread ahead of the device (``READ_AHEAD`` chunks): from an
+NVMe disk at ~3 GB/s it hides for Q >= 5e12 / 3e9, about 1,700 query residues (from
+the page cache, at ~10 GB/s, about 500).
 """
 
 from __future__ import annotations
