@@ -22,7 +22,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -34,10 +34,16 @@ ALGORITHMS = ("local", "global", "semiglobal")
 
 @dataclass(frozen=True)
 class TargetSet:
-    """Encoded targets: concatenated uint8 codes and int64 offsets (len n+1)."""
+    """Encoded targets: concatenated uint8 codes and int64 offsets (len n+1).
+
+    ``file``: where ``codes`` also lie on disk, (path, byte offset of ``codes[0]``, the
+    file's (st_dev, st_ino)), for a memory-mapped database: a stream of chunks reads them
+    with ``pread`` rather than through the mapping, so the pages it reads do not stay
+    mapped in this process (while that path is still that file)."""
 
     codes: np.ndarray
     offsets: np.ndarray
+    file: tuple[str, int, tuple[int, int]] | None = field(default=None, compare=False)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -83,6 +89,39 @@ class ScoreBatch:
     query_ends: np.ndarray | None = None  # int32 [n]
     target_ends: np.ndarray | None = None # int32 [n]
     saturated: int = 0                    # targets rescored wider after a narrow kernel overflowed
+
+
+@dataclass
+class Candidates(ScoreBatch):
+    """Scores (and ends) of some targets only: ``ids`` are their TargetSet indices."""
+
+    ids: np.ndarray | None = None
+
+    @classmethod
+    def concat(cls, parts: list[Candidates]) -> Candidates:
+        def cat(attr):
+            vals = [getattr(p, attr) for p in parts]
+            return None if vals[0] is None else np.concatenate(vals)
+        return cls(cat("scores"), cat("query_ends"), cat("target_ends"),
+                   sum(p.saturated for p in parts), cat("ids"))
+
+    def take(self, keep: np.ndarray) -> Candidates:
+        """These candidates at the positions ``keep`` (the saturated count unchanged)."""
+        def pick(a):
+            return None if a is None else a[keep]
+        return Candidates(pick(self.scores), pick(self.query_ends), pick(self.target_ends),
+                          self.saturated, pick(self.ids))
+
+    def full(self, n: int) -> ScoreBatch:
+        """The plain ScoreBatch over all n targets (ids must cover them all)."""
+        def put(a):
+            if a is None:
+                return None
+            out = np.zeros(n, dtype=np.int32)
+            out[self.ids] = a
+            return out
+        return ScoreBatch(put(self.scores), put(self.query_ends), put(self.target_ends),
+                          self.saturated)
 
 
 def check_choice(kind: str, value: object, allowed: tuple[str, ...]) -> str:

@@ -50,6 +50,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
     algorithm_flag(p)
     backend_flag(p)
     threads_flag(p)
+    p.add_argument("--gpu-memory", type=_gpu_memory, metavar="SIZE",
+                   help="most GPU memory the search uses per device: bytes, a size such as "
+                        "4G or 512M (powers of 1024), or a fraction of the device's memory "
+                        "such as 0.5. A database that does not fit streams through the GPU "
+                        "in chunks read from disk, with the same hits (default: what is free "
+                        "less 4 GiB for other work; the CPU backend ignores it)")
     p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="tsv: qseqid sseqid score pident length qstart qend sstart send "
                         "(1-based); json: one object per query per line; blast6: BLAST "
@@ -90,6 +96,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
     progress_flags(p)
     p.set_defaults(run=run)
     return p
+
+
+def _gpu_memory(text: str):
+    """``--gpu-memory``: parsed as ``search(gpu_memory=...)`` takes it (argparse names the
+    flag in its error)."""
+    from .._backends.stream import parse_memory
+    try:
+        return parse_memory(text, "--gpu-memory")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args) -> int:
@@ -143,7 +159,7 @@ def run(args) -> int:
         results = search(queries, db, scoring, top_k=top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
                          progress=show_progress(args), threads=args.threads,
-                         strand=args.strand)
+                         strand=args.strand, gpu_memory=args.gpu_memory)
     if args.min_score is not None and reads is None:   # (SAM: a second-best hit below it
         results = [h.take(h.scores >= args.min_score) for h in results]   # leaves MAPQ)
     if args.format == "blast6" and no_statistics:   # NA columns, said once
