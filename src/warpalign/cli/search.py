@@ -216,7 +216,8 @@ def _search_streamed(args, queries, db, scoring, top_k, no_statistics) -> int:
         for chunk in chunks:
             results = search(chunk, db, scoring, top_k=top_k, mode=args.mode,
                              algorithm=args.algorithm, backend=args.backend,
-                             threads=args.threads, strand=args.strand)
+                             threads=args.threads, strand=args.strand,
+                             gpu_memory=args.gpu_memory)
             if args.min_score is not None:
                 results = [h.take(h.scores >= args.min_score) for h in results]
             if args.evalue is not None or (args.format == "blast6" and not no_statistics):
