@@ -9,6 +9,12 @@ strands, top 1, scoring match 1 / mismatch -2 / gap open 5 / extend 1 (paper 002
 score, end and full in the same run. Every read must be found where it was cut (mode
 full). One JSON line per mode (scope "call": the whole loop of calls; GCUPS counts both
 strands' cells); ``ratio_to_score`` compares with mode score of the same run.
+
+Beside the loop (``params.path`` "per_read"), issue 22's many-reads call (``path`` "many":
+all reads in one ``locate_many_encoded`` call, the same hits required), the CLI writing
+SAM from a FASTQ of the reads against the chromosome built once as a reference directory
+(``path`` "cli_sam", mode full, warm process), and ``--single`` calls of one 256 bp read
+against the resident reference, mode full (``path`` "single_256", ``per_read_ms`` per call).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,7 +33,9 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
 from _common import SHARED_DATA, emit
 from warpalign.alphabet import reverse_complement
-from warpalign.locate import locate_encoded
+from warpalign.cli import main as cli_main
+from warpalign.locate import locate_encoded, locate_many_encoded
+from warpalign.reference import Reference
 from warpalign.scoring import Scoring
 
 
@@ -36,6 +45,8 @@ def main(argv=None) -> int:
     p.add_argument("--length", type=int, default=150)
     p.add_argument("--backend", default="cuda")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--max-reference", type=int, help="only this many symbols of chrX (tries)")
+    p.add_argument("--single", type=int, default=50, help="calls of one 256 bp read")
     p.add_argument("--out")
     args = p.parse_args(argv)
     command = "python bench/locate_modes.py " + " ".join(argv or sys.argv[1:])
@@ -43,7 +54,7 @@ def main(argv=None) -> int:
     with gzip.open(SHARED_DATA / "dna" / "ce2chrX.fa.gz", "rt") as fh:
         fh.readline()
         chrx = "".join(line.strip() for line in fh).upper()
-    ref = scoring.encode(chrx)
+    ref = scoring.encode(chrx[:args.max_reference])
     ref.setflags(write=False)
     rng = np.random.default_rng(args.seed)
     reads, where = [], []
@@ -67,26 +78,59 @@ def main(argv=None) -> int:
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     secs = {}
     ok = True
+    cells = 2 * args.length * len(ref) * len(reads)
+    params = {"reads": len(reads), "read_length": args.length, "reference": "ce2chrX",
+              "reference_length": len(ref), "strand": "both", "top": 1, "scoring": "1/-2/5/1"}
+
+    def line(path, mode, seconds, n_cells, n, baseline, **extra):
+        emit({"job": "locate", "scope": "call", "backend": args.backend, "method": "auto",
+              "device": device, "cold": False,
+              "params": {**params, "mode": mode, "path": path, **extra},
+              "seconds": seconds, "per_read_ms": 1e3 * seconds / n,
+              "gcups": n_cells / seconds / 1e9, "baseline": baseline, "command": command}, out)
+
     for mode in ("score", "end", "full"):
         locate_encoded(reads[0], ["chrX"], [ref], scoring, mode=mode, backend=args.backend)
         t0 = time.perf_counter()
         got = [locate_encoded(r, ["chrX"], [ref], scoring, mode=mode, backend=args.backend)
                for r in reads]
         secs[mode] = time.perf_counter() - t0
+        found = None
         if mode == "full":
             found = sum(abs(a.target_start - at) <= 5 and (a.strand == "-") == minus
                         for a, (at, minus) in zip(got, where))
             ok &= found >= 0.95 * len(reads)   # a read may fall in a repeat: another copy scores as well
-        cells = 2 * args.length * len(ref) * len(reads)
-        emit({"job": "locate", "scope": "call", "backend": args.backend, "method": "auto",
-              "device": device, "cold": False,
-              "params": {"mode": mode, "reads": len(reads), "read_length": args.length,
-                         "reference": "ce2chrX", "reference_length": len(ref),
-                         "strand": "both", "top": 1, "scoring": "1/-2/5/1",
-                         "found_where_cut": int(found) if mode == "full" else None},
-              "seconds": secs[mode], "per_read_ms": 1e3 * secs[mode] / len(reads),
-              "gcups": cells / secs[mode] / 1e9, "ratio_to_score": secs["score"] / secs[mode],
-              "baseline": "mode score, same run", "command": command}, out)
+        line("per_read", mode, secs[mode], cells, len(reads), "mode score, same run",
+             found_where_cut=found, ratio_to_score=secs["score"] / secs[mode])
+        t0 = time.perf_counter()
+        many = list(locate_many_encoded(reads, ["chrX"], [ref], scoring, mode=mode,
+                                        backend=args.backend))
+        seconds = time.perf_counter() - t0
+        ok &= many == got
+        line("many", mode, seconds, cells, len(reads), "per_read loop, same run",
+             same_hits=many == got, speedup_over_per_read=secs[mode] / seconds)
+    with tempfile.TemporaryDirectory() as tmp:
+        built = Reference.build([scoring.alphabet.decode(ref)], Path(tmp) / "chrx.ref")
+        fastq = Path(tmp) / "reads.fq"
+        with open(fastq, "w") as fh:
+            for k, r in enumerate(reads):
+                fh.write(f"@r{k}\n{scoring.alphabet.decode(r)}\n+\n{'I' * len(r)}\n")
+        sam = [str(fastq), str(built.path), "--format", "sam", "--backend", args.backend,
+               "--no-progress", "-o", str(Path(tmp) / "out.sam")]
+        cli_main(["locate", *sam])   # warm: kernels, the reference's device copy
+        t0 = time.perf_counter()
+        cli_main(["locate", *sam])
+        seconds = time.perf_counter() - t0
+        line("cli_sam", "full", seconds, cells, len(reads), "per_read loop, same run",
+             input="fasta", sam=True, speedup_over_per_read=secs["full"] / seconds)
+        q = ref[len(ref) // 2:len(ref) // 2 + 256].copy()
+        locate_encoded(q, ["chrX"], [ref], scoring, mode="full", backend=args.backend)
+        t0 = time.perf_counter()
+        for _ in range(args.single):
+            locate_encoded(q, ["chrX"], [ref], scoring, mode="full", backend=args.backend)
+        seconds = time.perf_counter() - t0
+        line("single_256", "full", seconds, 2 * 256 * len(ref) * args.single, args.single,
+             "none", reads=args.single, read_length=256)
     return 0 if ok else 1
 
 

@@ -54,6 +54,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--gpus", default="1,2,4", help="GPU counts to measure")
     p.add_argument("--queries", type=int, default=20)
+    p.add_argument("--query-file", help="FASTA of queries instead of the standard 20")
+    p.add_argument("--mode", action="append", choices=("score", "end", "full"),
+                   help="search mode (repeatable; default score)")
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--no-dask", action="store_true")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per setting (median)")
@@ -65,10 +68,12 @@ def main(argv=None) -> int:
     counts = [n for n in map(int, args.gpus.split(",")) if n <= available]
     device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
-    _, queries = read_fasta(_find("standard_queries20.fasta"))
-    if args.queries > len(queries):
+    _, queries = read_fasta(args.query_file or _find("standard_queries20.fasta"))
+    if args.query_file is None and args.queries > len(queries):
         p.error(f"--queries {args.queries}: the standard query file holds {len(queries)}")
-    queries = queries[: args.queries]
+    if args.query_file is None:
+        queries = queries[: args.queries]
+    modes = args.mode or ["score"]
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         t0 = time.perf_counter()
@@ -82,44 +87,51 @@ def main(argv=None) -> int:
         params = {"queries": len(queries), "residues": db.residues, "sequences": len(db),
                   "scoring": "BLOSUM62 11/1", "top_k": 10, "build_seconds": round(build, 1),
                   "gpus_available": available}
-        reference, base = None, {}
-        for how in ("in-process", "dask"):
-            if how == "dask" and args.no_dask:
-                continue
-            for n in counts:
-                devices = list(range(n))
-                if how == "in-process":
-                    engine = cuda_backend.CudaBackend(devices=devices)
+        for mode in modes:
+            reference, base = None, {}
+            for how in ("in-process", "dask"):
+                if how == "dask" and args.no_dask:
+                    continue
+                for n in counts:
+                    devices = list(range(n))
+                    if how == "in-process":
+                        engine = cuda_backend.CudaBackend(devices=devices)
 
-                    def run(engine=engine):
-                        return search(queries, db, scoring, top_k=10, backend=engine)
-                else:
-                    from distributed import Client
+                        def run(engine=engine, mode=mode):
+                            return search(queries, db, scoring, top_k=10, backend=engine,
+                                          mode=mode)
+                    else:
+                        from distributed import Client
 
-                    from warpalign.distributed import local_cluster
-                    from warpalign.distributed import search as dsearch
-                    cluster = local_cluster(n, devices=[str(d) for d in devices])
-                    client = Client(cluster)
+                        from warpalign.distributed import local_cluster
+                        from warpalign.distributed import search as dsearch
+                        cluster = local_cluster(n, devices=[str(d) for d in devices])
+                        client = Client(cluster)
 
-                    def run(client=client, n=n):
-                        return dsearch(queries, db, scoring, client=client, top_k=10,
-                                       backend="cuda", shards=n)
-                run()  # warm up: compile, upload
-                hits, times = timed(run, args.repeat)
-                secs = float(np.median(times))
-                if how == "dask":
-                    client.close()
-                    cluster.close()
-                if reference is None:
-                    reference = hits
-                gcups = cells / secs / 1e9
-                base.setdefault(how, gcups)
-                emit({"job": "scaling", "scope": "total", "backend": "cuda", "method": how,
-                      "device": f"{n} x {device}", "params": {**params, "gpus": n},
-                      "seconds": secs, "runs": [round(t, 4) for t in times], "gcups": gcups,
-                      "speedup": gcups / base[how], "efficiency": gcups / base[how] / n,
-                      "same_hits_as_1_gpu": same_hits(hits, reference),
-                      "baseline": f"{how} on 1 GPU, same run", "command": command}, out)
+                        def run(client=client, n=n, mode=mode):
+                            return dsearch(queries, db, scoring, client=client, top_k=10,
+                                           backend="cuda", shards=n, mode=mode)
+                    run()  # warm up: compile, upload
+                    hits, times = timed(run, args.repeat)
+                    secs = float(np.median(times))
+                    if how == "dask":
+                        client.close()
+                        cluster.close()
+                    if reference is None:
+                        reference = hits
+                    gcups = cells / secs / 1e9
+                    base.setdefault(how, gcups)
+                    same = same_hits(hits, reference) and (
+                        mode != "full" or all(a.alignments == b.alignments
+                                              for a, b in zip(hits, reference)))
+                    emit({"job": "scaling", "scope": "call", "backend": "cuda", "method": how,
+                          "device": f"{n} x {device}",
+                          "params": {**params, "gpus": n, "mode": mode},
+                          "seconds": secs, "runs": [round(t, 4) for t in times],
+                          "gcups": gcups, "speedup": gcups / base[how],
+                          "efficiency": gcups / base[how] / n,
+                          "same_hits_as_1_gpu": same,
+                          "baseline": f"{how} on 1 GPU, same run", "command": command}, out)
     return 0
 
 

@@ -367,3 +367,30 @@ def test_help_texts_say_what_methods_do_not_which_paper(capsys):
     pairs, locate = texts[4], texts[5]
     assert "64 pairs scored at once by bitwise" in " ".join(pairs.split())
     assert "windows that overlap enough" in " ".join(locate.split())
+
+
+def test_search_streams_query_chunks_like_one_call(tmp_path):
+    """The CLI searches a query file chunk by chunk (bounded memory): with chunks of a few
+    residues (--chunk) the output equals one whole search's, header once, for every table
+    format; an empty query file is an error that leaves no output file."""
+    from warpalign.data import example_database_path, example_queries_path
+    db = tmp_path / "db.wa"
+    assert main(["makedb", str(example_database_path()), str(db)]) == 0
+    outs = {}
+    for chunk in ("4194304", "50"):
+        for fmt in ("tsv", "blast6", "json"):
+            out = tmp_path / f"{fmt}-{chunk}.txt"
+            assert main(["search", str(example_queries_path()), str(db), "--format", fmt,
+                         "--header", "-o", str(out), "--backend", "cpu", "--chunk", chunk]) == 0
+            outs[fmt, chunk] = out.read_text()
+    for fmt in ("tsv", "blast6", "json"):
+        assert outs[fmt, "50"] == outs[fmt, "4194304"]
+    assert outs["tsv", "50"].count("#") == 1 and len(outs["tsv", "50"].splitlines()) > 10
+    empty = tmp_path / "none.fasta"
+    empty.write_text("")
+    out = tmp_path / "empty.tsv"
+    assert main(["search", str(empty), str(db), "--header", "-o", str(out),
+                 "--backend", "cpu"]) == 1
+    assert not out.exists() and not list(tmp_path.glob(".warpalign-*"))
+    with pytest.raises(SystemExit):
+        main(["search", str(example_queries_path()), str(db), "--chunk", "0"])

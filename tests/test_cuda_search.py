@@ -437,8 +437,8 @@ def test_chunked_database_identical(cuda, max_resident):
 
 def test_default_budget_chunks_what_does_not_fit(cuda):
     """Without max_resident, a target set beyond what the device memory given holds (a
-    device_memory of 6,000 residues' worth here) streams in chunks; searches equal the
-    resident ones."""
+    device_memory of its resident cost here: the default limit, three quarters of that,
+    streams it) streams in chunks; searches equal the resident ones."""
     from warpalign._backends.cuda import ChunkedTargets, DeviceTargets, config
     s = Scoring(**BLOSUM62)
     seqs = [s.encode(x) for x in _fasta(_data("uniprot_sprot196.fasta"))]
@@ -447,9 +447,9 @@ def test_default_budget_chunks_what_does_not_fit(cuda):
     ref = cuda.search_batches(queries, cuda.prepare(ts), s, top_k=5)
     be = _chunk_backend(devices=cuda.devices[:1])
     assert isinstance(be.prepare(ts), DeviceTargets)                 # fits: resident
-    free = config.RESIDENT_RESERVE + len(ts) * config.SEQUENCE_BYTES + 6000 * config.RESIDENT_BYTES
+    free = len(ts) * config.SEQUENCE_BYTES + ts.residues * config.RESIDENT_BYTES
     be = _chunk_backend(devices=cuda.devices[:1], device_memory=free)
-    assert be.resident_budget(len(ts)) == 6000 < ts.residues
+    assert be.plan(ts.offsets).streamed
     h = be.prepare(ts)
     assert isinstance(h, ChunkedTargets) and len(h.chunks) > 1
     for a, b in zip(be.search_batches(queries, h, s, top_k=5), ref):

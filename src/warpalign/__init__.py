@@ -20,7 +20,8 @@ _EXPORTS = {
     "Alignment": "results", "Alphabet": "alphabet", "AlphabetError": "errors",
     "BackendError": "errors", "BackendUnavailable": "errors", "Database": "database", "DatabaseError": "errors",
     "DeviceOutOfMemory": "errors", "Hit": "results", "Hits": "results", "InputError": "errors",
-    "NotComputed": "errors", "PairScores": "pairs", "Scoring": "scoring",
+    "NotComputed": "errors", "PairScores": "pairs", "Reference": "reference",
+    "Scoring": "scoring",
     "SequenceBuffer": "buffers",
     "ScoringError": "errors", "align": "align", "lcs": "lcs", "lcs_length": "lcs",
     "locate": "locate", "score_pairs": "pairs", "search": "search",
@@ -28,7 +29,7 @@ _EXPORTS = {
 
 __all__ = ["Alignment", "Alphabet", "AlphabetError", "BackendError", "BackendUnavailable", "Database",
            "DatabaseError", "DeviceOutOfMemory", "Hit", "Hits", "InputError", "NotComputed",
-           "PairScores", "Scoring", "ScoringError", "SequenceBuffer", "__version__", "align",
+           "PairScores", "Reference", "Scoring", "ScoringError", "SequenceBuffer", "__version__", "align",
            "lcs", "lcs_length", "locate", "score_pairs", "search"]
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from ._backends import TargetSet
 from .alphabet import ALPHABETS, NUCLEOTIDE_RULE, Alphabet, get_alphabet, looks_nucleotide
 from .errors import AlphabetMismatch, DatabaseError, InputError
-from .io import Format, collect, encode_many
+from .io import Format, collect, encode_many, is_path, read_sequences, source_label
 
 __all__ = ["BUCKET_BOUNDARIES", "FORMAT_VERSION", "Database"]
 
@@ -218,8 +218,11 @@ class Database:
 
     def __init__(self, codes: np.ndarray, offsets: np.ndarray, order: np.ndarray,
                  names_blob: np.ndarray, name_offsets: np.ndarray, alphabet: Alphabet,
-                 path: Path | None = None, meta: dict | None = None):
+                 path: Path | None = None, meta: dict | None = None,
+                 codes_at: tuple[int, tuple[int, int]] | None = None):
         self._codes = codes
+        # opened ones: the byte offset of codes[0] in codes.npy, its (st_dev, st_ino)
+        self._codes_at = codes_at
         self._offsets = offsets
         self._order = order
         self._names_blob = names_blob
@@ -286,8 +289,13 @@ class Database:
     def build(cls, source: Any, path: str | os.PathLike, *,
               alphabet: str | Alphabet | None = None,
               progress: bool = False, overwrite: bool = False,
-              format: Format | None = None) -> Database:
+              format: Format | None = None, memory: int | None = None) -> Database:
         """Encode sequences into an on-disk database at ``path`` (a directory) and open it.
+
+        A file (a path or an open file) is read as a stream and sorted on disk in bounded
+        memory (:mod:`warpalign.dbbuild`: at most ``memory`` bytes of residues and their
+        indices at once, plus about 40 bytes per sequence), so its size is not bounded
+        by host memory; sequences given in memory are encoded in memory.
 
         Args:
             source: a FASTA/FASTQ path (plain or gzip; a ``str`` is always a path here), an
@@ -300,6 +308,8 @@ class Database:
             progress: show a progress bar (tqdm) while reading.
             overwrite: replace an existing database at ``path``.
             format: "fasta" or "fastq"; by default detected from the first record.
+            memory: host bytes a build from a file holds at once (default
+                :data:`warpalign.dbbuild.MEMORY`, 1 GiB).
 
         Raises:
             InputError, AlphabetError: the input cannot be read (nothing is written).
@@ -315,8 +325,17 @@ class Database:
             with _build_lock(path):
                 _remove_stale(path)
                 cls._check_target(path, overwrite)
-                db, label = cls._read(source, alpha, format, progress, check=alphabet is None)
-                db._write(path, overwrite, source=label)
+                if is_path(source, alpha, str_is_path=True) or (
+                        hasattr(source, "read") and not isinstance(source, (str, bytes))):
+                    tmp = cls._stream(source, alpha, path, format, progress,
+                                      check=alphabet is None, memory=memory)
+                    label = source_label(source, "input")
+                    db = cls._over(tmp, alpha)
+                    db._write(path, overwrite, source=label, written=tmp)
+                else:
+                    db, label = cls._read(source, alpha, format, progress,
+                                          check=alphabet is None)
+                    db._write(path, overwrite, source=label)
                 db = cls.open(path, verify=False)
                 # checksummed as written: the first open need not read it all again
                 from . import verified
@@ -328,6 +347,31 @@ class Database:
                 with contextlib.suppress(OSError):
                     directory.rmdir()
             raise
+
+    @staticmethod
+    def _stream(source: Any, alpha: Alphabet, path: Path, format: Format | None,
+                progress: bool, check: bool, memory: int | None) -> Path:
+        """The array files of ``source`` (a file) written by :mod:`.dbbuild` into a
+        temporary directory beside ``path`` (removed on failure)."""
+        from . import dbbuild
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{owner_tag()}-",
+                                    dir=path.parent))
+        try:
+            dbbuild.write_arrays(read_sequences(source, format=format), alpha, tmp,
+                                 label=source_label(source, "input"), check=check,
+                                 memory=dbbuild.MEMORY if memory is None else memory,
+                                 progress=progress)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return tmp
+
+    @classmethod
+    def _over(cls, tmp: Path, alpha: Alphabet) -> Database:
+        """The database of the array files in ``tmp`` (memory-mapped)."""
+        arrays = [np.load(tmp / f"{key}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
+                  for key in ARRAYS]
+        return cls(*arrays, alpha)
 
     @classmethod
     def _read(cls, source: Any, alpha: Alphabet, format: Format | None,
@@ -357,19 +401,23 @@ class Database:
             raise DatabaseError(f"{path}: exists and is not a warpalign database; "
                                 "refusing to replace it")
 
-    def _write(self, path: Path, overwrite: bool, source: str | None = None) -> None:
-        """Write into a temporary directory and rename it to ``path`` (under the lock)."""
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{owner_tag()}-", dir=path.parent))
+    def _write(self, path: Path, overwrite: bool, source: str | None = None,
+               written: Path | None = None) -> None:
+        """Write into a temporary directory and rename it to ``path`` (under the lock).
+        ``written``: that directory, the array files already in it (a streamed build)."""
+        tmp = written or Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{owner_tag()}-",
+                                               dir=path.parent))
         try:
             files = {}
             arrays = {"codes": self._codes, "offsets": self._offsets, "order": self._order,
                       "names": self._names_blob, "name_offsets": self._name_offsets}
             for key, array in arrays.items():
                 file = tmp / f"{key}.npy"
-                with open(file, "wb") as f:
-                    np.save(f, np.ascontiguousarray(array, dtype=_DTYPES[key]),
-                            allow_pickle=False)
-                    f.flush()
+                with open(file, "r+b" if written else "wb") as f:
+                    if not written:
+                        np.save(f, np.ascontiguousarray(array, dtype=_DTYPES[key]),
+                                allow_pickle=False)
+                        f.flush()
                     os.fsync(f.fileno())
                 files[file.name] = {"size": file.stat().st_size, "blake2b": _blake2b(file)}
             meta = self._describe(files, source)
@@ -472,7 +520,8 @@ class Database:
             if not isinstance(info, dict) or "size" not in info or "blake2b" not in info:
                 raise DatabaseError(f"{meta_path}: no size/checksum recorded for {file.name}")
             try:
-                size = file.stat().st_size
+                st = file.stat()
+                size = st.st_size
             except FileNotFoundError:
                 raise DatabaseError(f"{file}: missing") from None
             if size != info["size"]:
@@ -488,11 +537,13 @@ class Database:
                 raise DatabaseError(f"{file}: expected a 1-D {np.dtype(_DTYPES[key])} array, "
                                     f"found {array.dtype} of shape {array.shape}")
             arrays[key] = array.view(np.ndarray)
+            if key == "codes":
+                codes_at = (int(array.offset), (st.st_dev, st.st_ino))
         cls._check_arrays(path, arrays, n, meta, full=verify)
         if before is not None:
             verified.remember(path, sums, before)
         return cls(arrays["codes"], arrays["offsets"], arrays["order"], arrays["names"],
-                   arrays["name_offsets"], alpha, path=path, meta=meta)
+                   arrays["name_offsets"], alpha, path=path, meta=meta, codes_at=codes_at)
 
     @staticmethod
     def _meta_alphabet(info: dict) -> Alphabet:
@@ -618,8 +669,13 @@ class Database:
 
     @property
     def targets(self) -> TargetSet:
-        """All sequences in sorted order (map positions back with :attr:`order`)."""
-        return TargetSet(self._codes, self._offsets)
+        """All sequences in sorted order (map positions back with :attr:`order`). For an
+        opened database it names where its codes lie on disk (``TargetSet.file``), so a
+        search streaming it in chunks reads them from the file, not through the map."""
+        file = None
+        if self._path is not None and self._codes_at is not None:
+            file = (str(self._path / "codes.npy"), *self._codes_at)
+        return TargetSet(self._codes, self._offsets, file)
 
     @property
     def buckets(self) -> list[tuple[int, int, int]]:

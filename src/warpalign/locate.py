@@ -1,103 +1,33 @@
-"""``locate``: the best local alignments of a short query inside a long reference.
+"""``locate``: the best local alignments of short queries inside a long reference.
 
 The reference is one sequence or many records (a multi-record FASTA: a chromosome set,
-contigs); a hit names its record and gives coordinates within it. Two exact methods run
-today, and every method returns the same hits:
+contigs); a hit names its record and gives coordinates within it. How one strand of one
+query is searched (windows, the span bound, two passes, lazy ends, the traceback, several
+disjoint hits) is :mod:`warpalign.locate_core`'s docstring; every method returns the same
+hits.
 
-* ``"windows"`` (what ``"auto"`` picks): the records are cut into overlapping windows. The
-  overlap is :func:`span_bound` − 1, so no optimal local alignment is cut
-  (:mod:`warpalign.spans`). On the CPU they are scored like a database
-  (:class:`~warpalign._backends.TargetSet` -> ``backend.prepare`` /
-  ``backend.scan(..., ends=True)``); on the GPU by a dedicated
-  kernel (:mod:`warpalign._backends.cuda.windows`: the records uploaded once and kept
-  resident, a window is a (start, length) pair into them, scores in 16-bit DPX, possibly
-  saturated windows rescored exactly in 32 bits) that gives scores only, the end cells
-  coming lazily (below). Scorings with scores or penalties above 4000 take the
-  database path on the GPU too.
-* ``"dp"``: the exact scalar Gotoh DP (:func:`~warpalign._backends.cpu.pairwise.score_end`)
-  over each whole record, on the CPU whatever ``backend`` says: the reference method.
+**Strands** (:mod:`warpalign.strands`). A nucleotide query is searched on both strands.
+The hits of both come out as the ``top`` best of both strands' lists (by score, ties to
+the plus strand, then each strand's own order), and they are taken one at a time: a
+strand's next hit is looked for (its last hit cut out, :meth:`Search.cut
+<warpalign.locate_core.Search.cut>`) only when the merge needs it, and only the hits
+reported are traced. That is the order :func:`~warpalign.strands.merge_alignments` gives
+the strands' complete lists (a k-way merge of lists each sorted by score), without
+computing the hits it would drop.
 
-Paper 002's row scan (``"scan"``: a row at a time, a localized max-scan for the
-horizontal gaps, int16 rows switching to int32 before they could overflow; on the GPU
-two int16 columns per 32-bit word in DPX lanes), paper 004's
-single-stage scan (``"scan1"``) and its comparison methods (``"antidiagonal"``,
-``"blocked"``) run over each whole record, like ``"dp"``: on the CPU as exact Numba
-kernels (:mod:`warpalign._backends.cpu.scan`, the specification) and on the GPU as CUDA
-kernels (:mod:`warpalign._backends.cuda.scan`) when the backend resolves to "cuda"
-(``backend="cuda"``, or ``"auto"`` with a device); both give the same cells.
-
-**The span bound** (:mod:`warpalign.spans`, where it is derived): every optimal local
-alignment covers at most :func:`span_bound` reference symbols, so windows overlapping by
-the span bound − 1 contain every one of them; with ``Sq ≤ 0`` nothing scores above 0 and
-nothing is scanned; with ``gap_extend == 0`` no bound may exist and each record is one
-window.
-
-**Exact maximum and tie rule across windows.** A window's DP value at a cell is the best
-alignment ending there that starts inside the window, so it never exceeds the whole
-record's value. Let (S*, i*, j*) be the record's best cell under DESIGN.md's tie rule
-(largest score, then smallest reference end j, then smallest query end i). The window
-containing the optimal alignment ending there reports S*, and every cell any window
-reports with score S* really has value S* in the record, hence comes at or after (i*, j*)
-in tie order. So the minimum of (−score, record, reference end, query end) over all
-windows' reports, in record coordinates, is exactly the record's answer: no window can
-win a tie that the whole record would break differently. Records come in input order, so
-ties across records go to the earlier record.
-
-**Two passes (``top`` = 1, default window).** The overlap only has to hold the
-alignments that can be best. The first pass cuts the windows with the smaller overlap
-``s₁ − 1``, s₁ = ``span_bound(query, scoring, ⌊FIRST_PASS_SHARE · Sq⌋)`` (316 instead of 507 for
-a 256-symbol DNA query under paper 002's scoring), so that they contain every interval
-of at most s₁ symbols. Its best window score S₁ is the score of a real alignment, so
-S* ≥ S₁, and every alignment scoring at least S₁ spans at most s = span_bound(query,
-scoring, S₁) symbols. If s ≤ s₁, the windows contain all of them: the argument above
-holds as it stands (every cell of value S* is reported by a window holding its
-alignment) and the first pass is the answer. Otherwise an alignment scoring ≥ S₁ that
-no window contains crosses a seam: with w the last window starting at or before its
-start a, a < lo(w+1) and its end b > hi(w), and b − a ≤ s puts it inside
-``[hi(w) − s, lo(w+1) + s)``. Those seam windows (:func:`seam_pieces`) join the pieces, and
-the maximum and tie rule over all pieces are exact as before (a seam window is a window
-of the record and never overstates it). Several hits (``top`` > 1) use the full overlap.
-
-**Lazy ends (GPU).** Only windows that report the best score S can hold the minimum
-above, and among them only those of the earliest record that reports it. So the GPU path
-scores every window without ends, and before each pick computes the end cells of exactly
-those windows (``_Search._resolve``); their exact scores must equal the 16-bit ones (a
-disagreement raises). A window's end cell comes from the same argument one level down,
-for the alignments scoring S: each spans at most ``s = span_bound(query, scoring, S)``
-reference symbols (the span bound with S in place of 1), so the window is cut into
-sub-windows of :func:`sub_window` (s) symbols overlapping by s − 1; every cell of value S
-in the window then has value S in a sub-window that holds an alignment ending there,
-sub-windows never overstate the window, and the best sub-window cell by the tie rule is
-the window's. When ends are wanted (``mode`` "end" or "full", or ``top`` > 1) the device
-does this for the windows tied at the best score right after scoring them, with no round
-trip to the host (``windows.cu``'s ``win_pick`` cuts the sub-windows, its ``win_ends``
-scores them with ends in 32 bits), so the first pick usually needs
-nothing more; any other piece the picks reach has its sub-windows scored with ends
-(``windows.cu``'s per-step tracking) in one short launch. With ``mode="score"`` the last
-hit needs no end at all.
-
-**The alignment (``mode="full"``).** With the end (i*, j*) known,
-:func:`~warpalign.traceback.align_from_end` (the reverse pass to the start, then the path;
-no second score pass) runs with the query's first i* symbols on the reference segment ``[max(lo, j* − s), j*)``
-(lo: where the record, or the part of it still free, begins), where
-``s = span_bound(query[:i*], scoring, S*)``: the span bound above with S* in place of 1
-and only the i* query symbols an alignment ending in row i* can use (278 instead of 507
-for a 256-symbol query scoring 230 under paper 002's scoring). The segment contains every
-alignment ending at (i*, j*) that scores S* (each spans ≤ s symbols), never scores above
-S*, and any other cell of it with value S* lies in column j* (rows past i* are not in the
-problem), so the segment's best cell is (i*, j* − start) and its anchored reverse pass
-finds the same start as on the whole record. Checked on every hit: the best alignment
-ending at (i*, j* − start) in the segment scores exactly S* (the reverse pass runs over the
-whole segment) and the path scores S* and ends there.
-
-**Several hits (``top=N``).** Hit 1 is the best alignment above. Hit k is the best local
-alignment (same tie rule) whose reference interval ``[target_start, target_end)`` is
-disjoint from those of hits 1…k−1 in the same record: each hit's interval is cut out of
-the reference, and alignment continues on the remaining pieces as separate sequences.
-Hits score > 0; fewer than N are returned when nothing else does. This is exact and
-independent of the method and the window length: windows that do not touch a hit keep
-their results (a window inside a free piece is still a window of it), those that do are
-clipped to the free pieces and rescored, so each further hit costs a few windows.
+**Many reads.** ``locate(reads, reference, ...)`` with a list of reads (or a FASTA/FASTQ
+path, an iterator, a 2-D array) gives one result per read, exactly what a call per read
+gives; :func:`locate_many_encoded` is the same for encoded reads, as an iterator (the CLI
+streams a FASTQ through it). The work shared by the reads is done once per call: the
+reference's records and codes are checked once, the GPU keeps one device copy of a
+read-only reference (a :class:`~warpalign.reference.Reference`: made once per device and
+shared by threads) and cuts its window table once. Reads go in batches of
+:data:`CHUNK_READS`: on the GPU, :data:`GPU_WORKERS` threads locate whole reads, each on a
+CUDA stream of its own, so one read's host work runs while other reads' kernels do (a
+read's state belongs to its thread); a batch's alignments (``mode="full"``) are traced
+together by the ``traceback`` job's engine (:func:`~warpalign.traceback.align_many`: on
+the GPU a few launches for the whole batch), each exactly the alignment a single call
+traces.
 
 Example:
     >>> from warpalign.scoring import Scoring
@@ -106,21 +36,33 @@ Example:
     >>> hit = locate("ACGTACGTA", ref, s)
     >>> hit.record, hit.score, hit.target_start, hit.target_end, hit.cigar
     ('chrB', 9, 3, 12, '9M')
+    >>> [(h.record, h.strand, h.target_start) for h in locate(["ACGTACG", "TACGTCC"], ref, s)]
+    [('chrB', '+', 3), ('chrB', '-', 1)]
 """
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
+import itertools
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
-from ._backends import BACKENDS, ReadOnlyMemo, TargetSet, check_choice, resolve_threads
-from ._backends.cpu.pairwise import LOCAL, score_end
-from ._backends.registry import backend_for, call_options, engine_for, lookup
+from ._backends import BACKENDS, ReadOnlyMemo, check_choice, resolve_threads
+from ._backends.registry import backend_for, engine_for, lookup
 from .database import Database
 from .errors import ScoringError
-from .io import load_one, load_sequences, source_label
+from .io import is_path, load_one, load_sequences, source_label
+from .locate_core import GPU_METHODS, Hit, Search, make_search
+from .locate_core import Search as _Search  # noqa: F401 (the name tests use)
+from .locate_core import _DpScorer  # noqa: F401 (the name tests use)
+from .reference import Reference, is_reference_dir
 from .results import Alignment
 from .scoring import Scoring, check_input
 from .spans import (
@@ -129,21 +71,20 @@ from .spans import (
     query_score_bound,
     seam_pieces,
     span_bound,
-    span_from,
-    sub_window,
     window_bounds,
 )
-from .strands import Strand, merge_alignments, query_strands, strand_query
+from .strands import Strand, query_strands, strand_query
 
 MODES = ("score", "end", "full")
 #: Methods by name; "auto" resolves to "windows".
-METHODS = ("auto", "windows", "dp", "scan", "scan1", "antidiagonal", "blocked")
-#: Methods run by :mod:`warpalign._backends.cpu.scan` on the CPU and by
-#: :mod:`warpalign._backends.cuda.scan` on the GPU (issue 6).
-GPU_METHODS = ("scan", "scan1", "antidiagonal", "blocked")
+METHODS = ("auto", "windows", "dp", *GPU_METHODS)
 ALGORITHMS = ("local",)
-#: Windows are scanned in groups of at most this many residues (bounds the memory).
-CHUNK_RESIDUES = 1 << 26
+#: Reads per batch of the many-reads path: their alignments are traced together, and a
+#: stream of reads holds at most this many at a time.
+CHUNK_READS = 1024
+#: Threads locating reads at once on the GPU (each on its own CUDA stream): enough that the
+#: host work of one read (~0.3-0.6 ms, docs/gpu-notes.md) hides behind others' kernels.
+GPU_WORKERS = 4
 
 Method = Literal["auto", "windows", "dp", "scan", "scan1", "antidiagonal", "blocked"]
 
@@ -153,14 +94,17 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
            backend: str = "auto", algorithm: Literal["local"] = "local",
            window: int | None = None, threads: int | None = None,
            strand: Strand = "both", min_score: int | None = None
-           ) -> Alignment | list[Alignment]:
+           ) -> Alignment | list[Alignment] | list[Alignment | list[Alignment]]:
     """Best local alignment(s) of a short ``query`` inside a long ``reference``.
 
     Args:
-        query: one sequence (str, bytes, uint8 array of characters, SeqRecord) or a
-            FASTA/FASTQ file holding exactly one record.
-        reference: a FASTA/FASTQ path (plain or gzip, any number of records), one
-            sequence, a list of sequences or SeqRecords, a mapping name -> sequence, or a
+        query: one sequence (str, bytes, uint8 array of characters, SeqRecord); or many
+            reads: a list or tuple of sequences, an iterator of them, a 2-D ``uint8``
+            array of characters (one read a row) or a FASTA/FASTQ path (plain or gzip).
+        reference: a :class:`~warpalign.reference.Reference` (built once: the fast way to
+            locate many reads, or one read many times) or the path of its directory, a
+            FASTA/FASTQ path (plain or gzip, any number of records), one sequence, a list
+            of sequences or SeqRecords, a mapping name -> sequence, or a
             :class:`~warpalign.database.Database`.
         scoring: the scoring scheme; its alphabet validates both.
         top: how many hits; 1 returns an :class:`Alignment`, N > 1 a list of at most N
@@ -184,12 +128,13 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
         min_score: hits scoring below this are not reported (default: every hit > 0).
 
     Returns:
-        An :class:`Alignment` (``top=1``; the empty alignment of score 0 when nothing
+        For one query: an :class:`Alignment` (``top=1``; the empty alignment of score 0 when nothing
         scores above 0 or ``min_score``, with ``record`` None) or a list of them.
         ``record`` names the reference record; coordinates are 0-based half-open within
         it, on its plus strand; ``strand`` is "+" or "-" (a minus-strand hit's query
         coordinates and CIGAR refer to the reverse-complemented query, as in SAM), None
-        for protein.
+        for protein. For many reads: a list with that result for each read, in order
+        (module docstring, "Many reads").
 
     Raises:
         AlphabetError: a symbol outside the alphabet (record, position, character).
@@ -206,17 +151,22 @@ def locate(query: Any, reference: Any, scoring: Scoring, *, top: int = 1,
         ('-', 2, 9, 'GATTACA')
     """
     check_choice("algorithm", algorithm, ALGORITHMS)
-    _check_options(top, mode, method, backend, window)
-    query_strands(strand, scoring.alphabet)   # a wrong strand fails before the inputs load
-    resolve_threads(threads)
-    q = _one_query(query, scoring)
-    names, records = _records(reference, scoring)
-    checked = [q] if isinstance(reference, Database) else [q, *records]
-    check_input(scoring, checked, f"{source_label(query, 'query')} and "
-                                  f"{source_label(reference, 'reference')}")
-    return locate_encoded(q, names, records, scoring, top=top, mode=mode, method=method,
-                          backend=backend, window=window, threads=threads, strand=strand,
-                          min_score=min_score)
+    _Options.make(scoring, top, mode, method, backend, window, threads, strand, min_score)
+    names, records, built = _records(reference, scoring)
+    label = f"{source_label(query, 'query')} and {source_label(reference, 'reference')}"
+    if not _is_many(query, scoring):
+        q = _one_query(query, scoring)
+        check_input(scoring, [q] if built else [q, *records], label)
+        return locate_encoded(q, names, records, scoring, top=top, mode=mode, method=method,
+                              backend=backend, window=window, threads=threads, strand=strand,
+                              min_score=min_score)
+    if isinstance(query, np.ndarray):
+        query = list(query)   # rows: one read each
+    _, reads = load_sequences(query, scoring.alphabet, default_name="read")
+    check_input(scoring, reads if built else [*reads, *records], label)
+    return list(locate_many_encoded(reads, names, records, scoring, top=top, mode=mode,
+                                    method=method, backend=backend, window=window,
+                                    threads=threads, strand=strand, min_score=min_score))
 
 
 def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], scoring: Scoring,
@@ -226,75 +176,224 @@ def locate_encoded(q: np.ndarray, names: list[str], records: list[np.ndarray], s
                    min_score: int | None = None) -> Alignment | list[Alignment]:
     """:func:`locate` on a query and reference records already encoded in
     ``scoring.alphabet``'s codes (``names[i]`` names ``records[i]``)."""
-    _check_options(top, mode, method, backend, window)
-    if min_score is not None and (isinstance(min_score, bool)
-                                  or not isinstance(min_score, (int, np.integer))):
-        raise ValueError(f"invalid min_score: {min_score!r}; expected an integer")
-    strands = query_strands(strand, scoring.alphabet)
-    threads = resolve_threads(threads)
-    if len(names) != len(records):
-        raise ValueError(f"{len(names)} names for {len(records)} records")
-    q = np.ascontiguousarray(q, dtype=np.uint8)
-    size = scoring.matrix.shape[0]
-    for name, codes in zip(["query", *names], [q, *records]):
-        if codes.size and _max_code(codes) >= size:
-            raise ValueError(f"{name}: code {int(codes.max())} is outside the "
-                             f"{scoring.alphabet.name} alphabet ({size} codes)")
-    found = [(s, _locate_strand(strand_query(q, s, scoring.alphabet), names, records, scoring,
-                                int(top), mode, method, backend, window, threads))
-             for s in strands]
-    hits = [h for h in merge_alignments(found, int(top))
-            if min_score is None or h.score >= min_score]
-    if top == 1:
-        return hits[0] if hits else _empty(mode)
-    return hits
+    o = _Options.make(scoring, top, mode, method, backend, window, threads, strand, min_score)
+    _check_records(names, records, scoring)
+    found, _ = _read_hits(_query_codes(q, scoring, "query"), records, scoring, o)
+    for f in found:
+        if f.job is not None:   # one hit: traced here, with the whole reverse pass checked
+            f.trace_alone(scoring, o.threads)
+    return o.result(found, names)
 
 
-def _locate_strand(q, names, records, scoring, top, mode, method, backend, window, threads
-                   ) -> list[Alignment]:
-    """The hits of one strand: the query codes ``q`` as they are aligned."""
-    sq = query_score_bound(q, scoring)   # once per call: every span bound below uses it
-    span = span_from(sq, len(q), scoring, 1)
-    first = None   # the first pass's overlap bound (two passes), else None
-    if method in ("auto", "windows"):
-        residues = sum(len(r) for r in records)
-        engine = engine_for("locate", backend, "windows")
-        # ends wanted: the best windows' ends come with their scores (no second launch)
-        scorer = _WindowScorer(engine, q, scoring, want_ends=mode != "score" or top > 1, sq=sq,
-                               threads=threads)
-        if window is None:
-            first = first_pass_span(q, scoring, top, sq=sq)
-            width = scorer.default_window(span if first is None else first, residues)
-        else:
-            width = int(window)
-        if span is not None and span > width and first is None:
-            raise ValueError(f"window ({width}) is shorter than the span bound of this query "
-                             f"and scoring ({span}); use window >= {span}")
-    elif method in GPU_METHODS:
-        width = None
-        scorer = _KernelScorer(method, q, scoring, backend)
+def locate_many_encoded(queries: Iterable[np.ndarray], names: list[str],
+                        records: list[np.ndarray], scoring: Scoring, *, top: int = 1,
+                        mode: str = "full", method: str = "auto", backend: str = "auto",
+                        window: int | None = None, threads: int | None = None,
+                        strand: Strand = "both", min_score: int | None = None,
+                        second: bool = False) -> Iterator[Any]:
+    """:func:`locate_encoded` of each of many encoded queries, as an iterator of results
+    in query order (module docstring, "Many reads"): it takes :data:`CHUNK_READS` queries
+    at a time from ``queries`` (which may be a generator: a stream of any length).
+
+    ``second=True`` (with ``top=1``): each item is ``(result, second)``, ``second`` the score
+    of the query's next hit after the reported one (0 when none scores at least
+    ``min_score``, or 1): SAM's mapping quality compares the best score with it.
+    """
+    o = _Options.make(scoring, top, mode, method, backend, window, threads, strand, min_score)
+    if second and o.top != 1:
+        raise ValueError("second=True needs top=1 (with top > 1 the second hit is reported)")
+    _check_records(names, records, scoring)
+    kernels = _resident_kernels(o, scoring)
+    tb = None
+    if o.mode == "full":
+        tb = engine_for("traceback", backend_for("traceback", o.backend, "auto"), "auto")
+    workers = GPU_WORKERS if kernels is not None else 1
+    streams = threading.local()
+
+    def one(q: np.ndarray) -> tuple[list[_Found], int]:
+        if kernels is None:
+            return _read_hits(q, records, scoring, o, second)
+        stream = getattr(streams, "stream", None)
+        if stream is None:   # this thread's launches and copies queue on a stream of its own
+            stream = streams.stream = kernels.worker_stream()
+        with stream:
+            return _read_hits(q, records, scoring, o, second)
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="warpalign-locate") as pool:
+        start = 0
+        for chunk in _batches(queries, CHUNK_READS):
+            qs = [_query_codes(q, scoring, f"query {start + i}") for i, q in enumerate(chunk)]
+            start += len(qs)
+            done = list(pool.map(one, qs)) if workers > 1 and len(qs) > 1 else list(map(one, qs))
+            _trace_batch([f for found, _ in done for f in found], scoring, tb, o.threads)
+            for found, after in done:
+                yield (o.result(found, names), after) if second else o.result(found, names)
+
+
+# --------------------------------------------------------------------- one read's hits
+
+
+@dataclasses.dataclass(frozen=True)
+class _Options:
+    """A call's checked options (shared by its reads; immutable)."""
+
+    top: int
+    mode: str
+    method: str
+    backend: str
+    window: int | None
+    threads: int
+    strands: tuple[str | None, ...]
+    min_score: int | None
+    scoring: Scoring
+
+    @classmethod
+    def make(cls, scoring, top, mode, method, backend, window, threads, strand,
+             min_score) -> _Options:
+        check_choice("mode", mode, MODES)
+        check_choice("method", method, METHODS)
+        check_choice("backend", backend, BACKENDS)
+        if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
+            raise ValueError(f"invalid top: {top!r}; expected an integer >= 1")
+        if window is not None and (isinstance(window, bool)
+                                   or not isinstance(window, (int, np.integer)) or window < 1):
+            raise ValueError(f"invalid window: {window!r}; expected an integer >= 1")
+        if min_score is not None and (isinstance(min_score, bool)
+                                      or not isinstance(min_score, (int, np.integer))):
+            raise ValueError(f"invalid min_score: {min_score!r}; expected an integer")
+        strands = query_strands(strand, scoring.alphabet)
+        return cls(int(top), mode, method, backend, window, resolve_threads(threads), strands,
+                   None if min_score is None else int(min_score), scoring)
+
+    @property
+    def floor(self) -> int:
+        """The lowest score reported (hits score above 0)."""
+        return 1 if self.min_score is None else max(self.min_score, 1)
+
+    def result(self, found: list[_Found], names: list[str]) -> Alignment | list[Alignment]:
+        hits = [f.alignment(names) for f in found]
+        if self.top == 1:
+            return hits[0] if hits else _empty(self.mode)
+        return hits
+
+
+@dataclasses.dataclass
+class _Found:
+    """A reported hit of one read: strand, record, what its mode reports; in mode "full"
+    until traced, its :func:`~warpalign.traceback.align_many` job and where the job's
+    segment begins in the record (``lo``)."""
+
+    strand: str | None
+    r: int
+    result: Alignment | None
+    job: tuple | None = None
+    lo: int = 0
+
+    def traced(self, aln: Alignment) -> None:
+        self.result = dataclasses.replace(aln, target_start=aln.target_start + self.lo,
+                                          target_end=aln.target_end + self.lo)
+        self.job = None
+
+    def trace_alone(self, scoring: Scoring, threads: int) -> None:
+        """Trace this hit now (a single call): exactly the batch's alignment, with the whole
+        reverse pass run as a check (:func:`~warpalign.traceback.align_from_end`)."""
+        from .traceback import TracebackError, align_from_end
+        q, t, score, qe, te = self.job
+        try:
+            aln = align_from_end(q, t, scoring, score, qe, te, "local", check_end=True,
+                                 threads=threads)
+        except TracebackError as exc:
+            raise RuntimeError(  # a disagreement between engines is a bug, never a result
+                f"internal inconsistency in locate: the scan gave score {score} ending at "
+                f"({qe}, {te + self.lo}); the traceback of [{self.lo}, {te + self.lo}) "
+                f"disagrees: {exc}") from None
+        self.traced(aln)
+
+    def alignment(self, names: list[str]) -> Alignment:
+        return dataclasses.replace(self.result, record=names[self.r], strand=self.strand)
+
+
+def _read_hits(q: np.ndarray, records, scoring: Scoring, o: _Options, second: bool = False
+               ) -> tuple[list[_Found], int]:
+    """The reported hits of one query (best first; module docstring, "Strands") and, with
+    ``second``, the score of the next one (0 below the floor).
+
+    Each strand's :class:`~warpalign.locate_core.Search` gives its hits best first; the
+    next hit overall is the best strand head (ties to the earlier strand), and only the
+    strand it came from is cut and looked at again."""
+    searches = [(s, make_search(strand_query(q, s, scoring.alphabet), records, scoring,
+                                o.top + second, o.mode, o.method, o.backend, o.window,
+                                o.threads)) for s in o.strands]
+    taken: list[tuple[int, Hit]] = []
+    uncut: list[Hit | None] = [None] * len(searches)
+
+    def heads() -> list[int]:
+        for k, hit in enumerate(uncut):
+            if hit is not None:   # the strand's last hit, cut out before its next is sought
+                searches[k][1].cut(hit)
+                uncut[k] = None
+        return [search.head() for _, search in searches]
+
+    after = 0
+    while len(taken) < o.top:
+        h = heads()
+        k = h.index(max(h))
+        if h[k] < o.floor:
+            break
+        more = len(taken) + 1 < o.top or second
+        hit = searches[k][1].pop(ends=o.mode != "score" or more)
+        taken.append((k, hit))
+        if more:
+            uncut[k] = hit
     else:
-        width = None
-        scorer = _DpScorer(q, scoring)
-    search = _Search(q, records, scoring, span if first is None else first, width, scorer, sq,
-                     threads)
-    if first is not None:
-        search.close_seams()
-    return [dataclasses.replace(h, record=names[r]) for r, h in search.run(top, mode)]
+        if second:
+            after = max(heads())
+            after = after if after >= o.floor else 0
+    return [_found(searches[k], hit, o.mode) for k, hit in taken], after
+
+
+def _found(strand_search: tuple[str | None, Search], hit: Hit, mode: str) -> _Found:
+    strand, search = strand_search
+    if mode != "full":
+        return _Found(strand, hit.r, hit.result(mode))
+    job, lo = search.job(hit)
+    return _Found(strand, hit.r, None, job, lo)
+
+
+def _trace_batch(found: list[_Found], scoring: Scoring, engine: Any, threads: int) -> None:
+    """Trace every untraced hit of a batch of reads at once (``align_many`` on ``engine``)."""
+    todo = [f for f in found if f.job is not None]
+    if not todo:
+        return
+    from .traceback import TracebackError, align_many
+    try:
+        alignments = align_many([f.job for f in todo], scoring, "local", engine=engine,
+                                threads=threads)
+    except TracebackError as exc:
+        raise RuntimeError(  # a disagreement between engines is a bug, never a result
+            f"internal inconsistency in locate: a traceback disagrees with the scan: {exc}"
+        ) from None
+    for f, aln in zip(todo, alignments):
+        f.traced(aln)
+
+
+def _resident_kernels(o: _Options, scoring: Scoring) -> Any:
+    """The GPU's resident-window kernels (base.WindowKernels) when this call's windows
+    run on them, else None (the reads then go one after another)."""
+    if o.method not in ("auto", "windows"):
+        return None
+    engine = engine_for("locate", o.backend, "windows")
+    kernels = lookup("locate", engine.name, "windows16")
+    return kernels if kernels is not None and kernels.supports(scoring) else None
+
+
+def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    it = iter(items)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
 
 
 # ----------------------------------------------------------------------------- inputs
-
-
-def _check_options(top: Any, mode: str, method: str, backend: str, window: Any) -> None:
-    check_choice("mode", mode, MODES)
-    check_choice("method", method, METHODS)
-    check_choice("backend", backend, BACKENDS)
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
-        raise ValueError(f"invalid top: {top!r}; expected an integer >= 1")
-    if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer))
-                               or window < 1):
-        raise ValueError(f"invalid window: {window!r}; expected an integer >= 1")
 
 
 #: codes.max() of read-only arrays: a reference queried many times is scanned once.
@@ -308,18 +407,74 @@ def _max_code(codes: np.ndarray) -> int:
     return _MAX_CODES.get([codes], None, lambda: int(codes.max()))
 
 
+def _check_records(names: list[str], records, scoring: Scoring) -> None:
+    if len(names) != len(records):
+        raise ValueError(f"{len(names)} names for {len(records)} records")
+    size = scoring.matrix.shape[0]
+    for name, codes in zip(names, records):
+        if codes.size and _max_code(codes) >= size:
+            raise ValueError(f"{name}: code {int(codes.max())} is outside the "
+                             f"{scoring.alphabet.name} alphabet ({size} codes)")
+
+
+def _query_codes(q: Any, scoring: Scoring, what: str) -> np.ndarray:
+    q = np.ascontiguousarray(q, dtype=np.uint8)
+    size = scoring.matrix.shape[0]
+    if q.size and int(q.max()) >= size:
+        raise ValueError(f"{what}: code {int(q.max())} is outside the "
+                         f"{scoring.alphabet.name} alphabet ({size} codes)")
+    return q
+
+
+def _is_many(query: Any, scoring: Scoring) -> bool:
+    """Whether ``query`` holds many reads (a list, tuple or iterator of sequences, a 2-D
+    array, a file path) rather than one sequence."""
+    if isinstance(query, (list, tuple, collections.abc.Iterator)):
+        return True
+    if isinstance(query, np.ndarray):
+        return query.ndim == 2
+    return isinstance(query, os.PathLike) or (isinstance(query, str)
+                                             and is_path(query, scoring.alphabet))
+
+
 def _one_query(query: Any, scoring: Scoring) -> np.ndarray:
     return np.ascontiguousarray(load_one(query, scoring.alphabet, "query")[1], dtype=np.uint8)
 
 
-def _records(reference: Any, scoring: Scoring) -> tuple[list[str], list[np.ndarray]]:
+def _records(reference: Any, scoring: Scoring) -> tuple[list[str], Any, bool]:
+    """(names, records, whether they come from a built Reference or Database)."""
+    if isinstance(reference, (str, os.PathLike)) and is_reference_dir(reference):
+        reference = _open_reference(reference)
     if isinstance(reference, Database):
+        reference = Reference(reference)
+    if isinstance(reference, Reference):
         if reference.alphabet != scoring.alphabet:
             raise ScoringError(f"the scoring's alphabet ({scoring.alphabet.name}) is not the "
-                               f"database's ({reference.alphabet.name})")
-        return list(reference.names), [reference.sequence(i) for i in range(len(reference))]
+                               f"reference's ({reference.alphabet.name})")
+        return reference.names, reference.records, True
     names, codes = load_sequences(reference, scoring.alphabet, default_name="record")
-    return names, [np.ascontiguousarray(c, dtype=np.uint8) for c in codes]
+    return names, [np.ascontiguousarray(c, dtype=np.uint8) for c in codes], False
+
+
+#: References opened from a directory path, by (real path, meta.json's stamp): a path
+#: given to many calls is opened (and memory-mapped, and uploaded to a GPU) once.
+_OPENED: dict[tuple, Reference] = {}
+_OPENED_KEPT = 4
+_OPENED_LOCK = threading.Lock()
+
+
+def _open_reference(path: str | os.PathLike) -> Reference:
+    from .database import META
+    real = os.path.realpath(path)
+    st = os.stat(Path(real) / META)
+    key = (real, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _OPENED_LOCK:
+        ref = _OPENED.get(key)
+        if ref is None:
+            ref = _OPENED[key] = Reference.open(real)
+            while len(_OPENED) > _OPENED_KEPT:
+                _OPENED.pop(next(iter(_OPENED)))
+        return ref
 
 
 def _empty(mode: str) -> Alignment:
@@ -331,347 +486,6 @@ def _empty(mode: str) -> Alignment:
                      cigar="", query_aligned="", target_aligned="")
 
 
-# ---------------------------------------------------------------------------- scorers
-
-
-class _DpScorer:
-    """Best cell of each piece by the exact scalar DP (the reference; CPU)."""
-
-    def __init__(self, q: np.ndarray, scoring: Scoring):
-        self.q, self.scoring = q, scoring
-
-    def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
-        s = self.scoring
-        out = np.zeros((len(pieces), 3), np.int64)
-        for k, t in enumerate(pieces):
-            out[k] = score_end(self.q, t, s.matrix, s.gap_open, s.gap_extend, LOCAL)
-        return out
-
-
-class _KernelScorer:
-    """Best cell of each piece by a kernel of :mod:`warpalign._backends.cpu.scan` or, when
-    ``backend`` resolves to "cuda", of :mod:`warpalign._backends.cuda.scan`.
-
-    ``wide_rows`` counts the rows the "scan" kernel ran in 32-bit mode (all pieces)."""
-
-    def __init__(self, method: str, q: np.ndarray, scoring: Scoring, backend: str = "cpu"):
-        self.method, self.q, self.scoring = method, q, scoring
-        self.wide_rows = 0
-        self.backend = backend_for("locate", backend, method)
-        self._fn = engine_for("locate", self.backend, method)   # base.ScanKernel
-
-    def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
-        out = np.zeros((len(pieces), 3), np.int64)
-        for k, t in enumerate(pieces):
-            *cell, wide = self._fn(self.method, self.q, t, self.scoring)
-            out[k] = cell
-            self.wide_rows += wide
-        return out
-
-
-class _WindowScorer:
-    """Best cell of each piece by a backend's database scan (``ends=True``).
-
-    On the CUDA backend with a scoring the 16-bit kernel takes, pieces are scored lazily
-    (``lazy``): :meth:`windows` runs ``win_s16`` on windows of the resident reference
-    (:mod:`warpalign._backends.cuda.windows`) and returns scores with unknown ends (-1),
-    except for windows flagged as possibly saturated, which are rescored here by the exact
-    32-bit ends path, and (``want_ends``) the windows tied at the best score, whose ends the
-    device finds right after the scores; :meth:`ends` gives the end cells of the few other
-    pieces ``_Search`` asks for (all tied at one score). ``saturated`` counts the rescored
-    windows.
-    """
-
-    #: :meth:`ends` takes the pieces' (common) score: it bounds the sub-windows' overlap.
-    ends_take_score = True
-
-    def __init__(self, engine, q: np.ndarray, scoring: Scoring, want_ends: bool = False,
-                 sq: int | None = None, threads: int | None = None):
-        self.engine, self.q, self.scoring = engine, q, scoring
-        # the CPU backend's threads for this call (the shared backend is never changed)
-        self._scan_options = call_options(engine, threads=threads)
-        self.want_ends = want_ends
-        self.lazy = False
-        self.saturated = 0
-        self._ref = None
-        self._query = None
-        self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
-        self.span = span_from(self.sq, len(q), scoring, 1)
-        # the backend's resident-window kernels (base.WindowKernels), where it has them
-        kernels = lookup("locate", engine.name, "windows16") if len(q) else None
-        if kernels is not None and kernels.supports(scoring):
-            self.lazy = True
-            self._gpu = kernels
-
-    def default_window(self, span: int | None, residues: int) -> int:
-        """The window length for this scorer (:func:`default_window`; on the GPU enough
-        windows to fill the device once)."""
-        if self.lazy:
-            return default_window(span, residues, self._gpu.wanted_windows(len(self.q)))
-        return default_window(span, residues)
-
-    def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
-        out = np.zeros((len(pieces), 3), np.int64)
-        start = 0
-        while start < len(pieces):
-            stop, size = start, 0
-            while stop < len(pieces) and (stop == start or size + len(pieces[stop]) <= CHUNK_RESIDUES):
-                size += len(pieces[stop])
-                stop += 1
-            handle = self.engine.prepare(TargetSet.from_list(pieces[start:stop]))
-            batch = self.engine.scan(self.q, handle, self.scoring, algorithm="local", ends=True,
-                                     **self._scan_options)
-            out[start:stop, 0] = batch.scores
-            out[start:stop, 1] = batch.query_ends
-            out[start:stop, 2] = batch.target_ends
-            start = stop
-        return out
-
-    def windows(self, records: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
-        """Cells (score, query end, reference end within the window) of the windows
-        ``rows`` = (record, lo, hi); ends are -1 where not computed (lazy scorer)."""
-        if not self.lazy:
-            return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
-        ref = self._resident(records)
-        starts, lengths = self._gpu.windows_of(ref, rows)   # remembered for read-only rows
-        cells, flagged, _ = self._gpu.window_cells(ref, self.q, self.scoring, starts, lengths,
-                                                   query=self._device_query(),
-                                                   best_ends=self.want_ends, timed=False)
-        if len(flagged):   # possibly saturated in 16 bits: exact 32-bit scores and ends
-            self.saturated += len(flagged)
-            cells[flagged] = self([records[r][lo:hi] for r, lo, hi in rows[flagged].tolist()])
-        return cells
-
-    def ends(self, records: list[np.ndarray], rows: np.ndarray, score: int | None = None
-             ) -> np.ndarray:
-        """Exact cells (score, query end, reference end within the window) of ``rows``.
-
-        Lazy scorer: each window is cut again into sub-windows of :func:`sub_window`
-        symbols overlapping by s − 1, s = ``span_bound(query, scoring, score)`` (``score``:
-        the windows' common best score; the windows argument of the module docstring
-        applied inside the window to the alignments scoring that much, so the best cell by
-        the tie rule over the sub-windows is the window's), scored with ends by the 16-bit
-        kernel in one launch (a long window walked by one group of lanes would take
-        milliseconds); a flagged sub-window is rescored by the 32-bit ends path."""
-        if not self.lazy:
-            return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
-        span = (self.span if score is None
-                else span_from(self.sq, len(self.q), self.scoring, score))
-        width = sub_window(span)
-        parts = [np.zeros((0, 4), np.int64)]
-        for k, (r, lo, hi) in enumerate(rows.tolist()):
-            bounds = window_bounds(hi - lo, width, span)
-            part = np.empty((len(bounds), 4), np.int64)
-            part[:, 0], part[:, 1], part[:, 2:] = k, r, bounds + lo
-            parts.append(part)
-        sub = np.concatenate(parts)
-        out = np.zeros((len(rows), 3), np.int64)
-        if not len(sub):
-            return out
-        ref = self._resident(records)
-        cells, flagged, _ = self._gpu.window_cells(ref, self.q, self.scoring,
-                                                   ref.starts[sub[:, 1]] + sub[:, 2],
-                                                   sub[:, 3] - sub[:, 2],
-                                                   query=self._device_query(ends=True),
-                                                   ends=True, keep_layout=False, timed=False)
-        if len(flagged):
-            self.saturated += len(flagged)
-            cells[flagged] = self([records[r][lo:hi] for _, r, lo, hi in sub[flagged].tolist()])
-        hit = cells[:, 0] > 0
-        cells[hit, 2] += sub[hit, 2] - rows[sub[hit, 0], 1]   # sub-window -> window ends
-        order = np.lexsort((cells[:, 1], cells[:, 2], -cells[:, 0], sub[:, 0]))
-        ks = sub[order, 0]
-        first = order[np.r_[True, ks[1:] != ks[:-1]]]
-        out[sub[first, 0]] = cells[first]
-        return out
-
-    def _device_query(self, ends: bool = False):
-        """The query's profile on the device, uploaded once per locate call: one for the
-        scores kernel's plan, one for the ends launch (``windows.ENDS_ROWS`` rows per lane)."""
-        if self._query is None:
-            self._query = {}
-        if ends not in self._query:
-            rows = self._gpu.ENDS_ROWS if ends else None
-            self._query[ends] = self._gpu.DeviceQuery(self.q, self.scoring, rows, sq=self.sq)
-        return self._query[ends]
-
-    def _resident(self, records: list[np.ndarray]):
-        if self._ref is None or self._ref[0] is not records:   # one upload per locate call
-            self._ref = (records, self._gpu.resident(records))
-        return self._ref[1]
-
-
-# ----------------------------------------------------------------------------- search
-
-
-#: Piece tables of read-only records (the GPU path's resident ones), by (records, span,
-#: width), with the records kept alive: a reference queried many times is cut once.
-_PIECES = ReadOnlyMemo(8)
-
-
-def _pieces(records: list[np.ndarray], span: int | None, width: int | None) -> np.ndarray:
-    """The first pieces of a search (int64 [k, 5], read-only: record, lo, hi, seg_lo,
-    seg_hi): the windows of every record, each in the segment of its whole record ("dp": one
-    piece per record). Remembered for read-only records, as :func:`_max_code`."""
-    def build():
-        parts = [np.zeros((0, 5), np.int64)]
-        if span != 0:  # span 0: nothing can score above 0
-            for r, rec in enumerate(records):
-                n = len(rec)
-                # "dp": one piece per record (a window as long as the record)
-                bounds = window_bounds(n, width or max(n, 1), span)
-                part = np.empty((len(bounds), 5), np.int64)
-                part[:, 0], part[:, 1:3], part[:, 3], part[:, 4] = r, bounds, 0, n
-                parts.append(part)
-        p = np.concatenate(parts)
-        p.setflags(write=False)
-        return p
-
-    return _PIECES.get(records, (span, width), build)
-
-
-class _Search:
-    """Pieces of the free reference, their best cells, and the greedy pick of hits.
-
-    A piece is a window (or a whole record, for "dp") clipped to one free segment of a
-    record; ``seg`` is that segment. Arrays: rec, lo, hi, seg_lo, seg_hi and the piece's
-    best cell (score, query end, reference end in record coordinates).
-    """
-
-    def __init__(self, q, records, scoring, span, width, scorer, sq=None, threads=None):
-        self.q, self.records, self.scoring = q, records, scoring
-        self.threads = threads
-        self.span, self.width, self.scorer = span, width, scorer
-        self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
-        self.p = _pieces(records, span, width)
-        self.best = self._score(self.p)
-
-    def close_seams(self) -> None:
-        """After a first pass whose windows overlap by ``self.span`` − 1 only (two passes,
-        module docstring): nothing more when every alignment scoring at least the best
-        window's score S1 spans at most ``self.span`` symbols (then the windows hold them
-        all); else the seams between windows, cut for the span bound at S1, become pieces
-        too (each alignment the windows miss lies inside one)."""
-        s1 = int(self.best[:, 0].max()) if len(self.best) else 0
-        need = span_from(self.sq, len(self.q), self.scoring, max(s1, 1))
-        if need is None or need <= self.span:
-            return
-        seams = seam_pieces(self.p, [len(r) for r in self.records], need)
-        self.p = np.concatenate([self.p, seams])
-        self.best = np.concatenate([self.best, self._score(seams)])
-
-    def _score(self, p: np.ndarray) -> np.ndarray:
-        """Best cells of pieces ``p``, ends in record coordinates; a lazy scorer leaves
-        the ends at -1 (unknown) until :meth:`_resolve` asks for them."""
-        if len(p) == 0:
-            return np.zeros((0, 3), np.int64)
-        windows = getattr(self.scorer, "windows", None)
-        if windows is not None:
-            cells = windows(self.records, p[:, :3])
-        else:
-            cells = self.scorer([self.records[r][lo:hi] for r, lo, hi in p[:, :3].tolist()])
-        # window ends -> record coordinates (unknown ends, -1, stay)
-        np.add(cells[:, 2], p[:, 1], out=cells[:, 2], where=cells[:, 2] >= 0)
-        return cells
-
-    def _resolve(self, tied: np.ndarray) -> None:
-        """Ends of every piece that can be the next hit: the pieces of the earliest record
-        among ``tied``, those with the best score (module docstring, "Lazy ends")."""
-        b = self.best
-        score = int(b[tied[0], 0])
-        if score <= 0:
-            return
-        rec = self.p[tied, 0]
-        need = tied[(rec == rec.min()) & (b[tied, 2] < 0)]
-        if len(need) == 0:
-            return
-        rows = self.p[need, :3].copy()
-        if getattr(self.scorer, "ends_take_score", False):
-            cells = self.scorer.ends(self.records, rows, score)
-        else:
-            cells = self.scorer.ends(self.records, rows)
-        if not np.array_equal(cells[:, 0], b[need, 0]):
-            bad = int(need[np.flatnonzero(cells[:, 0] != b[need, 0])[0]])
-            raise RuntimeError(  # two exact engines disagree: a bug, never a result
-                f"internal inconsistency in locate: window {self.p[bad, :3].tolist()} scored "
-                f"{int(b[bad, 0])} first and {int(cells[need == bad][0, 0])} when its end "
-                "was computed")
-        cells[:, 2] += self.p[need, 1]
-        self.best[need] = cells
-
-    def run(self, top: int, mode: str) -> list[tuple[int, Alignment]]:
-        hits = []
-        while len(hits) < top and len(self.p):
-            b = self.best
-            cand = np.flatnonzero(b[:, 0] == b[:, 0].max())   # the tie rule among the best
-            if mode != "score" or len(hits) + 1 < top:
-                self._resolve(cand)   # the last hit of mode "score" needs no ends
-            k = int(cand[np.lexsort((b[cand, 1], b[cand, 2], self.p[cand, 0]))[0]])
-            score, qe, te = (int(v) for v in b[k])
-            if score <= 0:
-                break
-            r, _, _, seg_lo, seg_hi = (int(v) for v in self.p[k])
-            need_start = mode == "full" or len(hits) + 1 < top
-            if not need_start:
-                aln = Alignment(score=score, query_end=qe, target_end=te)
-                hits.append((r, aln if mode == "end" else Alignment(score=score)))
-                break
-            aln = self._align(r, seg_lo, score, qe, te)
-            if mode == "full":
-                hits.append((r, aln))
-            elif mode == "end":
-                hits.append((r, Alignment(score=score, query_end=qe, target_end=te)))
-            else:
-                hits.append((r, Alignment(score=score)))
-            if len(hits) < top:   # the last hit leaves nothing to rescore
-                self._cut(r, seg_lo, seg_hi, aln.target_start, aln.target_end)
-        return hits
-
-    def _align(self, r: int, seg_lo: int, score: int, qe: int, te: int) -> Alignment:
-        """The alignment ending at (qe, te) of record r, traced with the query's first qe
-        symbols on [te - span, te), span = :func:`span_bound` of them at this score.
-
-        The score and end cell come from the exact scan; the segment's score pass is not
-        run again (:func:`~warpalign.traceback.align_from_end`). Checked instead: the
-        best alignment ending at (qe, te) inside the segment scores exactly ``score`` (the
-        whole reverse pass) and the path scores it and ends there; a disagreement is a bug
-        and raises, never a hit. That (qe, te) is the tie rule's end among equal cells is
-        the scan's word."""
-        from .traceback import TracebackError, align_from_end
-        q = self.q[:qe]
-        sq = self.sq if qe == len(self.q) else query_score_bound(q, self.scoring)
-        span = span_from(sq, qe, self.scoring, score)
-        lo = seg_lo if span is None else max(seg_lo, te - span)
-        try:
-            aln = align_from_end(q, self.records[r][lo:te], self.scoring, score, qe, te - lo,
-                                 "local", check_end=True, threads=self.threads)
-        except TracebackError as exc:
-            raise RuntimeError(  # a disagreement between engines is a bug, never a result
-                f"internal inconsistency in locate: the scan gave score {score} ending at "
-                f"({qe}, {te}); the traceback of [{lo}, {te}) disagrees: {exc}") from None
-        return dataclasses.replace(aln, target_start=aln.target_start + lo,
-                                   target_end=aln.target_end + lo)
-
-    def _cut(self, r: int, seg_lo: int, seg_hi: int, ts: int, te: int) -> None:
-        """Remove [ts, te) of record r from the free reference; rescore clipped pieces."""
-        p, best = self.p.copy(), self.best   # self.p may be a shared read-only table
-        same = (p[:, 0] == r) & (p[:, 3] == seg_lo)
-        left = same & (p[:, 2] <= ts)
-        right = same & (p[:, 1] >= te)
-        p[left, 4] = ts
-        p[right, 3] = te
-        hit = same & ~left & ~right
-        new = []
-        for _, lo, hi, _, _ in p[hit].tolist():
-            if lo < ts:
-                new.append((r, lo, ts, seg_lo, ts))
-            if hi > te:
-                new.append((r, te, hi, te, seg_hi))
-        keep = ~hit
-        fresh = np.array(new, np.int64).reshape(-1, 5)
-        self.p = np.concatenate([p[keep], fresh])
-        self.best = np.concatenate([best[keep], self._score(fresh)])
-
-
-__all__ = ["default_window", "locate", "locate_encoded", "query_score_bound", "span_bound",
+__all__ = ["default_window", "first_pass_span", "locate", "locate_encoded",
+           "locate_many_encoded", "query_score_bound", "seam_pieces", "span_bound",
            "window_bounds"]

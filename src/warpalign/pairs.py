@@ -310,9 +310,9 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     if saturated.size:
         t0 = time.perf_counter()
         code = ALGORITHM_CODES[algorithm]
+        xh, yh = _host(xcodes), _host(ycodes)
         for p in saturated.tolist():
-            s, _, _ = score_end(_host(xcodes[xoff[p]:xoff[p + 1]]),
-                                _host(ycodes[yoff[p]:yoff[p + 1]]),
+            s, _, _ = score_end(xh[xoff[p]:xoff[p + 1]], yh[yoff[p]:yoff[p + 1]],
                                 scoring.matrix, scoring.gap_open, scoring.gap_extend, code)
             scores[p] = s
         timings["rescore"] = time.perf_counter() - t0
@@ -325,8 +325,9 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
         from .traceback import align_pairs
         t0 = time.perf_counter()
         picked = indices.tolist()
-        alignments = align_pairs([(_host(xcodes[xoff[p]:xoff[p + 1]]),
-                                   _host(ycodes[yoff[p]:yoff[p + 1]])) for p in picked],
+        xh, yh = _host(xcodes), _host(ycodes)    # one copy each, not one per pair
+        alignments = align_pairs([(xh[xoff[p]:xoff[p + 1]], yh[yoff[p]:yoff[p + 1]])
+                                  for p in picked],
                                  scoring, algorithm, engine=engine_for("traceback", engine, "auto"),
                                  threads=threads)
         for p, aln in zip(picked, alignments):
@@ -387,7 +388,7 @@ def _check_threshold(threshold) -> None:
 
 
 def _host(codes) -> np.ndarray:
-    """``codes`` on the host (a device array is copied: a few pairs' worth)."""
+    """``codes`` on the host (a device array is copied)."""
     return codes if isinstance(codes, np.ndarray) else codes.get()
 
 

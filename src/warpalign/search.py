@@ -13,7 +13,8 @@ from typing import Any, Literal
 import numpy as np
 
 from ._backends import ALGORITHMS, check_choice, resolve_threads
-from ._backends.registry import call_options, engine_for
+from ._backends.registry import call_options, engine_for, prepare_options
+from ._backends.stream import parse_memory
 from .database import Database
 from .errors import DatabaseError, ScoringError
 from .io import load_sequences, source_label
@@ -25,7 +26,8 @@ from .strands import Strand, merge_strand_results, query_strands, strand_query
 MODES = ("score", "end", "full")
 METHODS = ("auto", "warp")   # "warp": paper 003's kernel, CUDA backend only
 
-# One resident copy of a database per backend object (the CUDA backend uploads it once).
+# One resident copy of a database per backend object and device memory limit (the CUDA
+# backend uploads it once; a streamed one keeps only its chunk plan).
 _handles: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _handles_lock = threading.Lock()
 
@@ -36,7 +38,8 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
            backend: str = "auto", progress: bool = False,
            method: Literal["auto", "warp"] = "auto",
            evalue: float | None = None, threads: int | None = None,
-           strand: Strand = "both", min_score: int | None = None) -> list[Hits]:
+           strand: Strand = "both", min_score: int | None = None,
+           gpu_memory: int | float | str | None = None) -> list[Hits]:
     """Search each query against every sequence of ``database``.
 
     Args:
@@ -70,6 +73,15 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
             ``top_k`` best of both; :mod:`warpalign.strands`), "plus" or "minus". Protein:
             "both" and "plus" search the queries as given.
         min_score: keep only the hits scoring at least this (default: all ``top_k``).
+        gpu_memory: most device memory the search uses on each GPU: bytes (an int), a size
+            such as ``"4G"`` or ``"512M"`` (powers of 1024), or a fraction of the device's
+            memory such as ``0.5``; never more than is free. A database whose resident
+            copy (about 12 bytes a residue and 64 a sequence) exceeds three quarters of it
+            is streamed through the device in chunks of at most half of it, read from
+            disk ahead of the GPU, with exactly the hits of a resident search
+            (``_backends/stream.py``; ``cuda/streamed.py`` says how many query residues
+            hide the copies). Default: what is free less 4 GiB (at most a quarter of it)
+            for other work. The CPU backend keeps nothing on a device and ignores it.
 
     Returns:
         One :class:`Hits` per query, in query order; hits sorted by score (descending),
@@ -88,6 +100,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
         raise ValueError(f"invalid top_k: {top_k!r}; expected an integer >= 1")
     threads = resolve_threads(threads)
+    gpu_memory = parse_memory(gpu_memory, "gpu_memory=")
     strands = query_strands(strand, scoring.alphabet)
     if min_score is not None and (isinstance(min_score, bool)
                                   or not isinstance(min_score, (int, np.integer))):
@@ -102,7 +115,7 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
     check_input(scoring, codes, source_label(queries, "queries"))
     engine = engine_for("search", backend, method)
-    handle = _handle(engine, db)
+    handle = _handle(engine, db, gpu_memory)
     order = np.asarray(db.order, dtype=np.int64)
     residues = db.residues
     results = []
@@ -166,20 +179,23 @@ def as_database(database: Any, scoring: Scoring, *, verify: bool | None = None) 
     return db
 
 
-def _handle(engine, db: Database):
-    """The database resident for ``engine``, prepared once: threads that search one
-    database at once share one upload (each (engine, database) has a lock of its own, so
-    a long upload holds back no other database's searches)."""
+def _handle(engine, db: Database, gpu_memory: int | float | None = None):
+    """The database resident for ``engine`` within ``gpu_memory`` (parsed), prepared once:
+    threads that search one database at once share one upload (each (engine, database,
+    limit) has a lock of its own, so a long upload holds back no other database's
+    searches). A call's own limit never changes the shared engine."""
+    options = prepare_options(engine, gpu_memory=gpu_memory)
+    key = options.get("device_memory")
     with _handles_lock:
         cache = _handles.setdefault(engine, weakref.WeakKeyDictionary())
-        got = cache.get(db)
+        got = cache.setdefault(db, {}).get(key)
         if got is None:
-            got = cache[db] = [threading.Lock(), None]
+            got = cache[db][key] = [threading.Lock(), None]
     lock, handle = got
     if handle is None:
         with lock:
             if got[1] is None:
-                got[1] = engine.prepare(db.targets)
+                got[1] = engine.prepare(db.targets, **options)
             handle = got[1]
     return handle
 

@@ -74,7 +74,7 @@ import numpy as np
 
 from ._backends import resolve_threads
 from ._backends.cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL, score_end
-from ._backends.cpu.traceback import MyersMiller, anchored_start, path_score, render
+from ._backends.cpu.traceback import MyersMiller, anchored_start, path_score, render, render_many
 from .errors import TracebackError
 from .results import Alignment
 from .scoring import Scoring
@@ -150,6 +150,19 @@ def _symbol_bytes(name: str, symbols: str) -> np.ndarray:
     lut = np.zeros(256, np.uint8)   # codes past the alphabet never reach here (_codes)
     lut[:len(symbols)] = np.frombuffer(symbols.encode("ascii"), dtype=np.uint8)
     return lut
+
+
+def _codes_many(pairs, scoring: Scoring) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_codes` of many (q, t) pairs, the alphabet checked in one pass over all."""
+    out = [(np.ascontiguousarray(q, dtype=np.uint8), np.ascontiguousarray(t, dtype=np.uint8))
+           for q, t in pairs]
+    size = scoring.matrix.shape[0]
+    for side, name in ((0, "query"), (1, "target")):
+        parts = [p[side] for p in out if p[side].size]
+        if parts and int(np.concatenate(parts).max()) >= size:
+            k = next(k for k, p in enumerate(out) if p[side].size and int(p[side].max()) >= size)
+            _codes(*out[k], scoring)           # raises, naming the code
+    return out
 
 
 def _codes(q: np.ndarray, t: np.ndarray, scoring: Scoring) -> tuple[np.ndarray, np.ndarray]:
@@ -341,11 +354,56 @@ def align_many(jobs, scoring: Scoring, algorithm: str = "local", *,
         ['4M']
     """
     code = _algorithm_code(algorithm)
-    checked = []
-    for q, t, score, qe, te in jobs:
-        q, t = _codes(q, t, scoring)
-        checked.append((q, t, *_check_end(q, t, code, algorithm, score, qe, te)))
+    jobs = list(jobs)
+    codes = _codes_many([(job[0], job[1]) for job in jobs], scoring)
+    checked = [(q, t, *_check_end(q, t, code, algorithm, score, qe, te))
+               for (q, t), (_, _, score, qe, te) in zip(codes, jobs)]
     return _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads)
+
+
+def _finish(segments, paths, scoring, algorithm) -> list[Alignment]:
+    """The Alignments of traced paths, each re-scored (one pass over all of them:
+    ``cpu.traceback.render_many``): a path must score its job's score and end at its end
+    cell (:class:`TracebackError` otherwise)."""
+    if not segments:
+        return []
+
+    def offsets(sizes):
+        off = np.zeros(len(sizes) + 1, np.int64)
+        np.cumsum(sizes, out=off[1:])
+        return off
+
+    opoff = offsets([len(ops) for _, ops in paths])
+    qoff = offsets([seg[2] - seg[1] for seg in segments])
+    toff = offsets([seg[5] - seg[4] for seg in segments])
+    cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.uint8))
+    ops = cat([np.asarray(o, np.uint8) for _, o in paths])
+    qcat = cat([seg[0][seg[1]:seg[2]] for seg in segments])
+    tcat = cat([seg[3][seg[4]:seg[5]] for seg in segments])
+    alphabet = scoring.alphabet
+    scores, used_q, used_t, qa, ta, lengths, kinds, runoff = render_many(
+        ops, opoff, qcat, qoff, tcat, toff, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+        _symbol_bytes(alphabet.name, alphabet.symbols))
+    want = np.array([seg[6] for seg in segments], np.int64)
+    best = np.array([b for b, _ in paths], np.int64)
+    bad = np.flatnonzero((scores != want) | (best != want) | (used_q != np.diff(qoff))
+                         | (used_t != np.diff(toff)))
+    if bad.size:
+        k = int(bad[0])
+        q, qs, qe, t, ts, te, score = segments[k]
+        raise TracebackError(f"internal error: the {algorithm} score is {score} at ({qe}, {te}) "
+                             f"but the path of q[{qs}:{qe}] and t[{ts}:{te}] scores "
+                             f"{int(scores[k])} (engine: {int(best[k])}) and ends at "
+                             f"({qs + int(used_q[k])}, {ts + int(used_t[k])})")
+    text_q = qa.tobytes().decode("latin-1")
+    text_t = ta.tobytes().decode("latin-1")
+    runs = [f"{n}{_OP_CHARS[op]}" for n, op in zip(lengths.tolist(), kinds.tolist())]
+    at, cut = opoff.tolist(), runoff.tolist()
+    return [Alignment(score=score, query_start=qs, query_end=qe, target_start=ts, target_end=te,
+                      cigar="".join(runs[cut[k]:cut[k + 1]]),
+                      query_aligned=text_q[at[k]:at[k + 1]],
+                      target_aligned=text_t[at[k]:at[k + 1]], algorithm=algorithm)
+            for k, (_, qs, qe, _, ts, te, score) in enumerate(segments)]
 
 
 def _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads) -> list[Alignment]:
@@ -377,17 +435,9 @@ def _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads)
                                  f"end at score {score}: no alignment ending there reaches it, "
                                  "or one beats it")
         segments.append((q, qe - di, qe, t, te - dj, te, score))
-    for k, seg, (best, ops) in zip(todo, segments, engine.paths(segments, scoring, limit,
-                                                                 threads=threads)):
-        q, qs, qe, t, ts, te, score = seg
-        check, qend, tend = path_score(ops, q, qs, t, ts, scoring.matrix, scoring.gap_open,
-                                       scoring.gap_extend)
-        if (int(best), int(check), int(qend), int(tend)) != (score, score, qe, te):
-            raise TracebackError(f"internal error: the {algorithm} score is {score} at ({qe}, "
-                                 f"{te}) but the path of q[{qs}:{qe}] and t[{ts}:{te}] scores "
-                                 f"{int(check)} (engine: {int(best)}) and ends at ({int(qend)}, "
-                                 f"{int(tend)})")
-        out[k] = _alignment(q, t, scoring, algorithm, score, qs, qe, ts, te, ops)
+    paths = engine.paths(segments, scoring, limit, threads=threads)
+    for k, alignment in zip(todo, _finish(segments, paths, scoring, algorithm)):
+        out[k] = alignment
     return out
 
 
@@ -408,7 +458,7 @@ def align_pairs(pairs, scoring: Scoring, algorithm: str = "local", *,
         from ._backends.cpu.traceback import CpuTraceback
         engine = CpuTraceback()
     threads = resolve_threads(threads)
-    checked = [_codes(q, t, scoring) for q, t in pairs]
+    checked = _codes_many(pairs, scoring)
     ends = engine.ends(checked, scoring, code, threads=threads)
     return _align_checked([(q, t, *end) for (q, t), end in zip(checked, ends.tolist())],
                           scoring, algorithm, engine, max_full_cells, threads)

@@ -22,7 +22,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -34,10 +34,16 @@ ALGORITHMS = ("local", "global", "semiglobal")
 
 @dataclass(frozen=True)
 class TargetSet:
-    """Encoded targets: concatenated uint8 codes and int64 offsets (len n+1)."""
+    """Encoded targets: concatenated uint8 codes and int64 offsets (len n+1).
+
+    ``file``: where ``codes`` also lie on disk, (path, byte offset of ``codes[0]``, the
+    file's (st_dev, st_ino)), for a memory-mapped database: a stream of chunks reads them
+    with ``pread`` rather than through the mapping, so the pages it reads do not stay
+    mapped in this process (while that path is still that file)."""
 
     codes: np.ndarray
     offsets: np.ndarray
+    file: tuple[str, int, tuple[int, int]] | None = field(default=None, compare=False)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -83,6 +89,39 @@ class ScoreBatch:
     query_ends: np.ndarray | None = None  # int32 [n]
     target_ends: np.ndarray | None = None # int32 [n]
     saturated: int = 0                    # targets rescored wider after a narrow kernel overflowed
+
+
+@dataclass
+class Candidates(ScoreBatch):
+    """Scores (and ends) of some targets only: ``ids`` are their TargetSet indices."""
+
+    ids: np.ndarray | None = None
+
+    @classmethod
+    def concat(cls, parts: list[Candidates]) -> Candidates:
+        def cat(attr):
+            vals = [getattr(p, attr) for p in parts]
+            return None if vals[0] is None else np.concatenate(vals)
+        return cls(cat("scores"), cat("query_ends"), cat("target_ends"),
+                   sum(p.saturated for p in parts), cat("ids"))
+
+    def take(self, keep: np.ndarray) -> Candidates:
+        """These candidates at the positions ``keep`` (the saturated count unchanged)."""
+        def pick(a):
+            return None if a is None else a[keep]
+        return Candidates(pick(self.scores), pick(self.query_ends), pick(self.target_ends),
+                          self.saturated, pick(self.ids))
+
+    def full(self, n: int) -> ScoreBatch:
+        """The plain ScoreBatch over all n targets (ids must cover them all)."""
+        def put(a):
+            if a is None:
+                return None
+            out = np.zeros(n, dtype=np.int32)
+            out[self.ids] = a
+            return out
+        return ScoreBatch(put(self.scores), put(self.query_ends), put(self.target_ends),
+                          self.saturated)
 
 
 def check_choice(kind: str, value: object, allowed: tuple[str, ...]) -> str:
@@ -166,12 +205,14 @@ def readonly_key(arrays: Sequence[np.ndarray]) -> tuple | None:
 class ReadOnlyMemo:
     """Values derived from read-only arrays (:func:`readonly_key`) plus an ``extra`` key;
     the ``size`` most recently used are kept, each with its arrays (so no other array can
-    take their addresses). Thread-safe; other inputs are computed every time."""
+    take their addresses). Thread-safe: a value is computed once however many threads ask
+    for it at once (they wait for it); other inputs are computed every time."""
 
     def __init__(self, size: int):
         self.size = size
         self._items: dict = {}
         self._lock = threading.Lock()
+        self._computing = threading.RLock()
 
     def get(self, arrays: Sequence[np.ndarray], extra, compute: Callable):
         key = readonly_key(arrays)
@@ -183,11 +224,16 @@ class ReadOnlyMemo:
             if hit is not None:
                 self._items[key] = hit          # most recently used last
                 return hit[1]
-        value = compute()
-        with self._lock:
-            self._items[key] = (list(arrays), value)
-            while len(self._items) > self.size:
-                self._items.pop(next(iter(self._items)))
+        with self._computing:   # one computation at a time: many threads asking compute once
+            with self._lock:
+                hit = self._items.get(key)
+            if hit is not None:
+                return hit[1]
+            value = compute()
+            with self._lock:
+                self._items[key] = (list(arrays), value)
+                while len(self._items) > self.size:
+                    self._items.pop(next(iter(self._items)))
         return value
 
     def clear(self) -> None:
@@ -286,6 +332,9 @@ class WindowKernels(Protocol):
                      ) -> tuple[np.ndarray, np.ndarray, float]: ...
     def DeviceQuery(self, q: np.ndarray, scoring: Any, rows: int | None = None, *,
                     sq: int | None = None) -> Any: ...
+    def worker_stream(self) -> Any:
+        """A context manager (entered once per read, by one thread) under which that
+        thread's launches and copies queue on a stream of its own."""
 
 
 class LcsKernels(Protocol):

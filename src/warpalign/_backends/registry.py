@@ -377,6 +377,15 @@ def call_options(engine: Any, *, threads: int | None = None) -> dict[str, Any]:
     return {"threads": threads} if isinstance(engine, ScanEngine) else {}
 
 
+def prepare_options(engine: Any, *, gpu_memory: int | float | None = None) -> dict[str, Any]:
+    """The options ``engine.prepare`` takes for this call: the CUDA engine's
+    ``device_memory`` (a limit :func:`~.stream.parse_memory` gave; None: its default);
+    engines on the CPU keep nothing on a device and take none."""
+    if gpu_memory is None or getattr(engine, "name", None) != "cuda":
+        return {}
+    return {"device_memory": gpu_memory}
+
+
 #: The process's registry: every job resolves its engine here.
 REGISTRY = Registry()
 probe = REGISTRY.probe

@@ -192,3 +192,15 @@ def inputs(*args: str, literal_hint: bool = False) -> list:
             hint = " (--literal reads the arguments as sequences)" if literal_hint else ""
             raise InputError(f"{arg}: no such file{hint}")
     return [sys.stdin.buffer if arg == "-" else Path(arg) for arg in args]
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+

@@ -1,8 +1,11 @@
 """``warpalign locate QUERY REFERENCE``: where short queries align best in a long reference.
 
 Each record of QUERY (a FASTA/FASTQ file; with ``--literal`` the argument is the sequence)
-is located in REFERENCE (a FASTA/FASTQ file, plain or gzip, any number of records); ``-``
-reads either from standard input. Writes TSV: ``qseqid sseqid
+is located in REFERENCE (a reference directory built by ``warpalign makedb --alphabet dna``,
+memory-mapped, or a FASTA/FASTQ file, plain or gzip, any number of records); ``-`` reads
+either from standard input. The queries stream through in batches
+(:func:`~warpalign.locate.locate_many_encoded`): memory stays bounded and lines are written
+as batches complete. Writes TSV: ``qseqid sseqid
 score pident length qstart qend sstart send cigar`` (sseqid: the reference record;
 coordinates 1-based inclusive, as BLAST writes them, a minus-strand hit with sstart >
 send; NA where ``--mode`` did not compute them), one line per hit (none for a query that
@@ -16,6 +19,7 @@ Default scoring: DNA match 1, mismatch -2, gap open 5, extend 1 (paper 002).
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 
 from .flags import (
@@ -48,8 +52,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     "exact local alignment against every record, best hits first. Default "
                     "scoring: DNA match 1, mismatch -2, gap open 5, extend 1.")
     p.add_argument("query", help="FASTA/FASTQ file of queries ('-': standard input)")
-    p.add_argument("reference", help="FASTA/FASTQ file (plain or gzip), any number of records "
-                                     "('-': standard input)")
+    p.add_argument("reference", help="a reference directory built once by 'warpalign makedb "
+                                     "--alphabet dna' (memory-mapped, the fast way for many "
+                                     "reads), or a FASTA/FASTQ file (plain or gzip), any "
+                                     "number of records ('-': standard input)")
     p.add_argument("--literal", action="store_true",
                    help="QUERY is a sequence typed on the command line, not a file")
     scoring_flags(p, DEFAULT_SCORING)
@@ -84,8 +90,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from ..formats import ALIGN_COLUMNS, alignment_fields, alignment_to_json
-    from ..io import load_sequences
-    from ..scoring import check_input
     scoring = parse_scoring(args, DEFAULT_SCORING)
     check_strand(args, scoring)
     if args.top < 1:
@@ -96,69 +100,107 @@ def run(args) -> int:
         query, (reference,) = [args.query], inputs(args.reference)
     else:
         query, reference = inputs(args.query, args.reference, literal_hint=True)
-    qnames, queries, qualities = _queries(query, scoring.alphabet)
-    names, records = load_sequences(reference, scoring.alphabet, default_name="record")
-    for codes in records:   # never changed here: the GPU keeps one upload for every query
-        codes.setflags(write=False)   # and strand (read-only arrays are cached resident)
-    check_input(scoring, [*queries, *records],
-                f"{'QUERY' if args.literal else args.query} and {args.reference}")
+    names, records = _reference(reference, args.reference, scoring)
     if args.format == "sam":
-        return _locate_sam(args, scoring, qnames, queries, qualities, names, records)
+        return _locate_sam(args, scoring, query, names, records)
     with output(args.output) as out:
         if args.header and args.format == "tsv":
             out.write("#" + "\t".join(ALIGN_COLUMNS) + "\n")
-        for qname, q, hits in _located(args, scoring, qnames, queries, names, records,
-                                       args.top, args.mode, args.min_score):
+        for read, hits in _located(args, scoring, query, names, records, args.top, args.mode,
+                                   args.min_score):
             hits = [h for h in hits if h.score > 0]
             if args.format == "json":
-                out.write(json.dumps({"query": qname, "query_length": len(q), "hits": [
-                    {"record": h.record, **alignment_to_json(h)} for h in hits]}) + "\n")
+                out.write(json.dumps({"query": read.name, "query_length": len(read.sequence),
+                                      "hits": [{"record": h.record, **alignment_to_json(h)}
+                                               for h in hits]}) + "\n")
                 continue
             for h in hits:
-                row = alignment_fields(qname, h.record or "*", h.score, h, h.query_end,
-                                       h.target_end, query_length=len(q))
+                row = alignment_fields(read.name, h.record or "*", h.score, h, h.query_end,
+                                       h.target_end, query_length=len(read.sequence))
                 out.write("\t".join(row[c] for c in ALIGN_COLUMNS) + "\n")
     return 0
 
 
-def _queries(query, alphabet):
-    """(names, codes, FASTQ qualities or None each) of the queries."""
-    from ..io import load_sequences, read_sequences
+def _reference(source, label, scoring):
+    """(names, records) of REFERENCE: a built reference directory (memory-mapped, never
+    re-encoded), or a FASTA/FASTQ file encoded now."""
+    from ..io import load_sequences
+    from ..reference import Reference, is_reference_dir
+    from ..scoring import check_input
+    if is_reference_dir(source):
+        ref = Reference.open(source)
+        if ref.alphabet != scoring.alphabet:
+            raise ValueError(f"{label}: a {ref.alphabet.name} reference; the scoring's "
+                             f"alphabet is {scoring.alphabet.name}")
+        return ref.names, ref.records
+    names, records = load_sequences(source, scoring.alphabet, default_name="record")
+    for codes in records:   # never changed here: the GPU keeps one upload for every query
+        codes.setflags(write=False)   # and strand (read-only arrays are cached resident)
+    check_input(scoring, records, label)
+    return names, records
+
+
+def _reads(query, alphabet):
+    """The queries as :class:`~warpalign.io.Record` s (codes, FASTQ qualities), read as they
+    are needed: a FASTQ of any size streams through."""
+    from ..io import Record, load_sequences, read_sequences
     if isinstance(query, list):   # --literal: the sequence itself
         names, codes = load_sequences(query, alphabet, default_name="query")
-        return names, codes, [None] * len(codes)
-    records = list(read_sequences(query, alphabet, default_name="query"))
-    return ([r.name for r in records], [r.sequence for r in records],
-            [r.quality for r in records])
+        return iter([Record(n, "", c, None) for n, c in zip(names, codes)])
+    return read_sequences(query, alphabet, default_name="query")
 
 
-def _located(args, scoring, qnames, queries, names, records, top, mode, min_score):
-    """(query name, codes, hits) of each query, a progress bar over them where asked."""
-    from ..locate import locate_encoded
-    items = zip(qnames, queries, strict=True)
+def _located(args, scoring, query, names, records, top, mode, min_score, second=False,
+             check=None):
+    """(read, hits) of each query in input order, a progress bar over them where asked;
+    with ``second``, (read, hits, the next hit's score). ``check(read)`` runs on each read
+    before it is located."""
+    from ..locate import locate_many_encoded
+    from ..scoring import check_input
+    label = "QUERY" if args.literal else args.query
+    waiting = collections.deque()
+
+    def codes():
+        for read in _reads(query, scoring.alphabet):
+            check_input(scoring, [read.sequence], label)
+            if check is not None:
+                check(read)
+            waiting.append(read)
+            yield read.sequence
+
+    results = locate_many_encoded(codes(), names, records, scoring, top=top, mode=mode,
+                                  method=args.method, backend=args.backend,
+                                  window=args.window, threads=args.threads,
+                                  strand=args.strand, min_score=min_score, second=second)
     if show_progress(args):
         from tqdm.auto import tqdm
-        items = tqdm(items, total=len(queries), unit="query", desc="locate", leave=False)
-    for qname, q in items:
-        hits = locate_encoded(q, names, records, scoring, top=top, mode=mode,
-                              method=args.method, backend=args.backend, window=args.window,
-                              threads=args.threads, strand=args.strand, min_score=min_score)
-        yield qname, q, [hits] if top == 1 else hits
+        results = tqdm(results, unit=" reads", desc="locate", leave=False)
+    for got in results:
+        read = waiting.popleft()
+        hits, after = got if second else (got, None)
+        hits = [hits] if top == 1 else hits
+        yield (read, hits, after) if second else (read, hits)
 
 
-def _locate_sam(args, scoring, qnames, queries, qualities, names, records) -> int:
+def _locate_sam(args, scoring, query, names, records) -> int:
     from ..formats import check_sam_names, read_records, write_sam
+    from ..results import Alignment
 
-    check_sam_names(qnames, names)   # before the work, not after it
+    check_sam_names((), names)   # before the work, not after it
 
     def lines():
-        # one hit more than reported: the second-best score that MAPQ needs
-        located = _located(args, scoring, qnames, queries, names, records, args.top + 1,
-                           "full", None)
-        for (qname, q, hits), quality in zip(located, qualities, strict=True):
-            yield from read_records(qname, scoring.alphabet.decode(q),
-                                    [(h.record, h) for h in hits], report=args.top,
-                                    min_score=args.min_score, quality=quality)
+        # top 1: MAPQ needs the score of the next hit (the best after the reported one)
+        second = args.top == 1
+        located = _located(args, scoring, query, names, records, args.top, "full",
+                           args.min_score, second=second,
+                           check=lambda read: check_sam_names([read.name]))
+        for read, hits, *after in located:
+            found = [(h.record, h) for h in hits if h.score > 0]
+            if second and after[0] > 0:
+                found.append((None, Alignment(score=after[0])))
+            yield from read_records(read.name, scoring.alphabet.decode(read.sequence), found,
+                                    report=args.top, min_score=args.min_score,
+                                    quality=read.quality)
 
     with output(args.output) as out:
         write_sam(lines(), out, [(n, len(r)) for n, r in zip(names, records)])

@@ -26,6 +26,7 @@ from .flags import (
     inputs,
     output_flag,
     parse_scoring,
+    positive_int,
     progress_flags,
     scoring_flags,
     show_progress,
@@ -72,7 +73,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="sam: one SAM line per written pair, Y's records as references "
                         "(needs --mode full)")
     p.add_argument("--header", action="store_true", help="write a header line")
-    p.add_argument("--chunk", type=_positive, default=CHUNK_PAIRS, metavar="N",
+    p.add_argument("--chunk", type=positive_int, default=CHUNK_PAIRS, metavar="N",
                    help=f"pairs read, scored and written at a time: bounds the memory "
                         f"(default {CHUNK_PAIRS:,}; --format sam reads the files whole)")
     progress_flags(p)
@@ -80,15 +81,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.set_defaults(run=run)
     return p
 
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
 
 
 def run(args) -> int:

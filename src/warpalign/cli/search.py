@@ -19,6 +19,7 @@ from .flags import (
     inputs,
     output_flag,
     parse_scoring,
+    positive_int,
     progress_flags,
     scoring_flags,
     show_progress,
@@ -28,6 +29,9 @@ from .flags import (
 from .output import output
 
 FORMATS = ("tsv", "json", "blast6", "sam")
+#: Query residues searched per call when the CLI streams a query file (``--chunk``): large
+#: enough for full packed batches, small enough that a big FASTA never sits in memory whole.
+CHUNK_RESIDUES = 1 << 22
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -46,6 +50,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
     algorithm_flag(p)
     backend_flag(p)
     threads_flag(p)
+    p.add_argument("--gpu-memory", type=_gpu_memory, metavar="SIZE",
+                   help="most GPU memory the search uses per device: bytes, a size such as "
+                        "4G or 512M (powers of 1024), or a fraction of the device's memory "
+                        "such as 0.5. A database that does not fit streams through the GPU "
+                        "in chunks read from disk, with the same hits (default: what is free "
+                        "less 4 GiB for other work; the CPU backend ignores it)")
     p.add_argument("--format", default="tsv", choices=FORMATS,
                    help="tsv: qseqid sseqid score pident length qstart qend sstart send "
                         "(1-based); json: one object per query per line; blast6: BLAST "
@@ -78,9 +88,24 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, metavar="N",
                    help="search on a local Dask cluster of N worker processes (with "
                         "--scheduler: wait for N workers)")
+    p.add_argument("--chunk", type=positive_int, default=CHUNK_RESIDUES, metavar="RESIDUES",
+                   help=f"query residues searched at a time; each chunk's hits are written "
+                        f"before the next is searched, so a query file of any size runs in "
+                        f"bounded memory (default {CHUNK_RESIDUES:,}; --format sam and "
+                        f"--workers/--scheduler read the queries whole)")
     progress_flags(p)
     p.set_defaults(run=run)
     return p
+
+
+def _gpu_memory(text: str):
+    """``--gpu-memory``: parsed as ``search(gpu_memory=...)`` takes it (argparse names the
+    flag in its error)."""
+    from .._backends.stream import parse_memory
+    try:
+        return parse_memory(text, "--gpu-memory")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args) -> int:
@@ -129,10 +154,12 @@ def run(args) -> int:
     else:
         db = as_database(database, scoring, verify=True if args.verify else None)
         _same_alphabet(args, db, scoring)
+        if reads is None:      # tables and JSON: the queries stream through in chunks
+            return _search_streamed(args, queries, db, scoring, top_k, no_statistics)
         results = search(queries, db, scoring, top_k=top_k, mode=args.mode,
                          algorithm=args.algorithm, backend=args.backend,
                          progress=show_progress(args), threads=args.threads,
-                         strand=args.strand)
+                         strand=args.strand, gpu_memory=args.gpu_memory)
     if args.min_score is not None and reads is None:   # (SAM: a second-best hit below it
         results = [h.take(h.scores >= args.min_score) for h in results]   # leaves MAPQ)
     if args.format == "blast6" and no_statistics:   # NA columns, said once
@@ -152,6 +179,61 @@ def run(args) -> int:
             write_blast_tab(results, out, header=args.header, scoring=scoring)
         else:
             write_search_json(results, out)
+    return 0
+
+
+def _chunks(source, residues: int = CHUNK_RESIDUES):
+    """The records of a FASTA/FASTQ source in lists of about ``residues`` residues."""
+    from ..io import read_sequences
+    chunk, size = [], 0
+    for record in read_sequences(source, default_name="query"):
+        chunk.append(record)
+        size += len(record.sequence)
+        if size >= residues:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _search_streamed(args, queries, db, scoring, top_k, no_statistics) -> int:
+    """Search a query file chunk by chunk, each chunk's hits written before the next is
+    searched (bounded memory whatever the file's size); the next chunk is read and parsed
+    on a worker thread while the current one is searched. Hits as one whole call gives."""
+    from ..formats import write_blast_tab, write_search_json, write_search_tsv
+    from ..pipeline import ahead
+    from ..search import search
+    from ..stats import apply_statistics
+    if args.format == "blast6" and no_statistics:   # NA columns, said once
+        print(f"warpalign search: note: the evalue and bitscore columns are NA: "
+              f"{no_statistics}", file=sys.stderr)
+    bar = None
+    if show_progress(args):
+        from tqdm.auto import tqdm
+        bar = tqdm(unit="query", desc="search", leave=False)
+    first = True
+    with output(args.output) as out, ahead(_chunks(queries, args.chunk)) as chunks:
+        for chunk in chunks:
+            results = search(chunk, db, scoring, top_k=top_k, mode=args.mode,
+                             algorithm=args.algorithm, backend=args.backend,
+                             threads=args.threads, strand=args.strand,
+                             gpu_memory=args.gpu_memory)
+            if args.min_score is not None:
+                results = [h.take(h.scores >= args.min_score) for h in results]
+            if args.evalue is not None or (args.format == "blast6" and not no_statistics):
+                results = apply_statistics(results, db, scoring, evalue=args.evalue,
+                                           algorithm=args.algorithm)
+            if args.format == "tsv":
+                write_search_tsv(results, out, header=args.header and first)
+            elif args.format == "blast6":
+                write_blast_tab(results, out, header=args.header and first, scoring=scoring)
+            else:
+                write_search_json(results, out)
+            first = False
+            if bar is not None:
+                bar.update(len(chunk))
+    if bar is not None:
+        bar.close()
     return 0
 
 

@@ -13,7 +13,7 @@ import numpy as np
 # by full name: "from . import config" goes through the package, whose __init__ imports this
 import warpalign._backends.cuda.config as config  # noqa: PLR0402
 
-from ..base import ScoreBatch, TargetSet
+from ..base import Candidates, TargetSet
 from .config import KernelConfig
 
 
@@ -48,32 +48,6 @@ class _Bucket:
     pairs: object = None # chained: device int32 pairs; items holds (pair, tile) per item
 
 
-@dataclass
-class Candidates(ScoreBatch):
-    """Scores (and ends) of some targets only: ``ids`` are their TargetSet indices."""
-
-    ids: np.ndarray | None = None
-
-    @classmethod
-    def concat(cls, parts: list[Candidates]) -> Candidates:
-        def cat(attr):
-            vals = [getattr(p, attr) for p in parts]
-            return None if vals[0] is None else np.concatenate(vals)
-        return cls(cat("scores"), cat("query_ends"), cat("target_ends"),
-                   sum(p.saturated for p in parts), cat("ids"))
-
-    def full(self, n: int) -> ScoreBatch:
-        """The plain ScoreBatch over all n targets (ids must cover them all)."""
-        def put(a):
-            if a is None:
-                return None
-            out = np.zeros(n, dtype=np.int32)
-            out[self.ids] = a
-            return out
-        return ScoreBatch(put(self.scores), put(self.query_ends), put(self.target_ends),
-                          self.saturated)
-
-
 def _kernel_cut(top_k, n) -> bool:
     """Whether CudaBackend._queue_cut takes this top-k over n targets (else _select, query
     by query: all targets, or top_k above config.SELECT_MAX_K)."""
@@ -88,15 +62,21 @@ def _empty(n, ends):
 
 @dataclass
 class ChunkedTargets:
-    """Handle for targets larger than ``max_resident`` residues: kept on the host and
-    uploaded chunk by chunk for every search, through pinned double buffers of its own."""
+    """Handle for targets beyond what the device may hold (``prepare``'s plan, or
+    ``max_resident`` residues): kept on the host (a memory-mapped database stays on
+    disk) and streamed chunk by chunk for every search (``cuda/streamed.py``), each
+    chunk searched as a resident handle of its own. ``max_code`` is -1: each chunk's
+    codes are checked as it is uploaded. ``score_bytes``/``spare_bytes``: as
+    :class:`DeviceTargets`', for every chunk."""
 
     targets: TargetSet
     chunks: list
-    biggest: int         # residues of the largest chunk (each search's pinned buffers)
+    biggest: int         # residues of the largest chunk (each search's buffers)
     n: int
     residues: int
-    max_code: int
+    max_code: int = -1
+    score_bytes: int | None = None
+    spare_bytes: int | None = None
     cache: dict = field(default_factory=dict)
 
 
@@ -186,3 +166,6 @@ class DeviceTargets:
     rows_pairs: object = None   # device int32: all targets in pairs, longest first
     warp_ids: object = None     # device int32: all targets, longest first
     cache: dict = field(default_factory=dict)
+    # the memory limit's shares (stream.StreamPlan; None: the tuning's, what is free)
+    score_bytes: int | None = None   # most score and flag bytes of one packed batch
+    spare_bytes: int | None = None   # most bytes of more query groups' boundary rows

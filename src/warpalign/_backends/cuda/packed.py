@@ -457,11 +457,15 @@ class PackedSearch:
             share = config.chain_share(int(handle.lengths.max()), handle.residues, self._sms)
             handle.cache["chain_share"] = share
         st = handle.cache.get("rowsq2")
+        free_bytes = self._free_bytes
+        if handle.spare_bytes is not None:     # the memory limit's share (prepare)
+            def free_bytes():
+                return min(self._free_bytes(), config.MEMORY_RESERVE + handle.spare_bytes)
         return config.device_chain_groups(
             lengths, share, kp, _SMEM_LIMIT,
             most=min(self.tuning.chain_groups, len(self._streams)),
             buffers=st["boundary"].idle() if st else 0, residues=handle.residues,
-            free_bytes=self._free_bytes)
+            free_bytes=free_bytes)
 
 
 _PACKED_CACHE: dict = {}

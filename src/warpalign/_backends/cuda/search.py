@@ -31,17 +31,19 @@ import warpalign._backends.cuda.topk as topk  # noqa: PLR0402
 from ...errors import BackendError
 from ...pipeline import ahead
 from ..base import ALGORITHMS, ScoreBatch, TargetSet, check_choice
+from ..stream import StreamPlan, memory_bytes, parse_memory, plan_stream
 from .config import KernelConfig
 from .loader import require_compiler, require_cupy
 from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket, _empty,
                       _Part, split_targets)
 from .kernels import _SMEM_LIMIT, KernelRuns, _rows
 from .packed import PackedSearch
+from .streamed import StreamedSearch
 
 METHODS = ("auto", "warp")
 
 
-class CudaBackend(PackedSearch, KernelRuns):
+class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
     """Smith-Waterman search on one CUDA device (the current CuPy device)."""
 
     name = "cuda"
@@ -52,14 +54,14 @@ class CudaBackend(PackedSearch, KernelRuns):
                  tuning: config.Tuning = config.Tuning(), device_memory: int | None = None):
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
-        sets are streamed in chunks (default: what the device's free memory holds,
-        :meth:`resident_budget`). ``wait_timeout``: seconds a tile of the chained kernel
+        sets are streamed in chunks (default: the device memory limit's plan,
+        :meth:`prepare`). ``wait_timeout``: seconds a tile of the chained kernel
         waits for the tile before its own; past it the search raises BackendError.
         ``tuning``: the packed search's switches (:class:`config.Tuning`; its
         ``pack_score_bytes`` bounds one packed batch: more queries than fit are searched in
         several batches, the host side of each next batch made while the current one runs).
         ``device_memory``: bytes of a device this backend plans with at most (default:
-        all that is free)."""
+        all that is free); a search may ask for less (:meth:`prepare`)."""
         cupy = require_cupy("CUDA backend")
         ndev = cupy.cuda.runtime.getDeviceCount()
         self._cp = cupy
@@ -121,41 +123,70 @@ class CudaBackend(PackedSearch, KernelRuns):
         return self._local.copy
 
     # -- preparation ---------------------------------------------------------------------
-    def prepare(self, targets: TargetSet):
+    def prepare(self, targets: TargetSet, *, device_memory: int | float | str | None = None):
         """Make the targets resident: one device (:class:`DeviceTargets`), several
-        (:class:`MultiTargets`), or chunks streamed per search (:class:`ChunkedTargets`)."""
+        (:class:`MultiTargets`), or chunks streamed per search (:class:`ChunkedTargets`).
+
+        ``device_memory``: most device bytes the searches of this handle use, per device:
+        bytes, a size ('4G') or a fraction of the device's memory
+        (:func:`~warpalign._backends.stream.parse_memory`), at most what is free; by
+        default what is free less config.RESIDENT_RESERVE (at most a quarter of it), room
+        for other work. A target set whose resident cost exceeds three quarters of it is
+        streamed (:func:`~warpalign._backends.stream.plan_stream`). ``max_resident``
+        (constructor) overrides it: chunks of that many residues.
+        """
+        limit = parse_memory(device_memory, "device_memory=")
         offsets = np.asarray(targets.offsets, dtype=np.int64)
         if offsets[0] != 0:
-            targets = TargetSet(targets.codes[offsets[0]:offsets[-1]], offsets - offsets[0])
+            file = targets.file
+            if file is not None:
+                file = (file[0], file[1] + int(offsets[0]), file[2])
+            targets = TargetSet(targets.codes[offsets[0]:offsets[-1]], offsets - offsets[0],
+                                file)
+            offsets = offsets - offsets[0]
         if len(self._devices) > 1 and len(targets) > 1:
-            return self._prepare_multi(targets)
+            return self._prepare_multi(targets, limit)
         with self._cp.cuda.Device(self._devices[0]):
             if self._max_resident is not None:
                 if targets.residues > self._max_resident:
-                    return self._prepare_chunked(targets, self._max_resident)
-            else:
-                budget = self.resident_budget(len(targets))
-                if targets.residues > budget:
-                    # two chunks are on the device at once (the next one uploads meanwhile)
-                    return self._prepare_chunked(targets, max(1, budget // 2))
-            return self._prepare_resident(targets)
+                    return self._prepare_chunked(
+                        targets, list(targets.chunks(self._max_resident)), None)
+                return self._prepare_resident(targets)
+            plan = self.plan(offsets, limit)
+            if plan.streamed:
+                return self._prepare_chunked(targets, list(plan.chunks), plan)
+            return self._prepare_resident(targets, score_bytes=plan.score_bytes,
+                                          spare_bytes=plan.spare_bytes)
+
+    def plan(self, offsets: np.ndarray, device_memory: int | float | None = None) -> StreamPlan:
+        """How targets of ``offsets`` meet the current device's memory: resident or
+        streamed, and the chunks (:func:`~warpalign._backends.stream.plan_stream`, with
+        config.RESIDENT_BYTES a residue and config.SEQUENCE_BYTES a sequence).
+        ``device_memory``: as :meth:`prepare`'s (already parsed)."""
+        free = self._free_bytes()
+        if device_memory is None:
+            limit = free - min(config.RESIDENT_RESERVE, free // 4)
+        else:
+            total = int(self._cp.cuda.Device().mem_info[1])
+            limit = min(memory_bytes(device_memory, total), free)
+        return plan_stream(offsets, max(limit, 0), residue_bytes=config.RESIDENT_BYTES,
+                           sequence_bytes=config.SEQUENCE_BYTES)
 
     def resident_budget(self, sequences: int = 0) -> int:
         """Residues of ``sequences`` targets that the current device can hold with a
         search's buffers (config.RESIDENT_BYTES per residue and per sequence, and
-        config.RESIDENT_RESERVE left free); larger sets are chunked."""
+        config.RESIDENT_RESERVE left free)."""
         return config.resident_budget(self._free_bytes(), sequences)
 
-    def _prepare_chunked(self, targets, size):
+    def _prepare_chunked(self, targets, chunks, plan: StreamPlan | None):
         offsets = np.asarray(targets.offsets, dtype=np.int64)
-        chunks = list(TargetSet(targets.codes, offsets).chunks(size))
         biggest = max(int(offsets[b] - offsets[a]) for a, b in chunks)
-        codes = np.asarray(targets.codes, dtype=np.uint8)
-        max_code = int(codes.max()) if len(codes) else -1
-        return ChunkedTargets(TargetSet(codes, offsets), chunks, max(biggest, 1),
-                              len(offsets) - 1, int(offsets[-1]), max_code)
+        return ChunkedTargets(targets, chunks, max(biggest, 1), len(offsets) - 1,
+                              int(offsets[-1]),
+                              score_bytes=None if plan is None else plan.score_bytes,
+                              spare_bytes=None if plan is None else plan.spare_bytes)
 
-    def _prepare_multi(self, targets):
+    def _prepare_multi(self, targets, device_memory):
         cp = self._cp
         offsets = np.asarray(targets.offsets, dtype=np.int64)
         codes = np.asarray(targets.codes, dtype=np.uint8)
@@ -166,19 +197,24 @@ class CudaBackend(PackedSearch, KernelRuns):
                                  devices=(dev,), max_resident=self._max_resident,
                                  block2=self._block2, wait_timeout=self._wait_timeout,
                                  tuning=self.tuning, device_memory=self._device_memory)
-                parts.append(_Part(dev, be, be.prepare(ts), ids))
+                parts.append(_Part(dev, be, be.prepare(ts, device_memory=device_memory), ids))
         max_code = int(codes.max()) if len(codes) else -1
         return MultiTargets(parts, len(offsets) - 1, int(offsets[-1]), max_code,
                             TargetSet(codes, offsets))
 
-    def _prepare_resident(self, targets: TargetSet, sync: bool = True) -> DeviceTargets:
-        """Upload the targets once and sort them into the kernel table's length buckets."""
+    def _prepare_resident(self, targets: TargetSet, sync: bool = True, *, codes=None,
+                          score_bytes: int | None = None,
+                          spare_bytes: int | None = None) -> DeviceTargets:
+        """Upload the targets once and sort them into the kernel table's length buckets.
+        ``codes``: a device buffer to upload the codes into (a streamed chunk's), else
+        one is allocated; ``score_bytes``, ``spare_bytes``: :class:`DeviceTargets`'."""
         cp = self._cp
         t0 = time.perf_counter()
         offsets = np.asarray(targets.offsets, dtype=np.int64)
         lengths = np.diff(offsets).astype(np.int64)
         host = np.ascontiguousarray(targets.codes, dtype=np.uint8)
-        codes = cp.empty(max(host.size, 1), dtype=cp.uint8)
+        if codes is None:
+            codes = cp.empty(max(host.size, 1), dtype=cp.uint8)
         if host.size:
             codes[:host.size].set(host, stream=cp.cuda.get_current_stream())
         d_offsets = cp.asarray(offsets)
@@ -197,7 +233,8 @@ class CudaBackend(PackedSearch, KernelRuns):
         return DeviceTargets(cp.cuda.runtime.getDevice(), len(lengths), int(lengths.sum()),
                              codes, d_offsets, lengths, max_code, b16, b32,
                              time.perf_counter() - t0, rows_pairs=rows_pairs,
-                             warp_ids=warp_ids)
+                             warp_ids=warp_ids, score_bytes=score_bytes,
+                             spare_bytes=spare_bytes)
 
     def _buckets(self, rows, lengths, order, *, paired):
         cp = self._cp
@@ -443,7 +480,8 @@ class CudaBackend(PackedSearch, KernelRuns):
         """One :class:`Candidates` per query: the top-k candidates (all with top_k=None),
         ids in the TargetSet order of ``handle``. Chunked handles stream their chunks
         through two device buffers (upload of the next chunk overlaps the current one's
-        kernels); multi-device handles run one thread per device; results merge exactly."""
+        kernels; ``streamed.py``); multi-device handles run one thread per device; results
+        merge exactly (:mod:`~warpalign._backends.stream`)."""
         return [c for got in self.iter_batches(queries, handle, scoring, algorithm=algorithm,
                                                ends=ends, top_k=top_k, method=method)
                 for c in got]
@@ -520,8 +558,11 @@ class CudaBackend(PackedSearch, KernelRuns):
         tables = self._tables(handle, scoring) if n and handle.residues else None
         if tables is None or tables.s16 is None:
             return [[i] for i in range(len(qs))]
+        budget = self.tuning.pack_score_bytes
+        if handle.score_bytes is not None:     # the memory limit's share (prepare)
+            budget = min(budget, handle.score_bytes)
         return config.pack_batches([len(q) for q in qs], tables.kp,
-                                   self.tuning.pack_score_bytes // max(8 * n, 1), _SMEM_LIMIT)
+                                   budget // max(8 * n, 1), _SMEM_LIMIT)
 
     def _search_each(self, qs, handle, scoring, algorithm, ends, top_k, method):
         """One query at a time, each query's kernels finished before the next is queued.
@@ -538,41 +579,6 @@ class CudaBackend(PackedSearch, KernelRuns):
                                     method=method)
             out.append(_empty(handle.n, ends) if res is None else self._select(res, handle.n, top_k))
         return out
-
-    def _search_chunked(self, qs, handle, scoring, algorithm, ends, top_k, method):
-        cp = self._cp
-        copy = self._copy_stream
-        parts = [[] for _ in qs]
-        for q in qs:
-            self._check_query(q, handle, scoring)
-        pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(handle.biggest), np.uint8,
-                                handle.biggest) for _ in range(2)]
-        nxt = self._prepare_chunk(handle, 0, copy, pinned[0])
-        for c in range(len(handle.chunks)):
-            cur, ready = nxt
-            if c + 1 < len(handle.chunks):   # overlaps this chunk's work
-                nxt = self._prepare_chunk(handle, c + 1, copy, pinned[(c + 1) % 2])
-            cp.cuda.get_current_stream().wait_event(ready)
-            start = handle.chunks[c][0]
-            # not packed: the packed kernel's stream and boundary buffers (9 bytes per
-            # residue) would exceed the max_resident budget a chunked handle stands for
-            got = self._search_resident(qs, cur, scoring, algorithm, ends, top_k, method,
-                                        packed=False)
-            for qi, g in enumerate(got):
-                g.ids = g.ids + start
-                parts[qi].append(g)
-            del cur
-        return [Candidates.concat(p) for p in parts]
-
-    def _prepare_chunk(self, handle, c, stream, pinned):
-        start, stop = handle.chunks[c]
-        off = handle.targets.offsets
-        lo, hi = int(off[start]), int(off[stop])
-        np.copyto(pinned[:hi - lo], handle.targets.codes[lo:hi])
-        ts = TargetSet(pinned[:hi - lo], off[start:stop + 1] - lo)
-        with stream:
-            dev = self._prepare_resident(ts, sync=False)
-        return dev, stream.record()
 
     def _search_multi(self, qs, handle, scoring, algorithm, ends, top_k, method):
         """search_batches over the devices of a MultiTargets handle: one packed batch per

@@ -141,6 +141,16 @@ def resident(records: list[np.ndarray]) -> DeviceReference:
     return _cache.get(records, cp.cuda.Device().id, lambda: DeviceReference(records))
 
 
+def worker_stream():
+    """A non-blocking CUDA stream of the current device for one thread of a many-reads
+    ``locate`` (enter it with ``with``): the thread's launches, copies and waits then
+    queue there, so several reads' kernels overlap and a wait covers only its own work.
+    Everything this module shares between calls (resident references, window layouts and
+    their packed columns) is complete on the device before another thread can find it."""
+    cp = require_cupy("locate on the GPU")
+    return cp.cuda.Stream(non_blocking=True)
+
+
 def clear_cache() -> None:
     """Forget every resident reference (their device memory is freed with them) and the
     kernels looked up."""
@@ -351,6 +361,10 @@ class _Layout:
         layout): item i's column j at word i * stride + j + _YFRONT. None when the device
         has no room for them (about a byte per window symbol): the kernel then reads the
         reference."""
+        with _lock:   # built once, whichever threads ask at once
+            return self._columns_locked(ref, k)
+
+    def _columns_locked(self, ref: DeviceReference, k: int):
         if k not in self._columns:
             cp = require_cupy("locate on the GPU")
             stride = -(-(self.longest + _YSLACK) // 8) * 8

@@ -1,0 +1,312 @@
+"""A database streamed through a device that cannot hold it: the memory limit, the chunk
+plan, the chunks read from disk ahead of the device, and the exact merge of the top-k
+candidates across chunks. Nothing here touches a device, so CI tests all of it.
+
+The search keeps, per query, every target scoring at least its k-th best score (so ties
+at the cut stay decidable on the host). A chunk's k-th best is at most the whole
+database's (the chunk holds a subset), so each chunk's candidates hold every target of
+that chunk scoring at least the database's k-th best: the candidates of all chunks,
+cut again at their own k-th best (:func:`merge_candidates`), are exactly the resident
+search's candidates, and the job orders them by the one rule (score descending, then
+database order) whatever chunk each came from.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Candidates, TargetSet
+
+#: Size suffixes of a memory limit (powers of 1024): '4G' is 4 GiB.
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+
+
+def parse_memory(value: object, option: str = "gpu_memory=") -> int | float | None:
+    """A device memory limit as the user gives it: bytes (an integer >= 1, or a size such
+    as '4G', '512M', '1.5T': powers of 1024), a fraction of the device's memory (a
+    number in (0, 1], also as a string: '0.5'), or None (the default). Returns the bytes
+    (int) or the fraction (float).
+
+    Raises:
+        ValueError: anything else, naming ``option`` ("gpu_memory=" or "--gpu-memory").
+
+    Example:
+        >>> parse_memory("4G"), parse_memory(0.5), parse_memory(1 << 20), parse_memory("0.25")
+        (4294967296, 0.5, 1048576, 0.25)
+    """
+    if value is None:
+        return None
+    expected = ("expected bytes (an integer >= 1), a size such as '4G' or '512M' (powers of "
+                "1024), or a fraction of the device's memory in (0, 1] such as 0.5")
+    bad = ValueError(f"invalid {option} {value!r}; {expected}")
+    if isinstance(value, bool):
+        raise bad
+    if isinstance(value, (int, np.integer)):
+        if value < 1:
+            raise bad
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if not 0 < value <= 1:
+            raise ValueError(f"invalid {option} {value!r}: a fraction must be in (0, 1] "
+                             "(give bytes as an integer or a size such as '4G')")
+        return float(value)
+    if not isinstance(value, str):
+        raise bad
+    m = _SIZE.match(value)
+    if m is None:
+        raise bad
+    number, unit = m[1], m[2].upper()
+    if not unit and "." in number:
+        return parse_memory(float(number), option)
+    got = int(float(number) * _UNITS[unit]) if "." in number else int(number) * _UNITS[unit]
+    return parse_memory(got, option)
+
+
+def memory_bytes(limit: int | float, total: int) -> int:
+    """The bytes of a :func:`parse_memory` limit on a device of ``total`` bytes."""
+    return int(limit * total) if isinstance(limit, float) else int(limit)
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """How a target set meets a device memory limit of ``limit`` bytes.
+
+    ``chunks``: (start, stop) slices of the targets, consecutive, covering each once;
+    one chunk spanning all of them means resident. ``score_bytes``: most bytes of scores
+    and flags one batch of queries holds on the device; ``spare_bytes``: what is left for
+    more (query groups' boundary rows)."""
+
+    limit: int
+    chunks: tuple[tuple[int, int], ...]
+    score_bytes: int
+    spare_bytes: int
+
+    @property
+    def streamed(self) -> bool:
+        return len(self.chunks) > 1
+
+
+def plan_stream(offsets: np.ndarray, limit: int, *, residue_bytes: int,
+                sequence_bytes: int) -> StreamPlan:
+    """The plan for targets of ``offsets`` (n + 1, from 0) within ``limit`` device bytes,
+    a resident target set costing ``residue_bytes`` a residue and ``sequence_bytes`` a
+    sequence.
+
+    Resident when that cost is at most three quarters of the limit (the last quarter
+    holds a batch's scores). Otherwise chunks of consecutive targets (a length bucket
+    may end inside one, and one chunk may hold several) each costing at most half the
+    limit: the next chunk's codes and ids upload while the current one is searched
+    (about a twelfth of a chunk's cost: no target stream, no boundary rows), a quarter
+    holds a batch's scores and an eighth is spare.
+
+    Raises:
+        ValueError: one target alone costs more than half the limit.
+
+    Example:
+        >>> p = plan_stream(np.array([0, 10, 20, 30, 45]), 40, residue_bytes=1,
+        ...                 sequence_bytes=0)
+        >>> p.chunks, p.score_bytes
+        (((0, 2), (2, 3), (3, 4)), 10)
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n = len(offsets) - 1
+    limit = int(limit)
+    cost = offsets * int(residue_bytes) + np.arange(n + 1, dtype=np.int64) * int(sequence_bytes)
+    if int(cost[-1]) <= limit - limit // 4:
+        return StreamPlan(limit, ((0, n),), limit // 4, limit - limit // 4 - int(cost[-1]))
+    cap = limit // 2
+    steps = np.diff(cost)
+    if n and int(steps.max()) > cap:
+        i = int(np.argmax(steps))
+        raise ValueError(f"the device memory limit ({limit} bytes; gpu_memory= or "
+                         f"--gpu-memory) is too small for this database: sequence {i} of "
+                         f"the sorted order ({int(offsets[i + 1] - offsets[i])} residues) "
+                         f"needs {int(steps[i])} bytes in a chunk of at most half the "
+                         f"limit; give at least {2 * int(steps[i])} bytes")
+    chunks, start = [], 0
+    while start < n:
+        stop = int(np.searchsorted(cost, cost[start] + cap, side="right")) - 1
+        stop = min(max(stop, start + 1), n)
+        chunks.append((start, stop))
+        start = stop
+    return StreamPlan(limit, tuple(chunks), limit // 4, limit // 8)
+
+
+def candidates(scores: np.ndarray, top_k: int | None) -> np.ndarray:
+    """Positions (ascending) of every score at least the ``top_k``-th best: all of them
+    when ``top_k`` is None or not below their number.
+
+    Example:
+        >>> candidates(np.array([5, 9, 7, 9, 7]), 3).tolist()
+        [1, 2, 3, 4]
+    """
+    n = len(scores)
+    if top_k is None or top_k >= n:
+        return np.arange(n, dtype=np.int64)
+    kth = np.partition(scores, n - top_k)[n - top_k]
+    return np.flatnonzero(scores >= kth)
+
+
+def merge_candidates(parts: Sequence[Candidates], top_k: int | None) -> Candidates:
+    """One query's candidates from several chunks (``ids`` already in the whole target
+    set's numbering, each part holding every target of its chunk scoring at least the
+    chunk's k-th best), cut to every target scoring at least the k-th best of them all:
+    exactly the candidates of one search over the whole target set (module docstring).
+    Saturation counts add up.
+
+    Example:
+        >>> a = Candidates(np.array([9, 4], np.int32), ids=np.array([0, 1]))
+        >>> b = Candidates(np.array([4, 4, 2], np.int32), ids=np.array([2, 3, 4]))
+        >>> merge_candidates([a, b], 2).ids.tolist()
+        [0, 1, 2, 3]
+    """
+    joined = Candidates.concat(list(parts))
+    return joined.take(candidates(joined.scores, top_k))
+
+
+# -- reading chunks ahead of the device -----------------------------------------------
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk as read: its index in the plan, its (start, stop) slice of the targets,
+    its codes (a view into one of the reader's buffers) and offsets (from 0)."""
+
+    index: int
+    start: int
+    stop: int
+    codes: np.ndarray
+    offsets: np.ndarray
+    buffer: int
+
+
+class ChunkReader:
+    """The chunks of ``targets`` read into ``buffers`` (host arrays, e.g. pinned memory,
+    each big enough for the largest chunk) on a worker thread, in order, as buffers come
+    free: the reading of chunk c+1 (from disk for a memory-mapped database, with
+    ``pread`` where ``targets.file`` says where its codes lie and that path is still
+    that file, else through the mapping: the same bytes) overlaps the use of chunk c. The consumer gives each chunk's buffer back with :meth:`release` once nothing
+    reads it any more (e.g. its upload to the device is done). Use as a context manager:
+    leaving it stops the worker.
+
+    Example:
+        >>> ts = TargetSet(np.arange(6, dtype=np.uint8), np.array([0, 2, 3, 6]))
+        >>> bufs = [np.empty(3, np.uint8) for _ in range(2)]
+        >>> with ChunkReader(ts, [(0, 2), (2, 3)], bufs) as r:
+        ...     for c in r:
+        ...         print(c.index, c.codes.tolist(), c.offsets.tolist()); r.release(c)
+        0 [0, 1, 2] [0, 2, 3]
+        1 [3, 4, 5] [0, 3]
+    """
+
+    _POLL_S = 0.05
+
+    def __init__(self, targets: TargetSet, chunks: Sequence[tuple[int, int]],
+                 buffers: Sequence[np.ndarray]):
+        if not buffers:
+            raise ValueError("ChunkReader needs at least one buffer")
+        self._targets = targets
+        self._offsets = np.asarray(targets.offsets, dtype=np.int64)
+        self._chunks = list(chunks)
+        self._buffers = list(buffers)
+        self._free: queue.Queue = queue.Queue()
+        for b in range(len(self._buffers)):
+            self._free.put(b)
+        self._ready: queue.Queue = queue.Queue()
+        self._closing = threading.Event()
+        self._taken = 0
+        self._thread = threading.Thread(target=self._work, name="warpalign-chunks",
+                                        daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        fd = None
+        try:
+            fd = self._open()
+            for c, (start, stop) in enumerate(self._chunks):
+                b = self._take()
+                if b is None:
+                    return
+                self._ready.put((True, self._read(c, start, stop, b, fd)))
+        except BaseException as exc:  # noqa: BLE001  (raised in the consumer's thread)
+            self._ready.put((False, exc))
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def _open(self) -> int | None:
+        """A descriptor of the file ``targets.file`` names, or None (no file, or that
+        path now names another file: a database rebuilt since it was opened)."""
+        if self._targets.file is None:
+            return None
+        path, _, identity = self._targets.file
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != tuple(identity):
+            os.close(fd)
+            return None
+        return fd
+
+    def _take(self) -> int | None:
+        while not self._closing.is_set():
+            try:
+                return self._free.get(timeout=self._POLL_S)
+            except queue.Empty:
+                continue
+        return None
+
+    def _read(self, c: int, start: int, stop: int, b: int, fd: int | None) -> Chunk:
+        lo, hi = int(self._offsets[start]), int(self._offsets[stop])
+        buf = self._buffers[b]
+        if hi - lo > len(buf):
+            raise ValueError(f"chunk {c} holds {hi - lo} residues, more than a buffer's "
+                             f"{len(buf)}")
+        view = buf[:hi - lo]
+        if fd is None:
+            np.copyto(view, self._targets.codes[lo:hi])
+        else:
+            at, done = self._targets.file[1] + lo, 0
+            mem = memoryview(view).cast("B")
+            while done < hi - lo:
+                got = os.preadv(fd, [mem[done:]], at + done)
+                if got <= 0:
+                    raise OSError(f"{self._targets.file[0]}: ended {hi - lo - done} bytes "
+                                  f"early while reading chunk {c}")
+                done += got
+        return Chunk(c, start, stop, view, self._offsets[start:stop + 1] - lo, b)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return self
+
+    def __next__(self) -> Chunk:
+        if self._taken >= len(self._chunks):
+            raise StopIteration
+        ok, got = self._ready.get()
+        if not ok:
+            raise got
+        self._taken += 1
+        return got
+
+    def release(self, chunk: Chunk) -> None:
+        """Give ``chunk``'s buffer back for the chunks still to read."""
+        self._free.put(chunk.buffer)
+
+    def close(self) -> None:
+        self._closing.set()
+        self._thread.join()
+
+    def __enter__(self) -> ChunkReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

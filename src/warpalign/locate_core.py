@@ -1,0 +1,586 @@
+"""One strand of one query in a long reference: the pieces, their scorers and the
+greedy pick of hits (what :func:`warpalign.locate.locate` runs per query and strand).
+
+The reference is one sequence or many records (a multi-record FASTA: a chromosome set,
+contigs); a hit names its record and gives coordinates within it. Two exact methods run
+today, and every method returns the same hits:
+
+* ``"windows"`` (what ``"auto"`` picks): the records are cut into overlapping windows. The
+  overlap is :func:`span_bound` − 1, so no optimal local alignment is cut
+  (:mod:`warpalign.spans`). On the CPU they are scored like a database
+  (:class:`~warpalign._backends.TargetSet` -> ``backend.prepare`` /
+  ``backend.scan(..., ends=True)``); on the GPU by a dedicated
+  kernel (:mod:`warpalign._backends.cuda.windows`: the records uploaded once and kept
+  resident, a window is a (start, length) pair into them, scores in 16-bit DPX, possibly
+  saturated windows rescored exactly in 32 bits) that gives scores only, the end cells
+  coming lazily (below). Scorings with scores or penalties above 4000 take the
+  database path on the GPU too.
+* ``"dp"``: the exact scalar Gotoh DP (:func:`~warpalign._backends.cpu.pairwise.score_end`)
+  over each whole record, on the CPU whatever ``backend`` says: the reference method.
+
+Paper 002's row scan (``"scan"``: a row at a time, a localized max-scan for the
+horizontal gaps, int16 rows switching to int32 before they could overflow; on the GPU
+two int16 columns per 32-bit word in DPX lanes), paper 004's
+single-stage scan (``"scan1"``) and its comparison methods (``"antidiagonal"``,
+``"blocked"``) run over each whole record, like ``"dp"``: on the CPU as exact Numba
+kernels (:mod:`warpalign._backends.cpu.scan`, the specification) and on the GPU as CUDA
+kernels (:mod:`warpalign._backends.cuda.scan`) when the backend resolves to "cuda"
+(``backend="cuda"``, or ``"auto"`` with a device); both give the same cells.
+
+**The span bound** (:mod:`warpalign.spans`, where it is derived): every optimal local
+alignment covers at most :func:`span_bound` reference symbols, so windows overlapping by
+the span bound − 1 contain every one of them; with ``Sq ≤ 0`` nothing scores above 0 and
+nothing is scanned; with ``gap_extend == 0`` no bound may exist and each record is one
+window.
+
+**Exact maximum and tie rule across windows.** A window's DP value at a cell is the best
+alignment ending there that starts inside the window, so it never exceeds the whole
+record's value. Let (S*, i*, j*) be the record's best cell under DESIGN.md's tie rule
+(largest score, then smallest reference end j, then smallest query end i). The window
+containing the optimal alignment ending there reports S*, and every cell any window
+reports with score S* really has value S* in the record, hence comes at or after (i*, j*)
+in tie order. So the minimum of (−score, record, reference end, query end) over all
+windows' reports, in record coordinates, is exactly the record's answer: no window can
+win a tie that the whole record would break differently. Records come in input order, so
+ties across records go to the earlier record.
+
+**Two passes (``top`` = 1, default window).** The overlap only has to hold the
+alignments that can be best. The first pass cuts the windows with the smaller overlap
+``s₁ − 1``, s₁ = ``span_bound(query, scoring, ⌊FIRST_PASS_SHARE · Sq⌋)`` (316 instead of 507 for
+a 256-symbol DNA query under paper 002's scoring), so that they contain every interval
+of at most s₁ symbols. Its best window score S₁ is the score of a real alignment, so
+S* ≥ S₁, and every alignment scoring at least S₁ spans at most s = span_bound(query,
+scoring, S₁) symbols. If s ≤ s₁, the windows contain all of them: the argument above
+holds as it stands (every cell of value S* is reported by a window holding its
+alignment) and the first pass is the answer. Otherwise an alignment scoring ≥ S₁ that
+no window contains crosses a seam: with w the last window starting at or before its
+start a, a < lo(w+1) and its end b > hi(w), and b − a ≤ s puts it inside
+``[hi(w) − s, lo(w+1) + s)``. Those seam windows (:func:`seam_pieces`) join the pieces, and
+the maximum and tie rule over all pieces are exact as before (a seam window is a window
+of the record and never overstates it). Several hits (``top`` > 1) use the full overlap.
+
+**Lazy ends (GPU).** Only windows that report the best score S can hold the minimum
+above, and among them only those of the earliest record that reports it. So the GPU path
+scores every window without ends, and before each pick computes the end cells of exactly
+those windows (``Search._resolve``); their exact scores must equal the 16-bit ones (a
+disagreement raises). A window's end cell comes from the same argument one level down,
+for the alignments scoring S: each spans at most ``s = span_bound(query, scoring, S)``
+reference symbols (the span bound with S in place of 1), so the window is cut into
+sub-windows of :func:`sub_window` (s) symbols overlapping by s − 1; every cell of value S
+in the window then has value S in a sub-window that holds an alignment ending there,
+sub-windows never overstate the window, and the best sub-window cell by the tie rule is
+the window's. When ends are wanted (``mode`` "end" or "full", or ``top`` > 1) the device
+does this for the windows tied at the best score right after scoring them, with no round
+trip to the host (``windows.cu``'s ``win_pick`` cuts the sub-windows, its ``win_ends``
+scores them with ends in 32 bits), so the first pick usually needs
+nothing more; any other piece the picks reach has its sub-windows scored with ends
+(``windows.cu``'s per-step tracking) in one short launch. With ``mode="score"`` the last
+hit needs no end at all.
+
+**The alignment (``mode="full"``).** With the end (i*, j*) known,
+:func:`~warpalign.traceback.align_from_end` (the reverse pass to the start, then the path;
+no second score pass) runs with the query's first i* symbols on the reference segment ``[max(lo, j* − s), j*)``
+(lo: where the record, or the part of it still free, begins), where
+``s = span_bound(query[:i*], scoring, S*)``: the span bound above with S* in place of 1
+and only the i* query symbols an alignment ending in row i* can use (278 instead of 507
+for a 256-symbol query scoring 230 under paper 002's scoring). The segment contains every
+alignment ending at (i*, j*) that scores S* (each spans ≤ s symbols), never scores above
+S*, and any other cell of it with value S* lies in column j* (rows past i* are not in the
+problem), so the segment's best cell is (i*, j* − start) and its anchored reverse pass
+finds the same start as on the whole record. Checked on every hit: the best alignment
+ending at (i*, j* − start) in the segment scores exactly S* (the reverse pass runs over the
+whole segment) and the path scores S* and ends there.
+
+**Several hits (``top=N``).** Hit 1 is the best alignment above. Hit k is the best local
+alignment (same tie rule) whose reference interval ``[target_start, target_end)`` is
+disjoint from those of hits 1…k−1 in the same record: each hit's interval is cut out of
+the reference, and alignment continues on the remaining pieces as separate sequences.
+Hits score > 0; fewer than N are returned when nothing else does. This is exact and
+independent of the method and the window length: windows that do not touch a hit keep
+their results (a window inside a free piece is still a window of it), those that do are
+clipped to the free pieces and rescored, so each further hit costs a few windows.
+
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from ._backends import ReadOnlyMemo, TargetSet
+from ._backends.cpu.pairwise import LOCAL, score_end
+from ._backends.registry import backend_for, call_options, engine_for, lookup
+from .results import Alignment
+from .scoring import Scoring
+from .spans import (
+    default_window,
+    first_pass_span,
+    query_score_bound,
+    seam_pieces,
+    span_from,
+    sub_window,
+    window_bounds,
+)
+
+#: Methods run by :mod:`warpalign._backends.cpu.scan` on the CPU and by
+#: :mod:`warpalign._backends.cuda.scan` on the GPU (issue 6).
+GPU_METHODS = ("scan", "scan1", "antidiagonal", "blocked")
+#: Windows are scanned in groups of at most this many residues (bounds the memory).
+CHUNK_RESIDUES = 1 << 26
+
+
+def make_search(q: np.ndarray, records: list[np.ndarray], scoring: Scoring, top: int,
+                mode: str, method: str, backend: str, window: int | None,
+                threads: int | None) -> Search:
+    """The :class:`Search` of one strand: the query codes ``q`` as they are aligned, its
+    pieces scored (the windows' scores, and on the GPU the tied best windows' ends)."""
+    sq = query_score_bound(q, scoring)   # once per call: every span bound below uses it
+    span = span_from(sq, len(q), scoring, 1)
+    first = None   # the first pass's overlap bound (two passes), else None
+    if method in ("auto", "windows"):
+        residues = sum(len(r) for r in records)
+        engine = engine_for("locate", backend, "windows")
+        # ends wanted: the best windows' ends come with their scores (no second launch)
+        scorer = _WindowScorer(engine, q, scoring, want_ends=mode != "score" or top > 1, sq=sq,
+                               threads=threads)
+        if window is None:
+            first = first_pass_span(q, scoring, top, sq=sq)
+            width = scorer.default_window(span if first is None else first, residues)
+        else:
+            width = int(window)
+        if span is not None and span > width and first is None:
+            raise ValueError(f"window ({width}) is shorter than the span bound of this query "
+                             f"and scoring ({span}); use window >= {span}")
+    elif method in GPU_METHODS:
+        width = None
+        scorer = _KernelScorer(method, q, scoring, backend)
+    else:
+        width = None
+        scorer = _DpScorer(q, scoring)
+    search = Search(q, records, scoring, span if first is None else first, width, scorer, sq,
+                    threads)
+    if first is not None:
+        search.close_seams()
+    return search
+
+
+# ---------------------------------------------------------------------------- scorers
+
+
+class _DpScorer:
+    """Best cell of each piece by the exact scalar DP (the reference; CPU)."""
+
+    def __init__(self, q: np.ndarray, scoring: Scoring):
+        self.q, self.scoring = q, scoring
+
+    def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
+        s = self.scoring
+        out = np.zeros((len(pieces), 3), np.int64)
+        for k, t in enumerate(pieces):
+            out[k] = score_end(self.q, t, s.matrix, s.gap_open, s.gap_extend, LOCAL)
+        return out
+
+
+class _KernelScorer:
+    """Best cell of each piece by a kernel of :mod:`warpalign._backends.cpu.scan` or, when
+    ``backend`` resolves to "cuda", of :mod:`warpalign._backends.cuda.scan`.
+
+    ``wide_rows`` counts the rows the "scan" kernel ran in 32-bit mode (all pieces)."""
+
+    def __init__(self, method: str, q: np.ndarray, scoring: Scoring, backend: str = "cpu"):
+        self.method, self.q, self.scoring = method, q, scoring
+        self.wide_rows = 0
+        self.backend = backend_for("locate", backend, method)
+        self._fn = engine_for("locate", self.backend, method)   # base.ScanKernel
+
+    def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
+        out = np.zeros((len(pieces), 3), np.int64)
+        for k, t in enumerate(pieces):
+            *cell, wide = self._fn(self.method, self.q, t, self.scoring)
+            out[k] = cell
+            self.wide_rows += wide
+        return out
+
+
+class _WindowScorer:
+    """Best cell of each piece by a backend's database scan (``ends=True``).
+
+    On the CUDA backend with a scoring the 16-bit kernel takes, pieces are scored lazily
+    (``lazy``): :meth:`windows` runs ``win_s16`` on windows of the resident reference
+    (:mod:`warpalign._backends.cuda.windows`) and returns scores with unknown ends (-1),
+    except for windows flagged as possibly saturated, which are rescored here by the exact
+    32-bit ends path, and (``want_ends``) the windows tied at the best score, whose ends the
+    device finds right after the scores; :meth:`ends` gives the end cells of the few other
+    pieces ``Search`` asks for (all tied at one score). ``saturated`` counts the rescored
+    windows.
+    """
+
+    #: :meth:`ends` takes the pieces' (common) score: it bounds the sub-windows' overlap.
+    ends_take_score = True
+
+    def __init__(self, engine, q: np.ndarray, scoring: Scoring, want_ends: bool = False,
+                 sq: int | None = None, threads: int | None = None):
+        self.engine, self.q, self.scoring = engine, q, scoring
+        # the CPU backend's threads for this call (the shared backend is never changed)
+        self._scan_options = call_options(engine, threads=threads)
+        self.want_ends = want_ends
+        self.lazy = False
+        self.saturated = 0
+        self._ref = None
+        self._query = None
+        self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
+        self.span = span_from(self.sq, len(q), scoring, 1)
+        # the backend's resident-window kernels (base.WindowKernels), where it has them
+        kernels = lookup("locate", engine.name, "windows16") if len(q) else None
+        if kernels is not None and kernels.supports(scoring):
+            self.lazy = True
+            self._gpu = kernels
+
+    def default_window(self, span: int | None, residues: int) -> int:
+        """The window length for this scorer (:func:`default_window`; on the GPU enough
+        windows to fill the device once)."""
+        if self.lazy:
+            return default_window(span, residues, self._gpu.wanted_windows(len(self.q)))
+        return default_window(span, residues)
+
+    def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:
+        out = np.zeros((len(pieces), 3), np.int64)
+        start = 0
+        while start < len(pieces):
+            stop, size = start, 0
+            while stop < len(pieces) and (stop == start or size + len(pieces[stop]) <= CHUNK_RESIDUES):
+                size += len(pieces[stop])
+                stop += 1
+            handle = self.engine.prepare(TargetSet.from_list(pieces[start:stop]))
+            batch = self.engine.scan(self.q, handle, self.scoring, algorithm="local", ends=True,
+                                     **self._scan_options)
+            out[start:stop, 0] = batch.scores
+            out[start:stop, 1] = batch.query_ends
+            out[start:stop, 2] = batch.target_ends
+            start = stop
+        return out
+
+    def windows(self, records: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
+        """Cells (score, query end, reference end within the window) of the windows
+        ``rows`` = (record, lo, hi); ends are -1 where not computed (lazy scorer)."""
+        if not self.lazy:
+            return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
+        ref = self._resident(records)
+        starts, lengths = self._gpu.windows_of(ref, rows)   # remembered for read-only rows
+        cells, flagged, _ = self._gpu.window_cells(ref, self.q, self.scoring, starts, lengths,
+                                                   query=self._device_query(),
+                                                   best_ends=self.want_ends, timed=False)
+        if len(flagged):   # possibly saturated in 16 bits: exact 32-bit scores and ends
+            self.saturated += len(flagged)
+            cells[flagged] = self([records[r][lo:hi] for r, lo, hi in rows[flagged].tolist()])
+        return cells
+
+    def ends(self, records: list[np.ndarray], rows: np.ndarray, score: int | None = None
+             ) -> np.ndarray:
+        """Exact cells (score, query end, reference end within the window) of ``rows``.
+
+        Lazy scorer: each window is cut again into sub-windows of :func:`sub_window`
+        symbols overlapping by s − 1, s = ``span_bound(query, scoring, score)`` (``score``:
+        the windows' common best score; the windows argument of the module docstring
+        applied inside the window to the alignments scoring that much, so the best cell by
+        the tie rule over the sub-windows is the window's), scored with ends by the 16-bit
+        kernel in one launch (a long window walked by one group of lanes would take
+        milliseconds); a flagged sub-window is rescored by the 32-bit ends path."""
+        if not self.lazy:
+            return self([records[r][lo:hi] for r, lo, hi in rows.tolist()])
+        span = (self.span if score is None
+                else span_from(self.sq, len(self.q), self.scoring, score))
+        width = sub_window(span)
+        parts = [np.zeros((0, 4), np.int64)]
+        for k, (r, lo, hi) in enumerate(rows.tolist()):
+            bounds = window_bounds(hi - lo, width, span)
+            part = np.empty((len(bounds), 4), np.int64)
+            part[:, 0], part[:, 1], part[:, 2:] = k, r, bounds + lo
+            parts.append(part)
+        sub = np.concatenate(parts)
+        out = np.zeros((len(rows), 3), np.int64)
+        if not len(sub):
+            return out
+        ref = self._resident(records)
+        cells, flagged, _ = self._gpu.window_cells(ref, self.q, self.scoring,
+                                                   ref.starts[sub[:, 1]] + sub[:, 2],
+                                                   sub[:, 3] - sub[:, 2],
+                                                   query=self._device_query(ends=True),
+                                                   ends=True, keep_layout=False, timed=False)
+        if len(flagged):
+            self.saturated += len(flagged)
+            cells[flagged] = self([records[r][lo:hi] for _, r, lo, hi in sub[flagged].tolist()])
+        hit = cells[:, 0] > 0
+        cells[hit, 2] += sub[hit, 2] - rows[sub[hit, 0], 1]   # sub-window -> window ends
+        order = np.lexsort((cells[:, 1], cells[:, 2], -cells[:, 0], sub[:, 0]))
+        ks = sub[order, 0]
+        first = order[np.r_[True, ks[1:] != ks[:-1]]]
+        out[sub[first, 0]] = cells[first]
+        return out
+
+    def _device_query(self, ends: bool = False):
+        """The query's profile on the device, uploaded once per locate call: one for the
+        scores kernel's plan, one for the ends launch (``windows.ENDS_ROWS`` rows per lane)."""
+        if self._query is None:
+            self._query = {}
+        if ends not in self._query:
+            rows = self._gpu.ENDS_ROWS if ends else None
+            self._query[ends] = self._gpu.DeviceQuery(self.q, self.scoring, rows, sq=self.sq)
+        return self._query[ends]
+
+    def _resident(self, records: list[np.ndarray]):
+        if self._ref is None or self._ref[0] is not records:   # one upload per locate call
+            self._ref = (records, self._gpu.resident(records))
+        return self._ref[1]
+
+
+# ----------------------------------------------------------------------------- search
+
+
+#: Piece tables of read-only records (the GPU path's resident ones), by (records, span,
+#: width), with the records kept alive: a reference queried many times is cut once.
+_PIECES = ReadOnlyMemo(8)
+
+
+def _pieces(records: list[np.ndarray], span: int | None, width: int | None) -> np.ndarray:
+    """The first pieces of a search (int64 [k, 5], read-only: record, lo, hi, seg_lo,
+    seg_hi): the windows of every record, each in the segment of its whole record ("dp": one
+    piece per record). Remembered for read-only records, as :func:`_max_code`."""
+    def build():
+        parts = [np.zeros((0, 5), np.int64)]
+        if span != 0:  # span 0: nothing can score above 0
+            for r, rec in enumerate(records):
+                n = len(rec)
+                # "dp": one piece per record (a window as long as the record)
+                bounds = window_bounds(n, width or max(n, 1), span)
+                part = np.empty((len(bounds), 5), np.int64)
+                part[:, 0], part[:, 1:3], part[:, 3], part[:, 4] = r, bounds, 0, n
+                parts.append(part)
+        p = np.concatenate(parts)
+        p.setflags(write=False)
+        return p
+
+    return _PIECES.get(records, (span, width), build)
+
+
+@dataclasses.dataclass
+class Hit:
+    """One hit of a :class:`Search` as the scan found it: record, score, end cell (record
+    coordinates) and the free segment of the record it lies in; ``alignment`` once traced."""
+
+    r: int
+    score: int
+    qe: int
+    te: int
+    seg_lo: int
+    seg_hi: int
+    alignment: Alignment | None = None
+
+    def result(self, mode: str) -> Alignment:
+        """What ``mode`` reports of this hit (mode "full": its traced alignment)."""
+        if mode == "full":
+            if self.alignment is None:
+                raise ValueError("this hit has not been traced yet")
+            return self.alignment
+        if mode == "end":
+            return Alignment(score=self.score, query_end=self.qe, target_end=self.te)
+        return Alignment(score=self.score)
+
+
+def inconsistent(hit: Hit, lo: int, why: Any) -> RuntimeError:
+    """The error of a traceback that disagrees with the scan: a bug, never a result."""
+    return RuntimeError(f"internal inconsistency in locate: the scan gave score {hit.score} "
+                        f"ending at ({hit.qe}, {hit.te}); the traceback of [{lo}, {hit.te}) "
+                        f"disagrees: {why}")
+
+
+class Search:
+    """Pieces of the free reference, their best cells, and the greedy pick of hits.
+
+    A piece is a window (or a whole record, for "dp") clipped to one free segment of a
+    record; ``seg`` is that segment. Arrays: rec, lo, hi, seg_lo, seg_hi and the piece's
+    best cell (score, query end, reference end in record coordinates).
+    """
+
+    def __init__(self, q, records, scoring, span, width, scorer, sq=None, threads=None):
+        self.q, self.records, self.scoring = q, records, scoring
+        self.threads = threads
+        self.span, self.width, self.scorer = span, width, scorer
+        self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
+        self.p = _pieces(records, span, width)
+        self.best = self._score(self.p)
+
+    def close_seams(self) -> None:
+        """After a first pass whose windows overlap by ``self.span`` − 1 only (two passes,
+        module docstring): nothing more when every alignment scoring at least the best
+        window's score S1 spans at most ``self.span`` symbols (then the windows hold them
+        all); else the seams between windows, cut for the span bound at S1, become pieces
+        too (each alignment the windows miss lies inside one)."""
+        s1 = int(self.best[:, 0].max()) if len(self.best) else 0
+        need = span_from(self.sq, len(self.q), self.scoring, max(s1, 1))
+        if need is None or need <= self.span:
+            return
+        seams = seam_pieces(self.p, [len(r) for r in self.records], need)
+        self.p = np.concatenate([self.p, seams])
+        self.best = np.concatenate([self.best, self._score(seams)])
+
+    def _score(self, p: np.ndarray) -> np.ndarray:
+        """Best cells of pieces ``p``, ends in record coordinates; a lazy scorer leaves
+        the ends at -1 (unknown) until :meth:`_resolve` asks for them."""
+        if len(p) == 0:
+            return np.zeros((0, 3), np.int64)
+        windows = getattr(self.scorer, "windows", None)
+        if windows is not None:
+            cells = windows(self.records, p[:, :3])
+        else:
+            cells = self.scorer([self.records[r][lo:hi] for r, lo, hi in p[:, :3].tolist()])
+        # window ends -> record coordinates (unknown ends, -1, stay)
+        np.add(cells[:, 2], p[:, 1], out=cells[:, 2], where=cells[:, 2] >= 0)
+        return cells
+
+    def _resolve(self, tied: np.ndarray) -> None:
+        """Ends of every piece that can be the next hit: the pieces of the earliest record
+        among ``tied``, those with the best score (module docstring, "Lazy ends")."""
+        b = self.best
+        score = int(b[tied[0], 0])
+        if score <= 0:
+            return
+        rec = self.p[tied, 0]
+        need = tied[(rec == rec.min()) & (b[tied, 2] < 0)]
+        if len(need) == 0:
+            return
+        rows = self.p[need, :3].copy()
+        if getattr(self.scorer, "ends_take_score", False):
+            cells = self.scorer.ends(self.records, rows, score)
+        else:
+            cells = self.scorer.ends(self.records, rows)
+        if not np.array_equal(cells[:, 0], b[need, 0]):
+            bad = int(need[np.flatnonzero(cells[:, 0] != b[need, 0])[0]])
+            raise RuntimeError(  # two exact engines disagree: a bug, never a result
+                f"internal inconsistency in locate: window {self.p[bad, :3].tolist()} scored "
+                f"{int(b[bad, 0])} first and {int(cells[need == bad][0, 0])} when its end "
+                "was computed")
+        cells[:, 2] += self.p[need, 1]
+        self.best[need] = cells
+
+    def head(self) -> int:
+        """The score of the next hit (the best piece's), 0 when nothing is left."""
+        return int(self.best[:, 0].max()) if len(self.p) else 0
+
+    def pop(self, ends: bool = True) -> Hit | None:
+        """The next hit by the tie rule (None when nothing scores above 0). ``ends=False``:
+        only its score is wanted (no end cells are computed; the piece is any of the best)."""
+        if not len(self.p):
+            return None
+        b = self.best
+        cand = np.flatnonzero(b[:, 0] == b[:, 0].max())   # the tie rule among the best
+        if ends:
+            self._resolve(cand)
+        k = int(cand[np.lexsort((b[cand, 1], b[cand, 2], self.p[cand, 0]))[0]])
+        score, qe, te = (int(v) for v in b[k])
+        if score <= 0:
+            return None
+        r, _, _, seg_lo, seg_hi = (int(v) for v in self.p[k])
+        return Hit(r, score, qe, te, seg_lo, seg_hi)
+
+    def run(self, top: int, mode: str) -> list[tuple[int, Alignment]]:
+        """The ``top`` hits of this strand as (record, alignment), best first."""
+        hits = []
+        while len(hits) < top:
+            more = len(hits) + 1 < top
+            hit = self.pop(ends=mode != "score" or more)  # the last hit of "score": no ends
+            if hit is None:
+                break
+            if mode == "full":
+                hit.alignment = self.align(hit)
+            hits.append((hit.r, hit.result(mode)))
+            if more:   # the last hit leaves nothing to rescore
+                self.cut(hit)
+        return hits
+
+    def segment(self, hit: Hit) -> int:
+        """Where the reference segment of ``hit``'s alignment begins: the alignment ending at
+        (qe, te) is traced with the query's first qe symbols on [lo, te), lo = te - span
+        (span = :func:`span_bound` of those symbols at the hit's score) within its free
+        segment. The segment contains every alignment ending there with that score (module
+        docstring, "The alignment")."""
+        sq = self.sq if hit.qe == len(self.q) else query_score_bound(self.q[:hit.qe],
+                                                                     self.scoring)
+        span = span_from(sq, hit.qe, self.scoring, hit.score)
+        return hit.seg_lo if span is None else max(hit.seg_lo, hit.te - span)
+
+    def align(self, hit: Hit) -> Alignment:
+        """The alignment of ``hit`` in record coordinates, traced on its segment
+        (:meth:`segment`).
+
+        The score and end cell come from the exact scan; the segment's score pass is not
+        run again (:func:`~warpalign.traceback.align_from_end`). Checked instead: the
+        best alignment ending at (qe, te) inside the segment scores exactly ``score`` (the
+        whole reverse pass) and the path scores it and ends there; a disagreement is a bug
+        and raises, never a hit. That (qe, te) is the tie rule's end among equal cells is
+        the scan's word."""
+        from .traceback import TracebackError, align_from_end
+        lo = self.segment(hit)
+        try:
+            aln = align_from_end(self.q[:hit.qe], self.records[hit.r][lo:hit.te], self.scoring,
+                                 hit.score, hit.qe, hit.te - lo, "local", check_end=True,
+                                 threads=self.threads)
+        except TracebackError as exc:
+            raise inconsistent(hit, lo, exc) from None
+        return dataclasses.replace(aln, target_start=aln.target_start + lo,
+                                   target_end=aln.target_end + lo)
+
+    def job(self, hit: Hit) -> tuple[tuple, int]:
+        """``hit`` as a job of :func:`~warpalign.traceback.align_many` ``(query, target,
+        score, query end, target end)`` on its segment, and where the segment begins in the
+        record: the batch gives :meth:`align`'s alignment (shifted by it)."""
+        lo = self.segment(hit)
+        return (self.q[:hit.qe], self.records[hit.r][lo:hit.te], hit.score, hit.qe,
+                hit.te - lo), lo
+
+    def start(self, hit: Hit) -> int:
+        """Where ``hit``'s alignment begins in the reference: its alignment's start when it
+        was traced, else the reverse pass alone from its end (the start :meth:`align` would
+        find; the path is not built)."""
+        if hit.alignment is not None:
+            return hit.alignment.target_start
+        from ._backends.cpu.traceback import anchored_start
+        lo = self.segment(hit)
+        s = self.scoring
+        di, dj = anchored_start(self.q[:hit.qe], hit.qe, self.records[hit.r][lo:hit.te],
+                                hit.te - lo, s.matrix, s.gap_open, s.gap_extend, hit.score,
+                                False, True)
+        if di < 0:
+            raise inconsistent(hit, lo, "the reverse pass does not end at that score")
+        return hit.te - int(dj)
+
+    def cut(self, hit: Hit) -> None:
+        """Remove ``hit``'s reference interval from the free reference (its record's
+        pieces that touch it are clipped and rescored): the next :meth:`pop` gives the
+        best alignment disjoint from it."""
+        self._cut(hit.r, hit.seg_lo, hit.seg_hi, self.start(hit), hit.te)
+
+    def _cut(self, r: int, seg_lo: int, seg_hi: int, ts: int, te: int) -> None:
+        """Remove [ts, te) of record r from the free reference; rescore clipped pieces."""
+        p, best = self.p.copy(), self.best   # self.p may be a shared read-only table
+        same = (p[:, 0] == r) & (p[:, 3] == seg_lo)
+        left = same & (p[:, 2] <= ts)
+        right = same & (p[:, 1] >= te)
+        p[left, 4] = ts
+        p[right, 3] = te
+        hit = same & ~left & ~right
+        new = []
+        for _, lo, hi, _, _ in p[hit].tolist():
+            if lo < ts:
+                new.append((r, lo, ts, seg_lo, ts))
+            if hi > te:
+                new.append((r, te, hi, te, seg_hi))
+        keep = ~hit
+        fresh = np.array(new, np.int64).reshape(-1, 5)
+        self.p = np.concatenate([p[keep], fresh])
+        self.best = np.concatenate([best[keep], self._score(fresh)])
+
+
+__all__ = ["CHUNK_RESIDUES", "GPU_METHODS", "Hit", "Search", "make_search"]

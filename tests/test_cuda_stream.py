@@ -1,0 +1,158 @@
+"""A database streamed through the GPU in chunks (``search(gpu_memory=...)``) gives exactly
+the resident search's hits: same targets, same order, same ends (mode "end"), same
+alignments (mode "full"), with the packed multi-query kernel run per chunk. The CPU
+backend is the oracle too. Every test is cuda-marked (run on the GPU machine)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from warpalign import Database, Scoring, search
+from warpalign._backends import get_backend
+from warpalign.errors import BackendUnavailable
+
+pytestmark = pytest.mark.cuda
+
+S = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+LETTERS = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", np.uint8)
+
+
+@pytest.fixture(scope="module")
+def cuda():
+    try:
+        return get_backend("cuda")
+    except BackendUnavailable as exc:
+        pytest.skip(f"no CUDA backend: {exc}")
+
+
+def _seqs(seed=23):
+    """~1,200 sequences over every length bucket (0 to 3,000 residues; a few empty),
+    copies far apart in the input (ties across chunk borders), pieces of the queries
+    planted in some (strong hits), and the queries."""
+    rng = np.random.default_rng(seed)
+
+    def rand(m):
+        return LETTERS[rng.integers(0, 20, m)].tobytes().decode()
+
+    lengths = np.concatenate([rng.integers(1, 600, 1000), rng.integers(600, 3000, 150),
+                              [0, 0, 0, 1, 2]])
+    seqs = [rand(int(m)) for m in lengths]
+    queries = [rand(int(m)) for m in (40, 150, 300, 333, 512, 700)]
+    for i, q in enumerate(queries):
+        for j in range(4):
+            k = int(rng.integers(0, len(seqs)))
+            cut = q[j * 7: j * 7 + 30 + 20 * i]
+            seqs[k] = seqs[k][:50] + cut + seqs[k][50:]
+    for i in (3, 100, 500, 1100):
+        seqs += [seqs[i]] * 5
+    order = rng.permutation(len(seqs))
+    return [seqs[i] for i in order], queries
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    seqs, queries = _seqs()
+    db = Database.build(seqs, tmp_path_factory.mktemp("stream") / "db.wa")
+    return db, queries
+
+
+def _limit(db, parts=8):
+    """A device memory limit that streams ``db`` in about ``parts`` chunks."""
+    from warpalign._backends.cuda import config
+    cost = config.RESIDENT_BYTES * db.residues + config.SEQUENCE_BYTES * len(db)
+    return 2 * cost // parts
+
+
+def _same(a, b, mode):
+    for x, y in zip(a, b, strict=True):
+        assert x.targets.tolist() == y.targets.tolist()
+        assert x.scores.tolist() == y.scores.tolist()
+        if mode != "score":
+            assert x.query_ends.tolist() == y.query_ends.tolist()
+            assert x.target_ends.tolist() == y.target_ends.tolist()
+        if mode == "full":
+            assert [(h.query_start, h.target_start, h.cigar) for h in x.alignments] == \
+                   [(h.query_start, h.target_start, h.cigar) for h in y.alignments]
+
+
+def test_the_limit_streams_a_database_that_does_not_fit(cuda, data):
+    from warpalign._backends.cuda import ChunkedTargets, CudaBackend, DeviceTargets
+    db, _ = data
+    be = CudaBackend(devices=(0,))
+    assert isinstance(be.prepare(db.targets), DeviceTargets)            # default: fits
+    assert isinstance(be.prepare(db.targets, device_memory=0.5), DeviceTargets)
+    h = be.prepare(db.targets, device_memory=_limit(db))
+    assert isinstance(h, ChunkedTargets) and 6 <= len(h.chunks) <= 12
+    assert h.targets.file is not None                       # read from disk, not the map
+    with pytest.raises(ValueError, match="gpu_memory= or --gpu-memory"):
+        be.prepare(db.targets, device_memory=4096)
+
+
+@pytest.mark.parametrize("mode", ["score", "end", "full"])
+@pytest.mark.parametrize("top_k", [1, 5, 40])
+def test_streamed_equals_resident(cuda, data, mode, top_k):
+    db, queries = data
+    resident = search(queries, db, S, top_k=top_k, mode=mode, backend="cuda")
+    streamed = search(queries, db, S, top_k=top_k, mode=mode, backend="cuda",
+                      gpu_memory=_limit(db))
+    _same(streamed, resident, mode)
+    _same(streamed, search(queries, db, S, top_k=top_k, mode=mode, backend="cpu"), mode)
+    # tiny chunks: many chunk borders, each chunk a few sequences
+    tiny = search(queries, db, S, top_k=top_k, mode=mode, backend="cuda",
+                  gpu_memory=_limit(db, 60))
+    _same(tiny, resident, mode)
+
+
+def test_streamed_runs_the_packed_kernel_per_chunk(cuda, data):
+    from warpalign._backends.cuda import CudaBackend
+    db, queries = data
+    calls = []
+
+    class Counting(CudaBackend):       # counts the packed batches, by the handle's targets
+        def search_packed(self, qs, handle, *args, **kwargs):
+            calls.append(handle.n)
+            return super().search_packed(qs, handle, *args, **kwargs)
+
+    be = Counting(devices=(0,))
+    h = be.prepare(db.targets, device_memory=_limit(db))
+    got = search(queries, db, S, top_k=10, backend=be, gpu_memory=_limit(db))
+    assert len(calls) >= len(h.chunks) and sum(calls) >= len(db)
+    _same(got, search(queries, db, S, top_k=10, backend="cpu"), "score")
+
+
+def test_streamed_global_and_one_query(cuda, data):
+    db, queries = data
+    for algorithm in ("global", "semiglobal"):
+        a = search(queries[:2], db, S, top_k=7, mode="end", algorithm=algorithm,
+                   backend="cuda", gpu_memory=_limit(db))
+        _same(a, search(queries[:2], db, S, top_k=7, mode="end", algorithm=algorithm,
+                        backend="cpu"), "end")
+    one = search(queries[3:4], db, S, top_k=9, mode="end", backend="cuda",
+                 gpu_memory=_limit(db, 20))
+    _same(one, search(queries[3:4], db, S, top_k=9, mode="end", backend="cpu"), "end")
+
+
+def test_threads_with_different_limits_share_the_backend(cuda, data):
+    db, queries = data
+    want = search(queries, db, S, top_k=10, mode="end", backend="cuda")
+    got, errors = {}, []
+
+    def work(k, limit):
+        try:
+            got[k] = search(queries, db, S, top_k=10, mode="end", backend="cuda",
+                            gpu_memory=limit)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    limits = [_limit(db), None, _limit(db, 30), 0.5]
+    threads = [threading.Thread(target=work, args=(k, v)) for k, v in enumerate(limits)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k in range(len(limits)):
+        _same(got[k], want, "end")

@@ -1,0 +1,95 @@
+"""``Database.build`` from a file in bounded memory (``dbbuild.py``): the files equal an
+in-memory build's byte for byte, however small the memory budget (many length groups,
+lengths too big for one group, empty sequences), and errors are the in-memory build's."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import numpy as np
+import pytest
+
+from warpalign import Database
+from warpalign.database import ARRAYS
+from warpalign.errors import AlphabetError, AlphabetMismatch, InputError
+
+LETTERS = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", np.uint8)
+
+
+def _records(seed=1):
+    rng = np.random.default_rng(seed)
+    lengths = np.concatenate([rng.integers(0, 300, 400), [1000] * 5, [7] * 60, [0] * 4])
+    rng.shuffle(lengths)
+    return [(f"s{i}" if i % 9 else "", LETTERS[rng.integers(0, 20, m)].tobytes().decode())
+            for i, m in enumerate(lengths)]
+
+
+def _write_fasta(path, records, width=60):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt") as f:
+        for name, seq in records:
+            f.write(f">{name} some description\n" if name else ">\n")
+            for k in range(0, len(seq), width):
+                f.write(seq[k:k + width] + "\n")
+
+
+def _files(path):
+    return {key: (path / f"{key}.npy").read_bytes() for key in ARRAYS}
+
+
+@pytest.mark.parametrize("memory", [32 * 50, 32 * 3000, 1 << 30])
+@pytest.mark.parametrize("suffix", [".fa", ".fa.gz"])
+def test_streamed_build_equals_in_memory(tmp_path, memory, suffix):
+    records = _records()
+    fasta = tmp_path / f"in{suffix}"
+    _write_fasta(fasta, records)
+    streamed = Database.build(fasta, tmp_path / "s.wa", memory=memory)
+    in_memory = Database.build([seq for _, seq in records], tmp_path / "m.wa")
+    a, b = _files(tmp_path / "s.wa"), _files(tmp_path / "m.wa")
+    for key in ("codes", "offsets", "order"):
+        assert a[key] == b[key], key
+    names = [name or f"seq{i}" for i, (name, _) in enumerate(records)]
+    assert streamed.names == names
+    assert [streamed.alphabet.decode(streamed.sequence(i)) for i in range(len(records))] == \
+           [seq for _, seq in records]
+    assert streamed.meta["buckets"] == in_memory.meta["buckets"]
+    assert streamed.meta["source"] == str(fasta)
+    assert sorted(os.listdir(tmp_path)) == sorted(["in" + suffix, "s.wa", "m.wa"])
+
+
+def test_streamed_build_fastq_and_handles(tmp_path):
+    fq = tmp_path / "r.fq"
+    fq.write_text("@a x\nMKVL\n+\nIIII\n@b\nWW\n+\nII\n")
+    db = Database.build(fq, tmp_path / "q.wa", memory=64)
+    assert db.names == ["a", "b"] and db.lengths.tolist() == [4, 2]
+    with open(fq, "rb") as handle:
+        db2 = Database.build(handle, tmp_path / "h.wa", memory=64)
+    assert _files(tmp_path / "q.wa") == _files(tmp_path / "h.wa")
+    assert db2.order.tolist() == [1, 0]
+
+
+def test_streamed_build_errors_leave_nothing(tmp_path):
+    bad = tmp_path / "bad.fa"
+    bad.write_text(">ok\nMKV\n>second\nMK1V\n")
+    with pytest.raises(AlphabetError,
+                       match=r"bad.fa: record 'second', position 2 \(0-based\): character '1'"):
+        Database.build(bad, tmp_path / "x.wa", memory=64)
+    dna = tmp_path / "dna.fa"
+    dna.write_text(">d\nACGTACGTACGTTGCA\n")
+    with pytest.raises(AlphabetMismatch, match="alphabet='dna'"):
+        Database.build(dna, tmp_path / "x.wa", memory=64)
+    assert Database.build(dna, tmp_path / "d.wa", alphabet="dna").residues == 16
+    empty = tmp_path / "empty.fa"
+    empty.write_text("")
+    with pytest.raises(InputError, match="no sequences"):
+        Database.build(empty, tmp_path / "x.wa")
+    assert sorted(os.listdir(tmp_path)) == ["bad.fa", "d.wa", "dna.fa", "empty.fa"]
+
+
+def test_streamed_build_progress(tmp_path, capsys):
+    fasta = tmp_path / "in.fa"
+    _write_fasta(fasta, _records())
+    Database.build(fasta, tmp_path / "p.wa", memory=32 * 500, progress=True)
+    err = capsys.readouterr().err
+    assert "reading" in err and "sorting" in err
