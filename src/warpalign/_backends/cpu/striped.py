@@ -7,18 +7,21 @@ whose body is a loop over the L lanes with no dependency between lanes, which LL
 turns into packed instructions (``vpaddw``/``vpmaxsw`` on int16, ``vpaddd``/``vpmaxsd``
 on int32; L fills 64 bytes: one zmm register or two ymm ones). The vertical-gap chain
 runs across segments inside a lane; what it carries from the bottom of lane l into the
-top of lane l+1 is added afterwards by the *lazy-F* loop, which runs until no lane can
-raise a value any more. Every value stored is exact (the same H and E as the scalar
-Gotoh of :func:`~warpalign._backends.cpu.pairwise.score_end`), so the results are.
+top of lane l+1 is added afterwards by the *lazy-F* pass: the carries of all lanes first
+(a scalar prefix over the L lanes), then one pass down the lanes that applies them until
+no lane can raise a value any more (Farrar's loop re-runs up to L passes instead: L times
+a column when a high score's vertical gap crosses every lane below it). Every value
+stored is exact (the same H and E as the scalar Gotoh of
+:func:`~warpalign._backends.cpu.pairwise.score_end`), so the results are.
 
 Exactness notes:
 
-* **Lazy-F stop.** A pass stops at segment s when in every lane the carry going on,
+* **Lazy-F stop.** The pass stops at segment s when in every lane the carry going on,
   ``f - gap_extend``, is at most ``max(H(s) - gap_open, low)`` with H(s) the value
-  *before* the carry was applied: that value's own vertical gap was propagated by an
-  earlier pass (or the first one), so the carry adds nothing below. Testing the raised
-  value instead (as parasail's striped kernels do) stops too early when
-  ``gap_open == gap_extend``. The lazy loop also raises E for the next column.
+  *before* the carry was applied: that value's own vertical gap was propagated by the
+  first pass, so the carry adds nothing below. Testing the raised value instead (as
+  parasail's striped kernels do) stops too early when ``gap_open == gap_extend``. The
+  lazy pass also raises E for the next column.
 * **End cell.** DESIGN.md's tie rule (best score, smallest target end, smallest query
   end): each column keeps per lane its running maximum and, every ``BLOCK`` segments, a
   snapshot of it (maxima of the lazy-F raises included). A column whose maximum beats the
@@ -142,42 +145,42 @@ def _columns(P, tc, S, W, snap, go, ge, low, top_open, top_ext, jfirst, mode,
                     V[1, l] = max(T(f - ge), ho)
             for l in range(L):
                 snap[b * L + l] = V[2, l]
-        # lazy F: carry each lane's vertical gap into the next lane until nothing changes
-        for _ in range(L):
+        # lazy F. What enters lane l from lane l-1 is exact at once: the carry leaving a
+        # lane is the larger of its own first-pass F and the carry that entered it,
+        # decayed over its S rows (a value the carry raised opens no better gap); one
+        # pass then applies each lane's carry down the lane until none can raise a value
+        carry = np.int64(floor)
+        for l in range(L):
+            out = np.int64(V[1, l])
+            V[1, l] = T(carry)
+            carry = max(out, carry - S * np.int64(ge), np.int64(floor))
+        for l in range(L):
+            V[4, l] = lowest
+        stop = S - 1
+        for s in range(S):
+            wo = np.uint64(s) * uL2
+            acc = T(-1)
             for l in range(L):
-                V[3, l] = V[1, l]
-            V[1, 0] = floor
-            for l in range(1, L):
-                V[1, l] = V[3, l - 1]
-            for l in range(L):
-                V[4, l] = lowest
-            stop = -1
-            for s in range(S):
-                wo = np.uint64(s) * uL2
-                acc = T(-1)
-                for l in range(L):
-                    ul = np.uint64(l)
-                    f = V[1, l]
-                    old = W[wo + ul]
-                    h = max(old, f)
-                    W[wo + ul] = h
-                    V[4, l] = max(V[4, l], h)
-                    W[wo + uL + ul] = max(W[wo + uL + ul], T(h - go))
-                    f = max(T(f - ge), floor)
-                    V[1, l] = f
-                    acc = max(acc, T(f - max(T(old - go), low)))
-                if acc <= 0:
-                    stop = s
-                    break
-                if (s + 1) % BLOCK == 0 or s == S - 1:
-                    b = s // BLOCK
-                    for l in range(L):
-                        snap[b * L + l] = max(snap[b * L + l], V[4, l])
-            if stop >= 0:
-                for b in range(stop // BLOCK, nblk):
-                    for l in range(L):
-                        snap[b * L + l] = max(snap[b * L + l], V[4, l])
+                ul = np.uint64(l)
+                f = V[1, l]
+                old = W[wo + ul]
+                h = max(old, f)
+                W[wo + ul] = h
+                V[4, l] = max(V[4, l], h)
+                W[wo + uL + ul] = max(W[wo + uL + ul], T(h - go))
+                f = max(T(f - ge), floor)
+                V[1, l] = f
+                acc = max(acc, T(f - max(T(old - go), low)))
+            if acc <= 0:
+                stop = s
                 break
+            if (s + 1) % BLOCK == 0:
+                b = s // BLOCK
+                for l in range(L):
+                    snap[b * L + l] = max(snap[b * L + l], V[4, l])
+        for b in range(stop // BLOCK, nblk):
+            for l in range(L):
+                snap[b * L + l] = max(snap[b * L + l], V[4, l])
         if mode == _BEST_CELL:
             top = nblk - 1
             cm = snap[top * L]
