@@ -61,8 +61,8 @@ MIN_ROWS = 64
 _PLAIN, _BEST_CELL, _LAST_ROW = 0, 1, 2
 # kernel status
 _DONE, _SATURATED = 0, 1
-_V_ROWS = 6   # stack vectors: diagonal, vertical gap carry, column max, shift scratch,
-#              lazy max, profile
+_V_ROWS = 5   # stack vectors: diagonal, vertical gap carry, column max, shift scratch,
+#              lazy max
 _V_SIZE = _V_ROWS * 32
 
 
@@ -96,6 +96,10 @@ def _columns(P, tc, S, W, snap, go, ge, low, top_open, top_ext, jfirst, mode,
     L = _lanes_of(W)
     T = W.dtype.type
     V = nb.carray(_stack_buffer(_V_SIZE, W.dtype), (_V_ROWS, 32))
+    # two more stack vectors of their own: scalar loops over an alloca keep LLVM from
+    # forwarding or vectorizing its other accesses (the profile copy went scalar)
+    Pv = _stack_buffer(32, W.dtype)
+    C = _stack_buffer(32, W.dtype)
     uL = np.uint64(L)
     uL2 = np.uint64(2 * L)
     go = T(go)
@@ -130,10 +134,10 @@ def _columns(P, tc, S, W, snap, go, ge, low, top_open, top_ext, jfirst, mode,
                 # the profile goes through the stack: loads from P in the loop below
                 # would need a run-time alias check against W (and a scalar fallback)
                 for l in range(L):
-                    V[5, l] = P[po + np.uint64(l)]
+                    Pv[l] = P[po + np.uint64(l)]
                 for l in range(L):
                     ul = np.uint64(l)
-                    h = T(V[0, l] + V[5, l])
+                    h = T(V[0, l] + Pv[l])
                     e = W[wo + uL + ul]
                     f = V[1, l]
                     h = max(max(h, e), max(f, low))
@@ -149,11 +153,15 @@ def _columns(P, tc, S, W, snap, go, ge, low, top_open, top_ext, jfirst, mode,
         # lane is the larger of its own first-pass F and the carry that entered it,
         # decayed over its S rows (a value the carry raised opens no better gap); one
         # pass then applies each lane's carry down the lane until none can raise a value
+        for l in range(L):
+            C[l] = V[1, l]
         carry = np.int64(floor)
         for l in range(L):
-            out = np.int64(V[1, l])
-            V[1, l] = T(carry)
+            out = np.int64(C[l])
+            C[l] = T(carry)
             carry = max(out, carry - S * np.int64(ge), np.int64(floor))
+        for l in range(L):
+            V[1, l] = C[l]
         for l in range(L):
             V[4, l] = lowest
         stop = S - 1
