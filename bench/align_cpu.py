@@ -56,6 +56,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=22)
     p.add_argument("--full", action="store_true", help="also time mode='full'")
+    p.add_argument("--only", default=None, help="one case, e.g. 'random:paper002'")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     import parasail
@@ -67,6 +68,8 @@ def main(argv=None) -> int:
     cells = n * n
     for data, (a, b) in pairs(n, args.seed).items():
         for name, s in SCORINGS.items():
+            if args.only and args.only != f"{data.split()[0]}:{name}":
+                continue
             q, t = s.encode(a), s.encode(b)
             pm = parasail.matrix_create("ACGT", s.match, s.mismatch)
             score_end_striped(q[:300], t[:300], s.matrix, s.gap_open, s.gap_extend, LOCAL)
