@@ -7,7 +7,8 @@ Three steps, each exact and deterministic, so every backend reports the same
 coordinates:
 
 1. **End.** :func:`~warpalign._backends.cpu.pairwise.score_end` gives the score and
-   the end cell under DESIGN.md's tie rule (local, semiglobal; global ends at (m, n)).
+   the end cell under DESIGN.md's tie rule (local, semiglobal; global ends at (m, n));
+   long pairs run it on the striped SIMD kernels (:mod:`~warpalign._backends.cpu.striped`).
 2. **Start.** An *anchored reverse pass* runs the same Gotoh recurrence backwards from
    the end cell over the reversed prefixes ``q[:qe][::-1]``, ``t[:te][::-1]``: the
    alignment must begin at the reversed origin (the end cell) and may stop anywhere
@@ -73,7 +74,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._backends import resolve_threads
-from ._backends.cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL, score_end
+from ._backends.cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
+from ._backends.cpu.striped import score_end_long
 from ._backends.cpu.traceback import MyersMiller, anchored_start, path_score, render, render_many
 from .errors import TracebackError
 from .results import Alignment
@@ -267,8 +269,8 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str =
     if engine is not None:
         s, qe, te = engine.score_end(code)
     else:
-        s, qe, te = (int(v) for v in score_end(q, t, scoring.matrix, scoring.gap_open,
-                                                scoring.gap_extend, code))
+        s, qe, te = score_end_long(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                                   code)
     return _from_end(q, t, scoring, algorithm, s, qe, te, max_full_cells, engine, False,
                      threads)
 

@@ -29,7 +29,8 @@ from ..base import (
     usable_cores,
 )
 from . import batch as _k
-from .pairwise import ALGORITHM_CODES, score_end
+from .pairwise import ALGORITHM_CODES
+from .striped import score_end_long
 
 #: Largest substitution score / gap penalties the int16 kernel takes (beyond: int32).
 _MAX16_SCORE = 4096
@@ -219,9 +220,10 @@ class CpuBackend(ScanEngine):
 
 
 class ScalarBackend(ScanEngine):
-    """The exact scalar DP (:func:`pairwise.score_end`) target by target, on the calling
-    thread: for one or a few targets, where ``CpuBackend``'s lanes would stay empty
-    (``align``'s score pass)."""
+    """One pair's DP target by target, on the calling thread: for one or a few targets,
+    where ``CpuBackend``'s lanes would stay empty (``align``'s score pass). Long pairs run
+    the striped SIMD kernels (:func:`striped.score_end_long`), short ones the scalar
+    :func:`pairwise.score_end`; the results are the same."""
 
     name = "cpu"
 
@@ -237,9 +239,9 @@ class ScalarBackend(ScanEngine):
         q = np.ascontiguousarray(query, dtype=np.uint8)
         cells = np.zeros((len(handle), 3), np.int32)
         for k in range(len(handle)):
-            cells[k] = score_end(q, np.ascontiguousarray(handle[k], dtype=np.uint8),
-                                 scoring.matrix, scoring.gap_open, scoring.gap_extend,
-                                 ALGORITHM_CODES[algorithm])
+            cells[k] = score_end_long(q, np.ascontiguousarray(handle[k], dtype=np.uint8),
+                                      scoring.matrix, scoring.gap_open, scoring.gap_extend,
+                                      ALGORITHM_CODES[algorithm])
         if not ends:
             return ScoreBatch(cells[:, 0].copy())
         return ScoreBatch(cells[:, 0].copy(), cells[:, 1].copy(), cells[:, 2].copy())

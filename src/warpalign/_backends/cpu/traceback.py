@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba as nb
 import numpy as np
 
-from .pairwise import score_end
+from .striped import score_end_long
 
 #: Myers–Miller splits of at least this many cells run their forward and reverse
 #: passes on two threads (the Numba kernels release the GIL).
@@ -640,9 +640,10 @@ class CpuTraceback:
             return list(pool.map(fn, items))
 
     def ends(self, items, scoring, algorithm: int, *, threads: int | None = None) -> np.ndarray:
-        """(score, query end, target end) per item ``(q, t)``: ``pairwise.score_end``."""
+        """(score, query end, target end) per item ``(q, t)``: ``pairwise.score_end`` (by
+        the striped kernel for long pairs, ``striped.score_end_long``)."""
         matrix, go, ge = scoring.matrix, scoring.gap_open, scoring.gap_extend
-        got = self._map(lambda it: score_end(it[0], it[1], matrix, go, ge, algorithm),
+        got = self._map(lambda it: score_end_long(it[0], it[1], matrix, go, ge, algorithm),
                         list(items), threads)
         return np.array(got, np.int64).reshape(len(got), 3)
 
