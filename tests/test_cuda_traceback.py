@@ -114,7 +114,7 @@ def test_big_protein_pair(gpu):
     assert got == [ref]
 
 
-def test_search_full_gpu_equals_cpu():
+def test_search_full_gpu_equals_cpu(gpu):
     from warpalign.data import example_database_path, example_queries_path
     s = BLOSUM
     for k in (10, 200):
@@ -143,7 +143,7 @@ def test_gpu_ends_equal_score_end(gpu, scoring, algorithm):
     assert got.tolist() == [[int(v) for v in w] for w in want]
 
 
-def test_score_pairs_full_gpu_equals_cpu():
+def test_score_pairs_full_gpu_equals_cpu(gpu):
     from warpalign import score_pairs
     rng = np.random.default_rng(5)
     xs, ys = [], []
