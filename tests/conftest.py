@@ -60,3 +60,13 @@ def backend(request) -> str:
     except BackendUnavailable as exc:
         pytest.skip(f"{request.param} backend unavailable: {exc}")
     return request.param
+
+
+@pytest.fixture(scope="module")
+def cuda():
+    """The CUDA search backend (the registry's shared one); the test skips without a device."""
+    try:
+        return get_backend("cuda")
+    except BackendUnavailable as exc:
+        pytest.skip(f"no CUDA backend: {exc}")
+

@@ -14,22 +14,12 @@ import numpy as np
 import pytest
 
 from warpalign import Database, Scoring, search
-from warpalign._backends import get_backend
-from warpalign.errors import BackendUnavailable
 
 pytestmark = pytest.mark.cuda
 
 BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
 _SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-@pytest.fixture(scope="module")
-def cuda():
-    try:
-        return get_backend("cuda")
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA backend: {exc}")
 
 
 def _proteins(rng, n, lo, hi):

@@ -13,23 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from warpalign._backends import TargetSet, get_backend
+from warpalign._backends import TargetSet
 from warpalign._backends.cpu.pairwise import score_end
-from warpalign.errors import BackendUnavailable
 from warpalign.scoring import Scoring
 
 pytestmark = pytest.mark.cuda
 
 _ROOT = Path(__file__).resolve().parents[1]
 _DATA = [_ROOT / ".carry", _ROOT.parent / "shared" / "data" / "protein"]
-
-
-@pytest.fixture(scope="module")
-def cuda():
-    try:
-        return get_backend("cuda")
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA backend: {exc}")
 
 
 def _data(name: str) -> Path:

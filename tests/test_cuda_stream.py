@@ -11,21 +11,11 @@ import numpy as np
 import pytest
 
 from warpalign import Database, Scoring, search
-from warpalign._backends import get_backend
-from warpalign.errors import BackendUnavailable
 
 pytestmark = pytest.mark.cuda
 
 S = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 LETTERS = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", np.uint8)
-
-
-@pytest.fixture(scope="module")
-def cuda():
-    try:
-        return get_backend("cuda")
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA backend: {exc}")
 
 
 def _seqs(seed=23):

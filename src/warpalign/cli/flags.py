@@ -70,20 +70,11 @@ def algorithm_flag(p: argparse.ArgumentParser) -> None:
 
 
 def threads_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threads", type=_threads, metavar="N",
+    p.add_argument("--threads", type=positive_int, metavar="N",
                    help="CPU threads (default: NUMBA_NUM_THREADS when set, else every core "
                         "this process may use)")
 
 
-def _threads(text: str) -> int:
-    """``--threads`` N: an integer >= 1 (argparse names the flag in its error)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
 
 
 def strand_flags(p: argparse.ArgumentParser) -> None:
@@ -195,7 +186,8 @@ def inputs(*args: str, literal_hint: bool = False) -> list:
 
 
 def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
+    """argparse type: an integer >= 1 (``--threads``, ``--chunk``; argparse names the flag
+    in its error)."""
     try:
         value = int(text)
     except ValueError:
