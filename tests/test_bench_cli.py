@@ -34,6 +34,12 @@ def bench(*argv):
 
 def test_quick_cpu_end_to_end(tmp_path):
     out = tmp_path / "b"
+    out.mkdir()
+    # an earlier run's job in the folder: plotted too (the plots show every job there)
+    earlier = {"job": "long", "scope": "item", "backend": "cuda", "method": "long",
+               "device": "NVIDIA H200", "params": {"query": 4096, "reference": 4096},
+               "seconds": 0.01, "gcups": 1.7, "baseline": None, "command": "bench/long.py"}
+    (out / "long_gpu.jsonl").write_text(json.dumps(earlier) + "\n")
     jobs = ["search", "pairs", "lcs", "locate"]
     records = runner.run(jobs, quick=True, backend="cpu", out=out, sizes=TINY)
     table = runner.format_table(records)
@@ -59,6 +65,7 @@ def test_quick_cpu_end_to_end(tmp_path):
         else:   # JSON lines only, said on stderr
             assert not png.exists()
         assert f"\n{job} " in "\n" + table
+    assert (out / "long.png").exists() == HAS_MATPLOTLIB
 
 
 def test_bad_job_name(tmp_path, capsys):

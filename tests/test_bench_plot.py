@@ -3,11 +3,13 @@ per core, the card named (issue 24 item 7)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from warpalign.bench import plot as bplot
+from warpalign.bench.__main__ import main as bench_main
 from warpalign.bench.report import load_results
 
 pytest.importorskip("matplotlib")
@@ -107,6 +109,15 @@ def test_every_job_gets_a_figure(tmp_path):
     assert texts(imp) == ["import — NVIDIA H200"]
     assert [b.get_height() for b in imp.patches] == [0.003]
     assert bplot.figure("pairs", RECORDS) is None
+
+
+def test_module_command_plots_every_job(tmp_path, capsys):
+    src = tmp_path / "mixed.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    assert bench_main(["plot", str(src), "--out", str(tmp_path / "png")]) == 0
+    printed = capsys.readouterr().out.split()
+    assert sorted(Path(p).name for p in printed) == ["import.png", "long.png", "makedb.png",
+                                                     "search.png"]
 
 
 @pytest.mark.skipif(not RESULTS.is_dir(), reason="bench/results not in this checkout")

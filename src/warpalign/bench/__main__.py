@@ -6,9 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .plot import plot
+from .plot import plot_all
 from .report import load_results, report
-from .runner import JOBS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,7 +17,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="what", required=True)
     rp = sub.add_parser("report", help="docs/REPRODUCTION.md's text on stdout")
     rp.add_argument("paths", nargs="+", help="JSON-lines files or folders of *.jsonl")
-    pp = sub.add_parser("plot", help="one PNG per job: GCUPS against length")
+    pp = sub.add_parser("plot", help="one PNG per job the records have: kernel and whole "
+                                     "call side by side, CPU series per core")
     pp.add_argument("paths", nargs="+", help="JSON-lines files or folders of *.jsonl")
     pp.add_argument("--out", required=True, help="folder for the PNG files")
     args = p.parse_args(argv)
@@ -27,10 +27,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     recs = load_results(args.paths)
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    for job in JOBS:
-        path = plot([r for r in recs if r["job"] == job], Path(args.out) / f"{job}.png")
-        if path:
-            print(path)
+    for path in plot_all(recs, args.out):
+        print(path)
     return 0
 
 

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from .drivers import DRIVERS, note
-from .plot import plot
+from .plot import plot_all
+from .report import load_results
 
 JOBS = ("search", "pairs", "lcs", "locate")
 BACKENDS = ("auto", "cpu", "cuda")
@@ -85,8 +86,9 @@ def run(jobs: Iterable[str] = (), *, quick: bool = False, backend: str = "auto",
     :func:`settings`' (``quick``: :data:`QUICK`, else :data:`FULL`), e.g. tiny ones for a test.
 
     With ``out``, appends each job's JSON lines to ``out/<job>.jsonl`` as they come and
-    (with ``plots``) writes ``out/<job>.png`` from that job's records of this run (GCUPS
-    against length, beside the papers' numbers).
+    (with ``plots``) then writes ``out/<job>.png`` for every job the folder's JSON lines
+    have, this run's and earlier ones (:func:`~.plot.figure`: kernel and whole call side
+    by side, CPU series per core, the devices named, beside the papers' numbers).
     ``echo`` receives each JSON line as it is measured.
     """
     jobs = check_jobs(jobs)
@@ -117,8 +119,8 @@ def run(jobs: Iterable[str] = (), *, quick: bool = False, backend: str = "auto",
         finally:
             if fh is not None:
                 fh.close()
-        if outdir is not None and plots:
-            plot([r for r in records if r["job"] == job], outdir / f"{job}.png")
+    if outdir is not None and plots:
+        plot_all(load_results([outdir]), outdir)
     return records
 
 

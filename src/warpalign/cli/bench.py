@@ -2,8 +2,9 @@
 
 Prints a table (job, backend, method, size, seconds, GCUPS, baseline) on stdout; with
 ``--out DIR`` (default ``warpalign-bench``) appends DESIGN.md's JSON lines to
-``DIR/<job>.jsonl`` and draws ``DIR/<job>.png`` (GCUPS against length, the papers'
-published numbers beside ours).
+``DIR/<job>.jsonl`` and draws ``DIR/<job>.png`` for every job the folder has records for
+(kernel and whole call side by side, CPU series per core, the GPU and CPU named, the
+papers' published numbers beside ours).
 The drivers are :mod:`warpalign.bench`; they need nothing outside the package.
 """
 
@@ -29,7 +30,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="small sizes, about a minute in all")
     p.add_argument("--backend", default="auto", choices=runner.BACKENDS)
     p.add_argument("--out", default="warpalign-bench",
-                   help="folder for <job>.jsonl and <job>.png (default: warpalign-bench)")
+                   help="folder for <job>.jsonl and <job>.png (default: warpalign-bench); "
+                        "the plots show every job of the folder's JSON lines")
     p.add_argument("--no-plots", action="store_true", help="JSON lines only, no PNG")
     p.set_defaults(run=run)
     return p
