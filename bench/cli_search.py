@@ -31,7 +31,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
-from _common import emit
+from _common import cpu_name, emit, usable_cores
 from scaling import write_fasta
 from search_gpu import _find, make_database
 
@@ -68,7 +68,8 @@ def main(argv=None) -> int:
         residues = int(targets.offsets[-1])
         del targets
         secs, _ = run(["makedb", str(fasta), str(tmp / "db.wa")], env)
-        emit({"job": "makedb", "scope": "call", "backend": "cpu", "device": device,
+        emit({"job": "makedb", "scope": "call", "backend": "cpu",
+              "device": f"{cpu_name()} x {usable_cores()}",
               "params": {"residues": residues, "input": "fasta"}, "seconds": secs,
               "residues_per_s": residues / secs, "command": command}, out)
         fasta.unlink()

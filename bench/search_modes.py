@@ -26,7 +26,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
-from _common import emit, timed
+from _common import cpu_name, emit, timed, usable_cores
 from scaling import write_fasta
 from search_gpu import _find, make_database, read_fasta
 from warpalign import Database, Scoring, search
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
             tb_cells = sum(len(j[0]) * len(j[1]) for j in jobs)
             for engine, t in (("cuda", float(np.median(t_gpu))), ("cpu", t_cpu)):
                 emit({"job": "traceback", "scope": "item", "backend": engine,
-                      "method": "align_many", "device": device if engine == "cuda" else "cpu",
+                      "method": "align_many", "device": device if engine == "cuda" else f"{cpu_name()} x {usable_cores()}",
                       "params": {"alignments": len(jobs), "top_k": top_k,
                                  "queries": len(queries), "same_as_cpu": same},
                       "seconds": t, "gcups": tb_cells / t / 1e9,
