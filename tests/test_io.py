@@ -271,7 +271,8 @@ def test_align_and_locate_read_one_record_files(tmp_path):
     one = _write(tmp_path / "a.fa", ">a\nTACTG\n")
     two = _write(tmp_path / "b.fa", ">b1\nGAACTGA\n>b2\nTT\n")
     assert align(str(one), "GAACTGA", s).score == 8
-    assert locate(one, "GAACTGA", s).score == 8
+    hits = locate(one, "GAACTGA", s)       # a file of reads: one result per read
+    assert len(hits) == 1 and hits[0].score == 8
     with pytest.raises(InputError, match="b.fa: expected one target sequence, got 2"):
         align("TACTG", str(two), s)
     with pytest.raises(InputError, match="missing.fa: no such file"):
