@@ -60,8 +60,6 @@ from .database import Database
 from .errors import ScoringError
 from .io import is_path, load_one, load_sequences, source_label
 from .locate_core import GPU_METHODS, Hit, Search, make_search
-from .locate_core import Search as _Search  # noqa: F401 (the name tests use)
-from .locate_core import _DpScorer  # noqa: F401 (the name tests use)
 from .reference import Reference, is_reference_dir
 from .results import Alignment
 from .scoring import Scoring, check_input
