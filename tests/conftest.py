@@ -70,3 +70,15 @@ def cuda():
     except BackendUnavailable as exc:
         pytest.skip(f"no CUDA backend: {exc}")
 
+
+@pytest.fixture(scope="module")
+def windows_gpu():
+    """locate's GPU windows module (``_backends/cuda/windows.py``), its kernels loaded once;
+    the test skips without a device."""
+    try:
+        from warpalign._backends.cuda import windows
+        windows.wanted_windows(1)
+    except BackendUnavailable as exc:
+        pytest.skip(f"no CUDA device: {exc}")
+    return windows
+

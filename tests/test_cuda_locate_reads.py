@@ -12,20 +12,12 @@ from conftest import chrx
 from test_locate_reads import PAPER_002, cut_reads, read_sam
 
 from warpalign.cli import main
-from warpalign.errors import BackendUnavailable
 from warpalign.locate import locate
 from warpalign.reference import Reference
 
-pytestmark = pytest.mark.cuda
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("windows_gpu")]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def gpu():
-    try:
-        from warpalign._backends.cuda import windows
-        windows.wanted_windows(1)
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA device: {exc}")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import pytest
 from conftest import chrx as chrx_slice
 from reference import mutate_dna
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
-from warpalign.errors import BackendUnavailable
 from warpalign.locate import locate, locate_encoded, span_bound, window_bounds
 from warpalign.scoring import Scoring
 
@@ -26,13 +25,9 @@ BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 
 @pytest.fixture(scope="module", autouse=True)
-def gpu():
-    try:
-        from warpalign._backends.cuda import windows
-        windows.wanted_windows(1)
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA device: {exc}")
-    return windows
+def gpu(windows_gpu):
+    """The windows module (conftest's ``windows_gpu``), for every test here."""
+    return windows_gpu
 
 
 @pytest.fixture(scope="module")
