@@ -28,7 +28,10 @@ the next step toward the issue's 200 M residues/s.
 
 from __future__ import annotations
 
+import gzip
+import itertools
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,7 +40,9 @@ import numpy as np
 
 from .alphabet import NUCLEOTIDE_RULE, Alphabet, _nucleotide_tables, counts_look_nucleotide
 from .errors import AlphabetMismatch, InputError
-from .io import encode_many
+from . import fastablocks
+from .fastablocks import Batch
+from .io import FORMATS, Format, Opened, Record, split_title, encode_many, iter_opened
 
 #: Host bytes a build holds at once by default.
 MEMORY = 1 << 30
@@ -93,28 +98,59 @@ class _Bar:
             self._bar.close()
 
 
-def _blocks(records: Iterable[Any], budget: int) -> Iterator[tuple[list[str], list[str]]]:
-    """(names, sequences) of consecutive records (``io.Record``: name, description,
-    sequence text), about ``budget`` residues a block."""
+def _record_batches(records: Iterable[Any], alphabet: Alphabet, label: str | None,
+                    budget: int) -> Iterator[Batch]:
+    """Batches of ``records`` (``io.Record``: name, description, sequence text), about
+    ``budget`` residues each."""
     names: list[str] = []
     seqs: list[str] = []
     size = 0
-    for record in records:
-        names.append(record.name)
-        seqs.append(record.sequence)
-        size += len(record.sequence)
-        if size >= budget:
-            yield names, seqs
+    for record in itertools.chain(records, [None]):
+        if record is not None:
+            names.append(record.name)
+            seqs.append(record.sequence)
+            size += len(record.sequence)
+        if names and (size >= budget or record is None):
+            codes, lengths, _ = encode_many(names, seqs, alphabet, label)
+            encoded = [n.encode("utf-8", "surrogateescape") for n in names]
+            yield Batch(b"".join(encoded), np.fromiter(map(len, encoded), np.int64, len(encoded)),
+                        codes, lengths)
             names, seqs, size = [], [], 0
-    if names:
-        yield names, seqs
 
 
-def write_arrays(records: Iterable[Any], alphabet: Alphabet, tmp: Path, *,
+def read_batches(source: Any, alphabet: Alphabet, *, format: Format | None = None,
+                 label: str | None = None, memory: int = MEMORY) -> Iterator[Batch]:
+    """The records of the FASTA/FASTQ file ``source`` (a path or an open file) in
+    batches: by :mod:`.fastablocks` where it applies (blocks of ``memory / 32`` bytes,
+    at most its ``BLOCK``), else by the line reader (``io``: FASTQ, text handles, a
+    start it must check), about ``memory / 8`` residues a batch."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"invalid format: {format!r}; expected one of "
+                         f"{', '.join(map(repr, FORMATS))}")
+    opened = Opened(source, label or "input")
+    try:
+        try:
+            binary = opened.binary()
+            head = binary.peek(4096)[:4096] if binary is not None else b""
+        except (EOFError, zlib.error, gzip.BadGzipFile):
+            head = b""                        # the line reader names the problem
+        if format != "fastq" and fastablocks.applies(head):
+            yield from fastablocks.read_batches(binary, alphabet, opened.label,
+                                                block=min(fastablocks.BLOCK, memory // 32))
+        else:
+            records = (Record(*split_title(title, i), seq, qual) for i, (title, seq, qual)
+                       in enumerate(iter_opened(opened, format)))
+            yield from _record_batches(records, alphabet, label,
+                                       max(1, memory // _BYTES_PER_RESIDUE))
+    finally:
+        opened.close()
+
+
+def write_arrays(source: Any, alphabet: Alphabet, tmp: Path, *, format: Format | None,
                  label: str | None, check: bool, memory: int = MEMORY,
                  progress: bool = False) -> None:
-    """Write the five array files of the database of ``records`` (``io.read_sequences``'
-    records, sequences as text) into the directory ``tmp`` (module docstring).
+    """Write the five array files of the database of the file ``source`` into the
+    directory ``tmp`` (module docstring).
 
     Raises:
         InputError, AlphabetError: as an in-memory build (no records; a bad symbol,
@@ -131,13 +167,12 @@ def write_arrays(records: Iterable[Any], alphabet: Alphabet, tmp: Path, *,
     bar = _Bar(progress, "reading")
     try:
         with open(raw, "wb") as out, open(names_tmp, "wb") as names_out:
-            for names, seqs in _blocks(records, budget):
-                codes, lengths, _ = encode_many(names, seqs, alphabet, label)
+            for names, name_lengths, codes, lengths in read_batches(
+                    source, alphabet, format=format, label=label, memory=int(memory)):
                 out.write(codes.data)
-                encoded = [n.encode("utf-8", "surrogateescape") for n in names]
-                names_out.write(b"".join(encoded))
+                names_out.write(names)
                 lengths_parts.append(lengths)
-                name_parts.append(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+                name_parts.append(name_lengths)
                 for lo in range(0, len(codes), _COPY_BLOCK) if counting else ():
                     counts += np.bincount(codes[lo:lo + _COPY_BLOCK], minlength=256)
                 counting = counting and not counts[:len(other)][other].any()

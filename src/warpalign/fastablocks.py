@@ -1,0 +1,230 @@
+"""FASTA read in large byte blocks for ``Database.build`` from a file (``dbbuild``).
+
+The records come out as :class:`Batch` es (names, codes, lengths) equal to what the line
+reader (``io.read_sequences``: Biopython's parser over a text stream) and
+``io.encode_many`` give, found with whole-block operations instead of a Python loop per
+line:
+
+* the stream is read in blocks; ``\\r\\n`` and a lone ``\\r`` become ``\\n`` (the text
+  stream's universal newlines), a ``\\r`` ending a block waits for the next one;
+* a run of whole records (from one header line to the next record's ``>``) is parsed at
+  once: the newlines found by NumPy, header lines are those starting with ``>``, a
+  record's length is its lines' bytes less their newlines;
+* the header bytes are overwritten with ``\\n`` in a copy of the run, and one
+  ``bytes.translate`` maps every byte through the alphabet's table and deletes the
+  newlines: the codes of every record, joined;
+* a record holding a byte that is not simply a residue (outside the alphabet, a space,
+  other whitespace, non-ASCII) is re-read as the line reader does (lines right-stripped,
+  spaces dropped) and encoded by ``io.encode_many``: its codes, or the
+  ``AlphabetError`` naming the record, the 0-based position and the character;
+* a name is the header up to its first space or tab; a header holding anything but
+  printable ASCII, spaces and tabs, or starting with a blank, is split as text.
+
+A record spanning blocks is held (its blocks listed, joined once) until the next header
+or the end. :func:`applies` says which streams are read here: those whose first byte is
+``>`` and whose start the line reader would accept as it is (others go to it).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import zlib
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .alphabet import Alphabet
+from .errors import InputError
+from .io import encode_many, unnamed
+
+#: Bytes a block holds at most by default.
+BLOCK = 1 << 25
+_NL, _GT = 10, 62
+#: Codes a letter alphabet never has: marks a byte the fast path does not take.
+_ODD = 255
+#: Bytes the line reader strips or drops around residues (``str.rstrip``, spaces).
+_BLANKS = b" \t\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+class Batch(NamedTuple):
+    """Consecutive records: names (UTF-8, joined), their byte lengths, codes (joined),
+    sequence lengths."""
+
+    names: bytes
+    name_lengths: np.ndarray
+    codes: np.ndarray
+    lengths: np.ndarray
+
+
+def applies(head: bytes) -> bool:
+    """Whether a stream whose first bytes (up to 4096, decompressed) are ``head`` is
+    read here: a ``>`` first, no NUL, an ASCII first line (the line reader's checks of a
+    file's start then all pass and its first record starts at byte 0).
+
+    Example:
+        >>> applies(b">a\\nMKV\\n"), applies(b"@a\\nMKV\\n+\\nIII\\n"), applies(b"\\n>a\\n")
+        (True, False, False)
+    """
+    return head[:1] == b">" and b"\x00" not in head and head.split(b"\n", 1)[0][:800].isascii()
+
+
+@functools.lru_cache(maxsize=16)
+def _tables(alphabet: Alphabet) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """(code of each byte for ``bytes.translate``, _ODD where the fast path does not take
+    it; the bytes the fast path does not take (the "bytes" alphabet, where every code
+    is one); the header bytes that make a header be split as text)."""
+    odd = np.zeros(256, dtype=bool)
+    odd[list(_BLANKS)] = True
+    odd[128:] = True
+    codes = alphabet.code_table.copy()
+    if alphabet.name != "bytes":
+        codes[odd] = _ODD
+    header = np.ones(256, dtype=bool)
+    header[32:127] = False
+    header[9] = False
+    for table in (odd, header):
+        table.setflags(write=False)
+    return codes.tobytes(), odd, header
+
+
+def read_batches(stream: Any, alphabet: Alphabet, label: str, *,
+                 block: int = BLOCK) -> Iterator[Batch]:
+    """The records of the FASTA byte ``stream`` (:func:`applies` to its start), a batch
+    per run of whole records read (about ``block`` bytes of FASTA).
+
+    Raises:
+        AlphabetError: a symbol outside ``alphabet`` (the line reader's error).
+        InputError: truncated or corrupt gzip data.
+    """
+    count = 0
+    for run in _runs(stream, max(1, int(block)), label, lambda: count):
+        batch = _parse(run, count, alphabet, label)
+        count += len(batch.lengths)
+        yield batch
+
+
+def _read(stream: Any, size: int, label: str, count: int) -> bytes:
+    try:
+        return stream.read(size)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise InputError(f"{label}: truncated or corrupt gzip data after {count} records "
+                         f"({exc})") from None
+
+
+def _runs(stream: Any, block: int, label: str, done: Any) -> Iterator[bytes]:
+    """Runs of whole records, each from a ``>`` at its start to a final ``\\n``, newlines
+    as ``\\n`` only; ``done()``: the records handed out so far (for errors)."""
+    pending: list[bytes] = []        # the blocks of the record not yet ended
+    held = b""                       # a "\r" that ended the last block
+    line_start = True                # whether the next block starts a line
+    while data := _read(stream, block, label, done()):
+        data, held = held + data, b""
+        if data.endswith(b"\r"):
+            data, held = data[:-1], b"\r"
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not data:
+            continue
+        cut = data.rfind(b"\n>") + 1 or (0 if line_start and data[:1] == b">" else -1)
+        line_start = data.endswith(b"\n")
+        if cut < 0:
+            pending.append(data)
+            continue
+        pending.append(data[:cut])
+        run = b"".join(pending)
+        if run:
+            yield run
+        pending = [data[cut:]]
+    if held:
+        pending.append(b"\n")
+    run = b"".join(pending)
+    if run:
+        yield run if run.endswith(b"\n") else run + b"\n"
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The indices ``lo[k]..hi[k]-1`` of every k, joined.
+
+    Example:
+        >>> _ranges(np.array([2, 7]), np.array([4, 8])).tolist()
+        [2, 3, 7]
+    """
+    n = hi - lo
+    ends = np.cumsum(n)
+    return np.arange(int(ends[-1]) if len(n) else 0, dtype=np.int64) + np.repeat(lo - ends + n, n)
+
+
+def _parse(run: bytes, first: int, alphabet: Alphabet, label: str) -> Batch:
+    """The records of ``run`` (whole records, :func:`_runs`), the first the ``first``-th
+    (0-based) of the input."""
+    table, odd, odd_header = _tables(alphabet)
+    a = np.frombuffer(run, dtype=np.uint8)
+    nl = np.flatnonzero(a == _NL)
+    starts = np.concatenate([[0], nl[:-1] + 1])                 # of each line
+    head_lines = np.flatnonzero(a[starts] == _GT)               # head_lines[0] == 0
+    hs, he = starts[head_lines], nl[head_lines]                 # a header's '>' and '\n'
+    ends = np.append(hs[1:], len(a))                            # a record's end
+    lines = np.diff(np.append(head_lines, len(nl))) - 1         # its sequence lines
+    lengths = ends - he - 1 - lines
+    copy = bytearray(run)
+    np.frombuffer(copy, dtype=np.uint8)[_ranges(hs, he)] = _NL
+    out = copy.translate(table, b"\n")
+    del copy
+    codes = np.frombuffer(out, dtype=np.uint8)
+    names, name_lengths = _names(a, hs, he, first, odd_header)
+    if alphabet.name == "bytes":
+        flagged = odd[codes]
+    else:
+        flagged = codes == _ODD if out.find(bytes([_ODD])) >= 0 else None
+    if flagged is not None and flagged.any():
+        codes, lengths = _reread(run, codes, lengths, flagged, he, ends, names,
+                                 name_lengths, alphabet, label)
+    return Batch(names, name_lengths, codes, lengths)
+
+
+def _names(a: np.ndarray, hs: np.ndarray, he: np.ndarray, first: int,
+           odd_header: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """(names joined, their lengths) of the headers ``a[hs+1:he]``."""
+    text = a[_ranges(hs + 1, he)]
+    size = he - hs - 1
+    bounds = np.concatenate([[0], np.cumsum(size)])
+    odd_count = np.concatenate([[0], np.cumsum(odd_header[text])])
+    blank = (text == 32) | (text == 9)
+    spaces = np.flatnonzero(blank)
+    at = np.searchsorted(spaces, bounds[:-1])
+    stop = np.minimum(np.append(spaces, bounds[-1])[at], bounds[1:])
+    simple = (size > 0) & (odd_count[bounds[1:]] == odd_count[bounds[:-1]])
+    simple[size > 0] &= ~blank[bounds[:-1][size > 0]]
+    if simple.all():
+        return text[_ranges(bounds[:-1], stop)].tobytes(), stop - bounds[:-1]
+    names = []
+    for k, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist())):
+        if simple[k]:
+            names.append(text[lo:int(stop[k])].tobytes())
+        else:
+            words = text[lo:hi].tobytes().decode("utf-8", "surrogateescape").split(None, 1)
+            name = words[0] if words else unnamed(first + k)
+            names.append(name.encode("utf-8", "surrogateescape"))
+    return b"".join(names), np.fromiter(map(len, names), np.int64, len(names))
+
+
+def _reread(run: bytes, codes: np.ndarray, lengths: np.ndarray, flagged: np.ndarray,
+            he: np.ndarray, ends: np.ndarray, names: bytes, name_lengths: np.ndarray,
+            alphabet: Alphabet, label: str) -> tuple[np.ndarray, np.ndarray]:
+    """``codes`` and ``lengths`` with each record holding a ``flagged`` code read again
+    as the line reader does (module docstring); raises its AlphabetError."""
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    which = np.unique(np.searchsorted(bounds, np.flatnonzero(flagged), side="right") - 1)
+    name_bounds = np.concatenate([[0], np.cumsum(name_lengths)])
+    pieces, lengths, done = [], lengths.copy(), 0
+    for r in which.tolist():
+        name = names[name_bounds[r]:name_bounds[r + 1]].decode("utf-8", "surrogateescape")
+        text = run[he[r] + 1:ends[r]].decode("utf-8", "surrogateescape")
+        seq = "".join(line.rstrip() for line in text.split("\n")).replace(" ", "")
+        again = encode_many([name], [seq], alphabet, label)[0]
+        pieces += [codes[bounds[done]:bounds[r]], again]
+        lengths[r], done = len(again), r + 1
+    pieces.append(codes[bounds[done]:])
+    return np.concatenate(pieces), lengths
