@@ -6,7 +6,8 @@ reader (``io.read_sequences``: Biopython's parser over a text stream) and
 line:
 
 * the stream is read in blocks; ``\\r\\n`` and a lone ``\\r`` become ``\\n`` (the text
-  stream's universal newlines), a ``\\r`` ending a block waits for the next one;
+  stream's universal newlines; a ``\\r\\n`` split by blocks makes a blank line, which
+  changes no record);
 * a run of whole records (from one header line to the next record's ``>``) is parsed at
   once: the newlines found by NumPy, header lines are those starting with ``>``, a
   record's length is its lines' bytes less their newlines;
@@ -117,16 +118,10 @@ def _runs(stream: Any, block: int, label: str, done: Any) -> Iterator[bytes]:
     """Runs of whole records, each from a ``>`` at its start to a final ``\\n``, newlines
     as ``\\n`` only; ``done()``: the records handed out so far (for errors)."""
     pending: list[bytes] = []        # the blocks of the record not yet ended
-    held = b""                       # a "\r" that ended the last block
     line_start = True                # whether the next block starts a line
     while data := _read(stream, block, label, done()):
-        data, held = held + data, b""
-        if data.endswith(b"\r"):
-            data, held = data[:-1], b"\r"
-        if b"\r" in data:
+        if b"\r" in data:           # a "\r\n" split by blocks: an extra blank line, dropped
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        if not data:
-            continue
         cut = data.rfind(b"\n>") + 1 or (0 if line_start and data[:1] == b">" else -1)
         line_start = data.endswith(b"\n")
         if cut < 0:
@@ -137,8 +132,6 @@ def _runs(stream: Any, block: int, label: str, done: Any) -> Iterator[bytes]:
         if run:
             yield run
         pending = [data[cut:]]
-    if held:
-        pending.append(b"\n")
     run = b"".join(pending)
     if run:
         yield run if run.endswith(b"\n") else run + b"\n"
