@@ -21,7 +21,8 @@ from warpalign.io import encode_many, read_sequences
 
 TRICKY = (b">first desc here\nMKVL\nacde\n>\n\n>second\tx\r\nMK\r\nWW\r\n>e1\n>e2 \n"
           b">  lead blank\nmk v l  \nQQ\t\n>tab\theader\nA\n\n\nC\n>caf\xc3\xa9 x\nMM\n"
-          b">cr\rRR\rKK\r>x>y z\nY\n>last\nMKVLWWY")
+          b">cr\rRR\rKK\r>x>y z\nY\n>ab\xc2\xa0cd e\nM\n>f\x1cg\x01 h\nK\n>plain caf\xc3\xa9\nW\n"
+          b">last\nMKVLWWY")
 BAD = b">ok\nMKV\n>second one\nMKVLWW\nMK1V\n>third\nMM\n"
 
 
@@ -51,6 +52,7 @@ def test_every_block_size_equals_the_line_reader(alphabet):
     expected = _oracle(TRICKY, alpha)
     assert expected[0][:4] == ["first", "seq1", "second", "e1"]      # a sanity check
     assert expected[2][:3] == [8, 0, 4]
+    assert expected[0][-4:] == ["ab", "f", "plain", "last"]           # str.split's blanks
     for block in range(1, len(TRICKY) + 2):
         assert _blocks(TRICKY, alpha, block) == expected, block
 

@@ -41,6 +41,7 @@ import numpy as np
 from .alphabet import NUCLEOTIDE_RULE, Alphabet, _nucleotide_tables, counts_look_nucleotide
 from .errors import AlphabetMismatch, InputError
 from . import fastablocks
+from ._backends.cpu.dbsort import copy_runs
 from .fastablocks import Batch
 from .io import FORMATS, Format, Opened, Record, split_title, encode_many, iter_opened
 
@@ -52,19 +53,19 @@ _BYTES_PER_RESIDUE = 8
 _COPY_BLOCK = 1 << 24
 
 
-def gather(codes: np.ndarray, lengths: np.ndarray, perm: np.ndarray) -> bytes:
+def gather(codes: np.ndarray, lengths: np.ndarray, perm: np.ndarray) -> np.ndarray:
     """The sequences of ``codes`` (concatenated, of ``lengths``) in the order ``perm``,
-    joined (one slice per sequence: at Swiss-Prot's lengths ~4x faster than an index
-    per residue, and no 8 bytes of index per residue).
+    joined (a compiled copy loop: no index per residue, no Python object per sequence).
 
     Example:
-        >>> list(gather(np.arange(6, dtype=np.uint8), np.array([1, 3, 2]), np.array([2, 0, 1])))
+        >>> gather(np.arange(6, dtype=np.uint8), np.array([1, 3, 2]), np.array([2, 0, 1])).tolist()
         [4, 5, 0, 1, 2, 3]
     """
-    ends = np.cumsum(lengths, dtype=np.int64)
-    mem = memoryview(np.ascontiguousarray(codes)).cast("B")
-    return b"".join([mem[e - n:e] for e, n in zip(ends[perm].tolist(),
-                                                    np.asarray(lengths)[perm].tolist())])
+    lengths = np.asarray(lengths, dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    out = np.empty(int(lengths.sum()), dtype=np.uint8)
+    copy_runs(np.ascontiguousarray(codes, dtype=np.uint8), starts[perm], lengths[perm], out)
+    return out
 
 
 def _npy_header(f, dtype, count: int) -> None:

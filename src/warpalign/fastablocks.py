@@ -11,15 +11,15 @@ line:
 * a run of whole records (from one header line to the next record's ``>``) is parsed at
   once: the newlines found by NumPy, header lines are those starting with ``>``, a
   record's length is its lines' bytes less their newlines;
-* the header bytes are overwritten with ``\\n`` in a copy of the run, and one
-  ``bytes.translate`` maps every byte through the alphabet's table and deletes the
-  newlines: the codes of every record, joined;
+* the records' sequence lines are joined (a slice each) and one ``bytes.translate``
+  maps every byte through the alphabet's table and deletes the newlines: the codes of
+  every record, joined;
 * a record holding a byte that is not simply a residue (outside the alphabet, a space,
   other whitespace, non-ASCII) is re-read as the line reader does (lines right-stripped,
   spaces dropped) and encoded by ``io.encode_many``: its codes, or the
   ``AlphabetError`` naming the record, the 0-based position and the character;
-* a name is the header up to its first space or tab; a header holding anything but
-  printable ASCII, spaces and tabs, or starting with a blank, is split as text.
+* a name is the header up to its first space or tab; a header whose first word holds
+  anything but printable ASCII, or which starts with a blank, is split as text.
 
 A record spanning blocks is held (its blocks listed, joined once) until the next header
 or the end. :func:`applies` says which streams are read here: those whose first byte is
@@ -161,10 +161,9 @@ def _parse(run: bytes, first: int, alphabet: Alphabet, label: str) -> Batch:
     ends = np.append(hs[1:], len(a))                            # a record's end
     lines = np.diff(np.append(head_lines, len(nl))) - 1         # its sequence lines
     lengths = ends - he - 1 - lines
-    copy = bytearray(run)
-    np.frombuffer(copy, dtype=np.uint8)[_ranges(hs, he)] = _NL
-    out = copy.translate(table, b"\n")
-    del copy
+    mem = memoryview(run)
+    out = b"".join([mem[lo:hi] for lo, hi in zip((he + 1).tolist(), ends.tolist())])
+    out = out.translate(table, b"\n")
     codes = np.frombuffer(out, dtype=np.uint8)
     names, name_lengths = _names(a, hs, he, first, odd_header)
     if alphabet.name == "bytes":
@@ -183,13 +182,16 @@ def _names(a: np.ndarray, hs: np.ndarray, he: np.ndarray, first: int,
     text = a[_ranges(hs + 1, he)]
     size = he - hs - 1
     bounds = np.concatenate([[0], np.cumsum(size)])
-    odd_count = np.concatenate([[0], np.cumsum(odd_header[text])])
     blank = (text == 32) | (text == 9)
     spaces = np.flatnonzero(blank)
     at = np.searchsorted(spaces, bounds[:-1])
-    stop = np.minimum(np.append(spaces, bounds[-1])[at], bounds[1:])
-    simple = (size > 0) & (odd_count[bounds[1:]] == odd_count[bounds[:-1]])
-    simple[size > 0] &= ~blank[bounds[:-1][size > 0]]
+    stop = np.minimum(np.append(spaces, bounds[-1])[at], bounds[1:])   # the first word's end
+    simple = size > 0
+    simple[simple] = ~blank[bounds[:-1][simple]]
+    odd_at = np.flatnonzero(odd_header[text])
+    if len(odd_at):                                # an odd byte in the first word
+        k = np.searchsorted(bounds, odd_at, side="right") - 1
+        simple[k[odd_at < stop[k]]] = False
     if simple.all():
         return text[_ranges(bounds[:-1], stop)].tobytes(), stop - bounds[:-1]
     names = []
