@@ -47,9 +47,12 @@ from .io import FORMATS, Format, Opened, Record, split_title, encode_many, iter_
 
 #: Host bytes a build holds at once by default.
 MEMORY = 1 << 30
-#: Bytes per residue while a block is encoded or gathered (the text and its joined copy,
-#: the encoder's lookup and mask, the codes, the gathered copy).
+#: Bytes per residue while the line reader's batch is encoded (the text and its joined
+#: copy, the encoder's lookup and mask, the codes).
 _BYTES_PER_RESIDUE = 8
+#: Bytes per residue while a group is sorted (its codes and their sorted copy) or a
+#: block partitioned, with room to spare.
+_SORT_BYTES_PER_RESIDUE = 3
 _COPY_BLOCK = 1 << 24
 
 
@@ -158,7 +161,7 @@ def write_arrays(source: Any, alphabet: Alphabet, tmp: Path, *, format: Format |
             naming its record).
         AlphabetMismatch: ``check`` (no alphabet given) and the input is nucleotide.
     """
-    budget = max(1, int(memory) // _BYTES_PER_RESIDUE)
+    budget = max(1, int(memory) // _SORT_BYTES_PER_RESIDUE)
     raw = tmp / "input.codes"
     lengths_parts, name_parts = [], []
     counts = np.zeros(256, dtype=np.int64)
