@@ -28,8 +28,11 @@ or the end. :func:`applies` says which streams are read here: those whose first 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
+import queue
+import threading
 import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -106,12 +109,41 @@ def read_batches(stream: Any, alphabet: Alphabet, label: str, *,
         yield batch
 
 
-def _read(stream: Any, size: int, label: str, count: int) -> bytes:
+def _blocks(stream: Any, size: int, label: str, done: Any) -> Iterator[bytes]:
+    """The blocks of ``stream``, read one ahead by a thread of this call (reading and
+    gzip inflating let go of the GIL, so they overlap the parsing)."""
+    ahead: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(item: Any) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(queue.Full):
+                ahead.put(item, timeout=0.05)
+                return
+
+    def read() -> None:
+        try:
+            while not stop.is_set():
+                data = stream.read(size)
+                put(data)
+                if not data:
+                    return
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading call
+            put(exc)
+
+    thread = threading.Thread(target=read, name="fasta-read-ahead", daemon=True)
+    thread.start()
     try:
-        return stream.read(size)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise InputError(f"{label}: truncated or corrupt gzip data after {count} records "
-                         f"({exc})") from None
+        while data := ahead.get():
+            if isinstance(data, (EOFError, zlib.error, gzip.BadGzipFile)):
+                raise InputError(f"{label}: truncated or corrupt gzip data after {done()} "
+                                 f"records ({data})")
+            if isinstance(data, BaseException):
+                raise data
+            yield data
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _runs(stream: Any, block: int, label: str, done: Any) -> Iterator[bytes]:
@@ -119,7 +151,7 @@ def _runs(stream: Any, block: int, label: str, done: Any) -> Iterator[bytes]:
     as ``\\n`` only; ``done()``: the records handed out so far (for errors)."""
     pending: list[bytes] = []        # the blocks of the record not yet ended
     line_start = True                # whether the next block starts a line
-    while data := _read(stream, block, label, done()):
+    for data in _blocks(stream, block, label, done):
         if b"\r" in data:           # a "\r\n" split by blocks: an extra blank line, dropped
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         cut = data.rfind(b"\n>") + 1 or (0 if line_start and data[:1] == b">" else -1)
@@ -127,11 +159,12 @@ def _runs(stream: Any, block: int, label: str, done: Any) -> Iterator[bytes]:
         if cut < 0:
             pending.append(data)
             continue
-        pending.append(data[:cut])
+        view = memoryview(data)
+        pending.append(view[:cut])
         run = b"".join(pending)
         if run:
             yield run
-        pending = [data[cut:]]
+        pending = [view[cut:]]
     run = b"".join(pending)
     if run:
         yield run if run.endswith(b"\n") else run + b"\n"
