@@ -5,9 +5,11 @@ The files are those of an in-memory build, byte for byte (``database.py`` descri
 them): codes sorted by length, input order breaking ties. Three passes, each holding at
 most ``memory`` bytes of residues and their index arrays at once:
 
-1. read and encode: records in blocks, each block's codes appended to ``input.codes``
-   (input order) and its names to ``names.npy``; lengths, name lengths and the code
-   counts (for the nucleotide rule) kept;
+1. read and encode: records in batches (:func:`read_batches`: FASTA by the block
+   parser :mod:`.fastablocks`, blocks of ``memory / 32`` bytes up to 32 MiB; FASTQ and
+   anything else by the line reader of ``io``), each batch's codes appended to
+   ``input.codes`` (input order) and its names to ``names.npy``; lengths, name lengths
+   and the code counts (for the nucleotide rule) kept;
 2. partition: the distinct lengths cut into groups of consecutive lengths whose
    residues fit the budget (a single length that does not fit is a group of its own:
    its sequences need no sorting), and ``input.codes`` read block by block, each
@@ -19,11 +21,11 @@ With one group (the residues fit the budget) pass 2 is skipped. What grows with 
 input beyond the budget is per sequence: about 40 bytes each (lengths, order, offsets,
 name offsets), 1.2 GB for 30 M sequences.
 
-Measured (bench/results/makedb_cpu.jsonl, one thread of a 2.5 GHz Xeon): 186.7 M
-residues in 516 K sequences at 13-16 M residues/s, peak RSS 0.99 GB with the default
-1 GiB and 0.30 GB with 128 MiB. Half the time is Biopython's parser (a Python loop per
-line) and a third the per-sequence slicing and encoding: a block parser over bytes is
-the next step toward the issue's 200 M residues/s.
+Measured (bench/results/makedb_cpu.jsonl, a 2.5 GHz Xeon, 2 cores): 186.7 M residues
+in 516 K sequences at 50-55 M residues/s, peak RSS 0.65 GB with the default 1 GiB and
+0.35 GB with 128 MiB (13-16 M residues/s with Biopython's parser and a Python slice per
+sequence in the sort). Of the ~3.5 s: ~1.1 s fixed (the CLI's imports, Numba's first
+call), ~1.35 s parsing, the rest the sort, writing, fsync and checksums.
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ line:
   anything but printable ASCII, or which starts with a blank, is split as text.
 
 A record spanning blocks is held (its blocks listed, joined once) until the next header
-or the end. :func:`applies` says which streams are read here: those whose first byte is
+or the end. A thread of the call reads one block ahead (reading and gzip inflating let
+go of the GIL). Parsing alone runs at ~135 M residues/s from a plain file and ~65 M
+from gzip (one 2.5 GHz Xeon core; gzip bound by ``GzipFile``'s inflating). :func:`applies` says which streams are read here: those whose first byte is
 ``>`` and whose start the line reader would accept as it is (others go to it).
 """
 
