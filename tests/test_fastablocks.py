@@ -57,6 +57,15 @@ def test_every_block_size_equals_the_line_reader(alphabet):
         assert _blocks(TRICKY, alpha, block) == expected, block
 
 
+def test_bytes_alphabet_keeps_file_bytes():
+    data = b">n1\nAB\xc3\xa9 \xff\t\xc2\xa0\nCD\x0b\n>n2\n\x01\x7f\n"
+    alpha = get_alphabet("bytes")
+    expected = _oracle(data, alpha)
+    assert expected[2] == [7, 2]          # the line reader strips U+00A0, \t, \x0b at ends
+    for block in range(1, len(data) + 2):
+        assert _blocks(data, alpha, block) == expected, block
+
+
 def test_bad_character_at_every_block_size():
     alpha = get_alphabet("protein")
     with pytest.raises(AlphabetError) as want:
