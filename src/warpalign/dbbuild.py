@@ -286,6 +286,7 @@ def _partition(raw: Path, lengths: np.ndarray, group: np.ndarray, files: list[Pa
                 cut = cut.astype(np.int64)
                 for g in np.unique(gs).tolist():
                     outs[g].write(moved[cut[g]:cut[g + 1]])
+                del block, moved                # before the next block is read: 2x, not 4x
                 lo = hi
     finally:
         for o in outs:
