@@ -22,10 +22,11 @@ input beyond the budget is per sequence: about 40 bytes each (lengths, order, of
 name offsets), 1.2 GB for 30 M sequences.
 
 Measured (bench/results/makedb_cpu.jsonl, a 2.5 GHz Xeon, 2 cores): 186.7 M residues
-in 516 K sequences at 50-55 M residues/s, peak RSS 0.65 GB with the default 1 GiB and
-0.35 GB with 128 MiB (13-16 M residues/s with Biopython's parser and a Python slice per
-sequence in the sort). Of the ~3.5 s: ~1.1 s fixed (the CLI's imports, Numba's first
-call), ~1.35 s parsing, the rest the sort, writing, fsync and checksums.
+in 516 K sequences at 52-55 M residues/s, peak RSS 0.65 GB with the default 1 GiB and
+0.28 GB with 128 MiB; 560 M residues at 65 M/s (0.86 GB) and 58 M/s (0.38 GB). Before
+the block parser and the compiled sort copy: 13-16 M residues/s. Of ~3.5 s for 186.7 M
+residues: ~1.1 s fixed (the CLI's imports, Numba's first call), ~1.35 s parsing, the
+rest the sort, writing, fsync and checksums.
 """
 
 from __future__ import annotations
