@@ -97,7 +97,7 @@ def main(argv=None) -> int:
                 seconds, rss = float(seconds), int(rss)
                 emit({"job": "makedb", "scope": "call", "cold": False, "backend": "cpu",
                       "method": "streamed", "device": f"{cpu_name()} (1 of {usable_cores()} "
-                      "cores: the build is one thread)",
+                      "cores: the build is one thread and a read-ahead thread)",
                       "params": {"sequences": n, "residues": residues,
                                  "fasta_bytes": fasta.stat().st_size,
                                  "memory": budget, "peak_rss_bytes": rss,

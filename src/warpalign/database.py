@@ -45,7 +45,7 @@ import numpy as np
 from ._backends import TargetSet
 from .alphabet import ALPHABETS, NUCLEOTIDE_RULE, Alphabet, get_alphabet, looks_nucleotide
 from .errors import AlphabetMismatch, DatabaseError, InputError
-from .io import Format, collect, encode_many, is_path, read_sequences, source_label
+from .io import Format, collect, encode_many, is_path, source_label
 
 __all__ = ["BUCKET_BOUNDARIES", "FORMAT_VERSION", "Database"]
 
@@ -357,7 +357,7 @@ class Database:
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{owner_tag()}-",
                                     dir=path.parent))
         try:
-            dbbuild.write_arrays(read_sequences(source, format=format), alpha, tmp,
+            dbbuild.write_arrays(source, alpha, tmp, format=format,
                                  label=source_label(source, "input"), check=check,
                                  memory=dbbuild.MEMORY if memory is None else memory,
                                  progress=progress)

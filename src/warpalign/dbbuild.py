@@ -5,9 +5,11 @@ The files are those of an in-memory build, byte for byte (``database.py`` descri
 them): codes sorted by length, input order breaking ties. Three passes, each holding at
 most ``memory`` bytes of residues and their index arrays at once:
 
-1. read and encode: records in blocks, each block's codes appended to ``input.codes``
-   (input order) and its names to ``names.npy``; lengths, name lengths and the code
-   counts (for the nucleotide rule) kept;
+1. read and encode: records in batches (:func:`read_batches`: FASTA by the block
+   parser :mod:`.fastablocks`, blocks of ``memory / 32`` bytes up to 32 MiB; FASTQ and
+   anything else by the line reader of ``io``), each batch's codes appended to
+   ``input.codes`` (input order) and its names to ``names.npy``; lengths, name lengths
+   and the code counts (for the nucleotide rule) kept;
 2. partition: the distinct lengths cut into groups of consecutive lengths whose
    residues fit the budget (a single length that does not fit is a group of its own:
    its sequences need no sorting), and ``input.codes`` read block by block, each
@@ -19,16 +21,20 @@ With one group (the residues fit the budget) pass 2 is skipped. What grows with 
 input beyond the budget is per sequence: about 40 bytes each (lengths, order, offsets,
 name offsets), 1.2 GB for 30 M sequences.
 
-Measured (bench/results/makedb_cpu.jsonl, one thread of a 2.5 GHz Xeon): 186.7 M
-residues in 516 K sequences at 13-16 M residues/s, peak RSS 0.99 GB with the default
-1 GiB and 0.30 GB with 128 MiB. Half the time is Biopython's parser (a Python loop per
-line) and a third the per-sequence slicing and encoding: a block parser over bytes is
-the next step toward the issue's 200 M residues/s.
+Measured (bench/results/makedb_cpu.jsonl, a 2.5 GHz Xeon, 2 cores): 186.7 M residues
+in 516 K sequences at 52-55 M residues/s, peak RSS 0.65 GB with the default 1 GiB and
+0.28 GB with 128 MiB; 560 M residues at 65 M/s (0.86 GB) and 58 M/s (0.38 GB). Before
+the block parser and the compiled sort copy: 13-16 M residues/s. Of ~3.5 s for 186.7 M
+residues: ~1.1 s fixed (the CLI's imports, Numba's first call), ~1.35 s parsing, the
+rest the sort, writing, fsync and checksums.
 """
 
 from __future__ import annotations
 
+import gzip
+import itertools
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,29 +43,36 @@ import numpy as np
 
 from .alphabet import NUCLEOTIDE_RULE, Alphabet, _nucleotide_tables, counts_look_nucleotide
 from .errors import AlphabetMismatch, InputError
-from .io import encode_many
+from . import fastablocks
+from ._backends.cpu.dbsort import copy_runs
+from .fastablocks import Batch
+from .io import FORMATS, Format, Opened, Record, split_title, encode_many, iter_opened
 
 #: Host bytes a build holds at once by default.
 MEMORY = 1 << 30
-#: Bytes per residue while a block is encoded or gathered (the text and its joined copy,
-#: the encoder's lookup and mask, the codes, the gathered copy).
+#: Bytes per residue while the line reader's batch is encoded (the text and its joined
+#: copy, the encoder's lookup and mask, the codes).
 _BYTES_PER_RESIDUE = 8
+#: Bytes per residue while a group is sorted (its codes and their sorted copy) or a
+#: block partitioned, leaving room for the process and the per-sequence arrays (at 3,
+#: 560 M residues in 1.5 M sequences peaked at 1.2 GB with memory=1 GiB).
+_SORT_BYTES_PER_RESIDUE = 4
 _COPY_BLOCK = 1 << 24
 
 
-def gather(codes: np.ndarray, lengths: np.ndarray, perm: np.ndarray) -> bytes:
+def gather(codes: np.ndarray, lengths: np.ndarray, perm: np.ndarray) -> np.ndarray:
     """The sequences of ``codes`` (concatenated, of ``lengths``) in the order ``perm``,
-    joined (one slice per sequence: at Swiss-Prot's lengths ~4x faster than an index
-    per residue, and no 8 bytes of index per residue).
+    joined (a compiled copy loop: no index per residue, no Python object per sequence).
 
     Example:
-        >>> list(gather(np.arange(6, dtype=np.uint8), np.array([1, 3, 2]), np.array([2, 0, 1])))
+        >>> gather(np.arange(6, dtype=np.uint8), np.array([1, 3, 2]), np.array([2, 0, 1])).tolist()
         [4, 5, 0, 1, 2, 3]
     """
-    ends = np.cumsum(lengths, dtype=np.int64)
-    mem = memoryview(np.ascontiguousarray(codes)).cast("B")
-    return b"".join([mem[e - n:e] for e, n in zip(ends[perm].tolist(),
-                                                    np.asarray(lengths)[perm].tolist())])
+    lengths = np.asarray(lengths, dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    out = np.empty(int(lengths.sum()), dtype=np.uint8)
+    copy_runs(np.ascontiguousarray(codes, dtype=np.uint8), starts[perm], lengths[perm], out)
+    return out
 
 
 def _npy_header(f, dtype, count: int) -> None:
@@ -93,35 +106,66 @@ class _Bar:
             self._bar.close()
 
 
-def _blocks(records: Iterable[Any], budget: int) -> Iterator[tuple[list[str], list[str]]]:
-    """(names, sequences) of consecutive records (``io.Record``: name, description,
-    sequence text), about ``budget`` residues a block."""
+def _record_batches(records: Iterable[Any], alphabet: Alphabet, label: str | None,
+                    budget: int) -> Iterator[Batch]:
+    """Batches of ``records`` (``io.Record``: name, description, sequence text), about
+    ``budget`` residues each."""
     names: list[str] = []
     seqs: list[str] = []
     size = 0
-    for record in records:
-        names.append(record.name)
-        seqs.append(record.sequence)
-        size += len(record.sequence)
-        if size >= budget:
-            yield names, seqs
+    for record in itertools.chain(records, [None]):
+        if record is not None:
+            names.append(record.name)
+            seqs.append(record.sequence)
+            size += len(record.sequence)
+        if names and (size >= budget or record is None):
+            codes, lengths, _ = encode_many(names, seqs, alphabet, label)
+            encoded = [n.encode("utf-8", "surrogateescape") for n in names]
+            yield Batch(b"".join(encoded), np.fromiter(map(len, encoded), np.int64, len(encoded)),
+                        codes, lengths)
             names, seqs, size = [], [], 0
-    if names:
-        yield names, seqs
 
 
-def write_arrays(records: Iterable[Any], alphabet: Alphabet, tmp: Path, *,
+def read_batches(source: Any, alphabet: Alphabet, *, format: Format | None = None,
+                 label: str | None = None, memory: int = MEMORY) -> Iterator[Batch]:
+    """The records of the FASTA/FASTQ file ``source`` (a path or an open file) in
+    batches: by :mod:`.fastablocks` where it applies (blocks of ``memory / 32`` bytes,
+    at most its ``BLOCK``), else by the line reader (``io``: FASTQ, text handles, a
+    start it must check), about ``memory / 8`` residues a batch."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"invalid format: {format!r}; expected one of "
+                         f"{', '.join(map(repr, FORMATS))}")
+    opened = Opened(source, label or "input")
+    try:
+        try:
+            binary = opened.binary()
+            head = binary.peek(4096)[:4096] if binary is not None else b""
+        except (EOFError, zlib.error, gzip.BadGzipFile):
+            head = b""                        # the line reader names the problem
+        if format != "fastq" and fastablocks.applies(head):
+            yield from fastablocks.read_batches(binary, alphabet, opened.label,
+                                                block=min(fastablocks.BLOCK, memory // 32))
+        else:
+            records = (Record(*split_title(title, i), seq, qual) for i, (title, seq, qual)
+                       in enumerate(iter_opened(opened, format)))
+            yield from _record_batches(records, alphabet, label,
+                                       max(1, memory // _BYTES_PER_RESIDUE))
+    finally:
+        opened.close()
+
+
+def write_arrays(source: Any, alphabet: Alphabet, tmp: Path, *, format: Format | None,
                  label: str | None, check: bool, memory: int = MEMORY,
                  progress: bool = False) -> None:
-    """Write the five array files of the database of ``records`` (``io.read_sequences``'
-    records, sequences as text) into the directory ``tmp`` (module docstring).
+    """Write the five array files of the database of the file ``source`` into the
+    directory ``tmp`` (module docstring).
 
     Raises:
         InputError, AlphabetError: as an in-memory build (no records; a bad symbol,
             naming its record).
         AlphabetMismatch: ``check`` (no alphabet given) and the input is nucleotide.
     """
-    budget = max(1, int(memory) // _BYTES_PER_RESIDUE)
+    budget = max(1, int(memory) // _SORT_BYTES_PER_RESIDUE)
     raw = tmp / "input.codes"
     lengths_parts, name_parts = [], []
     counts = np.zeros(256, dtype=np.int64)
@@ -131,13 +175,12 @@ def write_arrays(records: Iterable[Any], alphabet: Alphabet, tmp: Path, *,
     bar = _Bar(progress, "reading")
     try:
         with open(raw, "wb") as out, open(names_tmp, "wb") as names_out:
-            for names, seqs in _blocks(records, budget):
-                codes, lengths, _ = encode_many(names, seqs, alphabet, label)
+            for names, name_lengths, codes, lengths in read_batches(
+                    source, alphabet, format=format, label=label, memory=int(memory)):
                 out.write(codes.data)
-                encoded = [n.encode("utf-8", "surrogateescape") for n in names]
-                names_out.write(b"".join(encoded))
+                names_out.write(names)
                 lengths_parts.append(lengths)
-                name_parts.append(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+                name_parts.append(name_lengths)
                 for lo in range(0, len(codes), _COPY_BLOCK) if counting else ():
                     counts += np.bincount(codes[lo:lo + _COPY_BLOCK], minlength=256)
                 counting = counting and not counts[:len(other)][other].any()
@@ -244,6 +287,7 @@ def _partition(raw: Path, lengths: np.ndarray, group: np.ndarray, files: list[Pa
                 cut = cut.astype(np.int64)
                 for g in np.unique(gs).tolist():
                     outs[g].write(moved[cut[g]:cut[g + 1]])
+                del block, moved                # before the next block is read: 2x, not 4x
                 lo = hi
     finally:
         for o in outs:

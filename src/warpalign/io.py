@@ -71,7 +71,7 @@ def unnamed(index: int, default_name: str = "seq") -> str:
     return f"{default_name}{index}"
 
 
-def _split_title(title: str, index: int, default_name: str = "seq") -> tuple[str, str]:
+def split_title(title: str, index: int, default_name: str = "seq") -> tuple[str, str]:
     parts = title.split(None, 1)
     if not parts:
         return unnamed(index, default_name), ""
@@ -115,7 +115,7 @@ def _label(source: Any) -> str:
     return name if isinstance(name, str) else "<stream>"
 
 
-class _Opened:
+class Opened:
     """A path or handle opened as text, gzip detected by its magic bytes.
 
     ``close()`` closes what was opened here and leaves a caller's handle open.
@@ -148,15 +148,23 @@ class _Opened:
         else:
             raise TypeError(f"expected a path or an open file, got {type(source).__name__}")
 
-    def open(self) -> Any:
-        """Detect gzip, refuse binary data, return the text stream (may raise gzip errors)."""
-        if self.text is not None:
-            return self.text
-        binary = self._binary
+    def binary(self) -> Any:
+        """The byte stream, gzip decompressed (detected by its magic bytes), with
+        ``peek``; None for a text handle (may raise gzip errors)."""
+        if self._binary is None or self._gzip is not None:
+            return self._gzip
+        binary = self._buffered or self._binary
         if not hasattr(binary, "peek"):
             binary = self._buffered = io.BufferedReader(binary)
         if binary.peek(2)[:2] == _GZIP_MAGIC:
             binary = self._gzip = gzip.GzipFile(fileobj=binary, mode="rb")
+        return binary
+
+    def open(self) -> Any:
+        """Detect gzip, refuse binary data, return the text stream (may raise gzip errors)."""
+        if self.text is not None:
+            return self.text
+        binary = self.binary()
         if b"\x00" in binary.peek(4096)[:4096]:
             raise InputError(f"{self.label}: line 1: binary data, expected a FASTA or FASTQ file")
         self.text = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape")
@@ -174,6 +182,7 @@ class _Opened:
             self._buffered.detach()
         if self._file is not None:
             self._file.close()
+        self._wrapper = self._gzip = self._buffered = self._file = None  # closing again: no-op
 
 
 def _first_line(text: Any, label: str, fmt: str | None) -> tuple[str, int, str] | None:
@@ -205,8 +214,12 @@ def _iter_raw(source: Any, fmt: str | None) -> Iterator[tuple[str, str, str | No
     """Yield (title, sequence, quality) of each record, with every failure an InputError."""
     if fmt is not None and fmt not in FORMATS:
         raise ValueError(f"invalid format: {fmt!r}; expected one of {', '.join(map(repr, FORMATS))}")
-    label = _label(source)
-    opened = _Opened(source, label)
+    yield from iter_opened(Opened(source, _label(source)), fmt)
+
+
+def iter_opened(opened: Opened, fmt: str | None) -> Iterator[tuple[str, str, str | None]]:
+    """:func:`_iter_raw` of a source already opened (closed at the end)."""
+    label = opened.label
     count = 0
     lines: _CountingLines | None = None
     try:
@@ -263,7 +276,7 @@ def read_sequences(path_or_handle: str | os.PathLike | io.IOBase,
     alpha = get_alphabet(alphabet) if alphabet is not None else None
     label = _label(path_or_handle)
     for index, (title, seq, qual) in enumerate(_iter_raw(path_or_handle, format)):
-        name, description = _split_title(title, index, default_name)
+        name, description = split_title(title, index, default_name)
         if alpha is not None:
             seq = encode_record(alpha, seq, name, label)
         yield Record(name, description, seq, qual)
