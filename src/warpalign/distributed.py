@@ -200,19 +200,19 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
     names, codes = load_sequences(queries, scoring.alphabet, default_name="query")
     check_input(scoring, codes, source_label(queries, "queries"))
     names = names * len(strands)   # every query once per strand: query i on strands[k] at k*n+i
-    codes = [strand_query(q, s, scoring.alphabet) for s in strands for q in codes]
+    runs = [strand_query(q, s, scoring.alphabet) for s in strands for q in codes]
     connection = _connect(client, scheduler, workers, timeout)
     with connection as dask_client:
         info = connection.info          # one round trip to the scheduler per search
         plan = shard_plan(db, shards or len(info["workers"]))
-        results = _run(dask_client, info, plan, db, names, codes, scoring, top_k, mode,
+        results = _run(dask_client, info, plan, db, names, runs, scoring, top_k, mode,
                        algorithm, backend, method, hold=connection.lasting,
                        progress=progress)
+    results = merge_strand_results(results, strands, top_k)
     if mode == "full":
         # Trace only the merged top-k (see the module docstring), re-scored to the scan's hits.
         results = _with_alignments([replace(h, mode="full") for h in results], codes, db,
                                    scoring, algorithm, "auto", None)
-    results = merge_strand_results(results, strands, top_k)
     if evalue is not None:
         from .stats import apply_statistics
         results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)

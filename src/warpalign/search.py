@@ -19,7 +19,7 @@ from .database import Database
 from .errors import DatabaseError, ScoringError
 from .io import load_sequences, source_label
 from .pipeline import ahead
-from .results import Hits
+from .results import STRAND_NAMES, Hits
 from .scoring import Scoring, check_input
 from .strands import Strand, merge_strand_results, query_strands, strand_query
 
@@ -127,11 +127,11 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
             results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
                                      cells=len(q) * residues))
             bar.update(1)
-    if mode == "full":
-        results = _with_alignments(results, runs, db, scoring, algorithm,
+    results = merge_strand_results(results, strands, top_k)
+    if mode == "full":     # only the hits kept after the strands merge are traced
+        results = _with_alignments(results, codes, db, scoring, algorithm,
                                    "cuda" if getattr(engine, "name", "") == "cuda" else "cpu",
                                    threads)
-    results = merge_strand_results(results, strands, top_k)
     if min_score is not None:
         results = [h.take(h.scores >= min_score) for h in results]
     if evalue is not None:
@@ -228,16 +228,26 @@ def _top_hits(qname, qlen, batch, order, db, top_k, mode, cells) -> Hits:
 def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -> list[Hits]:
     """Every reported hit's alignment (mode "full"), the hits of all queries in one batch
     through the ``traceback`` job's engine on ``backend`` (the GPU traces them all in a few
-    launches); each path is re-scored to its hit's score and end cell."""
+    launches); each path is re-scored to its hit's score and end cell. ``codes[i]`` is
+    query i as given; a minus-strand hit (``Hits.strands``) is traced with its reverse
+    complement, as it was scanned, and its alignment says its strand."""
     from dataclasses import replace
 
     from .traceback import align_many
-    jobs = [(q, db.sequence(int(idx)), int(score), int(qe), int(te))
-            for q, hits in zip(codes, results)
-            for idx, score, qe, te in zip(hits.targets, hits.scores, hits.query_ends,
-                                          hits.target_ends)]
-    tb = engine_for("traceback", backend, "auto")
-    alignments = iter(align_many(jobs, scoring, algorithm, engine=tb, threads=threads))
+    jobs, tags = [], []
+    for q, hits in zip(codes, results):
+        signs = [None] * len(hits) if hits.strands is None else hits.strands.tolist()
+        minus = None
+        for idx, score, qe, te, sign in zip(hits.targets, hits.scores, hits.query_ends,
+                                            hits.target_ends, signs):
+            if sign == -1 and minus is None:
+                minus = strand_query(q, "-", scoring.alphabet)
+            jobs.append((minus if sign == -1 else q, db.sequence(int(idx)), int(score),
+                         int(qe), int(te)))
+            tags.append(None if sign is None else STRAND_NAMES[sign])
+    traced = align_many(jobs, scoring, algorithm, engine=engine_for("traceback", backend, "auto"),
+                        threads=threads)
+    alignments = iter(a if tag is None else replace(a, strand=tag) for a, tag in zip(traced, tags))
     return [replace(hits, alignments=[next(alignments) for _ in range(len(hits))])
             for hits in results]
 
