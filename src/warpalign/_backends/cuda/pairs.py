@@ -47,7 +47,6 @@ import functools
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 
@@ -122,22 +121,23 @@ def _lookup_kernel():
                                 "warpalign_encode")
 
 
-_staging_streams: dict[int, Any] = {}
-_staging_lock = threading.Lock()
+_staging = threading.local()
 
 
 def _staging_stream():
-    """The current device's stream for host-to-device staging (non-blocking: kernels on
-    the default stream overlap it), made once per device. Memory allocated while it is
-    current returns to its own pool arena, so a staged copy never lands in a block that
-    a kernel on another stream may still read."""
+    """The calling thread's stream on the current device for host-to-device staging
+    (non-blocking: kernels on the default stream overlap it; calls from other threads
+    stage on streams of their own), made once per thread and device. Memory allocated
+    while it is current returns to its own pool arena, so a staged copy never lands in a
+    block that a kernel on another stream may still read."""
     cp = _cupy()
+    streams = getattr(_staging, "streams", None)
+    if streams is None:
+        streams = _staging.streams = {}
     device = cp.cuda.Device().id
-    with _staging_lock:
-        stream = _staging_streams.get(device)
-        if stream is None:
-            stream = _staging_streams[device] = cp.cuda.Stream(non_blocking=True)
-        return stream
+    if device not in streams:
+        streams[device] = cp.cuda.Stream(non_blocking=True)
+    return streams[device]
 
 
 def stage(host: np.ndarray, chunk: int | None = None, threads: int | None = None):

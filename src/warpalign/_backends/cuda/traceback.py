@@ -69,8 +69,20 @@ class GpuTraceback:
         self._cpu = CpuTraceback()
         self._lock = threading.Lock()
         self._tables: dict[tuple, object] = {}   # a matrix (shape, bytes) -> its device copy
+        self._local = threading.local()            # each thread's streams, one per device
 
     # ------------------------------------------------------------------ helpers
+    def _stream(self):
+        """The calling thread's stream on the current device (a call's work never queues
+        behind another thread's; CuPy's memory pool keeps one arena per stream)."""
+        streams = getattr(self._local, "streams", None)
+        if streams is None:
+            streams = self._local.streams = {}
+        device = self._cp.cuda.Device().id
+        if device not in streams:
+            streams[device] = self._cp.cuda.Stream(non_blocking=True)
+        return streams[device]
+
     def _function(self, name: str):
         return get_module(_FILE, (name,)).get_function(name)
 
@@ -163,7 +175,7 @@ class GpuTraceback:
             tl = tlen[group].astype(np.int32)
             roff = np.zeros(len(group) + 1, np.int64)
             np.cumsum(2 * (tl.astype(np.int64) + 1), out=roff[1:])
-            with cp.cuda.Stream(non_blocking=True) as stream:
+            with self._stream() as stream:
                 buf, offs = self._upload(pieces)
                 if ts is None:
                     tbuf, to = tcodes, toff[group]
@@ -224,7 +236,7 @@ class GpuTraceback:
         for k in run:
             q, qe, t, te, _ = items[k]
             pieces += [np.asarray(q[:qe], np.uint8), np.asarray(t[:te], np.uint8)]
-        with cp.cuda.Stream(non_blocking=True) as stream:
+        with self._stream() as stream:
             codes, offs = self._upload(pieces)
             qlen = np.array([items[k][1] for k in run], np.int32)
             tlen = np.array([items[k][3] for k in run], np.int32)
@@ -317,7 +329,7 @@ class GpuTraceback:
         roff = offsets(2 * (b + 1))
         doff = offsets(-(-a // 32) * (b + 31) * 32)
         opoff = offsets(a + b)
-        with cp.cuda.Stream(non_blocking=True) as stream:
+        with self._stream() as stream:
             codes, offs = self._upload(pieces)
             rows = cp.empty(int(roff[-1]), cp.int32)
             dirs = cp.empty(max(int(doff[-1]), 1), cp.uint8)
