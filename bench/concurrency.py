@@ -29,9 +29,9 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
 from _common import emit
-from scaling import write_fasta
-from search_gpu import _find, make_database, read_fasta
-from warpalign import Database, Scoring, search
+from scaling import build_database
+from search_gpu import _find, read_fasta
+from warpalign import Scoring, search
 
 
 def summary(results):
@@ -73,11 +73,7 @@ def main(argv=None) -> int:
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     ok = True
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
-        targets = make_database(args.seed)
-        fasta = Path(tmp) / "db.fasta"
-        write_fasta(targets, fasta)
-        db = Database.build(fasta, Path(tmp) / "db.wa")
-        fasta.unlink()
+        db = build_database(Path(tmp), args.seed)
         for mode in args.mode or ["score"]:
             def call(qs, mode=mode):
                 return lambda: search(qs, db, scoring, top_k=10, mode=mode, backend="cuda")

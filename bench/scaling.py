@@ -45,6 +45,17 @@ def write_fasta(targets, path: Path) -> None:
             fh.write(b"\n")
 
 
+def build_database(folder: Path, seed: int) -> Database:
+    """The Swiss-Prot-sized synthetic database (search_gpu.make_database) built in
+    ``folder`` through its FASTA, as a user's makedb would."""
+    targets = make_database(seed)
+    fasta = folder / "db.fasta"
+    write_fasta(targets, fasta)
+    db = Database.build(fasta, folder / "db.wa")
+    fasta.unlink()
+    return db
+
+
 def same_hits(a, b) -> bool:
     return all(x.scores.tolist() == y.scores.tolist() and x.targets.tolist() == y.targets.tolist()
                for x, y in zip(a, b))
@@ -77,11 +88,7 @@ def main(argv=None) -> int:
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         t0 = time.perf_counter()
-        targets = make_database(args.seed)
-        fasta = Path(tmp) / "db.fasta"
-        write_fasta(targets, fasta)
-        db = Database.build(fasta, Path(tmp) / "db.wa")
-        fasta.unlink()
+        db = build_database(Path(tmp), args.seed)
         build = time.perf_counter() - t0
         cells = sum(len(q) for q in queries) * db.residues
         params = {"queries": len(queries), "residues": db.residues, "sequences": len(db),

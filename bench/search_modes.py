@@ -27,9 +27,9 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
 from _common import cpu_name, emit, timed, usable_cores
-from scaling import write_fasta
-from search_gpu import _find, make_database, read_fasta
-from warpalign import Database, Scoring, search
+from scaling import build_database
+from search_gpu import _find, read_fasta
+from warpalign import Scoring, search
 from warpalign._backends.registry import engine_for
 from warpalign.traceback import align_many
 
@@ -49,11 +49,7 @@ def main(argv=None) -> int:
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     ok = True
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
-        targets = make_database(args.seed)
-        fasta = Path(tmp) / "db.fasta"
-        write_fasta(targets, fasta)
-        db = Database.build(fasta, Path(tmp) / "db.wa")
-        fasta.unlink()
+        db = build_database(Path(tmp), args.seed)
         cells = sum(len(q) for q in queries) * db.residues
         for top_k in args.top_k or [10]:
             secs = {}
