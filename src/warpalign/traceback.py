@@ -76,7 +76,7 @@ import numpy as np
 from ._backends import resolve_threads
 from ._backends.cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
 from ._backends.cpu.striped import score_end_long
-from ._backends.cpu.traceback import MyersMiller, anchored_start, path_score, render, render_many
+from ._backends.cpu.traceback import MyersMiller, anchored_start, path_score, render_many
 from .errors import TracebackError
 from .results import Alignment
 from .scoring import Scoring
@@ -188,11 +188,7 @@ def _alignment(q, t, scoring, algorithm, score, qs, qe, ts, te, ops) -> Alignmen
     if ALGORITHM_CODES[algorithm] == LOCAL and score == 0:
         return Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
                          cigar="", query_aligned="", target_aligned="", algorithm=algorithm)
-    alphabet = scoring.alphabet
-    qa, ta, lengths, kinds = render(ops, q, qs, t, ts, _symbol_bytes(alphabet.name, alphabet.symbols))
-    return Alignment(score=score, query_start=qs, query_end=qe, target_start=ts, target_end=te,
-                     cigar=_cigar(lengths, kinds), query_aligned=qa.tobytes().decode("latin-1"),
-                     target_aligned=ta.tobytes().decode("latin-1"), algorithm=algorithm)
+    return _finish([(q, qs, qe, t, ts, te, score)], [(score, ops)], scoring, algorithm)[0]
 
 
 def _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, whole,

@@ -452,44 +452,8 @@ def path_score(ops, q, qlo, t, tlo, matrix, gap_open, gap_extend):
 
 
 @nb.njit(nogil=True, cache=True)
-def render(ops, q, qs, t, ts, symbols):
-    """One pass over a path from (qs, ts): the two aligned strings as bytes ('-' in gaps,
-    ``symbols[code]`` elsewhere) and the CIGAR runs (lengths, ops)."""
-    k = ops.shape[0]
-    qa = np.empty(k, np.uint8)
-    ta = np.empty(k, np.uint8)
-    lengths = np.empty(k, np.int64)
-    kinds = np.empty(k, np.uint8)
-    runs = 0
-    i = qs
-    j = ts
-    for p in range(k):
-        op = ops[p]
-        if op == 0:
-            qa[p] = symbols[q[i]]
-            ta[p] = symbols[t[j]]
-            i += 1
-            j += 1
-        elif op == 1:
-            qa[p] = symbols[q[i]]
-            ta[p] = 45   # "-"
-            i += 1
-        else:
-            qa[p] = 45
-            ta[p] = symbols[t[j]]
-            j += 1
-        if runs > 0 and kinds[runs - 1] == op:
-            lengths[runs - 1] += 1
-        else:
-            kinds[runs] = op
-            lengths[runs] = 1
-            runs += 1
-    return qa, ta, lengths[:runs], kinds[:runs]
-
-
-@nb.njit(nogil=True, cache=True)
 def render_many(ops, opoff, qcat, qoff, tcat, toff, matrix, gap_open, gap_extend, symbols):
-    """:func:`path_score` and :func:`render` of many paths at once. Path k is
+    """:func:`path_score` of many paths at once, and their rendering. Path k is
     ``ops[opoff[k]:opoff[k+1]]`` over the segments ``qcat[qoff[k]:qoff[k+1]]`` and
     ``tcat[toff[k]:toff[k+1]]`` (its start at their first symbols). Returns per path its
     score and the query and target symbols it consumes, the aligned strings of all paths
