@@ -218,14 +218,12 @@ class GpuTraceback:
         cp = self._cp
         go, ge = int(scoring.gap_open), int(scoring.gap_extend)
         out = np.empty((len(items), 2), np.int64)
-        head = []                        # items decided at column 0 (semiglobal)
         run = []
         for k, (q, qe, t, te, target) in enumerate(items):
             if full_query:
                 corner = -(go + (qe - 1) * ge)     # H(m, 0): the whole query in one gap
                 if corner >= target:
                     out[k] = (qe, 0) if corner == target else (-2, -2)
-                    head.append(k)
                     continue
             run.append(k)
         if not run:
