@@ -36,7 +36,11 @@ def run() -> None:
         # passed through a string exec() (dataclasses make those) would turn exit status
         # 130 into death by SIGINT at the end of Python's own exit.
         _exit_interrupted()
-    sys.exit(status)
+    # The command's work, files and clusters are closed; exit now too. Python's own shutdown
+    # (atexit, module teardown: longer with Dask or Numba loaded) puts SIGINT back to the
+    # system default first, so a Ctrl-C landing there killed the process silently (-2).
+    _flush()
+    os._exit(status if isinstance(status, int) else 1)
 
 
 _interrupted = False
@@ -58,10 +62,14 @@ def _unraisable(info) -> None:
     sys.__unraisablehook__(info)
 
 
-def _exit_interrupted(*_signal) -> None:
+def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
+
+
+def _exit_interrupted(*_signal) -> None:
+    _flush()
     os._exit(EXIT_INTERRUPTED)
 
 
