@@ -193,7 +193,10 @@ class KernelRuns:
         del boundary
 
     def _run32(self, handle, buckets, q, tables, scores, qends, tends, *, ends,
-               algorithm="local"):
+               algorithm="local", first_stream=0, join=True):
+        """The 32-bit kernels of ``buckets`` on the calling thread's streams (bucket k on
+        stream first_stream + k). ``join=False`` returns without waiting: the caller joins
+        the streams and keeps the returned buffers alive until then."""
         cp = self._cp
         kp = tables.kp
         qrow = self._qrow(q, kp, kp)
@@ -211,7 +214,7 @@ class KernelRuns:
             boundary = (cp.empty(grid * (config.BLOCK // g) * 2 * m * 2, dtype=cp.int32)
                         if b.cfg.multi else cp.empty(2, dtype=cp.int32))
             keep.append(boundary)
-            s = self._streams[k % len(self._streams)]
+            s = self._streams[(first_stream + k) % len(self._streams)]
             s.wait_event(ready)
             with s:
                 self._kernel(config.kernel_name(b.cfg, ends, algorithm), smem)(
@@ -221,10 +224,18 @@ class KernelRuns:
                      np.int32(tables.ge), scores,
                      qends if ends else dummy, tends if ends else dummy, boundary),
                     shared_mem=smem)
+        if not join:
+            return keep
+        self._join_streams()
+        del keep
+        return None
+
+    def _join_streams(self):
+        """The current stream waits for the calling thread's streams, then the host for it."""
+        main = self._cp.cuda.get_current_stream()
         for s in self._streams:
             main.wait_event(s.record())
         main.synchronize()
-        del keep
 
 
 _FUNCTION_LOCK = threading.Lock()

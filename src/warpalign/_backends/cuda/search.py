@@ -424,14 +424,14 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
         """End cells of the top-k candidates of a packed batch's queries (DESIGN tie rule):
         the pairs of at most config.ONE_WARP_CELLS cells in one ``tb_end`` launch
         (``cuda/traceback.py``, a warp per pair), larger ones by the 32-bit end kernel of
-        :meth:`_candidate_ends` (many warps per pair). The scores must equal the packed ones."""
+        :meth:`_candidate_ends_many` (many warps per pair). The scores must equal the packed ones."""
         lengths = np.asarray(handle.lengths)
         ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids) for c in cands]
         small = [lengths[i].astype(np.int64) * len(q) <= config.ONE_WARP_CELLS
                  for q, i in zip(qs, ids)]
         got = self._traceback().ends_resident(qs, [i[s] for i, s in zip(ids, small)],
                                               handle.codes, handle.offsets, lengths, scoring, 0)
-        out = []
+        out, big = [], []
         for q, c, i, s, e in zip(qs, cands, ids, small, got):
             qe = np.zeros(len(i), np.int32)
             te = np.zeros(len(i), np.int32)
@@ -444,36 +444,53 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
                                        "candidates")
                 qe[s], te[s] = e[:, 1], e[:, 2]
             if rest.any():
-                big = self._candidate_ends(q, handle, scoring, Candidates(
-                    np.asarray(c.scores)[rest], None, None, 0, i[rest]))
-                qe[rest], te[rest] = big.query_ends, big.target_ends
+                big.append((len(out), rest, q, Candidates(np.asarray(c.scores)[rest], None, None,
+                                                          0, i[rest])))
             out.append(Candidates(c.scores, qe, te, c.saturated, c.ids))
+        ends = self._candidate_ends_many(handle, scoring, [(q, cand) for _, _, q, cand in big])
+        for (k, rest, _, _), e in zip(big, ends):
+            out[k].query_ends[rest], out[k].target_ends[rest] = e.query_ends, e.target_ends
         return out
 
-    def _candidate_ends(self, q, handle, scoring, cand: Candidates) -> Candidates:
-        """End cells of a query's top-k candidates (from the packed scores): the 32-bit end
-        kernel (DESIGN tie rule) on those targets only. Its scores must equal the packed
-        ones (a difference is a bug, raised, never a result)."""
+    def _candidate_ends_many(self, handle, scoring, jobs) -> list[Candidates]:
+        """End cells of several queries' candidates, jobs (query, Candidates): the 32-bit end
+        kernel (DESIGN tie rule) on those targets only, each query on a stream of its own
+        (a long pair keeps one block busy for milliseconds: queries run side by side), one
+        join for all. The scores must equal the packed ones (a difference is a bug, raised,
+        never a result)."""
         cp = self._cp
         n = handle.n
-        ids = np.arange(n) if cand.ids is None else np.asarray(cand.ids)
-        if len(q) == 0 or ids.size == 0:
-            zero = np.zeros(ids.size, np.int32)
-            return Candidates(cand.scores, zero, zero.copy(), cand.saturated, cand.ids)
-        dev = cp.asarray(ids.astype(np.int32))
-        scores = cp.zeros(n, dtype=cp.int32)
-        qends = cp.zeros(n, dtype=cp.int32)
-        tends = cp.zeros(n, dtype=cp.int32)
-        item = _Bucket(self._rows32[-1], dev, int(ids.size), 0)
-        self._run32(handle, [item], np.ascontiguousarray(q, dtype=np.uint8),
-                    self._tables(handle, scoring), scores, qends, tends, ends=True)
-        got = cp.asnumpy(scores[dev])
-        if not np.array_equal(got, np.asarray(cand.scores)):
-            raise BackendError("internal error: the end kernel's scores differ from the packed "
-                               f"kernel's for {int((got != np.asarray(cand.scores)).sum())} "
-                               "candidates")
-        return Candidates(cand.scores, cp.asnumpy(qends[dev]), cp.asnumpy(tends[dev]),
-                          cand.saturated, cand.ids)
+        tables = self._tables(handle, scoring) if jobs else None
+        launched, keep = [], []
+        for q, cand in jobs:
+            ids = np.arange(n) if cand.ids is None else np.asarray(cand.ids)
+            if len(q) == 0 or ids.size == 0:
+                launched.append((cand, ids, None))
+                continue
+            dev = cp.asarray(ids.astype(np.int32))
+            arrays = [cp.zeros(n, dtype=cp.int32) for _ in range(3)]   # scores, q/t ends
+            item = _Bucket(self._rows32[-1], dev, int(ids.size), 0)
+            keep.append(self._run32(handle, [item], np.ascontiguousarray(q, dtype=np.uint8),
+                                    tables, *arrays, ends=True, first_stream=len(launched),
+                                    join=False))
+            launched.append((cand, dev, arrays))
+        if keep:
+            self._join_streams()
+        out = []
+        for cand, dev, arrays in launched:
+            if arrays is None:
+                zero = np.zeros(dev.size, np.int32)
+                out.append(Candidates(cand.scores, zero, zero.copy(), cand.saturated, cand.ids))
+                continue
+            scores, qends, tends = arrays
+            got = cp.asnumpy(scores[dev])
+            if not np.array_equal(got, np.asarray(cand.scores)):
+                raise BackendError("internal error: the end kernel's scores differ from the "
+                                   f"packed kernel's for "
+                                   f"{int((got != np.asarray(cand.scores)).sum())} candidates")
+            out.append(Candidates(cand.scores, cp.asnumpy(qends[dev]), cp.asnumpy(tends[dev]),
+                                  cand.saturated, cand.ids))
+        return out
 
     def search_batches(self, queries, handle, scoring, *, algorithm="local", ends=False,
                        top_k=None, method="auto"):
