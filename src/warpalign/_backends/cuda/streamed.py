@@ -13,10 +13,11 @@ exactly (``stream.merge_candidates``). The plan's tail (the longest targets, who
 one-warp chains would set a chunk's time) stays resident and runs on streams of its
 own beside all the chunks.
 
-The copy hides behind compute (PCIe, ~25 GB/s pinned) once a batch's queries hold
-about 210 residues (docs/README: a chunk of r residues and s sequences uploads 1 byte
-per residue and 4 per id list entry, about 1.07 bytes per residue at Swiss-Prot's
-mean length of 362; the packed kernel takes r * Q / 5e12 s for Q query residues).
+The copy hides behind compute on PCIe (~25 GB/s pinned) once a batch holds about 220
+query residues: a chunk uploads about 1.10 bytes per residue (its codes, and 36 bytes of
+index per sequence at Swiss-Prot's mean length of 362) against r * Q / 5e12 s of packed
+kernel for r residues and Q query residues (docs/ARCHITECTURE.md, "Databases larger
+than the GPU").
 """
 
 from __future__ import annotations
