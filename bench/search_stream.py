@@ -41,6 +41,9 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--devices", default="0", help="device ids, e.g. 0,1")
+    p.add_argument("--group-min", type=int, default=None,
+                   help="Tuning.pair_group_min (fewest columns in a packed target group; "
+                        "a chunk's pass tails shrink with it), both settings")
     p.add_argument("--out")
     args = p.parse_args(argv)
     command = "python bench/search_stream.py " + " ".join(argv or sys.argv[1:])
@@ -49,7 +52,9 @@ def main(argv=None) -> int:
     from warpalign._backends.cuda import CudaBackend, config
     devices = tuple(int(d) for d in args.devices.split(","))
     device = cupy.cuda.runtime.getDeviceProperties(devices[0])["name"].decode()
-    backend = CudaBackend(devices=devices)
+    tuning = (config.Tuning() if args.group_min is None
+              else config.Tuning(pair_group_min=args.group_min))
+    backend = CudaBackend(devices=devices, tuning=tuning)
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     _, queries = read_fasta(_find("standard_queries20.fasta"))
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
@@ -83,7 +88,9 @@ def main(argv=None) -> int:
             got[label], times = timed(call, args.repeat)
             secs[label] = sorted(times)[len(times) // 2]
             with cupy.cuda.Device(devices[0]):      # (one device's plan of the whole)
-                chunks = len(backend.plan(db.targets.offsets, gpu_memory).chunks)
+                plan = backend.plan(db.targets.offsets, gpu_memory)
+            chunks = len(plan.chunks)
+            tail = 0 if plan.tail is None else plan.tail[1] - plan.tail[0]
             baseline = None
             if label == "streamed":
                 baseline = {"setting": "resident, same call and run",
@@ -93,7 +100,9 @@ def main(argv=None) -> int:
                   "device": device, "cold": False,
                   "params": {"streamed": label == "streamed", "gpu_memory": gpu_memory,
                              "resident_cost_bytes": cost, "parts": args.parts,
-                             "chunks_one_device": chunks, "devices": list(devices),
+                             "chunks_one_device": chunks, "tail_targets": tail,
+                             "pair_group_min": tuning.pair_group_min,
+                             "devices": list(devices),
                              "queries": len(queries), "top_k": args.top_k,
                              "residues": db.residues, "scoring": "BLOSUM62 11/1",
                              "mode": "score", "source": "disk (memory-mapped database)"},

@@ -76,6 +76,8 @@ def test_the_limit_streams_a_database_that_does_not_fit(cuda, data):
     assert isinstance(be.prepare(db.targets, device_memory=0.5), DeviceTargets)
     h = be.prepare(db.targets, device_memory=_limit(db))
     assert isinstance(h, ChunkedTargets) and 6 <= len(h.chunks) <= 12
+    # the longest targets stay resident beside the chunks (the sorted order's end)
+    assert h.tail is not None and h.tail[1] == len(db) and h.chunks[-1][1] == h.tail[0]
     assert h.targets.file is not None                       # read from disk, not the map
     with pytest.raises(ValueError, match="gpu_memory= or --gpu-memory"):
         be.prepare(db.targets, device_memory=4096)
@@ -102,14 +104,14 @@ def test_streamed_runs_the_packed_kernel_per_chunk(cuda, data):
     calls = []
 
     class Counting(CudaBackend):       # counts the packed batches, by the handle's targets
-        def search_packed(self, qs, handle, *args, **kwargs):
+        def _packed_start(self, qs, handle, *args, **kwargs):
             calls.append(handle.n)
-            return super().search_packed(qs, handle, *args, **kwargs)
+            return super()._packed_start(qs, handle, *args, **kwargs)
 
     be = Counting(devices=(0,))
     h = be.prepare(db.targets, device_memory=_limit(db))
     got = search(queries, db, S, top_k=10, backend=be, gpu_memory=_limit(db))
-    assert len(calls) >= len(h.chunks) and sum(calls) >= len(db)
+    assert len(calls) >= len(h.chunks) + 1 and sum(calls) >= len(db)
     _same(got, search(queries, db, S, top_k=10, backend="cpu"), "score")
 
 
@@ -146,3 +148,31 @@ def test_threads_with_different_limits_share_the_backend(cuda, data):
     assert not errors
     for k in range(len(limits)):
         _same(got[k], want, "end")
+
+
+@pytest.mark.parametrize("top_k", [300, None])
+def test_streamed_cut_on_the_host_after_the_next_chunk_started(cuda, data, top_k):
+    """top_k above the device cut's limit (or every target): each chunk's candidates are
+    cut from its whole score rows, read once the next chunk's kernels are queued."""
+    db, queries = data
+    resident = search(queries, db, S, top_k=top_k, mode="score", backend="cuda")
+    _same(search(queries, db, S, top_k=top_k, mode="score", backend="cuda",
+                 gpu_memory=_limit(db)), resident, "score")
+
+
+def test_streamed_layouts_are_made_once_and_kept(cuda, data):
+    from warpalign._backends.cuda import CudaBackend
+    db, queries = data
+    be = CudaBackend(devices=(0,))
+    h = be.prepare(db.targets, device_memory=_limit(db))
+    first = be.search_batches(queries, h, S, top_k=10)
+    kept = {k: v for k, v in h.cache.items() if isinstance(k, tuple) and k[0] == "layout"}
+    assert sorted((k[1], k[2]) for k in kept) == sorted([*h.chunks, h.tail])
+    for (_, a, b, *_), (lay, max_code) in kept.items():
+        assert lay.n == b - a and not lay.words.flags.writeable
+        off = np.asarray(db.targets.offsets)
+        assert max_code == int(np.asarray(db.targets.codes)[off[a]:off[b]].max())
+    again = be.search_batches(queries, h, S, top_k=10)
+    assert all(h.cache[k] is v for k, v in kept.items())        # the same objects
+    for x, y in zip(first, again, strict=True):
+        assert x.ids.tolist() == y.ids.tolist() and x.scores.tolist() == y.scores.tolist()

@@ -15,7 +15,7 @@ from warpalign import Database, Scoring, search
 from warpalign._backends import TargetSet, get_backend
 from warpalign._backends.base import Candidates
 from warpalign._backends.stream import (ChunkReader, candidates, merge_candidates,
-                                        parse_memory, plan_stream)
+                                        parse_memory, plan_stream, schedule)
 from warpalign.cli import main
 from warpalign.database import BUCKET_BOUNDARIES
 
@@ -235,3 +235,142 @@ def test_reader_reads_through_the_map_without_a_file():
     with ChunkReader(ts, [(0, 2)], [np.empty(9, np.uint8)]) as reader:
         c = next(reader)
         assert c.codes.tolist() == list(range(9))
+
+
+# -- the tail, the balance, the schedule (what cuda/streamed.py runs, in order) ---------
+
+LANES = 40.0     # chain_lanes small enough that the test database has long targets
+
+
+def test_plan_tail_is_the_longest_suffix_and_fits():
+    db = _database()
+    off = np.asarray(db.targets.offsets, dtype=np.int64)
+    lengths = np.diff(off)
+    limit = 60_000
+    p = plan_stream(off, limit, **COSTS, chain_lanes=LANES)
+    assert p.streamed and p.tail is not None and p.tail[1] == len(db)
+    s = p.tail[0]
+    assert p.chunks[0][0] == 0 and p.chunks[-1][1] == s       # chunks cover the rest
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(p.chunks, p.chunks[1:]))
+    assert p.parts == (p.tail, *p.chunks)
+
+    def cost(a, b):
+        return 12 * int(off[b] - off[a]) + 64 * (b - a)
+
+    tail = cost(s, len(db))
+    assert tail <= limit // 8
+    assert all(cost(a, b) <= limit // 2 - tail for a, b in p.chunks)
+    # the whole budget: tail, a chunk, the next chunk's codes and index (~1/12 of it),
+    # a batch's scores and spare rows for the chunk and for the tail
+    assert tail + max(cost(a, b) for a, b in p.chunks) * 13 // 12 \
+        + 2 * p.score_bytes + 2 * p.spare_bytes <= limit
+    # every tail target is longer than every chunk target (the sorted order's end), and
+    # no chunk target is so long that its one-warp chain sets its chunk's time
+    assert lengths[s:].min() >= lengths[:s].max()
+    longest = (limit // 2) / (2 * 12 * LANES)
+    assert lengths[:s].max() <= longest or tail + 12 * lengths[s - 1] + 64 > limit // 8
+    # without chain lanes: no tail, the plan as before
+    assert plan_stream(off, limit, **COSTS).tail is None
+
+
+@pytest.mark.parametrize("limit", [40_000, 100_000, 250_000])
+def test_plan_chunks_are_balanced(limit):
+    """(Where targets are small beside a chunk: near the limit, greedy cuts.)"""
+    off = np.asarray(_database().targets.offsets, dtype=np.int64)
+    p = plan_stream(off, limit, **COSTS)
+    costs = [12 * int(off[b] - off[a]) + 64 * (b - a) for a, b in p.chunks]
+    cost = 12 * off + 64 * np.arange(len(off))
+    greedy, start = 0, 0
+    while start < len(off) - 1:             # cuts as late as each chunk allows
+        start = max(int(np.searchsorted(cost, cost[start] + limit // 2, "right")) - 1,
+                    start + 1)
+        greedy += 1
+    assert len(costs) <= greedy                             # no more chunks than greedy
+    assert min(costs) >= max(costs) // 2                    # and no small remainder
+
+
+@pytest.mark.parametrize("tail", [False, True])
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 7])
+def test_schedule_overlaps_and_reuses_two_buffers_safely(count, tail):
+    steps = schedule(count, tail)
+    where = {s: i for i, s in enumerate(steps)}
+    parts = list(range(count)) + ([count] if tail else [])
+    assert len(steps) == 3 * len(parts) == len(where)         # each step once
+    for c in parts:
+        assert where["upload", c] < where["start", c] < where["finish", c]
+    for c in range(count - 1):
+        # chunk c+1's kernels are queued before chunk c's results are read
+        assert where["start", c + 1] < where["finish", c]
+    for c in range(2, count):
+        # chunk c reuses chunk c-2's device buffer: uploaded once that chunk finished
+        assert where["finish", c - 2] < where["upload", c]
+    # at most two chunks hold device buffers at once (the tail has its own)
+    held = 0
+    for step, c in steps:
+        if c != count or not tail:
+            held += {"upload": 1, "start": 0, "finish": -1}[step]
+            assert held <= 2
+    if tail:      # the tail first (its long chains beside every chunk), read back last
+        assert steps[:2] == [("upload", count), ("start", count)]
+        assert steps[-1] == ("finish", count)
+    # finishing order: chunks ascending, then the tail: ids come out ascending
+    assert [c for s, c in steps if s == "finish"] == parts
+
+
+@pytest.mark.parametrize("top_k", [1, 5, 12, None])
+def test_scheduled_chunks_and_tail_merge_exactly(top_k):
+    """The streamed search as the CUDA driver runs it, emulated on the CPU: the plan's
+    tail and chunks searched in the schedule's order, each part's candidates taken as
+    the device takes them and merged in finishing order, equal the whole search."""
+    engine = get_backend("cpu")
+    db = _database()
+    codes, off = np.asarray(db.targets.codes), np.asarray(db.targets.offsets)
+    plan = plan_stream(off, 60_000, **COSTS, chain_lanes=LANES)
+    assert plan.tail is not None and len(plan.chunks) >= 3
+    slices = list(plan.chunks) + [plan.tail]           # schedule index -> slice
+    whole = engine.prepare(db.targets)
+    for qi in (3, 40, 5):
+        q = db.sequence(qi)
+        full = engine.scan(q, whole, S, algorithm="local", ends=True)
+        want = candidates(full.scores, top_k)
+        started, parts = {}, []
+        for step, c in schedule(len(plan.chunks), True):
+            a, b = slices[c]
+            if step == "start":
+                ts = TargetSet(codes[off[a]:off[b]], off[a:b + 1] - off[a])
+                started[c] = engine.scan(q, engine.prepare(ts), S, algorithm="local",
+                                         ends=True)
+            elif step == "finish":
+                r = started.pop(c)
+                keep = candidates(r.scores, top_k)
+                parts.append(Candidates(r.scores[keep], r.query_ends[keep],
+                                        r.target_ends[keep], r.saturated, keep + a))
+        got = merge_candidates(parts, top_k)
+        assert got.ids.tolist() == want.tolist()
+        assert got.scores.tolist() == full.scores[want].tolist()
+        assert got.target_ends.tolist() == full.target_ends[want].tolist()
+
+
+def test_reader_makes_each_layout_on_its_worker():
+    ts = TargetSet(np.arange(12, dtype=np.uint8), np.array([0, 2, 5, 12]))
+    seen = []
+
+    def layout(chunk):
+        seen.append(threading.current_thread().name)
+        return ("made", chunk.index, int(chunk.codes.sum()))
+
+    with ChunkReader(ts, [(2, 3), (0, 2)], [np.empty(7, np.uint8)] * 2,
+                     layout=layout) as reader:
+        got = []
+        for c in reader:
+            got.append(c.layout)
+            reader.release(c)
+    assert got == [("made", 0, sum(range(5, 12))), ("made", 1, sum(range(5)))]
+    assert seen == ["warpalign-chunks"] * 2
+
+    def broken(chunk):
+        raise ValueError(f"no layout for chunk {chunk.index}")
+
+    with pytest.raises(ValueError, match="no layout for chunk 0"):
+        with ChunkReader(ts, [(0, 1)], [np.empty(7, np.uint8)], layout=broken) as reader:
+            next(reader)

@@ -79,8 +79,8 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
             copy (about 12 bytes a residue and 64 a sequence) exceeds three quarters of it
             is streamed through the device in chunks of at most half of it, read from
             disk ahead of the GPU, with exactly the hits of a resident search
-            (``_backends/stream.py``; ``cuda/streamed.py`` says how many query residues
-            hide the copies). Default: what is free less 4 GiB (at most a quarter of it)
+            (``_backends/stream.py``; the copies hide behind the search from about 220
+            query residues a call on PCIe: docs/ARCHITECTURE.md). Default: what is free less 4 GiB (at most a quarter of it)
             for other work. The CPU backend keeps nothing on a device and ignores it.
 
     Returns:

@@ -17,8 +17,8 @@ import os
 import queue
 import re
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -79,33 +79,53 @@ def memory_bytes(limit: int | float, total: int) -> int:
 class StreamPlan:
     """How a target set meets a device memory limit of ``limit`` bytes.
 
-    ``chunks``: (start, stop) slices of the targets, consecutive, covering each once;
-    one chunk spanning all of them means resident. ``score_bytes``: most bytes of scores
-    and flags one batch of queries holds on the device; ``spare_bytes``: what is left for
-    more (query groups' boundary rows)."""
+    ``chunks``: (start, stop) slices of the targets, consecutive, covering each once
+    (up to ``tail``'s start); one chunk spanning all of them means resident. ``tail``:
+    None, or the (start, stop) slice of the longest targets (the end of a database's
+    sorted order), resident for the whole search and searched beside the chunks on
+    streams of its own. ``score_bytes``: most bytes of scores and flags one batch of
+    queries holds on the device (per part: a chunk, the tail); ``spare_bytes``: what is
+    left for more (query groups' boundary rows), per part."""
 
     limit: int
     chunks: tuple[tuple[int, int], ...]
     score_bytes: int
     spare_bytes: int
+    tail: tuple[int, int] | None = None
 
     @property
     def streamed(self) -> bool:
-        return len(self.chunks) > 1
+        return len(self.chunks) > 1 or self.tail is not None
+
+    @property
+    def parts(self) -> tuple[tuple[int, int], ...]:
+        """The slices in the order they are read and uploaded: the tail first."""
+        return ((self.tail,) if self.tail else ()) + self.chunks
 
 
 def plan_stream(offsets: np.ndarray, limit: int, *, residue_bytes: int,
-                sequence_bytes: int) -> StreamPlan:
+                sequence_bytes: int, chain_lanes: float = 0.0) -> StreamPlan:
     """The plan for targets of ``offsets`` (n + 1, from 0) within ``limit`` device bytes,
     a resident target set costing ``residue_bytes`` a residue and ``sequence_bytes`` a
     sequence.
 
     Resident when that cost is at most three quarters of the limit (the last quarter
     holds a batch's scores). Otherwise chunks of consecutive targets (a length bucket
-    may end inside one, and one chunk may hold several) each costing at most half the
+    may end inside one, and one chunk may hold several; as few chunks as fit, of about
+    equal cost) each costing at most half the
     limit: the next chunk's codes and ids upload while the current one is searched
     (about a twelfth of a chunk's cost: no target stream, no boundary rows), a quarter
     holds a batch's scores and an eighth is spare.
+
+    ``chain_lanes``: the device's resident warps over how much faster one warp runs
+    alone (``config.CHAIN_SPEED``), 0 for no tail. A target scanned by one warp sets a
+    pass's time once its length times ``chain_lanes`` passes the residues of its chunk
+    (the chunk's other warps are done first); the targets from the last one no longer
+    than half a full chunk's residues / ``chain_lanes`` (the end of a database's sorted
+    order) form the tail, or the longest of them that cost at most an eighth of the
+    limit: resident beside
+    the chunks (each then at most half the limit less the tail), a batch's scores an
+    eighth of the limit and spare bytes a sixteenth, for a chunk and for the tail each.
 
     Raises:
         ValueError: one target alone costs more than half the limit.
@@ -113,8 +133,12 @@ def plan_stream(offsets: np.ndarray, limit: int, *, residue_bytes: int,
     Example:
         >>> p = plan_stream(np.array([0, 10, 20, 30, 45]), 40, residue_bytes=1,
         ...                 sequence_bytes=0)
-        >>> p.chunks, p.score_bytes
-        (((0, 2), (2, 3), (3, 4)), 10)
+        >>> p.chunks, p.score_bytes, p.tail
+        (((0, 2), (2, 3), (3, 4)), 10, None)
+        >>> off = np.cumsum([0] + [5] * 16 + [12])       # one long target last
+        >>> p = plan_stream(off, 100, residue_bytes=1, sequence_bytes=0, chain_lanes=4.0)
+        >>> p.tail, p.chunks
+        ((16, 17), ((0, 6), (6, 12), (12, 16)))
     """
     offsets = np.asarray(offsets, dtype=np.int64)
     n = len(offsets) - 1
@@ -131,13 +155,83 @@ def plan_stream(offsets: np.ndarray, limit: int, *, residue_bytes: int,
                          f"the sorted order ({int(offsets[i + 1] - offsets[i])} residues) "
                          f"needs {int(steps[i])} bytes in a chunk of at most half the "
                          f"limit; give at least {2 * int(steps[i])} bytes")
-    chunks, start = [], 0
+    end, tail = n, None
+    if chain_lanes > 0 and n:
+        longest = cap / (2 * max(int(residue_bytes), 1) * float(chain_lanes))
+        short = np.flatnonzero(np.diff(offsets) <= longest)
+        start = int(short[-1]) + 1 if len(short) else 0
+        # at most an eighth of the limit: the longest of them where all cost more
+        start = max(start, int(np.searchsorted(cost, cost[n] - limit // 8, side="left")))
+        if 0 < start < n:
+            end, tail = start, (start, n)
+            cap -= int(cost[n] - cost[start])
+    chunks = _balanced(cost[:end + 1], cap)
+    if tail is None:
+        return StreamPlan(limit, tuple(chunks), limit // 4, limit // 8)
+    return StreamPlan(limit, tuple(chunks), limit // 8, limit // 16, tail)
+
+
+def _greedy(cost: np.ndarray, cap: int) -> list[tuple[int, int]]:
+    """Chunks of consecutive items (item i costs cost[i + 1] - cost[i]), each as long as
+    ``cap`` allows (an item costing more is a chunk alone)."""
+    chunks, start, n = [], 0, len(cost) - 1
     while start < n:
         stop = int(np.searchsorted(cost, cost[start] + cap, side="right")) - 1
         stop = min(max(stop, start + 1), n)
         chunks.append((start, stop))
         start = stop
-    return StreamPlan(limit, tuple(chunks), limit // 4, limit // 8)
+    return chunks
+
+
+def _balanced(cost: np.ndarray, cap: int) -> list[tuple[int, int]]:
+    """As few chunks as :func:`_greedy` cuts within ``cap`` (the fewest), each at most
+    the least cost that still allows so few: of about equal cost, with no small last
+    chunk (which would hold the longest targets of its part with few others)."""
+    fewest = len(_greedy(cost, cap))
+    lo, hi = 1, int(cap)         # the least bound that keeps `fewest` chunks, in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if len(_greedy(cost, mid)) <= fewest:
+            hi = mid
+        else:
+            lo = mid + 1
+    return _greedy(cost, hi)
+
+
+def schedule(count: int, tail: bool = False) -> list[tuple[str, int]]:
+    """The order in which the streamed search (``cuda/streamed.py``) runs the steps of
+    ``count`` chunks on the host, one device compute stream and one copy stream, two
+    device buffers: ("upload", c) queues chunk c's codes and index into buffer c % 2 on
+    the copy stream (after the event of the last work that read that buffer), ("start",
+    c) queues its kernels and top-k cut on the compute stream (after its upload's
+    event), ("finish", c) reads its cut back (the host waits for its kernels), merges
+    nothing yet and lets its buffer go. Chunk c is started before chunk c - 1 is
+    finished, so the device has chunk c queued while the host reads chunk c - 1's
+    results, and chunk c + 1 uploads (into chunk c - 1's buffer) while chunk c computes.
+    With ``tail``, the tail (index ``count``) is uploaded and started first, on streams
+    of its own beside the chunks, and finished last.
+
+    Example:
+        >>> schedule(3)
+        [('upload', 0), ('start', 0), ('upload', 1), ('start', 1), ('finish', 0), \
+('upload', 2), ('start', 2), ('finish', 1), ('finish', 2)]
+    """
+    steps: list[tuple[str, int]] = []
+    if tail:
+        steps += [("upload", count), ("start", count)]
+    if count:
+        steps.append(("upload", 0))
+    for c in range(count):
+        steps.append(("start", c))
+        if c:
+            steps.append(("finish", c - 1))
+        if c + 1 < count:
+            steps.append(("upload", c + 1))
+    if count:
+        steps.append(("finish", count - 1))
+    if tail:
+        steps.append(("finish", count))
+    return steps
 
 
 def candidates(scores: np.ndarray, top_k: int | None) -> np.ndarray:
@@ -177,7 +271,8 @@ def merge_candidates(parts: Sequence[Candidates], top_k: int | None) -> Candidat
 @dataclass(frozen=True)
 class Chunk:
     """One chunk as read: its index in the plan, its (start, stop) slice of the targets,
-    its codes (a view into one of the reader's buffers) and offsets (from 0)."""
+    its codes (a view into one of the reader's buffers) and offsets (from 0), and what
+    the reader's ``layout`` made of it (None without one)."""
 
     index: int
     start: int
@@ -185,6 +280,7 @@ class Chunk:
     codes: np.ndarray
     offsets: np.ndarray
     buffer: int
+    layout: object = None
 
 
 class ChunkReader:
@@ -193,8 +289,10 @@ class ChunkReader:
     free: the reading of chunk c+1 (from disk for a memory-mapped database, with
     ``pread`` where ``targets.file`` says where its codes lie and that path is still
     that file, else through the mapping: the same bytes) overlaps the use of chunk c. The consumer gives each chunk's buffer back with :meth:`release` once nothing
-    reads it any more (e.g. its upload to the device is done). Use as a context manager:
-    leaving it stops the worker.
+    reads it any more (e.g. its upload to the device is done). ``layout``: called on the
+    worker with each chunk as read, its result given with the chunk (``Chunk.layout``):
+    host work of chunk c+1 (its length order and bucket lists) done while chunk c is
+    used. Use as a context manager: leaving it stops the worker.
 
     Example:
         >>> ts = TargetSet(np.arange(6, dtype=np.uint8), np.array([0, 2, 3, 6]))
@@ -209,9 +307,11 @@ class ChunkReader:
     _POLL_S = 0.05
 
     def __init__(self, targets: TargetSet, chunks: Sequence[tuple[int, int]],
-                 buffers: Sequence[np.ndarray]):
+                 buffers: Sequence[np.ndarray],
+                 layout: Callable[[Chunk], object] | None = None):
         if not buffers:
             raise ValueError("ChunkReader needs at least one buffer")
+        self._layout = layout
         self._targets = targets
         self._offsets = np.asarray(targets.offsets, dtype=np.int64)
         self._chunks = list(chunks)
@@ -234,7 +334,10 @@ class ChunkReader:
                 b = self._take()
                 if b is None:
                     return
-                self._ready.put((True, self._read(c, start, stop, b, fd)))
+                chunk = self._read(c, start, stop, b, fd)
+                if self._layout is not None:
+                    chunk = replace(chunk, layout=self._layout(chunk))
+                self._ready.put((True, chunk))
         except BaseException as exc:  # noqa: BLE001  (raised in the consumer's thread)
             self._ready.put((False, exc))
         finally:

@@ -67,16 +67,20 @@ class ChunkedTargets:
     disk) and streamed chunk by chunk for every search (``cuda/streamed.py``), each
     chunk searched as a resident handle of its own. ``max_code`` is -1: each chunk's
     codes are checked as it is uploaded. ``score_bytes``/``spare_bytes``: as
-    :class:`DeviceTargets`', for every chunk."""
+    :class:`DeviceTargets`', for every chunk. ``tail``: the plan's tail
+    (:class:`~warpalign._backends.stream.StreamPlan`), searched beside the chunks.
+    ``cache`` keeps, per (start, stop) slice, its :class:`~.layout.Layout` and largest
+    code (made once by the first search's reader thread; immutable)."""
 
     targets: TargetSet
     chunks: list
-    biggest: int         # residues of the largest chunk (each search's buffers)
+    biggest: int         # residues of the largest chunk or tail (each search's buffers)
     n: int
     residues: int
     max_code: int = -1
     score_bytes: int | None = None
     spare_bytes: int | None = None
+    tail: tuple | None = None
     cache: dict = field(default_factory=dict)
 
 
@@ -169,3 +173,5 @@ class DeviceTargets:
     # the memory limit's shares (stream.StreamPlan; None: the tuning's, what is free)
     score_bytes: int | None = None   # most score and flag bytes of one packed batch
     spare_bytes: int | None = None   # most bytes of more query groups' boundary rows
+    # (layout.Layout, its words and longs on the device): the index lists are views
+    layout: tuple | None = None

@@ -29,7 +29,7 @@ class KernelRuns:
 
     def _tables(self, handle, scoring):
         """Pair table (16-bit, packed) and profile table (32-bit) of a scoring, cached."""
-        key = scoring._key if hasattr(scoring, "_key") else id(scoring)
+        key = table_key(scoring)
         got = handle.cache.get(key)
         if got is not None:
             return got
@@ -239,6 +239,11 @@ class KernelRuns:
 
 
 _FUNCTION_LOCK = threading.Lock()
+
+
+def table_key(scoring):
+    """The key of a scoring's :class:`_Tables` in a handle's cache."""
+    return scoring._key if hasattr(scoring, "_key") else id(scoring)
 
 
 def _pack2(v: int) -> int:

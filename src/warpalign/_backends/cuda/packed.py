@@ -83,37 +83,30 @@ class PackedSearch:
                 got = handle.cache["rowsq2"] = self._build_pair_stream(handle)
         return got
 
-    def _build_pair_stream(self, handle):
+    def _build_pair_stream(self, handle, *, sync=True, boundary=None):
+        """The target stream of ``handle`` (its layout's plan, :mod:`.layout`) written on
+        the current stream by ``rowsq2_stream``. ``sync``: wait for it (else a search
+        must wait for the current stream's work first, as a streamed chunk's upload
+        event gives); ``boundary``: the :class:`_Leases` of boundary-row buffers to use
+        (default: the handle's own)."""
         cp = self._cp
-        lengths = np.asarray(handle.lengths, dtype=np.int64)
-        order = np.argsort(-lengths, kind="stable")
-        order = order[lengths[order] > 0]
-        sstart = np.zeros(len(order) + 1, dtype=np.int64)
-        np.cumsum(lengths[order], out=sstart[1:])
-        total = int(sstart[-1])
-        warps = self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
-        bounds, k = [0], 0
-        while k < len(order):
-            want = max(self.tuning.pair_group_min,
-                       (total - int(sstart[k])) // (self.tuning.pair_guide * warps))
-            k2 = int(np.searchsorted(sstart, sstart[k] + want, "left"))
-            k = min(max(k2, k + 1), len(order))
-            bounds.append(k)
-        bounds = np.asarray(bounds, dtype=np.int64)
-        d_ids = cp.asarray(order.astype(np.int32))
-        d_sstart = cp.asarray(sstart)
+        lay, words, longs = handle.layout
+        total = lay.total
+        d_ids, d_sstart = words[lay.pair_ids], longs[lay.sstart]
         stream = cp.empty(max(total, 1), dtype=cp.uint8)
-        if len(order):
-            grid = max(1, min(-(-len(order) // (config.BLOCK // 32)), self._sms * 8))
+        if lay.pair_count:
+            grid = max(1, min(-(-lay.pair_count // (config.BLOCK // 32)), self._sms * 8))
             self._kernel("rowsq2_stream", 0)(
                 (grid,), (config.BLOCK,),
-                (handle.codes, handle.offsets, d_ids, d_sstart, np.int32(len(order)), stream))
-        got = {"stream": stream, "ids": d_ids, "gstart": cp.asarray(sstart[bounds]),
-               "gfirst": cp.asarray(bounds.astype(np.int32)), "ngroups": len(bounds) - 1,
-               "total": total,
-               "boundary": _Leases(lambda: cp.empty(2 * max(total, 1), dtype=cp.uint32))}
-        # complete before any thread's stream reads it
-        cp.cuda.get_current_stream().synchronize()
+                (handle.codes, handle.offsets, d_ids, d_sstart, np.int32(lay.pair_count),
+                 stream))
+        if boundary is None:
+            boundary = _Leases(lambda: cp.empty(2 * max(total, 1), dtype=cp.uint32))
+        got = {"stream": stream, "ids": d_ids, "gstart": longs[lay.gstart],
+               "gfirst": words[lay.gfirst], "ngroups": lay.ngroups, "total": total,
+               "boundary": boundary}
+        if sync:    # complete before any thread's stream reads it
+            cp.cuda.get_current_stream().synchronize()
         return got
 
     def _passes(self, name, prof, info, handle, tables, slots, boundary):
@@ -343,12 +336,14 @@ class PackedSearch:
                                     tables.P16_hash) for sub in groups]
         return tables, groups, profiles
 
-    def _packed_start(self, qs, handle, scoring, top_k=None, host=None):
+    def _packed_start(self, qs, handle, scoring, top_k=None, host=None, streams=None):
         """A packed batch on the current device, up to its first launch: the profiles
         uploaded and every group's result buffers zeroed. Returns a :class:`_PackedJob`
         (:meth:`_packed_launch` queues its passes), or None where the batch does not run
         packed (:meth:`_packed_host`). ``top_k``: the cut to come, so its kernel compiles
-        with the others; ``host``: the batch's :meth:`_packed_host`, else made here."""
+        with the others; ``host``: the batch's :meth:`_packed_host`, else made here;
+        ``streams``: the query groups' streams where there are several (default
+        :attr:`_streams`)."""
         cp = self._cp
         if cp.cuda.runtime.getDevice() != handle.device:
             raise ValueError("scan must run on the device the targets were prepared on")
@@ -382,7 +377,7 @@ class PackedSearch:
         job = _PackedJob(qs, handle, tables, groups, main, plans)
         leases = handle.cache["rowsq2"]["boundary"]
         for g, (sub, (R, prof, info, _)) in enumerate(zip(groups, plans)):
-            stream = main if len(groups) == 1 else self._streams[g]
+            stream = main if len(groups) == 1 else (streams or self._streams)[g]
             stream.wait_event(ready)
             boundary = None
             if len(prof) > 1:

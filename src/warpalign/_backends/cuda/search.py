@@ -37,6 +37,7 @@ from .loader import require_compiler, require_cupy
 from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket, _empty,
                       _Part, split_targets)
 from .kernels import _SMEM_LIMIT, KernelRuns, _rows
+from .layout import Layout, make_layout
 from .packed import PackedSearch
 from .streamed import StreamedSearch
 
@@ -122,6 +123,18 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
         self._streams
         return self._local.copy
 
+    @property
+    def _side_streams(self) -> list:
+        """The calling thread's streams for a streamed search's tail (its query groups run
+        beside the chunks' kernels, which use :attr:`_streams`)."""
+        got = getattr(self._local, "side", None)
+        if got is None:
+            cp = self._cp
+            with cp.cuda.Device(self._device_id):
+                got = [cp.cuda.Stream(non_blocking=True) for _ in range(len(self._streams))]
+            self._local.side = got
+        return got
+
     # -- preparation ---------------------------------------------------------------------
     def prepare(self, targets: TargetSet, *, device_memory: int | float | str | None = None):
         """Make the targets resident: one device (:class:`DeviceTargets`), several
@@ -154,7 +167,7 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
                 return self._prepare_resident(targets)
             plan = self.plan(offsets, limit)
             if plan.streamed:
-                return self._prepare_chunked(targets, list(plan.chunks), plan)
+                return self._prepare_chunked(targets, list(plan.chunks), plan, plan.tail)
             return self._prepare_resident(targets, score_bytes=plan.score_bytes,
                                           spare_bytes=plan.spare_bytes)
 
@@ -170,7 +183,19 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
             total = int(self._cp.cuda.Device().mem_info[1])
             limit = min(memory_bytes(device_memory, total), free)
         return plan_stream(offsets, max(limit, 0), residue_bytes=config.RESIDENT_BYTES,
-                           sequence_bytes=config.SEQUENCE_BYTES)
+                           sequence_bytes=config.SEQUENCE_BYTES,
+                           chain_lanes=self._warps() / config.CHAIN_SPEED)
+
+    def _warps(self) -> int:
+        """Warps resident on the device at once (every kernel's occupancy)."""
+        return self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
+
+    def _layout(self, offsets) -> Layout:
+        """The host layout of targets with ``offsets`` (:func:`.layout.make_layout`) for
+        this backend's kernel table, device and tuning."""
+        return make_layout(offsets, self._rows16, self._rows32, warps=self._warps(),
+                           group_min=self.tuning.pair_group_min,
+                           guide=self.tuning.pair_guide)
 
     def resident_budget(self, sequences: int = 0) -> int:
         """Residues of ``sequences`` targets that the current device can hold with a
@@ -178,13 +203,14 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
         config.RESIDENT_RESERVE left free)."""
         return config.resident_budget(self._free_bytes(), sequences)
 
-    def _prepare_chunked(self, targets, chunks, plan: StreamPlan | None):
+    def _prepare_chunked(self, targets, chunks, plan: StreamPlan | None, tail=None):
         offsets = np.asarray(targets.offsets, dtype=np.int64)
-        biggest = max(int(offsets[b] - offsets[a]) for a, b in chunks)
+        biggest = max(int(offsets[b] - offsets[a]) for a, b in [*chunks, *([tail] * bool(tail))])
         return ChunkedTargets(targets, chunks, max(biggest, 1), len(offsets) - 1,
                               int(offsets[-1]),
                               score_bytes=None if plan is None else plan.score_bytes,
-                              spare_bytes=None if plan is None else plan.spare_bytes)
+                              spare_bytes=None if plan is None else plan.spare_bytes,
+                              tail=tail)
 
     def _prepare_multi(self, targets, device_memory):
         cp = self._cp
@@ -203,72 +229,43 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
                             TargetSet(codes, offsets))
 
     def _prepare_resident(self, targets: TargetSet, sync: bool = True, *, codes=None,
-                          score_bytes: int | None = None,
-                          spare_bytes: int | None = None) -> DeviceTargets:
-        """Upload the targets once and sort them into the kernel table's length buckets.
-        ``codes``: a device buffer to upload the codes into (a streamed chunk's), else
-        one is allocated; ``score_bytes``, ``spare_bytes``: :class:`DeviceTargets`'."""
+                          score_bytes: int | None = None, spare_bytes: int | None = None,
+                          layout: Layout | None = None,
+                          max_code: int | None = None) -> DeviceTargets:
+        """Upload the targets and their length buckets (:meth:`_layout`; ``layout``: made
+        beforehand, e.g. on a streamed search's reader thread), all on the current stream:
+        the codes, then every id list in one copy and the offsets and stream starts in
+        another. ``codes``: a device buffer to upload the codes into (a streamed chunk's),
+        else one is allocated; ``max_code``: the largest code, if known; ``sync``: wait
+        for the copies (else they are queued only); ``score_bytes``, ``spare_bytes``:
+        :class:`DeviceTargets`'."""
         cp = self._cp
         t0 = time.perf_counter()
-        offsets = np.asarray(targets.offsets, dtype=np.int64)
-        lengths = np.diff(offsets).astype(np.int64)
         host = np.ascontiguousarray(targets.codes, dtype=np.uint8)
+        if layout is None:
+            layout = self._layout(targets.offsets)
         if codes is None:
             codes = cp.empty(max(host.size, 1), dtype=cp.uint8)
         if host.size:
             codes[:host.size].set(host, stream=cp.cuda.get_current_stream())
-        d_offsets = cp.asarray(offsets)
-        order = np.argsort(lengths, kind="stable")
-        b16 = self._buckets(self._rows16, lengths, order, paired=True)
-        b32 = self._buckets(self._rows32, lengths, order, paired=False)
-        max_code = int(host.max()) if host.size else -1
-        # row-strip kernel: every target, longest first, in pairs (the longer one first)
-        desc = order[::-1]
-        rp = np.full(2 * ((len(desc) + 1) // 2), -1, dtype=np.int32)
-        rp[:len(desc)] = desc
-        rows_pairs = cp.asarray(rp)
-        warp_ids = cp.asarray(desc.astype(np.int32))   # method="warp": longest first
+        words, longs = cp.asarray(layout.words), cp.asarray(layout.longs)
+        if max_code is None:
+            max_code = int(host.max()) if host.size else -1
+
+        def bucket(b):
+            if b.work is None:
+                return _Bucket(b.cfg, words[b.items], b.count, b.max_len)
+            return _Bucket(b.cfg, words[b.work], b.count, b.max_len, words[b.items])
+
+        b16 = [bucket(b) for b in layout.buckets16]
+        b32 = [bucket(b) for b in layout.buckets32]
         if sync:
             cp.cuda.get_current_stream().synchronize()
-        return DeviceTargets(cp.cuda.runtime.getDevice(), len(lengths), int(lengths.sum()),
-                             codes, d_offsets, lengths, max_code, b16, b32,
-                             time.perf_counter() - t0, rows_pairs=rows_pairs,
-                             warp_ids=warp_ids, score_bytes=score_bytes,
-                             spare_bytes=spare_bytes)
-
-    def _buckets(self, rows, lengths, order, *, paired):
-        cp = self._cp
-        sorted_len = lengths[order]
-        out = []
-        lo = 0
-        for cfg in rows:
-            hi = (len(order) if cfg.max_len is None
-                  else int(np.searchsorted(sorted_len, cfg.max_len, "right")))
-            ids = order[lo:hi]
-            lo = hi
-            if len(ids) == 0:
-                continue
-            if cfg.multi:
-                ids = ids[::-1]   # longest first: the longest items start earliest
-            if paired:
-                items = np.full(2 * ((len(ids) + 1) // 2), -1, dtype=np.int32)
-                items[:len(ids)] = ids
-                count = len(items) // 2
-            else:
-                items = ids.astype(np.int32)
-                count = len(items)
-            if cfg.chained:
-                pl = lengths[items.clip(0)] * (items >= 0)
-                ntiles = -(-pl.reshape(-1, 2).max(axis=1) // (cfg.group * cfg.regs))
-                work = np.stack([np.repeat(np.arange(count), ntiles),
-                                 np.concatenate([np.arange(k) for k in ntiles])], axis=1)
-                out.append(_Bucket(cfg, cp.asarray(work.astype(np.int32).ravel()), len(work),
-                                   int(lengths[ids].max()), cp.asarray(items)))
-                continue
-            out.append(_Bucket(cfg, cp.asarray(items), count, int(lengths[ids].max())))
-        # multi-pass and long buckets first, so their long items overlap the short ones
-        out.sort(key=lambda b: (not b.cfg.multi, -b.max_len))
-        return out
+        return DeviceTargets(cp.cuda.runtime.getDevice(), layout.n, layout.residues, codes,
+                             longs[layout.offsets], layout.lengths, max_code, b16, b32,
+                             time.perf_counter() - t0, rows_pairs=words[layout.rows_pairs],
+                             warp_ids=words[layout.warp_ids], score_bytes=score_bytes,
+                             spare_bytes=spare_bytes, layout=(layout, words, longs))
 
     # -- scoring -------------------------------------------------------------------------
     def scan(self, query: np.ndarray, handle, scoring, *, algorithm: str = "local",

@@ -1,43 +1,69 @@
-"""A database streamed through one device (:class:`~.handles.ChunkedTargets`): each
-chunk read from the host (from disk for a memory-mapped database) into pinned buffers on
-a worker thread, uploaded on the copy stream into one of two device buffers while the
-previous chunk is searched, then searched as a resident handle of its own by the same
-code as a database that fits (the packed multi-query kernel for a batch of queries), and
-the candidates of every query merged across chunks exactly (``stream.merge_candidates``).
+"""A database streamed through one device (:class:`~.handles.ChunkedTargets`), in the
+order of :func:`~warpalign._backends.stream.schedule`: each chunk read from the host
+(from disk for a memory-mapped database, by ``pread``) into pinned buffers on a reader
+thread, which also makes the chunk's layout (length order, bucket lists, the packed
+kernel's target stream plan: :mod:`.layout`; once per chunk and handle, kept); uploaded
+on the copy stream into one of two device buffers (codes, then the index in two copies,
+then its target stream written by a kernel there) while the previous chunk computes;
+its kernels and top-k cut queued on the compute stream behind that upload's event
+(no host wait) before the previous chunk's cut is read back, so the device is never
+left waiting for the host between chunks; searched as a resident handle of its own by
+the packed multi-query kernel; and the candidates of every query merged across chunks
+exactly (``stream.merge_candidates``). The plan's tail (the longest targets, whose
+one-warp chains would set a chunk's time) stays resident and runs on streams of its
+own beside all the chunks.
 
-When the copy hides behind compute (PCIe, H100): a chunk of r residues and s sequences
-uploads 1 byte per residue and about 24 per sequence (offsets, the two buckets' id
-lists, the row kernel's pairs, the warp kernel's ids), 1.07 bytes per residue at
-Swiss-Prot's mean length of 362, so at ~25 GB/s the copy takes r * 1.07 / 25e9 s.
-Searching the chunk for queries of Q residues in all takes r * Q / 5e12 s at the packed
-kernel's ~5,000 GCUPS. The copy hides once Q >= 5e12 * 1.07 / 25e9, about 210 query
-residues: a single protein of average length; the 20 standard queries (41,752 residues)
-leave the copy 0.5% of the compute. The chunk's upload runs on the copy stream while
-the previous chunk computes, so above that it costs nothing. What does not overlap is
-per chunk: the host side of its upload (length order and bucket lists, a few ms per
-50 K sequences), the packed target stream built on the device, and each batch's top-k
-cut and copy back: at a limit of 1/8 of the Swiss-Prot-sized database's resident cost
-(16 chunks) that is of the order of 16 x 5 ms against ~1.6 s of compute. Reading from
-disk runs on the reader thread ahead of the device (``READ_AHEAD`` chunks): from an
-NVMe disk at ~3 GB/s it hides for Q >= 5e12 / 3e9, about 1,700 query residues (from
-the page cache, at ~10 GB/s, about 500).
+The copy hides behind compute on PCIe (~25 GB/s pinned) once a batch holds about 220
+query residues: a chunk uploads about 1.10 bytes per residue (its codes, and 36 bytes of
+index per sequence at Swiss-Prot's mean length of 362) against r * Q / 5e12 s of packed
+kernel for r residues and Q query residues (docs/ARCHITECTURE.md, "Databases larger
+than the GPU").
 """
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from ..base import TargetSet
-from ..stream import ChunkReader, merge_candidates
-from .handles import _Tables
+from ..stream import Chunk, ChunkReader, merge_candidates, schedule
+from .handles import _Leases
+from .kernels import table_key
 
 #: Chunks read ahead of the one being uploaded (each a pinned buffer of the largest chunk).
 READ_AHEAD = 2
 
 
+@dataclass
+class _InFlight:
+    """A chunk (or the tail) of one streamed search between its upload and its finish:
+    what was read (its pinned buffer is given back at the finish), its resident handle,
+    the upload's event, and the batches started (:meth:`StreamedSearch._chunk_start`)."""
+
+    chunk: Chunk
+    handle: object
+    ready: object
+    pending: list = field(default_factory=list)
+
+
 class StreamedSearch:
     """The chunked search of :class:`~warpalign._backends.cuda.search.CudaBackend` (a
     mixin: it reads the backend's streams and its resident search)."""
+
+    def _chunk_layout(self, handle, chunk: Chunk):
+        """(layout, largest code) of a chunk as read, made on the reader thread once per
+        handle and slice and kept in ``handle.cache`` (immutable; under the lock)."""
+        key = ("layout", chunk.start, chunk.stop, self._warps(), self.tuning.pair_group_min,
+               self.tuning.pair_guide, self._rows16, self._rows32)
+        got = handle.cache.get(key)
+        if got is None:
+            made = (self._layout(chunk.offsets),
+                    int(chunk.codes.max()) if len(chunk.codes) else -1)
+            with self._lock:
+                got = handle.cache.setdefault(key, made)
+        return got
 
     def _search_chunked(self, qs, handle, scoring, algorithm, ends, top_k, method):
         """Candidates per query over every chunk of ``handle`` (ids in its TargetSet
@@ -45,46 +71,130 @@ class StreamedSearch:
         cp = self._cp
         for q in qs:
             self._check_query(q, handle, scoring)
-        copy = self._copy_stream
-        main = cp.cuda.get_current_stream()
+        count = len(handle.chunks)
+        tail = count if handle.tail else None          # the tail's index in the schedule
+        parts = ([handle.tail] if handle.tail else []) + list(handle.chunks)
         size = max(int(handle.biggest), 1)
         pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(size), np.uint8, size)
-                  for _ in range(READ_AHEAD + 1)]
+                  for _ in range(READ_AHEAD + 1 + (tail is not None))]
         device = [cp.empty(size, dtype=cp.uint8) for _ in range(2)]
-        searched = [None, None]   # per device buffer: the event after the search reading it
-        tables: dict = {}         # the scoring's tables, made once, used by every chunk
-        parts: list[list] = [[] for _ in qs]
-        count = len(handle.chunks)
-        with ChunkReader(handle.targets, handle.chunks, pinned) as reader:
-            nxt = self._upload_chunk(next(reader), handle, device[0], None, copy)
-            for c in range(count):
-                chunk, cur, ready = nxt
-                main.wait_event(ready)
-                ready.synchronize()            # its pinned buffer may be read again
-                reader.release(chunk)
-                if c + 1 < count:              # uploads while this chunk is searched
-                    nxt = self._upload_chunk(next(reader), handle, device[(c + 1) % 2],
-                                             searched[(c + 1) % 2], copy)
-                cur.cache.update(tables)
-                got = self._search_resident(qs, cur, scoring, algorithm, ends, top_k,
-                                            method, packed=True)
-                tables.update((k, v) for k, v in cur.cache.items() if isinstance(v, _Tables))
-                searched[c % 2] = main.record()
-                for qi, g in enumerate(got):
-                    g.ids = np.asarray(g.ids, dtype=np.int64) + chunk.start
-                    parts[qi].append(g)
-                del cur
-        return [merge_candidates(p, top_k) for p in parts]
+        last = [None, None]   # per device buffer: the event after the last work reading it
+        tables = {table_key(scoring): self._tables(handle, scoring)}
+        # the chunks' boundary-row buffers, shared: a chunk's kernels queue behind the
+        # previous chunk's on the compute stream (its query groups wait for an event
+        # recorded there), so a buffer goes back once its kernels are queued
+        shared = _Leases(lambda: cp.empty(2 * size, dtype=cp.uint32))
+        copy, main = self._copy_stream, cp.cuda.get_current_stream()
+        side = self._side_streams if tail is not None else None
+        live: dict[int, _InFlight] = {}
+        got: list[list] = [[] for _ in qs]
+        with ChunkReader(handle.targets, parts, pinned,
+                         layout=lambda chunk: self._chunk_layout(handle, chunk)) as reader:
+            try:
+                for step, c in schedule(count, tail is not None):
+                    if step == "upload":
+                        after = None if c == tail else last[c % 2]
+                        live[c] = self._upload_chunk(
+                            next(reader), handle, tables, None if c == tail else device[c % 2],
+                            after, copy, None if c == tail else shared)
+                    elif step == "start":
+                        with side[0] if c == tail else contextlib.nullcontext():
+                            live[c].pending = self._chunk_start(
+                                qs, live[c], scoring, algorithm, ends, top_k, method,
+                                side if c == tail else None, None if c == tail else shared)
+                    else:
+                        part = live.pop(c)
+                        with side[0] if c == tail else contextlib.nullcontext():
+                            found = self._chunk_finish(qs, part, scoring, algorithm, ends,
+                                                       top_k, method)
+                            if c != tail:
+                                last[c % 2] = main.record()
+                        part.ready.synchronize()       # (done: its pinned buffer is free)
+                        reader.release(part.chunk)
+                        for qi, g in enumerate(found):
+                            g.ids = np.asarray(g.ids, dtype=np.int64) + part.chunk.start
+                            got[qi].append(g)
+                        del part
+            except BaseException:
+                cp.cuda.Device().synchronize()    # nothing queued still reads a buffer
+                raise
+        return [merge_candidates(p, top_k) for p in got]
 
-    def _upload_chunk(self, chunk, handle, buffer, after, stream):
-        """Queue ``chunk``'s upload into the device ``buffer`` on ``stream`` (once the
-        event ``after``, the last search that read the buffer, is done) and make its
-        resident handle. Returns (chunk, handle, the upload's event)."""
+    def _upload_chunk(self, chunk, handle, tables, buffer, after, stream, boundary):
+        """Queue ``chunk``'s upload on ``stream`` (once the event ``after``, the last work
+        that read the device ``buffer``, is done): its codes into ``buffer`` (None: a new
+        one), its layout's index, and its packed target stream (``rowsq2_stream``), with
+        ``boundary`` the leases of its boundary rows (None: its own). Returns the chunk
+        in flight, its handle's caches holding ``tables`` and the target stream."""
+        layout, max_code = chunk.layout
         ts = TargetSet(chunk.codes, chunk.offsets)
         if after is not None:
             stream.wait_event(after)
         with stream:
             dev = self._prepare_resident(ts, sync=False, codes=buffer,
                                          score_bytes=handle.score_bytes,
-                                         spare_bytes=handle.spare_bytes)
-        return chunk, dev, stream.record()
+                                         spare_bytes=handle.spare_bytes, layout=layout,
+                                         max_code=max_code)
+            dev.cache.update(tables)
+            dev.cache["rowsq2"] = self._build_pair_stream(dev, sync=False, boundary=boundary)
+        return _InFlight(chunk, dev, stream.record())
+
+    @staticmethod
+    def _packs(qs, algorithm, ends, top_k, method) -> bool:
+        """Whether a resident search of ``qs`` runs packed batches (as
+        :meth:`~.search.CudaBackend._iter_resident` decides)."""
+        return (len(qs) >= 2 and method == "auto" and algorithm == "local"
+                and (not ends or top_k is not None))
+
+    def _chunk_start(self, qs, part, scoring, algorithm, ends, top_k, method, streams,
+                     shared):
+        """Queue on the current stream, behind ``part``'s upload, every packed batch of
+        its chunk: profiles, passes and top-k cut (query groups on ``streams``, default
+        :attr:`_streams`); boundary buffers from ``shared`` go back at once. Returns the
+        batches as (query indices, job or None: searched at the finish); [(None, None)]
+        where the search does not run packed (all of it at the finish)."""
+        dev = part.handle
+        self._cp.cuda.get_current_stream().wait_event(part.ready)
+        if not self._packs(qs, algorithm, ends, top_k, method):
+            return [(None, None)]
+        pending = []
+        for batch in self._pack_batches(qs, dev, scoring):
+            job = None
+            if len(batch) >= 2:
+                job = self._packed_start([qs[i] for i in batch], dev, scoring, top_k,
+                                         streams=streams)
+            if job is not None:
+                self._packed_launch(job)
+                self._packed_cut(job, top_k)
+                if shared is not None and job.leased:
+                    shared.give(job.leased)
+                    job.leased = []
+            pending.append((batch, job))
+        return pending
+
+    def _chunk_finish(self, qs, part, scoring, algorithm, ends, top_k, method):
+        """Candidates per query of a started chunk (ids in its own numbering): each packed
+        batch's cut read back (:meth:`_packed_finish`; end cells for ``ends``), the rest
+        searched here as :meth:`_iter_resident` searches them."""
+        dev = part.handle
+        out: list = [None] * len(qs)
+        for batch, job in part.pending:
+            if batch is None:
+                return self._search_resident(qs, dev, scoring, algorithm, ends, top_k,
+                                             method, packed=True)
+            sub = [qs[i] for i in batch]
+            if len(batch) < 2:
+                found = self._search_each(sub, dev, scoring, algorithm, ends, top_k, method)
+            else:
+                if job is None:
+                    found = self._cut([self._scan_device(q, dev, scoring) for q in sub],
+                                      dev.n, top_k)
+                else:
+                    with self._packed_run([job]):
+                        found = self._packed_finish(job, top_k)
+                if ends:
+                    found = self._batch_ends(sub, dev, scoring, found)
+            for qi, g in zip(batch, found):
+                out[qi] = g
+        return out
+
