@@ -150,11 +150,12 @@ def test_threads_with_different_limits_share_the_backend(cuda, data):
         _same(got[k], want, "end")
 
 
-@pytest.mark.parametrize("top_k", [300, None])
+@pytest.mark.parametrize("top_k", [300, "all"])
 def test_streamed_cut_on_the_host_after_the_next_chunk_started(cuda, data, top_k):
     """top_k above the device cut's limit (or every target): each chunk's candidates are
     cut from its whole score rows, read once the next chunk's kernels are queued."""
     db, queries = data
+    top_k = len(db) if top_k == "all" else top_k
     resident = search(queries, db, S, top_k=top_k, mode="score", backend="cuda")
     _same(search(queries, db, S, top_k=top_k, mode="score", backend="cuda",
                  gpu_memory=_limit(db)), resident, "score")
