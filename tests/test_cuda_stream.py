@@ -166,6 +166,7 @@ def test_streamed_layouts_are_made_once_and_kept(cuda, data):
     db, queries = data
     be = CudaBackend(devices=(0,))
     h = be.prepare(db.targets, device_memory=_limit(db))
+    queries = [S.encode(q) for q in queries]
     first = be.search_batches(queries, h, S, top_k=10)
     kept = {k: v for k, v in h.cache.items() if isinstance(k, tuple) and k[0] == "layout"}
     assert sorted((k[1], k[2]) for k in kept) == sorted([*h.chunks, h.tail])

@@ -204,7 +204,9 @@ class KernelRuns:
         smem = table.size * 4
         m = len(q)
         dummy = cp.empty(1, dtype=cp.int32)
-        keep = []          # boundary buffers stay alive until every stream has joined
+        # the query row and boundary buffers stay alive until every stream has joined (a
+        # buffer freed early goes back to the pool and the next allocation reuses it)
+        keep = [qrow, dummy]
         self._need([config.kernel_name(b.cfg, ends, algorithm) for b in buckets])
         main = cp.cuda.get_current_stream()
         ready = main.record()
