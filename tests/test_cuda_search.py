@@ -381,6 +381,27 @@ def test_search_topk_on_gpu_matches_cpu(cuda):
     assert len(got[0]) == 4
 
 
+def test_search_end_cells_of_many_queries_side_by_side(cuda):
+    """Mode end with every candidate on the many-warp 32-bit end kernel (one_warp_cells=0):
+    the queries of a packed batch run side by side on the thread's streams, joined once;
+    end cells equal the CPU's (the tie rule), for many queries and ties."""
+    from warpalign import search
+    s = Scoring(**BLOSUM62)
+    seqs = _fasta(_data("uniprot_sprot196.fasta"))
+    rng = np.random.default_rng(9)
+    db = list(seqs) + [seqs[i] for i in rng.integers(0, len(seqs), 40)]
+    queries = [seqs[i] for i in rng.integers(0, len(seqs), 12)] + [seqs[3][5:60], ""]
+    be = _pair_backend(cuda, one_warp_cells=0)
+    for k in (1, 6):
+        cpu = search(queries, db, s, backend="cpu", top_k=k, mode="end")
+        gpu = search(queries, db, s, backend=be, top_k=k, mode="end")
+        for a, b in zip(cpu, gpu, strict=True):
+            np.testing.assert_array_equal(a.targets, b.targets)
+            np.testing.assert_array_equal(a.scores, b.scores)
+            np.testing.assert_array_equal(a.query_ends, b.query_ends)
+            np.testing.assert_array_equal(a.target_ends, b.target_ends)
+
+
 def test_search_method_needs_cuda(cuda):
     from warpalign import search
     s = Scoring(**BLOSUM62)

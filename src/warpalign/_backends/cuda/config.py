@@ -294,6 +294,7 @@ class Tuning:
     pair_guide: int = PAIR_GUIDE               # guided group sizes: columns / (guide x warps)
     chain_groups: int = CHAIN_GROUPS           # most query groups a packed batch runs as
     pack_score_bytes: int = PACK_SCORE_BYTES   # most score and flag bytes a batch holds
+    one_warp_cells: int = ONE_WARP_CELLS       # largest candidate pair whose end one warp finds
 
 
 def resident_budget(free_bytes: int, sequences: int = 0) -> int:

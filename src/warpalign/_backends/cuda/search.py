@@ -419,12 +419,12 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
 
     def _batch_ends(self, qs, handle, scoring, cands: list[Candidates]) -> list[Candidates]:
         """End cells of the top-k candidates of a packed batch's queries (DESIGN tie rule):
-        the pairs of at most config.ONE_WARP_CELLS cells in one ``tb_end`` launch
+        the pairs of at most ``tuning.one_warp_cells`` cells in one ``tb_end`` launch
         (``cuda/traceback.py``, a warp per pair), larger ones by the 32-bit end kernel of
         :meth:`_candidate_ends_many` (many warps per pair). The scores must equal the packed ones."""
         lengths = np.asarray(handle.lengths)
         ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids) for c in cands]
-        small = [lengths[i].astype(np.int64) * len(q) <= config.ONE_WARP_CELLS
+        small = [lengths[i].astype(np.int64) * len(q) <= self.tuning.one_warp_cells
                  for q, i in zip(qs, ids)]
         got = self._traceback().ends_resident(qs, [i[s] for i, s in zip(ids, small)],
                                               handle.codes, handle.offsets, lengths, scoring, 0)
