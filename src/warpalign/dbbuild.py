@@ -25,13 +25,13 @@ and synced. What grows with the input beyond the budget is per sequence: about 4
 each (lengths, order, offsets, name offsets), 1.2 GB for 30 M sequences.
 
 Measured (bench/results/makedb_cpu.jsonl, a 2.5 GHz Xeon, 2 cores shared with other
-work): 186.7 M residues in 516 K sequences, threads=1 and 2 (see the file for the
-numbers); one thread: 52-55 M residues/s before threads, run files and hashing as
-written (an ``input.codes`` file partitioned into group files: 2 more passes over the
-codes); 13-16 M residues/s before the block parser and the compiled sort copy. Fixed
-costs: ~0.6 s of imports (the CLI's, NumPy, Numba) and ~0.4 s for Numba's first call.
-The serial parts left: reading the file (one thread), writing ``codes.npy`` and its
-checksum (~600 MB/s here), syncing.
+work, so noisy): 186.7 M residues in 516 K sequences at 57-62 M residues/s with one
+thread, 59-76 M/s with two (1 GiB and 128 MiB; peak RSS 0.63-0.66 and 0.29-0.35 GB);
+560 M residues (1 GiB: three run files) at 76 M/s and 95 M/s (0.94-1.0 GB); gzip input
+48-50 M/s (one thread inflates: ~106 M residues/s alone). Parsing alone scales 1.8x on
+the two cores (~200 to ~370 M residues/s). Fixed costs: ~0.6 s of imports (the CLI's,
+NumPy, Numba) and ~0.4 s for Numba's first call. Serial parts left: reading the file
+(one thread), writing ``codes.npy`` with its checksum (~600 MB/s here), syncing.
 """
 
 from __future__ import annotations
