@@ -4,7 +4,8 @@
 A synthetic protein FASTA (60 residues a line) with the Swiss-Prot-sized lengths of
 ../shared/data/protein (516,371 sequences, 186.7 M residues; ``--copies`` repeats them)
 and its residue composition is written once, then built by ``warpalign makedb`` in a
-fresh process per run (``--memory``: the build's budget, ``Database.build(memory=)``);
+fresh process per run (``--memory``: the build's budget, ``Database.build(memory=)``;
+``--threads``: its threads; ``--gzip``: from the FASTA gzipped, level 6);
 each build reports its own peak RSS (``resource.getrusage``). The FASTA is written by a
 child process too: Linux carries the peak of a process into the ``ru_maxrss`` of a
 child it forks and execs, so this process stays small. One JSON line per run, scope
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
 import os
 import subprocess
@@ -65,6 +67,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--copies", type=int, default=1)
     p.add_argument("--memory", action="append", help="build budgets, e.g. 1G (default: 1G)")
+    p.add_argument("--threads", type=int, action="append",
+                   help="the build's --threads, e.g. 1 (default: every usable core)")
+    p.add_argument("--gzip", action="store_true", help="build from the FASTA gzipped")
     p.add_argument("--repeat", type=int, default=1)
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--dir", default=tempfile.gettempdir())
@@ -85,25 +90,31 @@ def main(argv=None) -> int:
         n, residues = map(int, made.stdout.split())
         print(f"# {fasta.stat().st_size / 1e9:.2f} GB FASTA, {n} sequences, {residues} "
               f"residues, written in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-        for memory in args.memory or ["1G"]:
-            from warpalign._backends.stream import parse_memory
+        if args.gzip:
+            subprocess.run(["gzip", "-6", str(fasta)], check=True)
+            fasta = fasta.with_name(fasta.name + ".gz")
+        from warpalign._backends.stream import parse_memory
+        for memory, threads, _ in itertools.product(args.memory or ["1G"],
+                                                    args.threads or [usable_cores()],
+                                                    range(args.repeat)):
             budget = parse_memory(memory, "--memory")
-            for _ in range(args.repeat):
-                run = subprocess.run(
-                    [sys.executable, "-c", _CHILD, "makedb", str(fasta), str(Path(tmp) / "db.wa"),
-                     "--force", "--no-progress", "--memory", str(budget)],
-                    env=env, capture_output=True, text=True, check=True)
-                seconds, rss = run.stdout.split()
-                seconds, rss = float(seconds), int(rss)
-                emit({"job": "makedb", "scope": "call", "cold": False, "backend": "cpu",
-                      "method": "streamed", "device": f"{cpu_name()} (1 of {usable_cores()} "
-                      "cores: the build is one thread and a read-ahead thread)",
-                      "params": {"sequences": n, "residues": residues,
-                                 "fasta_bytes": fasta.stat().st_size,
-                                 "memory": budget, "peak_rss_bytes": rss,
-                                 "input": "plain FASTA, 60 residues a line, on local disk"},
-                      "seconds": seconds, "residues_per_s": residues / seconds,
-                      "baseline": None, "command": command}, out)
+            run = subprocess.run(
+                [sys.executable, "-c", _CHILD, "makedb", str(fasta), str(Path(tmp) / "db.wa"),
+                 "--force", "--no-progress", "--memory", str(budget),
+                 "--threads", str(threads)],
+                env=env, capture_output=True, text=True, check=True)
+            seconds, rss = run.stdout.split()
+            seconds, rss = float(seconds), int(rss)
+            emit({"job": "makedb", "scope": "call", "cold": False, "backend": "cpu",
+                  "method": "streamed", "device": f"{cpu_name()} ({threads} of "
+                  f"{usable_cores()} cores: --threads {threads}, and a read-ahead thread)",
+                  "params": {"sequences": n, "residues": residues, "threads": threads,
+                             "fasta_bytes": fasta.stat().st_size,
+                             "memory": budget, "peak_rss_bytes": rss,
+                             "input": ("gzip" if args.gzip else "plain") +
+                                      " FASTA, 60 residues a line, on local disk"},
+                  "seconds": seconds, "residues_per_s": residues / seconds,
+                  "baseline": None, "command": command}, out)
     return 0
 
 

@@ -5,6 +5,7 @@ lengths too big for one group, empty sequences), and errors are the in-memory bu
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 
 import numpy as np
@@ -38,13 +39,14 @@ def _files(path):
     return {key: (path / f"{key}.npy").read_bytes() for key in ARRAYS}
 
 
+@pytest.mark.parametrize("threads", [1, 2, 4])
 @pytest.mark.parametrize("memory", [32 * 50, 32 * 3000, 1 << 30])
 @pytest.mark.parametrize("suffix", [".fa", ".fa.gz"])
-def test_streamed_build_equals_in_memory(tmp_path, memory, suffix):
+def test_streamed_build_equals_in_memory(tmp_path, memory, suffix, threads):
     records = _records()
     fasta = tmp_path / f"in{suffix}"
     _write_fasta(fasta, records)
-    streamed = Database.build(fasta, tmp_path / "s.wa", memory=memory)
+    streamed = Database.build(fasta, tmp_path / "s.wa", memory=memory, threads=threads)
     in_memory = Database.build([seq for _, seq in records], tmp_path / "m.wa")
     a, b = _files(tmp_path / "s.wa"), _files(tmp_path / "m.wa")
     for key in ("codes", "offsets", "order"):
@@ -56,6 +58,38 @@ def test_streamed_build_equals_in_memory(tmp_path, memory, suffix):
     assert streamed.meta["buckets"] == in_memory.meta["buckets"]
     assert streamed.meta["source"] == str(fasta)
     assert sorted(os.listdir(tmp_path)) == sorted(["in" + suffix, "s.wa", "m.wa"])
+    sums = {name: info["blake2b"] for name, info in streamed.meta["files"].items()}
+    assert sums == {name: hashlib.blake2b((tmp_path / "s.wa" / name).read_bytes(),
+                                          digest_size=32).hexdigest() for name in sums}
+
+
+def test_streamed_build_is_the_same_at_every_thread_count(tmp_path):
+    # every thread count, a budget of one group and of many: the same files, byte for byte
+    records = _records(seed=7) * 3
+    fasta = tmp_path / "in.fa"
+    _write_fasta(fasta, records, width=37)
+    files = set()
+    for memory in (32 * 40, 32 * 900, 1 << 30):
+        for threads in (1, 2, 3, 7):
+            db = Database.build(fasta, tmp_path / "t.wa", memory=memory, threads=threads,
+                                overwrite=True)
+            meta = {k: v for k, v in db.meta.items() if k != "created_by"}
+            files.add((tuple(sorted(_files(tmp_path / "t.wa").items())), repr(meta)))
+    assert len(files) == 1
+
+
+def test_cli_makedb_threads(tmp_path):
+    from warpalign.cli import main
+    fasta = tmp_path / "in.fa"
+    _write_fasta(fasta, _records())
+    assert main(["makedb", str(fasta), str(tmp_path / "one.wa"), "--threads", "1"]) == 0
+    assert main(["makedb", str(fasta), str(tmp_path / "four.wa"), "--threads", "4",
+                 "--memory", "4000"]) == 0
+    assert _files(tmp_path / "one.wa") == _files(tmp_path / "four.wa")
+    with pytest.raises(SystemExit):
+        main(["makedb", str(fasta), str(tmp_path / "x.wa"), "--threads", "0"])
+    with pytest.raises(ValueError, match="invalid threads: 0"):
+        Database.build(fasta, tmp_path / "x.wa", threads=0)
 
 
 def test_streamed_build_fastq_and_handles(tmp_path):

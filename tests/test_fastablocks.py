@@ -33,10 +33,10 @@ def _oracle(data: bytes, alphabet):
     return names, codes.tolist(), lengths.tolist()
 
 
-def _blocks(data: bytes, alphabet, block: int):
+def _blocks(data: bytes, alphabet, block: int, threads: int = 1):
     names, codes, lengths = b"", [], []
     name_lengths = []
-    for batch in read_batches(io.BytesIO(data), alphabet, "in", block=block):
+    for batch in read_batches(io.BytesIO(data), alphabet, "in", block=block, threads=threads):
         names += batch.names
         name_lengths += batch.name_lengths.tolist()
         codes += batch.codes.tolist()
@@ -46,15 +46,27 @@ def _blocks(data: bytes, alphabet, block: int):
     return split, codes, lengths
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("alphabet", ["protein", "bytes"])
-def test_every_block_size_equals_the_line_reader(alphabet):
+def test_every_block_size_equals_the_line_reader(alphabet, threads):
     alpha = get_alphabet(alphabet)
     expected = _oracle(TRICKY, alpha)
     assert expected[0][:4] == ["first", "seq1", "second", "e1"]      # a sanity check
     assert expected[2][:3] == [8, 0, 4]
     assert expected[0][-4:] == ["ab", "f", "plain", "last"]           # str.split's blanks
     for block in range(1, len(TRICKY) + 2):
-        assert _blocks(TRICKY, alpha, block) == expected, block
+        assert _blocks(TRICKY, alpha, block, threads) == expected, block
+
+
+def test_threads_name_unnamed_records_by_their_input_index():
+    # unnamed records in many runs parsed at once: each named by its index in the input
+    data = b"".join(b">\nMK\n>r%d x\nWW\n" % i for i in range(200))
+    alpha = get_alphabet("protein")
+    expected = _oracle(data, alpha)
+    assert expected[0][:3] == ["seq0", "r0", "seq2"]
+    for block in (7, 40, 333):
+        for threads in (2, 4, 8):
+            assert _blocks(data, alpha, block, threads) == expected, (block, threads)
 
 
 def test_bytes_alphabet_keeps_file_bytes():
@@ -66,15 +78,31 @@ def test_bytes_alphabet_keeps_file_bytes():
         assert _blocks(data, alpha, block) == expected, block
 
 
-def test_bad_character_at_every_block_size():
+@pytest.mark.parametrize("threads", [1, 4])
+def test_bad_character_at_every_block_size(threads):
     alpha = get_alphabet("protein")
     with pytest.raises(AlphabetError) as want:
         _oracle(BAD, alpha)
     assert (want.value.record, want.value.position, want.value.character) == ("second", 8, "1")
     for block in range(1, len(BAD) + 2):
         with pytest.raises(AlphabetError) as got:
-            _blocks(BAD, alpha, block)
+            _blocks(BAD, alpha, block, threads)
         assert str(got.value) == str(want.value), block
+
+
+def test_threads_report_the_first_bad_character_in_input_order():
+    # many bad records, in runs parsed at once: the first in the input is the one named
+    good = b"".join(b">g%d\nMKVL\n" % i for i in range(50))
+    data = good + b">first bad\nMKX1\n" + good + b">second bad\nMK2\n" + good
+    alpha = get_alphabet("protein")
+    with pytest.raises(AlphabetError) as want:
+        _oracle(data, alpha)
+    assert want.value.record == "first"
+    for block in (5, 64, 1000):
+        for threads in (1, 2, 8):
+            with pytest.raises(AlphabetError) as got:
+                _blocks(data, alpha, block, threads)
+            assert str(got.value) == str(want.value), (block, threads)
 
 
 def test_applies_only_to_a_plain_start():
@@ -90,9 +118,10 @@ def _files(path):
     return {key: (path / f"{key}.npy").read_bytes() for key in ARRAYS}
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("memory", [32 * 7, 32 * 100, 1 << 30])
 @pytest.mark.parametrize("gz", [False, True])
-def test_build_equals_the_line_reader_build(tmp_path, memory, gz):
+def test_build_equals_the_line_reader_build(tmp_path, memory, gz, threads):
     rng = np.random.default_rng(5)
     letters = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWYacdefghiklmnpqrstvwy", np.uint8)
     parts = [TRICKY, b"\r\n"]
@@ -104,7 +133,7 @@ def test_build_equals_the_line_reader_build(tmp_path, memory, gz):
     data = b"".join(parts)
     path = tmp_path / ("in.fa.gz" if gz else "in.fa")
     path.write_bytes(gzip.compress(data) if gz else data)
-    Database.build(path, tmp_path / "fast.wa", memory=memory)
+    Database.build(path, tmp_path / "fast.wa", memory=memory, threads=threads)
     with open(tmp_path / "plain.fa", "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(data.decode("utf-8", "surrogateescape"))
     with open(tmp_path / "plain.fa", encoding="utf-8", errors="surrogateescape") as text:
@@ -118,11 +147,16 @@ def test_build_errors_as_the_line_reader(tmp_path):
     with open(path) as text, pytest.raises(AlphabetError) as want:
         Database.build(text, tmp_path / "x.wa")
     for memory in (32 * 3, 32 * 17, 1 << 30):
-        with pytest.raises(AlphabetError) as got:
-            Database.build(path, tmp_path / "x.wa", memory=memory)
-        assert str(got.value) == str(want.value)
+        for threads in (1, 2, 5):
+            with pytest.raises(AlphabetError) as got:
+                Database.build(path, tmp_path / "x.wa", memory=memory, threads=threads)
+            assert str(got.value) == str(want.value)
     truncated = tmp_path / "t.fa.gz"
     truncated.write_bytes(gzip.compress(BAD.replace(b"1", b"L") * 50)[:-30])
-    with pytest.raises(InputError, match="t.fa.gz: truncated or corrupt gzip data"):
-        Database.build(truncated, tmp_path / "x.wa", memory=32 * 5)
+    messages = set()
+    for threads in (1, 2, 5):
+        with pytest.raises(InputError, match="t.fa.gz: truncated or corrupt gzip data") as got:
+            Database.build(truncated, tmp_path / "x.wa", memory=32 * 5, threads=threads)
+        messages.add(str(got.value))
+    assert len(messages) == 1, messages         # the same records counted before it
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.fa", "t.fa.gz"]

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from ._backends import TargetSet
+from ._backends import TargetSet, resolve_threads
 from .alphabet import ALPHABETS, NUCLEOTIDE_RULE, Alphabet, get_alphabet, looks_nucleotide
 from .errors import AlphabetMismatch, DatabaseError, InputError
 from .io import Format, collect, encode_many, is_path, source_label
@@ -289,7 +289,8 @@ class Database:
     def build(cls, source: Any, path: str | os.PathLike, *,
               alphabet: str | Alphabet | None = None,
               progress: bool = False, overwrite: bool = False,
-              format: Format | None = None, memory: int | None = None) -> Database:
+              format: Format | None = None, memory: int | None = None,
+              threads: int | None = None) -> Database:
         """Encode sequences into an on-disk database at ``path`` (a directory) and open it.
 
         A file (a path or an open file) is read as a stream and sorted on disk in bounded
@@ -310,6 +311,8 @@ class Database:
             format: "fasta" or "fastq"; by default detected from the first record.
             memory: host bytes a build from a file holds at once (default
                 :data:`warpalign.dbbuild.MEMORY`, 1 GiB).
+            threads: CPU threads of a build from a file (default: ``NUMBA_NUM_THREADS``
+                when set, else every core this process may use); the files are the same.
 
         Raises:
             InputError, AlphabetError: the input cannot be read (nothing is written).
@@ -318,6 +321,7 @@ class Database:
                 warpalign database), or another build of ``path`` is running.
         """
         alpha = get_alphabet(alphabet or "protein")
+        threads = resolve_threads(threads)
         path = Path(path)
         made = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -327,11 +331,15 @@ class Database:
                 cls._check_target(path, overwrite)
                 if is_path(source, alpha, str_is_path=True) or (
                         hasattr(source, "read") and not isinstance(source, (str, bytes))):
-                    tmp = cls._stream(source, alpha, path, format, progress,
-                                      check=alphabet is None, memory=memory)
+                    from . import dbbuild
                     label = source_label(source, "input")
+                    tmp, files = dbbuild.build_files(
+                        source, alpha, path.parent, f".{path.name}.tmp-{owner_tag()}-",
+                        format=format, label=label, check=alphabet is None,
+                        memory=dbbuild.MEMORY if memory is None else memory,
+                        progress=progress, threads=threads)
                     db = cls._over(tmp, alpha)
-                    db._write(path, overwrite, source=label, written=tmp)
+                    db._write(path, overwrite, source=label, written=tmp, files=files)
                 else:
                     db, label = cls._read(source, alpha, format, progress,
                                           check=alphabet is None)
@@ -347,24 +355,6 @@ class Database:
                 with contextlib.suppress(OSError):
                     directory.rmdir()
             raise
-
-    @staticmethod
-    def _stream(source: Any, alpha: Alphabet, path: Path, format: Format | None,
-                progress: bool, check: bool, memory: int | None) -> Path:
-        """The array files of ``source`` (a file) written by :mod:`.dbbuild` into a
-        temporary directory beside ``path`` (removed on failure)."""
-        from . import dbbuild
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{owner_tag()}-",
-                                    dir=path.parent))
-        try:
-            dbbuild.write_arrays(source, alpha, tmp, format=format,
-                                 label=source_label(source, "input"), check=check,
-                                 memory=dbbuild.MEMORY if memory is None else memory,
-                                 progress=progress)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return tmp
 
     @classmethod
     def _over(cls, tmp: Path, alpha: Alphabet) -> Database:
@@ -402,17 +392,23 @@ class Database:
                                 "refusing to replace it")
 
     def _write(self, path: Path, overwrite: bool, source: str | None = None,
-               written: Path | None = None) -> None:
+               written: Path | None = None, files: dict | None = None) -> None:
         """Write into a temporary directory and rename it to ``path`` (under the lock).
-        ``written``: that directory, the array files already in it (a streamed build)."""
+        ``written``: that directory, the array files already in it (a streamed build);
+        ``files``: their sizes and BLAKE2b sums, the files synced (hashed as written)."""
         tmp = written or Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-{owner_tag()}-",
                                                dir=path.parent))
         try:
-            files = {}
+            known, files = files or {}, {}
             arrays = {"codes": self._codes, "offsets": self._offsets, "order": self._order,
                       "names": self._names_blob, "name_offsets": self._name_offsets}
             for key, array in arrays.items():
                 file = tmp / f"{key}.npy"
+                if file.name in known:
+                    files[file.name] = known[file.name]
+                    with _checksums_lock:
+                        _checksums[str(file)] += 1
+                    continue
                 with open(file, "r+b" if written else "wb") as f:
                     if not written:
                         np.save(f, np.ascontiguousarray(array, dtype=_DTYPES[key]),

@@ -1,39 +1,48 @@
-"""A database built from a FASTA/FASTQ file of any size in bounded host memory
-(``Database.build`` of a path or an open file; ``warpalign makedb``).
+"""A database built from a FASTA/FASTQ file of any size in bounded host memory, on
+``threads`` threads (``Database.build`` of a path or an open file; ``warpalign makedb``).
 
-The files are those of an in-memory build, byte for byte (``database.py`` describes
-them): codes sorted by length, input order breaking ties. Three passes, each holding at
-most ``memory`` bytes of residues and their index arrays at once:
+The files are those of an in-memory build, byte for byte, at every thread count and
+budget (``database.py`` describes them): codes sorted by length, input order breaking
+ties. Two passes, each holding at most ``memory`` bytes of residues and their index
+arrays at once:
 
-1. read and encode: records in batches (:func:`read_batches`: FASTA by the block
-   parser :mod:`.fastablocks`, blocks of ``memory / 32`` bytes up to 32 MiB; FASTQ and
-   anything else by the line reader of ``io``), each batch's codes appended to
-   ``input.codes`` (input order) and its names to ``names.npy``; lengths, name lengths
-   and the code counts (for the nucleotide rule) kept;
-2. partition: the distinct lengths cut into groups of consecutive lengths whose
-   residues fit the budget (a single length that does not fit is a group of its own:
-   its sequences need no sorting), and ``input.codes`` read block by block, each
-   block's sequences appended to their group's file (input order kept);
-3. sort: each group's file in turn sorted by length in memory (stable) and appended
-   to ``codes.npy``; a one-length group is copied through.
+1. read and encode: records in batches, in input order (:func:`read_batches`: FASTA by
+   the block parser :mod:`.fastablocks`, blocks of ``memory / (32 * threads)`` bytes up
+   to 32 MiB parsed on ``threads`` threads; FASTQ and anything else by the line reader
+   of ``io``), names to ``names.npy``; lengths, name lengths and the code counts (for
+   the nucleotide rule) kept; the codes held until they would pass the budget
+   (``memory / 4`` residues), then sorted by length (stable, each batch's sequences
+   copied to their places on a thread) into a run file ``run{k}.codes``;
+2. sort: with no run file (the residues fit the budget) the held codes sorted the same
+   way into ``codes.npy``; else the distinct lengths cut into groups of consecutive
+   lengths whose residues fit the budget (a single length that does not fit is a group
+   of its own, streamed through: runs in input order are its input order), and group
+   by group each run's part of it (contiguous: runs are sorted) read, runs in input
+   order, and sorted by a stable sort of its lengths.
 
-With one group (the residues fit the budget) pass 2 is skipped. What grows with the
-input beyond the budget is per sequence: about 40 bytes each (lengths, order, offsets,
-name offsets), 1.2 GB for 30 M sequences.
+Each file is hashed (BLAKE2b, for ``meta.json``) as it is written, on another thread,
+and synced. What grows with the input beyond the budget is per sequence: about 40 bytes
+each (lengths, order, offsets, name offsets), 1.2 GB for 30 M sequences.
 
-Measured (bench/results/makedb_cpu.jsonl, a 2.5 GHz Xeon, 2 cores): 186.7 M residues
-in 516 K sequences at 52-55 M residues/s, peak RSS 0.65 GB with the default 1 GiB and
-0.28 GB with 128 MiB; 560 M residues at 65 M/s (0.86 GB) and 58 M/s (0.38 GB). Before
-the block parser and the compiled sort copy: 13-16 M residues/s. Of ~3.5 s for 186.7 M
-residues: ~1.1 s fixed (the CLI's imports, Numba's first call), ~1.35 s parsing, the
-rest the sort, writing, fsync and checksums.
+Measured (bench/results/makedb_cpu.jsonl, a 2.5 GHz Xeon, 2 cores shared with other
+work, so noisy): 186.7 M residues in 516 K sequences at 57-62 M residues/s with one
+thread, 59-76 M/s with two (1 GiB and 128 MiB; peak RSS 0.63-0.66 and 0.29-0.35 GB);
+560 M residues (1 GiB: three run files) at 76 M/s and 95 M/s (0.94-1.0 GB); gzip input
+48-50 M/s (one thread inflates: ~106 M residues/s alone). Parsing alone scales 1.8x on
+the two cores (~200 to ~370 M residues/s). Fixed costs: ~0.6 s of imports (the CLI's,
+NumPy, Numba) and ~0.4 s for Numba's first call. Serial parts left: reading the file
+(one thread), writing ``codes.npy`` with its checksum (~600 MB/s here), syncing.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import gzip
+import hashlib
 import itertools
 import os
+import shutil
+import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -44,7 +53,7 @@ import numpy as np
 from .alphabet import NUCLEOTIDE_RULE, Alphabet, _nucleotide_tables, counts_look_nucleotide
 from .errors import AlphabetMismatch, InputError
 from . import fastablocks
-from ._backends.cpu.dbsort import copy_runs
+from ._backends.cpu.dbsort import copy_runs, place_runs
 from .fastablocks import Batch
 from .io import FORMATS, Format, Opened, Record, split_title, encode_many, iter_opened
 
@@ -60,18 +69,32 @@ _SORT_BYTES_PER_RESIDUE = 4
 _COPY_BLOCK = 1 << 24
 
 
-def gather(codes: np.ndarray, lengths: np.ndarray, perm: np.ndarray) -> np.ndarray:
+def gather(codes: np.ndarray, lengths: np.ndarray, perm: np.ndarray, *,
+           threads: int = 1, pool: concurrent.futures.Executor | None = None) -> np.ndarray:
     """The sequences of ``codes`` (concatenated, of ``lengths``) in the order ``perm``,
-    joined (a compiled copy loop: no index per residue, no Python object per sequence).
+    joined (a compiled copy loop: no index per residue, no Python object per sequence;
+    ``threads`` > 1: that many slices of ``perm`` copied at once, on ``pool``).
 
     Example:
         >>> gather(np.arange(6, dtype=np.uint8), np.array([1, 3, 2]), np.array([2, 0, 1])).tolist()
         [4, 5, 0, 1, 2, 3]
     """
     lengths = np.asarray(lengths, dtype=np.int64)
-    starts = np.cumsum(lengths) - lengths
+    starts = (np.cumsum(lengths) - lengths)[perm]
+    lengths = lengths[perm]
     out = np.empty(int(lengths.sum()), dtype=np.uint8)
-    copy_runs(np.ascontiguousarray(codes, dtype=np.uint8), starts[perm], lengths[perm], out)
+    codes = np.ascontiguousarray(codes, dtype=np.uint8)
+    if threads <= 1 or pool is None or len(perm) < 2:
+        copy_runs(codes, starts, lengths, out)
+        return out
+    ends = np.cumsum(lengths)
+    cuts = np.searchsorted(ends, np.linspace(0, len(out), threads + 1)[1:-1], side="left")
+    cuts = np.concatenate([[0], cuts, [len(perm)]]).astype(np.int64)
+    jobs = [pool.submit(copy_runs, codes, starts[lo:hi], lengths[lo:hi],
+                        out[(ends[lo - 1] if lo else 0):(ends[hi - 1] if hi else 0)])
+            for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()) if hi > lo]
+    for job in jobs:
+        job.result()
     return out
 
 
@@ -80,11 +103,6 @@ def _npy_header(f, dtype, count: int) -> None:
     fmt = np.lib.format
     fmt.write_array_header_1_0(f, {"descr": fmt.dtype_to_descr(np.dtype(dtype)),
                                    "fortran_order": False, "shape": (int(count),)})
-
-
-def _save(path: Path, array: np.ndarray) -> None:
-    with open(path, "wb") as f:
-        np.save(f, array, allow_pickle=False)
 
 
 class _Bar:
@@ -127,11 +145,13 @@ def _record_batches(records: Iterable[Any], alphabet: Alphabet, label: str | Non
 
 
 def read_batches(source: Any, alphabet: Alphabet, *, format: Format | None = None,
-                 label: str | None = None, memory: int = MEMORY) -> Iterator[Batch]:
+                 label: str | None = None, memory: int = MEMORY,
+                 threads: int = 1) -> Iterator[Batch]:
     """The records of the FASTA/FASTQ file ``source`` (a path or an open file) in
-    batches: by :mod:`.fastablocks` where it applies (blocks of ``memory / 32`` bytes,
-    at most its ``BLOCK``), else by the line reader (``io``: FASTQ, text handles, a
-    start it must check), about ``memory / 8`` residues a batch."""
+    batches: by :mod:`.fastablocks` where it applies (blocks of ``memory / (32 *
+    threads)`` bytes, at most its ``BLOCK``, parsed on ``threads`` threads), else by the
+    line reader (``io``: FASTQ, text handles, a start it must check), about ``memory /
+    8`` residues a batch."""
     if format is not None and format not in FORMATS:
         raise ValueError(f"invalid format: {format!r}; expected one of "
                          f"{', '.join(map(repr, FORMATS))}")
@@ -143,8 +163,9 @@ def read_batches(source: Any, alphabet: Alphabet, *, format: Format | None = Non
         except (EOFError, zlib.error, gzip.BadGzipFile):
             head = b""                        # the line reader names the problem
         if format != "fastq" and fastablocks.applies(head):
+            block = min(fastablocks.BLOCK, memory // (32 * threads))
             yield from fastablocks.read_batches(binary, alphabet, opened.label,
-                                                block=min(fastablocks.BLOCK, memory // 32))
+                                                block=block, threads=threads)
         else:
             records = (Record(*split_title(title, i), seq, qual) for i, (title, seq, qual)
                        in enumerate(iter_opened(opened, format)))
@@ -154,19 +175,45 @@ def read_batches(source: Any, alphabet: Alphabet, *, format: Format | None = Non
         opened.close()
 
 
+def build_files(source: Any, alphabet: Alphabet, parent: Path, prefix: str,
+                **options: Any) -> tuple[Path, dict[str, dict]]:
+    """The five array files of the database of the file ``source`` written
+    (:func:`write_arrays` and its ``options``) into a new temporary directory in
+    ``parent`` named from ``prefix`` (removed on failure); the directory and the files'
+    sizes and checksums."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        return tmp, write_arrays(source, alphabet, tmp, **options)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def write_arrays(source: Any, alphabet: Alphabet, tmp: Path, *, format: Format | None,
                  label: str | None, check: bool, memory: int = MEMORY,
-                 progress: bool = False) -> None:
+                 progress: bool = False, threads: int = 1) -> dict[str, dict]:
     """Write the five array files of the database of the file ``source`` into the
-    directory ``tmp`` (module docstring).
+    directory ``tmp`` (module docstring) on ``threads`` threads, synced; returns their
+    sizes and BLAKE2b checksums (``{"codes.npy": {"size": ..., "blake2b": hex}, ...}``,
+    the files in the order of ``database.ARRAYS``), each hashed as it was written.
 
     Raises:
         InputError, AlphabetError: as an in-memory build (no records; a bad symbol,
             naming its record).
         AlphabetMismatch: ``check`` (no alphabet given) and the input is nucleotide.
     """
-    budget = max(1, int(memory) // _SORT_BYTES_PER_RESIDUE)
-    raw = tmp / "input.codes"
+    threads = max(1, int(threads))
+    with concurrent.futures.ThreadPoolExecutor(threads, "makedb") as pool:
+        return _write_arrays(source, alphabet, tmp, format, label, check, int(memory),
+                             progress, pool if threads > 1 else None, threads)
+
+
+def _write_arrays(source: Any, alphabet: Alphabet, tmp: Path, format: Format | None,
+                  label: str | None, check: bool, memory: int, progress: bool,
+                  pool: concurrent.futures.Executor | None, threads: int) -> dict[str, dict]:
+    budget = max(1, memory // _SORT_BYTES_PER_RESIDUE)
+    held: list[tuple[np.ndarray, np.ndarray]] = []      # batches not yet in a sorted run
+    held_size, run_ends = 0, []                          # the runs' ends (sequences)
     lengths_parts, name_parts = [], []
     counts = np.zeros(256, dtype=np.int64)
     # counted only while the input may still be nucleotide (one protein letter settles it)
@@ -174,10 +221,16 @@ def write_arrays(source: Any, alphabet: Alphabet, tmp: Path, *, format: Format |
     names_tmp = tmp / "names.raw"
     bar = _Bar(progress, "reading")
     try:
-        with open(raw, "wb") as out, open(names_tmp, "wb") as names_out:
+        with open(names_tmp, "wb") as names_out:
             for names, name_lengths, codes, lengths in read_batches(
-                    source, alphabet, format=format, label=label, memory=int(memory)):
-                out.write(codes.data)
+                    source, alphabet, format=format, label=label, memory=memory,
+                    threads=threads):
+                if held and held_size + len(codes) > budget:
+                    run_ends.append(sum(map(len, lengths_parts)))
+                    _spill(held, tmp / f"run{len(run_ends) - 1}.codes", pool)
+                    held, held_size = [], 0
+                held.append((codes, lengths))
+                held_size += len(codes)
                 names_out.write(names)
                 lengths_parts.append(lengths)
                 name_parts.append(name_lengths)
@@ -198,25 +251,125 @@ def write_arrays(source: Any, alphabet: Alphabet, tmp: Path, *, format: Format |
     lengths = np.concatenate(lengths_parts)
     name_lengths = np.concatenate(name_parts)
     del lengths_parts, name_parts
+    if run_ends:
+        run_ends.append(len(lengths))
+        _spill(held, tmp / f"run{len(run_ends) - 1}.codes", pool)
+        held = []
     order = np.argsort(lengths, kind="stable").astype(np.int64)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths[order], out=offsets[1:])
     name_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(name_lengths, out=name_offsets[1:])
-    _save(tmp / "offsets.npy", offsets)
-    _save(tmp / "order.npy", order)
-    _save(tmp / "name_offsets.npy", name_offsets)
-    _wrap(names_tmp, tmp / "names.npy", int(name_offsets[-1]))
-    bar = _Bar(progress, "sorting", total=int(offsets[-1]))
+    total = int(offsets[-1])
+    small = {}                  # the small files, synced and hashed while codes are sorted
+    for key, array in (("offsets", offsets), ("order", order),
+                       ("name_offsets", name_offsets), ("names", None)):
+        with _HashedFile(tmp / f"{key}.npy", pool) as f:
+            if array is None:
+                _wrap(names_tmp, f, int(name_offsets[-1]))
+            else:
+                np.save(f, array, allow_pickle=False)
+        small[key] = f.finish(pool)
+    del order, offsets, name_offsets, name_lengths
+    bar = _Bar(progress, "sorting", total=total)
     try:
-        _sort_codes(raw, lengths, tmp, budget, bar)
+        with _HashedFile(tmp / "codes.npy", pool) as codes_out:
+            _npy_header(codes_out, np.uint8, total)
+            if run_ends:
+                _merge(tmp, run_ends, lengths, budget, codes_out, bar, pool, threads)
+            else:
+                codes = _placed(held, pool)
+                held = []
+                codes_out.write(codes)
+                bar.update(len(codes))
     finally:
         bar.close()
+    files = {"codes.npy": codes_out.finish()}
+    for key in ("offsets", "order", "names", "name_offsets"):
+        files[f"{key}.npy"] = small[key].result() if pool is not None else small[key]
+    return files
 
 
-def _wrap(raw: Path, path: Path, count: int) -> None:
-    """``raw`` bytes as the uint8 .npy file ``path`` (``raw`` removed)."""
-    with open(path, "wb") as out, open(raw, "rb") as f:
+class _HashedFile:
+    """A file written and BLAKE2b-hashed at once: the hash of each write runs on ``pool``
+    (when given) while the next is written (both let go of the GIL)."""
+
+    def __init__(self, path: Path, pool: concurrent.futures.Executor | None):
+        self._path = path
+        self._file = open(path, "wb")  # noqa: SIM115 (closed by __exit__)
+        self._hash = hashlib.blake2b(digest_size=32)
+        self._pool = pool
+        self._last: concurrent.futures.Future | None = None
+
+    def write(self, data: Any) -> None:
+        data = memoryview(data).cast("B")
+        for lo in range(0, len(data), _COPY_BLOCK):
+            piece = data[lo:lo + _COPY_BLOCK]
+            self._wait()
+            if self._pool is None:
+                self._hash.update(piece)
+            else:
+                self._last = self._pool.submit(self._hash.update, piece)
+            self._file.write(piece)
+
+    def _wait(self) -> None:
+        if self._last is not None:
+            self._last.result()
+            self._last = None
+
+    def finish(self, pool: concurrent.futures.Executor | None = None) -> Any:
+        """The file (closed) synced: its size and checksum (``{"size", "blake2b"}``),
+        or on ``pool``, the future of them."""
+        def sync() -> dict:
+            self._wait()
+            with open(self._path, "rb+") as f:
+                os.fsync(f.fileno())
+            return {"size": self._path.stat().st_size, "blake2b": self._hash.hexdigest()}
+        return pool.submit(sync) if pool is not None else sync()
+
+    def __enter__(self) -> _HashedFile:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self._wait()
+        finally:
+            self._file.close()
+
+
+def _placed(held: list[tuple[np.ndarray, np.ndarray]],
+            pool: concurrent.futures.Executor | None) -> np.ndarray:
+    """The codes of the batches ``held`` (codes, lengths; input order) sorted by length,
+    ties in input order: each batch's sequences copied to their places, batches on
+    ``pool`` at once."""
+    lengths = np.concatenate([n for _, n in held])
+    order = np.argsort(lengths, kind="stable")
+    dest = np.empty(len(order), dtype=np.int64)
+    dest[order] = np.cumsum(lengths[order]) - lengths[order]
+    ends = np.cumsum([0, *(len(n) for _, n in held)]).tolist()
+    out = np.empty(int(lengths.sum()), dtype=np.uint8)
+    jobs = [(part, n, dest[lo:hi], out) for (part, n), lo, hi in zip(held, ends, ends[1:])]
+    if pool is None:
+        for job in jobs:
+            place_runs(*job)
+    else:
+        for future in [pool.submit(place_runs, *job) for job in jobs]:
+            future.result()
+    return out
+
+
+def _spill(held: list[tuple[np.ndarray, np.ndarray]], path: Path,
+           pool: concurrent.futures.Executor | None) -> None:
+    """The batches ``held`` sorted by length (:func:`_placed`) into the run file ``path``."""
+    codes = _placed(held, pool)
+    held.clear()
+    with open(path, "wb") as f:
+        f.write(codes.data)
+
+
+def _wrap(raw: Path, out: _HashedFile, count: int) -> None:
+    """``raw`` bytes written to ``out`` as a uint8 .npy file (``raw`` removed)."""
+    with open(raw, "rb") as f:
         _npy_header(out, np.uint8, count)
         while block := f.read(_COPY_BLOCK):
             out.write(block)
@@ -239,57 +392,46 @@ def _groups(lengths: np.ndarray, budget: int) -> np.ndarray:
     return np.asarray(bounds, dtype=np.int64)
 
 
-def _sort_codes(raw: Path, lengths: np.ndarray, tmp: Path, budget: int, bar: _Bar) -> None:
-    """codes.npy: the codes of ``raw`` (input order) sorted by length, ties in input
-    order, through group files of at most ``budget`` residues (module docstring)."""
+def _merge(tmp: Path, run_ends: list[int], lengths: np.ndarray, budget: int,
+           out: _HashedFile, bar: _Bar, pool: concurrent.futures.Executor | None,
+           threads: int) -> None:
+    """The codes of the sorted runs ``run{k}.codes`` (of the sequences up to
+    ``run_ends[k]``, in input order) merged by length, ties in input order, written to
+    ``out``: group by group of lengths (:func:`_groups`), each run's part of a group
+    read (runs in input order) and sorted by a stable sort of its lengths; a group of
+    one length (possibly over the budget) streamed through as read."""
     bounds = _groups(lengths, budget)
-    group = np.searchsorted(bounds, lengths, side="left")      # each sequence's group
-    total = int(lengths.sum())
-    files = [raw] if len(bounds) == 1 else [tmp / f"group{g}.codes" for g in range(len(bounds))]
-    if len(bounds) > 1:
-        _partition(raw, lengths, group, files, budget)
-    with open(tmp / "codes.npy", "wb") as out:
-        _npy_header(out, np.uint8, total)
-        for g, file in enumerate(files):
-            sub = lengths[group == g]
-            if len(np.unique(sub)) <= 1:           # one length: input order is sorted
-                with open(file, "rb") as f:
-                    while block := f.read(_COPY_BLOCK):
+    runs = []
+    for k, (lo, hi) in enumerate(zip([0, *run_ends[:-1]], run_ends)):
+        ordered = np.sort(lengths[lo:hi], kind="stable")
+        cuts = np.concatenate([[0], np.searchsorted(ordered, bounds, side="right")])
+        starts = np.concatenate([[0], np.cumsum(ordered)])
+        runs.append((open(tmp / f"run{k}.codes", "rb"), ordered, cuts, starts))  # noqa: SIM115
+    try:
+        for g in range(len(bounds)):
+            parts = [(f, int(starts[cuts[g]]), int(starts[cuts[g + 1]]),
+                      ordered[cuts[g]:cuts[g + 1]]) for f, ordered, cuts, starts in runs]
+            sub = np.concatenate([n for *_, n in parts])
+            if sub.min() == sub.max():               # one length: run order is input order
+                for f, lo, hi, _ in parts:
+                    f.seek(lo)
+                    while lo < hi and (block := f.read(min(_COPY_BLOCK, hi - lo))):
                         out.write(block)
                         bar.update(len(block))
-            else:
-                codes = np.fromfile(file, dtype=np.uint8)
-                out.write(gather(codes, sub, np.argsort(sub, kind="stable")))
-                bar.update(len(codes))
-                del codes
-            os.unlink(file)
-
-
-def _partition(raw: Path, lengths: np.ndarray, group: np.ndarray, files: list[Path],
-               budget: int) -> None:
-    """Append each sequence of ``raw`` (input order) to its group's file, block by block
-    of about ``budget`` residues (input order kept within a group)."""
-    outs = [open(f, "wb") for f in files]  # noqa: SIM115 (closed below)
-    try:
-        ends = np.cumsum(lengths)
-        with open(raw, "rb") as f:
-            lo = 0
-            while lo < len(lengths):
-                start = int(ends[lo - 1]) if lo else 0
-                hi = int(np.searchsorted(ends, start + budget, side="right"))
-                hi = min(max(hi, lo + 1), len(lengths))
-                block = np.fromfile(f, dtype=np.uint8, count=int(ends[hi - 1]) - start)
-                sub, gs = lengths[lo:hi], group[lo:hi]
-                perm = np.argsort(gs, kind="stable")
-                moved = memoryview(gather(block, sub, perm))
-                cut = np.concatenate([[0], np.cumsum(np.bincount(gs, weights=sub,
-                                                                 minlength=len(files)))])
-                cut = cut.astype(np.int64)
-                for g in np.unique(gs).tolist():
-                    outs[g].write(moved[cut[g]:cut[g + 1]])
-                del block, moved                # before the next block is read: 2x, not 4x
-                lo = hi
+                        lo += len(block)
+                continue
+            codes = np.empty(int(sub.sum()), dtype=np.uint8)
+            at = 0
+            for f, lo, hi, _ in parts:
+                f.seek(lo)
+                if f.readinto(memoryview(codes)[at:at + hi - lo]) != hi - lo:
+                    raise OSError(f"{tmp}: a run file of this build was cut short")
+                at += hi - lo
+            out.write(gather(codes, sub, np.argsort(sub, kind="stable"), threads=threads,
+                             pool=pool))
+            bar.update(len(codes))
+            del codes
     finally:
-        for o in outs:
-            o.close()
-    raw.unlink()
+        for f, *_ in runs:
+            f.close()
+            os.unlink(f.name)

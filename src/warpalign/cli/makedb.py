@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .flags import alphabets, inputs, progress_flags, show_progress
+from .flags import alphabets, inputs, progress_flags, show_progress, threads_flag
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -23,6 +23,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="host memory the build holds at once, bytes or a size such as 1G "
                         "(default 1G); any input size builds within it, plus about 40 bytes "
                         "per sequence")
+    threads_flag(p)
     progress_flags(p)
     p.set_defaults(run=run)
     return p
@@ -49,7 +50,7 @@ def run(args) -> int:
         raise DatabaseError(f"{args.output}: already exists; pass --force to replace it")
     db = Database.build(source, args.output, alphabet=args.alphabet,
                         progress=show_progress(args), overwrite=args.force,
-                        memory=args.memory)
+                        memory=args.memory, threads=args.threads)
     print(f"warpalign makedb: {len(db)} sequences, {db.residues} residues -> {args.output}",
           file=sys.stderr)
     return 0
