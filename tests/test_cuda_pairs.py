@@ -410,7 +410,7 @@ def test_cupy_errors():
 def test_staging_and_device_encoding_equal_the_cpu_encoding():
     cp = pytest.importorskip("cupy")
     from warpalign._backends.cpu import encode as cpu_encode
-    from warpalign._backends.cuda import pairs as gpu
+    from warpalign._backends.cuda import encode as gpu
 
     rng = np.random.default_rng(63)
     raw = np.frombuffer(b"ACGTNacgtnRY", np.uint8)[rng.integers(0, 12, 100_003)]
@@ -428,3 +428,58 @@ def test_staging_and_device_encoding_equal_the_cpu_encoding():
     assert gpu.encode(broken, table)[1] == cpu_encode.encode(broken, table)[1] == 77_777
     with pytest.raises(ValueError, match="invalid staging"):
         gpu.encode(raw, table, staging="mapped")
+
+
+@pytest.mark.parametrize("chunk, threads", [(1000, 1), (4096, 3), (99_999, 8), (None, None)])
+def test_chunked_encoding_finds_the_first_bad_character_in_any_chunk(chunk, threads):
+    # issue 22: host characters are encoded chunk by chunk on the device (encode.cu);
+    # the first INVALID over all chunks is reported, whichever chunk's kernel ends first
+    cp = pytest.importorskip("cupy")
+    from warpalign._backends.cpu import encode as cpu_encode
+    from warpalign._backends.cuda import encode as gpu
+
+    rng = np.random.default_rng(64)
+    raw = np.frombuffer(b"ACGTNacgtn", np.uint8)[rng.integers(0, 10, 250_001)]
+    table = PAPER.alphabet.code_table
+    want = cpu_encode.encode(raw, table)[0]
+    codes, bad, _ = gpu.encode(raw, table, chunk=chunk, threads=threads)
+    assert bad == -1 and np.array_equal(codes.get(), want)
+    for spots in ([250_000], [0], [1000, 999], [123_456, 200_000, 4096], [99_999, 99_998]):
+        broken = raw.copy()
+        broken[spots] = ord("#")
+        first = min(spots)
+        assert gpu.encode(broken, table, chunk=chunk, threads=threads)[1] == first
+        assert gpu.encode(cp.asarray(broken), table)[1] == first
+        assert cpu_encode.encode(broken, table)[1] == first
+    # the "bytes" alphabet has no invalid character: 0xFF is a code like any other
+    every = np.arange(256, dtype=np.uint8).repeat(1000)
+    ident = np.arange(256, dtype=np.uint8)
+    codes, bad, _ = gpu.encode(every, ident, check=False, chunk=chunk, threads=threads)
+    assert bad == -1 and np.array_equal(codes.get(), every)
+    assert len(gpu.encode(np.zeros(0, np.uint8), table)[0]) == 0
+
+
+def test_host_forms_in_many_staging_chunks_equal_the_list_form():
+    # whole score_pairs calls whose host inputs span several staging chunks (38 MB of ys,
+    # STAGE_BYTES = 16 MiB) and batches (the next batch staged while one is scored), and
+    # a bad character in the last chunk named as on the CPU
+    pytest.importorskip("cupy")
+    from warpalign.buffers import SequenceBuffer
+    from warpalign.errors import AlphabetError
+
+    rng = np.random.default_rng(65)
+    X, Y = _rows(rng, 36_000, 64), _rows(rng, 36_000, 1_000)
+    Y[:3000, 100:164] = X[:3000]
+    want = score_pairs(X, Y, PAPER, backend="cpu", method="wordwise").scores.tolist()
+    assert max(want) >= 128
+    for batch in (None, 10_000_000):
+        for name, (x, y) in {"numpy": (X, Y), "list": (_texts(X), _texts(Y)),
+                             "buffer": (SequenceBuffer(X.ravel(), np.arange(36_001) * 64),
+                                        SequenceBuffer(Y.ravel(), np.arange(36_001) * 1000))
+                             }.items():
+            got = score_pairs(x, y, PAPER, backend="cuda", method="wordwise",
+                              batch_residues=batch)
+            assert got.scores.tolist() == want, (name, batch)
+    Y[35_999, 650] = ord("!")
+    with pytest.raises(AlphabetError, match=r"ys\[35999\]: record 'seq35999', position 650.*'!'"):
+        score_pairs(X, Y, PAPER, backend="cuda")

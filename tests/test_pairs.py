@@ -366,3 +366,28 @@ def test_cli_pairs_record_counts_must_match(tmp_path):
     y.write_text(">b1\nACGT\n")
     with pytest.raises(ValueError, match="2 records.*1"):
         _cli(["pairs", str(x), str(y)])
+
+
+def test_gpu_word_wise_launch_plan_covers_each_pair_once_in_order():
+    # the host planner of the CUDA word-wise kernels (pure NumPy, issue 22): each pair in
+    # exactly one launch, launches ordered by (bits, G, bands), pairs by (target, query)
+    # length descending, ties by index descending (a stable sort reversed)
+    from warpalign._backends.cuda.pairs import launch_groups
+
+    rng = np.random.default_rng(22)
+    for rows in (16, 24, 32):
+        xl = rng.integers(0, 3000, 700)
+        yl = rng.integers(0, 40, 700)
+        widths = np.where(rng.random(700) < 0.4, 32, 16)
+        plan = launch_groups(xl, yl, widths, rows)
+        keys = [(bits, g, bands) for bits, g, bands, _ in plan]
+        assert keys == sorted(set(keys))
+        seen = np.concatenate([order for *_, order in plan])
+        assert np.array_equal(np.sort(seen), np.arange(700))
+        for bits, g, bands, order in plan:
+            need = np.maximum(1, -(-xl[order] // rows))
+            assert (widths[order] == bits).all()
+            assert (g == np.minimum(32, 1 << np.ceil(np.log2(need)).astype(int))).all()
+            assert (bands == np.where(need > 32, -(-xl[order] // (32 * rows)), 1)).all()
+            key = [(int(yl[p]), int(xl[p]), int(p)) for p in order]
+            assert key == sorted(key, reverse=True)

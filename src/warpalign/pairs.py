@@ -266,9 +266,13 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
 
 
 #: Residues (xs and ys together) per batch of :func:`score_pairs`, per backend (None: one
-#: batch): bounds the device memory a call takes, and lets the next batch's copy overlap
-#: this one's kernels.
-BATCH_RESIDUES = {"cpu": None, "cuda": 1 << 26}
+#: batch): bounds the device memory a call takes (~4 bytes a residue: codes, ww_dna's
+#: packed columns, two staging chunks), and lets the next batch's copy overlap this one's
+#: kernels. A batch must also fill the GPU: the pair kernels run one pair per lane, and
+#: 32,768 pairs of 128 x 4,096 are only ~256 blocks; split in three batches of 2^26
+#: residues (the old bound) the same pairs took 3.35 ms of kernel time instead of 2.15 ms
+#: (H100, issue 22: the 'codes' baseline was one batch, every other input form three).
+BATCH_RESIDUES = {"cpu": None, "cuda": 1 << 28}
 
 
 def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], scoring: Scoring,

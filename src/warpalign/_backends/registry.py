@@ -101,7 +101,7 @@ TABLE: tuple[Row, ...] = (
     Row("align",       "cuda", "auto",         "cuda.search:CudaBackend()"),
     Row("align",       "cuda", "long",         "cuda.long"),
     Row("encode",      "cpu",  "auto",         "cpu.encode:encode"),
-    Row("encode",      "cuda", "auto",         "cuda.pairs:encode"),
+    Row("encode",      "cuda", "auto",         "cuda.encode:encode"),
     Row("pairs",       "cpu",  "wordwise",     "cpu.wordwise:score_pairs"),
     Row("pairs",       "cpu",  "bitsliced",    "cpu.bitsliced:score_pairs"),
     Row("pairs",       "cuda", "wordwise",     "cuda.pairs:score_wordwise"),

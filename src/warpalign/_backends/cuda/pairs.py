@@ -21,10 +21,8 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
   lane, 2 or 4 columns per iteration), B2W (untranspose). ``s`` is chosen from the scoring and lengths so that no value
   can saturate (as the CPU version, :mod:`warpalign._backends.cpu.bitsliced`).
 
-* :func:`encode` (the ``encode`` engine of ``score_pairs``): characters to codes on the
-  GPU. Host characters go up through two pinned staging buffers of :data:`STAGE_BYTES`
-  (the host fills one while the other's copy runs); a CuPy array is read where it is.
-  The pair kernels take the codes where they are (device arrays: no copy to the host).
+The pair kernels take the codes where they are (device arrays from the ``encode``
+engine, :mod:`.encode`: no copy to the host).
 
 Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack), ``w2b``, ``swa``,
 ``b2w``, ``g2h`` (scores back), by CUDA events around each step.
@@ -43,10 +41,7 @@ of the inputs the whole call is ~500-600 and ~230-290 GCUPS.
 
 from __future__ import annotations
 
-import functools
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -94,17 +89,6 @@ INT16_BOUND = 14000
 INT16_SMALL = 4000
 
 
-#: Bytes per pinned staging buffer of :func:`stage` (two of them alternate), and the host
-#: threads that fill one.
-STAGE_BYTES = 1 << 25
-STAGE_THREADS = 4
-#: How :func:`encode` copies host characters to the device: "pinned" (:func:`stage`) or
-#: "pageable" (one ``cupy.asarray``: the driver stages it). Selectable per call
-#: (``staging=``) so both can be measured.
-STAGING = "pinned"
-STAGINGS = ("pinned", "pageable")
-
-
 def _cupy():
     return require_cupy("backend 'cuda'")
 
@@ -112,112 +96,6 @@ def _cupy():
 def _top(codes) -> int:
     """The largest code (0 for none), on the host or the device."""
     return int(codes.max()) if codes.size else 0
-
-
-@functools.lru_cache(maxsize=1)
-def _lookup_kernel():
-    cp = _cupy()
-    return cp.ElementwiseKernel("uint8 c, raw uint8 table", "uint8 code", "code = table[c]",
-                                "warpalign_encode")
-
-
-_staging = threading.local()
-
-
-def _staging_stream():
-    """The calling thread's stream on the current device for host-to-device staging
-    (non-blocking: kernels on the default stream overlap it; calls from other threads
-    stage on streams of their own), made once per thread and device. Memory allocated
-    while it is current returns to its own pool arena, so a staged copy never lands in a
-    block that a kernel on another stream may still read."""
-    cp = _cupy()
-    streams = getattr(_staging, "streams", None)
-    if streams is None:
-        streams = _staging.streams = {}
-    device = cp.cuda.Device().id
-    if device not in streams:
-        streams[device] = cp.cuda.Stream(non_blocking=True)
-    return streams[device]
-
-
-def stage(host: np.ndarray, chunk: int | None = None, threads: int | None = None):
-    """A device copy of the host ``uint8`` array, made through two pinned buffers of
-    ``chunk`` bytes (default :data:`STAGE_BYTES`) on the staging stream: the host fills
-    one buffer (``threads`` copying slices of it, default :data:`STAGE_THREADS`; NumPy
-    releases the GIL while it copies) while the other's copy to the device runs. Returns
-    when the copy is complete."""
-    cp = _cupy()
-    threads = STAGE_THREADS if threads is None else max(1, int(threads))
-    host = np.ascontiguousarray(host, dtype=np.uint8).reshape(-1)
-    n = host.size
-    stream = _staging_stream()
-    with stream:
-        out = cp.empty(n, dtype=cp.uint8)
-    if n == 0:
-        return out
-    size = min(STAGE_BYTES if chunk is None else int(chunk), n)
-    buffers = []
-    for _ in range(2 if n > size else 1):
-        memory = cp.cuda.alloc_pinned_memory(size)
-        buffers.append((memory, np.frombuffer(memory, np.uint8, size)))
-    copied = [None] * len(buffers)
-    with ThreadPoolExecutor(threads, thread_name_prefix="warpalign-stage") as pool:
-        for k, lo in enumerate(range(0, n, size)):
-            hi = min(n, lo + size)
-            j = k % len(buffers)
-            if copied[j] is not None:
-                copied[j].synchronize()        # this buffer's previous copy is done
-            view = buffers[j][1][:hi - lo]
-            cuts = np.linspace(0, hi - lo, threads + 1).astype(np.int64).tolist()
-            list(pool.map(lambda a, b, view=view, lo=lo: np.copyto(view[a:b],
-                                                                   host[lo + a:lo + b]),
-                          cuts[:-1], cuts[1:]))
-            out[lo:hi].set(view, stream=stream)
-            copied[j] = stream.record()
-    for event in copied:                       # the pinned buffers go back to their pool
-        event.synchronize()
-    return out
-
-
-def encode(raw, table: np.ndarray, check: bool = True, counts: bool = False, *,
-           staging: str | None = None):
-    """(device codes, index of the first character without a code or -1, occurrences of
-    each code when ``counts``) of the characters ``raw``: a NumPy array, copied by
-    ``staging`` (default :data:`STAGING`) and encoded on the staging stream, or a CuPy
-    array, read in place (never written) on the caller's current stream, after the work
-    queued there. The ``encode`` engine (:class:`~warpalign._backends.base.EncodeKernel`).
-    """
-    cp = _cupy()
-    staging = STAGING if staging is None else staging
-    if staging not in STAGINGS:
-        raise ValueError(f"invalid staging: {staging!r}; expected one of {STAGINGS}")
-    if isinstance(raw, cp.ndarray):
-        if raw.dtype != cp.uint8 or raw.ndim != 1:
-            raise TypeError(f"expected a 1-D uint8 array of characters, got {raw.ndim}-D "
-                            f"{raw.dtype}")
-        return _lookup(raw, table, check, counts)
-    stream = _staging_stream()
-    if staging == "pinned":
-        d_raw = stage(raw)
-    else:
-        with stream:
-            d_raw = cp.asarray(np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1))
-    with stream:
-        return _lookup(d_raw, table, check, counts)
-
-
-def _lookup(d_raw, table, check: bool, counts: bool):
-    """:func:`encode` of device characters on the current stream; returns once done."""
-    cp = _cupy()
-    codes = _lookup_kernel()(d_raw, cp.asarray(table, dtype=cp.uint8))
-    bad = -1
-    if check and _top(codes) == 255:
-        bad = int(cp.argmax(codes == 255))
-    counted = None
-    if counts and bad < 0:
-        counted = cp.bincount(codes.astype(cp.int32), minlength=256).get()
-    cp.cuda.get_current_stream().synchronize()
-    return codes, bad, counted
 
 
 def check_device() -> None:
@@ -274,12 +152,40 @@ def _rerun(clock: _Clock, nflag, run: int) -> None:
 # --------------------------------------------------------------------------- word-wise
 
 
+_POWERS = np.array([1, 2, 4, 8, 16, 32], np.int64)   # group sizes G
+
+
 def _tiles(m: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Group size G (power of two <= 32) and band count per query length."""
     need = np.maximum(1, -(-m // rows))                       # lanes of R rows
-    g = np.minimum(32, 2 ** np.ceil(np.log2(need)).astype(np.int64))
+    g = _POWERS[np.searchsorted(_POWERS, np.minimum(need, 32))]  # smallest power >= need
     bands = np.where(need > 32, -(-m // (32 * rows)), 1)
     return g, bands
+
+
+def launch_groups(xl: np.ndarray, yl: np.ndarray, widths: np.ndarray, rows: int
+                  ) -> list[tuple[int, int, int, np.ndarray]]:
+    """(bits, G, bands, pairs) per word-wise launch, in launch order (16-bit lanes first,
+    then G, then bands ascending); each launch's pairs by target length, then query
+    length, both descending (ties: higher index first). One stable sort for all
+    launches and one pass per launch: the planner of a call of 32,768 pairs took ~4 ms
+    of host time with a sort and an ``np.unique`` per (bits, G) (2-core development
+    machine), about the kernel's own time at n = 4,096."""
+    g_of, bands_of = _tiles(xl, rows)
+    top = int(bands_of.max(initial=1)) + 1
+    group = ((widths == 32) * 6 + np.searchsorted(_POWERS, g_of)) * top + bands_of
+    longest = int(xl.max(initial=0)) + 1
+    if int(yl.max(initial=0)) < (1 << 62) // longest:     # one key: yl major, xl minor
+        ascending = np.argsort(yl * longest + xl, kind="stable")
+    else:
+        ascending = np.lexsort((xl, yl))
+    grouped = group[ascending]
+    out = []
+    for key in np.flatnonzero(np.bincount(group)).tolist():
+        rest, bands = divmod(key, top)
+        out.append((32 if rest >= 6 else 16, 1 << (rest % 6), bands,
+                    ascending[grouped == key][::-1]))
+    return out
 
 
 def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
@@ -350,31 +256,25 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     d_xo = cp.asarray(xoff)
     d_yo = cp.asarray(yoff)
     d_table = cp.asarray(table)
-    cp.cuda.Device().synchronize()
-    h2g = time.perf_counter() - t0
+    cp.cuda.get_current_stream().synchronize()   # this stream only: a copy stream
+    h2g = time.perf_counter() - t0              # staging the next batch runs on
 
-    g_of, bands_of = _tiles(xl, rows)
     launches = []
     names = []
-    for bits in (16, 32):
-        for g in (1, 2, 4, 8, 16, 32):
-            sel_wg = (widths == bits) & (g_of == g)
-            for bands in np.unique(bands_of[sel_wg]):
-                sel = np.flatnonzero(sel_wg & (bands_of == bands))
-                order = sel[np.lexsort((xl[sel], yl[sel]))[::-1]]
-                per = 2 if bits == 16 else 1
-                items = np.full(-(-order.size // per) * per, -1, dtype=np.int32)
-                items[:order.size] = order
-                if bits == 16 and dna and not affine:
-                    pf = WW_DNA_PREFETCH if prefetch is None else bool(prefetch)
-                    name = (f"ww_dna<{rows}, {'true' if bands > 1 else 'false'}, "
-                            f"{'true' if pf else 'false'}>")
-                    names.append("ww_ypack")
-                else:
-                    name = (f"ww_kernel<{bits}, {rows}, {'true' if affine else 'false'}, "
-                            f"{code}, {'true' if dna else 'false'}>")
-                names.append(name)
-                launches.append((name, bits, g, int(bands), items, int(yl[order].max())))
+    for bits, g, bands, order in launch_groups(xl, yl, widths, rows):
+        per = 2 if bits == 16 else 1
+        items = np.full(-(-order.size // per) * per, -1, dtype=np.int32)
+        items[:order.size] = order
+        if bits == 16 and dna and not affine:
+            pf = WW_DNA_PREFETCH if prefetch is None else bool(prefetch)
+            name = (f"ww_dna<{rows}, {'true' if bands > 1 else 'false'}, "
+                    f"{'true' if pf else 'false'}>")
+            names.append("ww_ypack")
+        else:
+            name = (f"ww_kernel<{bits}, {rows}, {'true' if affine else 'false'}, "
+                    f"{code}, {'true' if dna else 'false'}>")
+        names.append(name)
+        launches.append((name, bits, g, bands, items, int(yl[order].max())))
     mod = _module(tuple(names))
     d_out = cp.zeros(npairs, dtype=cp.int32)
     d_flag = cp.zeros(npairs, dtype=cp.int32)
@@ -543,7 +443,7 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
     t0 = time.perf_counter()
     d_codes = cp.asarray(codes)
     d_off = cp.asarray(offsets)
-    cp.cuda.Device().synchronize()
+    cp.cuda.get_current_stream().synchronize()
     h2g = time.perf_counter() - t0
     clock = _Clock(cp)
     clock.mark("h2g")      # the small index arrays

@@ -1,0 +1,225 @@
+"""Characters to codes on the GPU: the ``encode`` engine of the CUDA backend (issue 22).
+
+``encode(raw, table)`` returns the codes on the device, the index of the first character
+without a code (or -1) and, when asked, how often each code occurs. One kernel
+(``encode.cu``) does the table lookup, finds the first INVALID code and the largest code
+in one pass; the host reads two words back once per call.
+
+* A CuPy array is encoded where it is, on the caller's current stream (after the work
+  queued there): no copy to the host, one launch.
+* A NumPy array goes up in chunks of :data:`STAGE_BYTES` through two pinned staging
+  buffers on the calling thread's copy stream: host threads fill one buffer (pageable to
+  pinned, :data:`STAGE_THREADS` slices at once; NumPy releases the GIL while it copies)
+  while the other's copy runs, and each chunk is encoded on the device right after its
+  copy, on the same stream. The host never encodes, and only two chunks of characters are
+  on the device at a time (the codes are the only full-size device array).
+
+The copy stream is non-blocking, so a batch of ``score_pairs`` staged here overlaps the
+pair kernels of the previous batch on the caller's stream.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..base import usable_cores
+from .loader import require_cupy
+
+_FILE = "encode.cu"
+_BLOCK = 256
+#: Most blocks of one encode launch (a grid-stride loop covers the rest).
+_MAX_BLOCKS = 2048
+#: The code of a character without one (as ``cpu.encode.INVALID``).
+INVALID = 255
+_NONE = (1 << 64) - 1            # flags[0] when no character is INVALID
+
+#: Bytes per pinned staging buffer (two alternate) of host characters, and the most host
+#: threads that fill one. 16 MiB: the first fill and the last copy are the parts of the
+#: transfer that overlap nothing (~0.5 ms and ~0.3-0.6 ms at 32 and 25-50 GB/s).
+STAGE_BYTES = 1 << 24
+STAGE_THREADS = 8
+#: How :func:`encode` copies host characters up: "pinned" (the staging buffers above) or
+#: "pageable" (one ``cupy.asarray``: the driver stages it). Selectable per call
+#: (``staging=``) so both can be measured.
+STAGING = "pinned"
+STAGINGS = ("pinned", "pageable")
+#: Below this many bytes a staging buffer is filled by the calling thread alone.
+_SPLIT_FROM = 1 << 20
+
+
+def _cupy():
+    return require_cupy("backend 'cuda'")
+
+
+_staging = threading.local()
+_pool_lock = threading.Lock()
+
+
+def _staging_stream():
+    """The calling thread's stream on the current device for host-to-device staging
+    (non-blocking: kernels on the default stream overlap it; calls from other threads
+    stage on streams of their own), made once per thread and device. Memory allocated
+    while it is current returns to its own pool arena, so a staged copy never lands in a
+    block that a kernel on another stream may still read."""
+    cp = _cupy()
+    streams = getattr(_staging, "streams", None)
+    if streams is None:
+        streams = _staging.streams = {}
+    device = cp.cuda.Device().id
+    if device not in streams:
+        streams[device] = cp.cuda.Stream(non_blocking=True)
+    return streams[device]
+
+
+@functools.lru_cache(maxsize=1)
+def _fill_pool() -> ThreadPoolExecutor:
+    """The threads that fill staging buffers, shared by every call (an executor is
+    thread-safe; each call waits only for its own slices)."""
+    with _pool_lock:
+        return ThreadPoolExecutor(max(1, min(STAGE_THREADS, usable_cores())),
+                                  thread_name_prefix="warpalign-stage")
+
+
+def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
+    """``view[:] = src`` by up to ``threads`` threads (one below :data:`_SPLIT_FROM`)."""
+    if threads <= 1 or src.size < _SPLIT_FROM:
+        np.copyto(view, src)
+        return
+    cuts = np.linspace(0, src.size, threads + 1).astype(np.int64).tolist()
+    done = [_fill_pool().submit(np.copyto, view[a:b], src[a:b])
+            for a, b in zip(cuts[:-1], cuts[1:])]
+    for f in done:
+        f.result()
+
+
+def _upload(host: np.ndarray, stream, into, then=None, chunk: int | None = None,
+            threads: int | None = None) -> None:
+    """Host bytes ``host`` to the device in chunks through pinned buffers, on ``stream``:
+    ``into(j, lo, hi)`` is the device array (hi - lo bytes) that receives ``host[lo:hi]``
+    (``j``: which of the two buffers carries it), ``then(device, lo, hi)`` is queued on
+    ``stream`` after that copy. Returns once every copy has left the pinned buffers
+    (kernels queued by ``then`` may still run)."""
+    cp = _cupy()
+    n = host.size
+    if n == 0:
+        return
+    threads = STAGE_THREADS if threads is None else max(1, int(threads))
+    size = min(STAGE_BYTES if chunk is None else max(1, int(chunk)), n)
+    memory = [cp.cuda.alloc_pinned_memory(size) for _ in range(2 if n > size else 1)]
+    buffers = [np.frombuffer(m, np.uint8, size) for m in memory]
+    copied = [None] * len(buffers)
+    try:
+        for k, lo in enumerate(range(0, n, size)):
+            hi = min(n, lo + size)
+            j = k % len(buffers)
+            if copied[j] is not None:
+                copied[j].synchronize()        # this buffer's previous copy is done
+            view = buffers[j][:hi - lo]
+            _fill(view, host[lo:hi], threads)
+            device = into(j, lo, hi)
+            device.set(view, stream=stream)
+            copied[j] = stream.record()
+            if then is not None:
+                then(device, lo, hi)
+    finally:
+        for event in copied:                   # the pinned buffers go back to their pool
+            if event is not None:
+                event.synchronize()
+
+
+def stage(host: np.ndarray, chunk: int | None = None, threads: int | None = None):
+    """A device copy of the host ``uint8`` array, made through the pinned buffers of
+    :func:`encode` (``chunk`` bytes each, default :data:`STAGE_BYTES`; ``threads`` fill
+    one, default :data:`STAGE_THREADS`) on the staging stream. Returns when the copy is
+    complete."""
+    cp = _cupy()
+    host = np.ascontiguousarray(host, dtype=np.uint8).reshape(-1)
+    stream = _staging_stream()
+    with stream:
+        out = cp.empty(host.size, dtype=cp.uint8)
+    _upload(host, stream, lambda j, lo, hi: out[lo:hi], chunk=chunk, threads=threads)
+    stream.synchronize()
+    return out
+
+
+def _kernel():
+    from .loader import get_functions
+    return get_functions(_FILE, ("encode_bytes",))["encode_bytes"]
+
+
+def _launcher(cp, table: np.ndarray, codes, flags):
+    """``launch(device_chars, lo, hi)``: chars ``[lo, hi)`` of the input encoded into
+    ``codes[lo:hi]`` on the current stream, flags updated."""
+    d_table = cp.asarray(np.ascontiguousarray(table, dtype=np.uint8))
+    kernel = _kernel()
+
+    def launch(chars, lo: int, hi: int) -> None:
+        n = hi - lo
+        if n <= 0:
+            return
+        blocks = min(-(-n // _BLOCK), _MAX_BLOCKS)
+        kernel((blocks,), (_BLOCK,), (chars, np.int64(n), d_table, codes[lo:hi],
+                                      np.int64(lo), flags))
+    return launch
+
+
+def encode(raw, table: np.ndarray, check: bool = True, counts: bool = False, *,
+           staging: str | None = None, chunk: int | None = None,
+           threads: int | None = None):
+    """(device codes, index of the first character without a code or -1, occurrences of
+    each code when ``counts``) of the characters ``raw``: a CuPy array, read in place
+    (never written) on the caller's current stream after the work queued there, or a
+    NumPy array, copied by ``staging`` (default :data:`STAGING`; ``chunk`` and
+    ``threads`` as :func:`stage`) and encoded chunk by chunk on the staging stream.
+    Returns once the codes are complete. The ``encode`` engine
+    (:class:`~warpalign._backends.base.EncodeKernel`).
+
+    Raises:
+        TypeError: a CuPy array that is not 1-D ``uint8``.
+        ValueError: an unknown ``staging``.
+    """
+    cp = _cupy()
+    staging = STAGING if staging is None else staging
+    if staging not in STAGINGS:
+        raise ValueError(f"invalid staging: {staging!r}; expected one of {STAGINGS}")
+    if isinstance(raw, cp.ndarray):
+        if raw.dtype != cp.uint8 or raw.ndim != 1:
+            raise TypeError(f"expected a 1-D uint8 array of characters, got {raw.ndim}-D "
+                            f"{raw.dtype}")
+        stream = cp.cuda.get_current_stream()
+        codes = cp.empty(raw.size, dtype=cp.uint8)
+        flags = cp.asarray(np.array([_NONE, 0], np.uint64))
+        _launcher(cp, table, codes, flags)(cp.ascontiguousarray(raw), 0, raw.size)
+        return _result(cp, codes, flags, check, counts, stream)
+    host = np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1)
+    stream = _staging_stream()
+    with stream:
+        codes = cp.empty(host.size, dtype=cp.uint8)
+        flags = cp.asarray(np.array([_NONE, 0], np.uint64))
+        launch = _launcher(cp, table, codes, flags)
+        if staging == "pageable":
+            launch(cp.asarray(host), 0, host.size)
+        else:
+            size = min(STAGE_BYTES if chunk is None else max(1, int(chunk)), max(host.size, 1))
+            chars = [cp.empty(size, dtype=cp.uint8) for _ in range(2 if host.size > size else 1)]
+            # chunk k lands in chars[k % 2]: its next copy is queued after this chunk's
+            # kernel on the same stream, so it never overwrites characters being read
+            _upload(host, stream, lambda j, lo, hi: chars[j][:hi - lo], launch,
+                    chunk=size, threads=threads)
+        return _result(cp, codes, flags, check, counts, stream)
+
+
+def _result(cp, codes, flags, check: bool, counts: bool, stream):
+    """:func:`encode`'s answer, read once the kernels on ``stream`` are done."""
+    first, _top = (int(v) for v in flags.get(stream=stream))
+    stream.synchronize()
+    bad = first if check and first != _NONE else -1
+    counted = None
+    if counts and bad < 0:
+        with stream:
+            counted = cp.bincount(codes.astype(cp.int32), minlength=256).get()
+    return codes, bad, counted
