@@ -77,7 +77,8 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     command = "python bench/makedb.py " + " ".join(argv or sys.argv[1:])
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(HERE.parent / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         fasta = Path(tmp) / "db.fasta"
         t0 = time.perf_counter()
