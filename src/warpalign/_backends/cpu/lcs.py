@@ -48,12 +48,18 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .. import lcs_plan
+
 #: Words per stripe (4096 pattern symbols). Measured on Zen 4: 16 → 78, 32 → 84, 64 → 87
 #: G cells/s per core on random DNA; the table of a stripe is 256 × 64 words (128 KiB), of
 #: which only the rows of symbols present are touched.
 STRIPE_WORDS = 64
 #: Passes of any size run here (``base.LcsKernels``: the GPU's module keeps its own floor).
 MIN_CELLS = 0
+#: ``lcs`` batches no pass here by default: the pool runs them one per task. With
+#: ``Cutoffs(gpu_cells=...)`` the passes of at least that many cells go through
+#: :class:`Resident` instead (the GPU runner's interface; a test of the batching).
+BATCH_MIN_CELLS = None
 
 _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -329,3 +335,22 @@ def llcs_dp(a, b):
                 K[j] = K[j - 1]
             diag = up
     return int(K[n])
+
+
+class Resident:
+    """Stand-in for ``cuda/lcs.Resident``: the two strings of one ``lcs`` call end to end,
+    and a level's passes run from their descriptors (``lcs_plan``) one after another by
+    :func:`final_vector` on the calling thread. Used only when ``Cutoffs.gpu_cells`` is
+    given with ``backend="cpu"``: the driver's batching, checked without a GPU."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray):
+        self.na = len(a)
+        self.codes = np.concatenate((a, b))
+
+    def final_vectors(self, passes) -> list[np.ndarray]:
+        """Vectors of ``passes`` (rows ``(pattern_is_a, p_lo, p_hi, t_lo, t_hi, backward)``)."""
+        return lcs_plan.run_descriptors(self.codes, lcs_plan.describe(passes, self.na),
+                                        final_vector)
+
+    def close(self) -> None:
+        self.codes = None
