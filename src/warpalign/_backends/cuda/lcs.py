@@ -26,6 +26,10 @@ the full LCS of 20 M × 10 M in 10.6 s, 4.6 M × 4.6 M E. coli in 2.5 s.
 
 Memory per pass: the two strings as 16-bit codes (2·(m + n) bytes), the vector (m/8 bytes),
 the ring (256 bytes per band) and, for multi-launch passes, two carry buffers of n/8 bytes.
+Per ``lcs`` call (:class:`Resident`): both strings as 16-bit codes (2·(|a| + |b|) bytes) and,
+per level, its texts gathered (2 bytes per text symbol: at most 2·(|a| + |b|) bytes plus
+about 200 per pass), its vectors (each pattern twice: at most (|a| + |b|)/4 bytes) and the
+ring (256 bytes per band).
 
 ``STATS`` accumulates host-to-device, kernel and device-to-host seconds (summed over
 threads, so they may overlap each other and the CPU's work); ``reset_stats()`` clears it
