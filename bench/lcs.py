@@ -285,12 +285,13 @@ def gpu_main(args, argv) -> int:
                     "threads": ncores, "device": r["device"]}
             if not same_as_cpu:
                 raise SystemExit(f"GPU LCS differs from the CPU's on {data}")
-        emit("lcs hirschberg (GPU passes >= MIN_CELLS, CPU below)", a, b, total, data, base,
+        emit("lcs hirschberg (GPU levels batched, passes >= BATCH_MIN_CELLS; CPU below)",
+             a, b, total, data, base,
              lcs_len=len(s), total_s=round(total, 3), gpu_s=round(busy_k, 3),
              transfer_s=round(busy_c, 3), cpu_only_s=round(max(0.0, total - busy_any), 3),
              cpu_core_s=round(cpu_core, 2), gpu_kernel_sum_s=round(st["kernel_s"], 3),
-             gpu_passes=st["passes"], gpu_cells=st["cells"],
-             min_cells=gpu.MIN_CELLS, same_as_cpu=same_as_cpu,
+             gpu_passes=st["passes"], gpu_launches=st["launches"], gpu_cells=st["cells"],
+             min_cells=gpu.BATCH_MIN_CELLS, same_as_cpu=same_as_cpu,
              gpu_pool_mib=round(pool.total_bytes() / 2**20, 1),
              peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
 

@@ -184,3 +184,85 @@ def test_a_stalled_band_raises(gpu):
         gpu.final_vector(np.frombuffer(p, np.uint8), 0, len(p), np.frombuffer(t, np.uint8),
                           0, len(t), False, timeout_s=1e-9)
     same_vector(gpu, p, t)
+
+
+# --- batched Hirschberg levels (issue 22: cuda/lcs.Resident, lcs.cu llcs_batch) -----------
+
+def pass_rows(rng, na, nb, count):
+    """Pass rows (lcs_plan): either string as the pattern, both directions, whole strings,
+    empty and one-symbol ranges."""
+    rows = [(0, 0, nb, 0, na, 0), (0, 0, nb, 0, na, 1), (1, 0, na, 0, nb, 0),
+            (1, 0, na, 0, nb, 1), (0, 5, 5, 0, na, 0), (1, 0, na, 7, 7, 1), (0, 3, 4, 9, 10, 1)]
+    while len(rows) < count:
+        pat_is_a = int(rng.integers(0, 2))
+        np_, nt = (na, nb) if pat_is_a else (nb, na)
+        p_lo, p_hi = sorted(int(x) for x in rng.integers(0, np_ + 1, 2))
+        t_lo, t_hi = sorted(int(x) for x in rng.integers(0, nt + 1, 2))
+        rows.append((pat_is_a, p_lo, p_hi, t_lo, t_hi, int(rng.integers(0, 2))))
+    return rows
+
+
+def same_vectors(gpu, a, b, rows, **kw):
+    res = gpu.Resident(a, b, **kw)
+    try:
+        got = res.final_vectors(rows)
+    finally:
+        res.close()
+    assert len(got) == len(rows)
+    for row, v in zip(rows, got):
+        pat_is_a, p_lo, p_hi, t_lo, t_hi, backward = row
+        pat, txt = (a, b) if pat_is_a else (b, a)
+        exp = cpu.final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, bool(backward))
+        assert v.dtype == np.uint64 and v.shape == exp.shape, (row, kw)
+        bad = np.flatnonzero(v != exp)
+        assert bad.size == 0, f"pass {row}: words differ from {bad[:8]}, kw={kw}"
+
+
+@pytest.mark.parametrize("k,max_bands", [(None, None), (1, None), (2, None), (4, None),
+                                         (1, 3), (2, 2), (4, 1)])
+def test_batched_vectors_bit_exact(gpu, k, max_bands):
+    """A level's passes in one launch (or several waves when max_bands is small; passes
+    larger than a wave go alone through final_vector): each vector equals the CPU kernel's.
+    'N' only in a and 'Z' only in b get code 0 (no mask bit): they must match nothing."""
+    rng = np.random.default_rng(22 + (k or 0) * 10 + (max_bands or 0))
+    a = np.frombuffer(rand(rng, 70000), np.uint8).copy()
+    b = np.frombuffer(rand(rng, 45000), np.uint8).copy()
+    a[rng.integers(0, a.size, 500)] = ord("N")
+    b[rng.integers(0, b.size, 500)] = ord("Z")
+    before = gpu.STATS["launches"]
+    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 48), k=k, max_bands=max_bands)
+    assert gpu.STATS["launches"] > before
+
+
+def test_batched_vectors_256_symbols(gpu):
+    """257 codes: the masks need 64 KiB per block at K=1 (few blocks per SM, K=4 does not
+    fit), and code 0 is unused."""
+    rng = np.random.default_rng(256)
+    a = rng.integers(0, 256, 30000).astype(np.uint8)
+    b = rng.integers(0, 256, 20000).astype(np.uint8)
+    a[:256] = np.arange(256)
+    b[-256:] = np.arange(256)[::-1]
+    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 20))
+    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 20), max_bands=2)
+
+
+def test_batched_vectors_disjoint_strings(gpu):
+    """No shared symbol: sigma = 0, every code 0, every vector all ones."""
+    rng = np.random.default_rng(7)
+    a = np.frombuffer(rand(rng, 9000, 4, 65), np.uint8)
+    b = np.frombuffer(rand(rng, 7000, 4, 97), np.uint8)
+    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 12))
+
+
+@pytest.mark.parametrize("na,nb", [(400_000, 300_000), (150_000, 500_000)])
+def test_full_lcs_default_cutoffs_batched(gpu, na, nb):
+    """The default path of lcs(backend="cuda"): levels batched from BATCH_MIN_CELLS up, a
+    launch per wave rather than per pass, the CPU string exactly (a longer b: b is split)."""
+    rng = np.random.default_rng(na + nb)
+    a, b = rand(rng, na), rand(rng, nb)
+    p0, l0 = gpu.STATS["passes"], gpu.STATS["launches"]
+    s_gpu = lcs(a, b, backend="cuda")
+    passes, launches = gpu.STATS["passes"] - p0, gpu.STATS["launches"] - l0
+    assert passes > 50 and launches < passes / 4
+    assert s_gpu == lcs(a, b, backend="cpu")
+    assert len(s_gpu) == lcs_length(a, b, backend="cpu")

@@ -136,6 +136,27 @@ def test_best_split():
     assert kernels.best_split(v1, v2, 500, True) == (500 - sums[::-1].index(best), best)
 
 
+def _bits(rng, n, density):
+    w = (n + 63) // 64
+    bits = (rng.random(w * 64) < density).reshape(w, 64)
+    return np.packbits(bits, axis=1, bitorder="little").view(np.uint64).ravel()
+
+
+@pytest.mark.parametrize("density1,density2", [(0.5, 0.5), (0.0, 0.0), (1.0, 1.0), (0.9, 0.1),
+                                               (0.1, 0.9), (0.35, 0.35)])
+def test_best_split_blocks_and_ties(density1, density2):
+    """The word-wise best_split (blocks skipped by their popcount bound) against the row
+    sums for every k, both tie rules; flat vectors make every k a tie."""
+    rng = np.random.default_rng(int(density1 * 10 + density2 * 100))
+    for n in [1, 2, 63, 64, 65, 127, 128, 129, 500, 4097] + rng.integers(0, 3000, 20).tolist():
+        v1, v2 = _bits(rng, n, density1), _bits(rng, n, density2)
+        l1, l2 = kernels.row_from_vector(v1, n), kernels.row_from_vector(v2, n)
+        sums = [int(l1[k] + l2[n - k]) for k in range(n + 1)]
+        best = max(sums)
+        assert kernels.best_split(v1, v2, n, False) == (sums.index(best), best)
+        assert kernels.best_split(v1, v2, n, True) == (n - sums[::-1].index(best), best)
+
+
 # --- exactness on families of inputs -------------------------------------------------------
 
 @settings(max_examples=80, deadline=None, derandomize=True)

@@ -340,9 +340,14 @@ class WindowKernels(Protocol):
 class LcsKernels(Protocol):
     """``lcs``'s bit-parallel row pass (a module: ``cpu/lcs.py``, ``cuda/lcs.py``): the
     pattern's bit-vector after the whole text, forward or backward, for passes of at least
-    ``MIN_CELLS`` cells (smaller ones run on the CPU)."""
+    ``MIN_CELLS`` cells (smaller ones run on the CPU); and ``Resident(a, b)``, one call's
+    strings kept where the passes run, whose ``final_vectors(passes)`` runs a Hirschberg
+    level's passes of at least ``BATCH_MIN_CELLS`` cells at once (None: none by default;
+    pass rows as in ``lcs_plan``) and ``close()`` frees them."""
 
     MIN_CELLS: int
+    BATCH_MIN_CELLS: int | None
+    Resident: Callable[[np.ndarray, np.ndarray], Any]
 
     def final_vector(self, pattern: np.ndarray, p_lo: int, p_hi: int, text: np.ndarray,
                      t_lo: int, t_hi: int, backward: bool) -> np.ndarray: ...

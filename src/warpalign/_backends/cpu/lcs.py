@@ -48,12 +48,18 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .. import lcs_plan
+
 #: Words per stripe (4096 pattern symbols). Measured on Zen 4: 16 → 78, 32 → 84, 64 → 87
 #: G cells/s per core on random DNA; the table of a stripe is 256 × 64 words (128 KiB), of
 #: which only the rows of symbols present are touched.
 STRIPE_WORDS = 64
 #: Passes of any size run here (``base.LcsKernels``: the GPU's module keeps its own floor).
 MIN_CELLS = 0
+#: ``lcs`` batches no pass here by default: the pool runs them one per task. With
+#: ``Cutoffs(gpu_cells=...)`` the passes of at least that many cells go through
+#: :class:`Resident` instead (the GPU runner's interface; a test of the batching).
+BATCH_MIN_CELLS = None
 
 _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -196,6 +202,27 @@ def row_from_vector(V, np_):
     return out
 
 
+@nb.njit(nogil=True, cache=True, inline="always")
+def _ones_range(V, lo, hi):
+    """Number of one bits of V among bits lo..hi-1 (0 <= hi - lo <= 64)."""
+    if hi <= lo:
+        return np.int64(0)
+    one = np.uint64(1)
+    w0 = lo >> 6
+    w1 = (hi - 1) >> 6
+    x = V[w0] >> np.uint64(lo & 63)
+    if w0 == w1:
+        n = hi - lo
+        if n < 64:
+            x &= (one << np.uint64(n)) - one
+        return np.int64(_popcount(x))
+    y = V[w1]
+    r = hi - 64 * w1
+    if r < 64:
+        y &= (one << np.uint64(r)) - one
+    return np.int64(_popcount(x)) + np.int64(_popcount(y))
+
+
 @nb.njit(nogil=True, cache=True)
 def best_split(V1, V2, np_, prefer_last):
     """Hirschberg's split from a forward and a backward final vector over one pattern.
@@ -203,25 +230,43 @@ def best_split(V1, V2, np_, prefer_last):
     V1: forward over the pattern against the first text half: L1[k] = LLCS(P[:k], T1).
     V2: backward over the same pattern against the second half: L2[r] = LLCS(P[np_-r:], T2).
     Returns (k, best) with best = max_k L1[k] + L2[np_ - k] (the LLCS of P and T1 T2) and k
-    the smallest such k, or the largest when ``prefer_last``. Streaming, O(np_) time, O(1)
-    space: L1[k] = k - pop1(k) and L2[np_-k] = np_ - k - (ones2 - pop2(k)), where pop1(k)
-    counts ones of V1 below k, pop2(k) ones of V2 in [np_ - k, np_) and ones2 ones of V2
-    below np_, so the sum is L2[np_] + pop2(k) - pop1(k).
+    the smallest such k, or the largest when ``prefer_last``. O(np_ / 64) words plus 64
+    bits per block that may hold the maximum, O(np_ / 64) space: L1[k] = k - pop1(k) and
+    L2[np_-k] = np_ - k - (ones2 - pop2(k)), where pop1(k) counts ones of V1 below k,
+    pop2(k) ones of V2 in [np_ - k, np_) and ones2 ones of V2 below np_, so the sum is
+    L2[np_] + d(k) with d(k) = pop2(k) - pop1(k). d only grows through pop2, so a block of
+    64 k's starting at d0 with c ones of V2 in its window stays <= d0 + c: a first sweep
+    takes d at every block start (a lower bound m0 of the maximum); the second scans bit by
+    bit only the blocks with d0 + c >= m0, in order (those skipped hold no maximum).
     """
     zeros2 = zeros_below(V2, np_)      # = L2[np_]; padding bits above np_ are not counted
+    nblk = (np_ + 63) // 64
+    d0 = np.empty(nblk + 1, np.int64)  # d at k = 64 w
+    c2 = np.empty(nblk, np.int64)      # ones of V2 at positions np_ - k, k in block w
+    d0[0] = 0
+    m0 = np.int64(0)
+    for w in range(nblk):
+        k_lo = 64 * w
+        k_hi = min(k_lo + 64, np_)
+        c2[w] = _ones_range(V2, np_ - k_hi, np_ - k_lo)
+        d0[w + 1] = d0[w] + c2[w] - _ones_range(V1, k_lo, k_hi)
+        m0 = max(m0, d0[w + 1])
     one = np.uint64(1)
-    pop1 = np.int64(0)
-    pop2 = np.int64(0)
     best_k = 0
-    best = pop2 - pop1
-    for k in range(1, np_ + 1):
-        pop1 += np.int64((V1[(k - 1) >> 6] >> np.uint64((k - 1) & 63)) & one)
-        r = np_ - k
-        pop2 += np.int64((V2[r >> 6] >> np.uint64(r & 63)) & one)
-        d = pop2 - pop1
-        if d > best or (prefer_last and d == best):
-            best = d
-            best_k = k
+    best = np.int64(0)                 # d(0)
+    for w in range(nblk):
+        if d0[w] + c2[w] < m0:
+            continue
+        k_lo = 64 * w
+        k_hi = min(k_lo + 64, np_)
+        d = d0[w]
+        for k in range(k_lo + 1, k_hi + 1):
+            r = np_ - k
+            d += np.int64((V2[r >> 6] >> np.uint64(r & 63)) & one)
+            d -= np.int64((V1[(k - 1) >> 6] >> np.uint64((k - 1) & 63)) & one)
+            if d > best or (prefer_last and d == best):
+                best = d
+                best_k = k
     return best_k, zeros2 + best
 
 
@@ -329,3 +374,22 @@ def llcs_dp(a, b):
                 K[j] = K[j - 1]
             diag = up
     return int(K[n])
+
+
+class Resident:
+    """Stand-in for ``cuda/lcs.Resident``: the two strings of one ``lcs`` call end to end,
+    and a level's passes run from their descriptors (``lcs_plan``) one after another by
+    :func:`final_vector` on the calling thread. Used only when ``Cutoffs.gpu_cells`` is
+    given with ``backend="cpu"``: the driver's batching, checked without a GPU."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray):
+        self.na = len(a)
+        self.codes = np.concatenate((a, b))
+
+    def final_vectors(self, passes) -> list[np.ndarray]:
+        """Vectors of ``passes`` (rows ``(pattern_is_a, p_lo, p_hi, t_lo, t_hi, backward)``)."""
+        return lcs_plan.run_descriptors(self.codes, lcs_plan.describe(passes, self.na),
+                                        final_vector)
+
+    def close(self) -> None:
+        self.codes = None

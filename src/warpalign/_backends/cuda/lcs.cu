@@ -30,6 +30,11 @@
 // A launch processes the words [word0, word0 + bands*32*K); when the pattern needs more
 // bands than fit on the GPU at once the host runs several launches in sequence, the top
 // band's carry words of one (cout) feeding band 0 of the next (cin), like the CPU stripes.
+//
+// llcs_batch runs many independent passes (all the forward and backward passes of one
+// Hirschberg level) in one launch: the strings stay on the device for the whole recursion
+// and each pass is a descriptor (where its pattern and text start, which way they are read),
+// so a level costs one launch per wave of bands that fit at once and one copy back.
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
@@ -159,35 +164,37 @@ struct Step<4> {
     }
 };
 
-// pcode: pattern codes (oriented: bit p <-> pcode[p]), m symbols, padded with zeros to a
-//        multiple of 8 past the last band.
-// tcode: text codes (oriented), n symbols, padded with zeros to >= 32*nq + 64.
-// V:     out, total_words words (all launches); this launch writes words word0.. of its bands.
-// ring:  (bands-1) * LCS_RING words; flags: 2*bands u32 (progress, consumed) + ticket + err,
-//        zeroed by the host.
-// cin:   carry words of the band below band 0 (nq + 2 words, format of the top lane), or null.
-// cout:  the top band's carry words (nq + 2 words), or null.
-template <int K>
-__global__ void __launch_bounds__(32, 32)
-llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ tcode,
-           long long nq, int sigma, long long word0, long long total_words, int bands,
-           u64* __restrict__ V, u32* ring, u32* flags, const u32* __restrict__ cin,
-           u32* __restrict__ cout)
+// Symbol j of a string oriented and padded by the host (llcs_bands).
+struct Padded {
+    const u16* base;
+    __device__ __forceinline__ u32 operator()(long long j) const { return base[j]; }
+};
+
+// Symbol j of a pattern read from base by dir (+1 forward, -1 from its end: backward passes
+// without a reversed copy); read only while the masks are built.
+struct Strided {
+    const u16* base;
+    long long dir;
+    __device__ __forceinline__ u32 operator()(long long j) const { return base[j * dir]; }
+};
+
+// One band b of one pass (the body of both kernels below). pat: the pattern's codes (m
+// symbols; code 0 sets no mask bit); txt: the text's codes (read up to 32*nq + 32, zero past
+// its end); V: the pass's vector (total_words words, this band's words from word0 + b*32*K);
+// ring: the pass's ring (band b writes ring + b*LCS_RING, reads the slots of band b-1);
+// progress/consumed: the pass's per-band counters; err: the abort flag; cin/cout: carries
+// below band 0 / out of the top band (multi-launch passes) or null. sm: sigma*K*32 words.
+template <int K, class Pat, class Txt>
+__device__ __forceinline__ void run_band(
+    const Pat& pat, long long m, const Txt& txt, long long nq, int sigma, long long word0,
+    long long total_words, int bands, int b, u64* __restrict__ V, u32* ring, u32* progress,
+    u32* consumed, u32* err, const u32* __restrict__ cin, u32* __restrict__ cout, u64* sm)
 {
-    extern __shared__ u64 sm[];      // [sigma][K][32]
     const int lane = threadIdx.x;
-    u32* progress = flags;
-    u32* consumed = flags + bands;
-    u32* ticket = flags + 2 * bands;
-    u32* err = flags + 2 * bands + 1;
 
-    int b = 0;
-    if (lane == 0) b = (int)atomicAdd(ticket, 1u);
-    b = __shfl_sync(FULL_MASK, b, 0);
-    if (b >= bands) return;
-
-    // ---- match masks of this lane's K words ----
-    for (int i = lane; i < sigma * K * 32; i += 32) sm[i] = 0;   // own column only (i%32 == lane)
+    // ---- match masks of this lane's K words (a lane reads and writes only its own column
+    // of sm, i % 32 == lane, so no barrier is needed and a block may run several bands) ----
+    for (int i = lane; i < sigma * K * 32; i += 32) sm[i] = 0;
     const long long wbase = word0 + (long long)b * 32 * K + (long long)lane * K;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -195,8 +202,8 @@ llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ t
         if (p0 < m) {
             const int cnt = (m - p0) < 64 ? (int)(m - p0) : 64;
             for (int j = 0; j < cnt; ++j) {
-                const u32 c = pcode[p0 + j];
-                sm[(c * K + k) * 32 + lane] |= 1ull << j;
+                const u32 c = pat(p0 + j);
+                if (c) sm[(c * K + k) * 32 + lane] |= 1ull << j;
             }
         }
     }
@@ -234,14 +241,14 @@ llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ t
     }
     if (__any_sync(FULL_MASK, failed)) return;
 
-    // Initial state (step 0): lane 0 works on column 0 (code tcode[0]); the others on
+    // Initial state (step 0): lane 0 works on column 0 (code txt(0)); the others on
     // negative columns (code 0, carry 0: no-ops). `out` of lane 0 "at step -1" hands
     // code(0) to lane 1, which works on column 0 at step 1.
-    const u32 code0 = tcode[0];
+    const u32 code0 = txt(0);
     u32 addr = (lane == 0 ? code0 : 0u) * (K * 32) + lane;
     u32 out = lane == 0 ? code0 : 0u;
     u32 acc = 0;
-    u32 tnext = tcode[lane + 1];            // codes of the feed, one chunk ahead
+    u32 tnext = txt(lane + 1);              // codes of the feed, one chunk ahead
 
     for (long long q = 0; q < nq; ++q) {
         // ---- feed of lane 0 for steps 32q .. 32q+31: code(32q+i+1) | carry(32q+i) << 31 ----
@@ -257,7 +264,7 @@ llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ t
         }
         fw = __shfl_sync(FULL_MASK, fw, 0);
         const u32 feed = tnext | (((fw >> lane) & 1u) << 31);
-        tnext = tcode[(q + 1) * 32 + lane + 1];
+        tnext = txt((q + 1) * 32 + lane + 1);
 
 #pragma unroll
         for (int i = 0; i < 32; ++i) {
@@ -291,4 +298,83 @@ llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ t
 #pragma unroll
     for (int k = 0; k < K; ++k)
         if (wbase + k < total_words) V[wbase + k] = v[k];
+}
+
+// One pass (or one launch of a pass cut into several).
+// pcode: pattern codes (oriented: bit p <-> pcode[p]), m symbols, all >= 1.
+// tcode: text codes (oriented), n symbols, padded with zeros to >= 32*nq + 64.
+// V:     out, total_words words (all launches); this launch writes words word0.. of its bands.
+// ring:  (bands-1) * LCS_RING words; flags: 2*bands u32 (progress, consumed) + ticket + err,
+//        zeroed by the host.
+// cin:   carry words of the band below band 0 (nq + 2 words, format of the top lane), or null.
+// cout:  the top band's carry words (nq + 2 words), or null.
+template <int K>
+__global__ void __launch_bounds__(32, 32)
+llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ tcode,
+           long long nq, int sigma, long long word0, long long total_words, int bands,
+           u64* __restrict__ V, u32* ring, u32* flags, const u32* __restrict__ cin,
+           u32* __restrict__ cout)
+{
+    extern __shared__ u64 sm[];      // [sigma][K][32]
+    u32* ticket = flags + 2 * bands;
+    int b = 0;
+    if (threadIdx.x == 0) b = (int)atomicAdd(ticket, 1u);
+    b = __shfl_sync(FULL_MASK, b, 0);
+    if (b >= bands) return;
+    run_band<K>(Padded{pcode}, m, Padded{tcode}, nq, sigma, word0, total_words, bands, b, V,
+                ring, flags, flags + bands, flags + 2 * bands + 1, cin, cout, sm);
+}
+
+// Each pass's oriented text, zero-padded, into the level's text buffer (lcs_plan.py's
+// gather_texts): tbuf[toff + j] = j < n ? codes[tstart + j*dir] : 0 for j < 32*(nq+2) + 64.
+// Grid: x strides over a text, y over the passes.
+__global__ void lcs_gather_texts(const u16* __restrict__ codes,
+                                 const long long* __restrict__ desc, long long passes,
+                                 u16* __restrict__ tbuf)
+{
+    for (long long p = blockIdx.y; p < passes; p += gridDim.y) {
+        const long long* d = desc + 8 * p;
+        const long long dir = d[1], tstart = d[3], n = d[4], toff = d[7];
+        const long long len = 32 * ((n + 62) / 32 + 2) + 64;
+        for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < len;
+             j += (long long)gridDim.x * blockDim.x)
+            tbuf[toff + j] = j < n ? codes[tstart + j * dir] : (u16)0;
+    }
+}
+
+// Many passes of one Hirschberg level in one launch (one wave: passes p0 .. p1-1, whose
+// bands all fit on the GPU at once; one block per band, bands taken by ticket in pass order
+// so a band only waits on bands that already have a warp). The band loop is llcs_bands'.
+// codes: the two strings' codes end to end (a then b), their shared alphabet compacted to
+//        1..sigma-1, code 0 for bytes absent from either string (no mask bit: no match).
+// desc:  8 int64 per pass (lcs_plan.FIELDS): pattern start, dir (+1 forward, -1 backward),
+//        m, text start, n, offset of the pass's vector in V, its words, offset of its
+//        oriented padded text in tbuf (lcs_gather_texts).
+// band_start: per pass its first band's index in the level (band_start[P] = G bands in all).
+// ring:  G * LCS_RING words (band g writes ring + g*LCS_RING).
+// flags: G progress counters, G consumed counters, err, then one ticket per wave; zeroed.
+template <int K>
+__global__ void __launch_bounds__(32, 32)
+llcs_batch(const u16* __restrict__ codes, const u16* __restrict__ tbuf,
+           const long long* __restrict__ desc, const long long* __restrict__ band_start,
+           int p0, int p1, int sigma, u64* __restrict__ V, u32* ring, u32* flags,
+           long long G, u32* ticket)
+{
+    extern __shared__ u64 sm[];      // [sigma][K][32]
+    long long t = 0;
+    if (threadIdx.x == 0) t = (long long)atomicAdd(ticket, 1u);
+    t = __shfl_sync(FULL_MASK, t, 0);
+    const long long g = band_start[p0] + t;
+    if (g >= band_start[p1]) return;
+    int lo = p0, hi = p1 - 1;        // the last pass p with band_start[p] <= g
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (band_start[mid] <= g) lo = mid; else hi = mid - 1;
+    }
+    const long long* d = desc + 8ll * lo;
+    const long long g0 = band_start[lo];
+    run_band<K>(Strided{codes + d[0], d[1]}, d[2], Padded{tbuf + d[7]}, (d[4] + 62) / 32,
+                sigma, 0, d[6], (int)(band_start[lo + 1] - g0), (int)(g - g0), V + d[5],
+                ring + g0 * LCS_RING, flags + g0, flags + G + g0, flags + 2 * G, nullptr,
+                nullptr, sm);
 }

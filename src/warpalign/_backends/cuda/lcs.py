@@ -3,9 +3,12 @@
 ``final_vector(pattern, p_lo, p_hi, text, t_lo, t_hi, backward)`` has the meaning of the CPU
 kernel (``_backends/cpu/lcs.py``): the pattern's bit-vector after the whole text, as
 ``ceil((p_hi - p_lo) / 64)`` uint64 words, forward or backward (the backward pass reads both
-strings from their ends: here by reversed views uploaded once). ``warpalign.lcs`` keeps the
-Hirschberg recursion, base cases and splits on the host and sends each pass of at least
-``MIN_CELLS`` cells here; smaller passes stay on the CPU.
+strings from their ends: here by reversed views uploaded once). ``lcs_length`` sends one
+pass of at least ``MIN_CELLS`` cells here. ``lcs`` (Hirschberg) instead opens one
+:class:`Resident` per call: both strings uploaded once, and each level's passes of at least
+``BATCH_MIN_CELLS`` cells run as descriptors (``_backends/lcs_plan.py``) by ``llcs_batch``,
+one launch per wave and one copy back per level; the recursion, base cases and splits stay
+on the host, smaller passes on the CPU threads.
 
 Kernel (``lcs.cu``): one warp per band of ``32*K`` words, lanes skewed by one text column,
 carries by one shuffle per step, bands chained through a ring buffer with release/acquire
@@ -14,8 +17,8 @@ waits for the one below it and, through the ring, for the one above), so launche
 to the GPU's capacity (``K`` words per lane grows with the pattern; past 4 words per lane the
 pattern is cut into several launches in sequence, carries passed through a buffer of
 ``|text|/8`` bytes) and concurrent launches from Hirschberg's worker threads share that
-capacity through a host-side budget. Should a launch still wait too long (8 s without
-progress), it aborts and the pass is recomputed on the CPU (counted in ``STATS``).
+capacity through a host-side budget. Should a launch still wait too long (``TIMEOUT_S``
+without progress), it aborts and the call raises ``BackendError`` naming the kernel.
 
 Measured on one H200 (bench/results/lcs_gpu.jsonl): 76.7 T cells/s for a 10 M × 10 M LLCS
 (K=2, 2442 bands; K=4 gave 64 T there, hence the smallest K that fits), 78 T for 20 M × 10 M;
@@ -23,6 +26,10 @@ the full LCS of 20 M × 10 M in 10.6 s, 4.6 M × 4.6 M E. coli in 2.5 s.
 
 Memory per pass: the two strings as 16-bit codes (2·(m + n) bytes), the vector (m/8 bytes),
 the ring (256 bytes per band) and, for multi-launch passes, two carry buffers of n/8 bytes.
+Per ``lcs`` call (:class:`Resident`): both strings as 16-bit codes (2·(|a| + |b|) bytes) and,
+per level, its texts gathered (2 bytes per text symbol: at most 2·(|a| + |b|) bytes plus
+about 200 per pass), its vectors (each pattern twice: at most (|a| + |b|)/4 bytes) and the
+ring (256 bytes per band).
 
 ``STATS`` accumulates host-to-device, kernel and device-to-host seconds (summed over
 threads, so they may overlap each other and the CPU's work); ``reset_stats()`` clears it
@@ -40,17 +47,24 @@ import time
 import numpy as np
 
 from ...errors import BackendError, BackendUnavailable
+from .. import lcs_plan
 from .loader import get_module, require_cupy
 
 cupy = require_cupy("CUDA LCS backend")
 
-__all__ = ["MIN_CELLS", "STATS", "busy_seconds", "final_vector", "reset_stats"]
+__all__ = ["BATCH_MIN_CELLS", "MIN_CELLS", "STATS", "Resident", "busy_seconds", "final_vector",
+           "reset_stats"]
 
 #: Passes of fewer cells stay on the CPU. A GPU pass costs a few hundred µs of launches and
 #: copies plus, while few bands are in flight, 50-70 ns per text symbol whatever the pattern
 #: length (measured on an H200: 52 ns with 64 bands, 70 ns with 489); a CPU core does this
 #: many cells in 2-3 ms, and Hirschberg's lower levels keep all cores busy.
 MIN_CELLS = 1 << 27
+#: ``lcs``'s passes of at least this many cells run on the GPU, a whole Hirschberg level per
+#: launch wave (:class:`Resident`): there a pass costs no launch, copy or sync of its own,
+#: and a level's passes together fill the GPU however small each is, so the floor is far
+#: lower (a 2048 x 2048 pass; CPU cores take the rest, overlapped).
+BATCH_MIN_CELLS = 1 << 22
 
 _FILE = "lcs.cu"
 _KS = (1, 2, 4)
@@ -139,28 +153,33 @@ class _Device:
         self.lock = threading.Lock()
         self.kernels = {}
 
-    def kernel(self, k: int, smem: int, timeout_s: float = TIMEOUT_S):
+    def kernel(self, k: int, smem: int, timeout_s: float = TIMEOUT_S,
+               name: str = "llcs_bands"):
+        """``name<k>`` (llcs_bands: one pass; llcs_batch: a level's passes) with room for
+        ``smem`` bytes of dynamic shared memory; or ``lcs_gather_texts`` (k ignored)."""
         with self.lock:
-            fn = self.kernels.get((k, timeout_s))
+            full = name if name == "lcs_gather_texts" else f"{name}<{k}>"
+            fn = self.kernels.get((full, timeout_s))
             if fn is None:
-                names = tuple(f"llcs_bands<{kk}>" for kk in _KS)
+                names = (tuple(f"{n}<{kk}>" for n in ("llcs_bands", "llcs_batch") for kk in _KS)
+                         + ("lcs_gather_texts",))
                 mod = get_module(_FILE, names, (f"LCS_RING={_RING}",
                                                 f"LCS_TIMEOUT_NS={int(timeout_s * 1e9)}ull"))
-                fn = mod.get_function(f"llcs_bands<{k}>")
+                fn = mod.get_function(full)
                 with contextlib.suppress(Exception):   # a hint only
                     fn.preferred_shared_memory_carveout = 100
-                self.kernels[(k, timeout_s)] = fn
+                self.kernels[(full, timeout_s)] = fn
             if smem > 48 * 1024 and fn.max_dynamic_shared_size_bytes < smem:
                 fn.max_dynamic_shared_size_bytes = smem
         return fn
 
-    def blocks_per_sm(self, k: int, smem: int) -> int:
+    def blocks_per_sm(self, k: int, smem: int, name: str = "llcs_bands") -> int:
         """Resident blocks per SM of the K-word kernel with ``smem`` bytes (0: does not fit)."""
         if smem > self.smem_optin:
             return 0
         by_smem = self.smem_sm // (smem + self.reserved)
         bpsm = min(_MAX_BLOCKS_PER_SM, by_smem)
-        fn = self.kernel(k, smem)
+        fn = self.kernel(k, smem, name=name)
         with contextlib.suppress(Exception):   # no occupancy API: keep the estimate
             occ = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.ptr, 32, smem)
             bpsm = min(bpsm, int(occ))
@@ -315,6 +334,149 @@ def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_band
                            f"{timeout_s} s for the band below it (the GPU is stalled or "
                            "shared with a kernel that holds it)")
     return V
+
+
+class Resident:
+    """One ``lcs`` call's two strings on the device, and a Hirschberg level's passes run
+    from there in one launch per wave (``lcs_plan``; kernel ``llcs_batch`` in lcs.cu).
+
+    The strings are uploaded once and coded over their shared alphabet (a byte absent from
+    either string is code 0 and matches nothing). ``final_vectors(passes)``: descriptors
+    and band offsets up (a few KiB), the ring and flags zeroed once, the waves launched in
+    sequence on this call's stream (each wave's bands all resident: the GPU budget is held
+    for the largest), one wait, the vectors of the whole level down in one copy. K (words
+    per lane) is chosen per level: 1 when all the level's bands fit at once (more warps on
+    few bands), else 2 (measured best once the GPU is full), else 4 for passes that need it;
+    a pass too large for any wave runs alone through :func:`final_vector`.
+    Per-call state only; not for use from several threads at once. Tuning (tests): ``k``
+    words per lane for every level, ``max_bands`` bands per wave at most."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, *, k: int | None = None,
+                 max_bands: int | None = None):
+        self.a, self.b = a, b
+        self.na = len(a)
+        self.dev = _device()
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        cmap, sigma = lcs_plan.shared_alphabet(a, b)
+        self.sigma1 = sigma + 1
+        t0 = time.perf_counter()
+        with self.stream:
+            ev0, ev1 = cupy.cuda.Event(), cupy.cuda.Event()
+            ev0.record(self.stream)
+            cmap_d = cupy.asarray(cmap)
+            self.codes = cupy.empty(max(1, len(a) + len(b)), cupy.uint16)
+            for lo, s in ((0, a), (len(a), b)):
+                if len(s):
+                    _remap()(cupy.asarray(s), cmap_d, self.codes[lo:lo + len(s)])
+            ev1.record(self.stream)
+            ev1.synchronize()
+        _add_stats((("copy", ev0, ev1),), h2d_s=time.perf_counter() - t0)
+        self.options = {}   # K -> (bands at once, blocks per SM, shared memory bytes)
+        for kk in ((k,) if k else _KS):
+            smem = self.sigma1 * kk * 32 * 8
+            bpsm = self.dev.blocks_per_sm(kk, smem, "llcs_batch")
+            if bpsm > 0:
+                cap = int(self.dev.sms * _SAFETY) * bpsm
+                self.options[kk] = (min(cap, max_bands) if max_bands else cap, bpsm, smem)
+        if not self.options:
+            raise BackendUnavailable(f"LCS kernel: an alphabet of {sigma} symbols does not "
+                                     "fit in shared memory")
+
+    def _words_per_lane(self, desc: np.ndarray) -> int:
+        if len(self.options) == 1:
+            return next(iter(self.options))
+        if 1 in self.options and lcs_plan.bands(desc, 1).sum() <= self.options[1][0]:
+            return 1
+        for k in (2, 4):
+            if k in self.options and lcs_plan.bands(desc, k).max() <= self.options[k][0]:
+                return k
+        return max(self.options, key=lambda k: self.options[k][0] * k)
+
+    def final_vectors(self, passes) -> list[np.ndarray]:
+        """Vectors of ``passes`` (rows ``(pattern_is_a, p_lo, p_hi, t_lo, t_hi, backward)``,
+        ``cpu/lcs.final_vector``'s meaning), in order."""
+        desc = lcs_plan.describe(passes, self.na)
+        if len(desc) == 0:
+            return []
+        K = self._words_per_lane(desc)
+        cap, bpsm, smem = self.options[K]
+        nb = lcs_plan.bands(desc, K)
+        order = np.argsort(-nb, kind="stable")
+        sel = order[(nb[order] > 0) & (nb[order] <= cap)]
+        alone = order[nb[order] > cap]
+        out = [np.full(int(w), np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64) for w in desc[:, 6]]
+        if len(sel):
+            V = self._launch(desc[sel], nb[sel], K, cap, bpsm, smem)
+            for i in sel.tolist():
+                out[i] = V[desc[i, 5]:desc[i, 5] + desc[i, 6]]
+        for i in alone.tolist():
+            pat_is_a, p_lo, p_hi, t_lo, t_hi, backward = (int(x) for x in passes[i])
+            pat, txt = (self.a, self.b) if pat_is_a else (self.b, self.a)
+            out[i] = final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, bool(backward))
+        return out
+
+    def _launch(self, desc, nb, K, cap, bpsm, smem) -> np.ndarray:
+        """Run the passes ``desc`` (launch order) with ``nb`` bands each; V of the level."""
+        band_start = np.zeros(len(desc) + 1, np.int64)
+        np.cumsum(nb, out=band_start[1:])
+        G = int(band_start[-1])
+        wv = lcs_plan.waves(nb, cap)
+        total_words = int((desc[:, 5] + desc[:, 6]).max())   # V offsets of the level
+        text_len = int((desc[:, 7] + lcs_plan.padded_text(desc[:, 4])).max())
+        fn = self.dev.kernel(K, smem, name="llcs_batch")
+        gather = self.dev.kernel(K, 0, name="lcs_gather_texts")
+        stream = self.stream
+        with stream:
+            t0 = time.perf_counter()
+            evh0, evh1 = cupy.cuda.Event(), cupy.cuda.Event()
+            evh0.record(stream)
+            desc_d = cupy.asarray(np.ascontiguousarray(desc))
+            start_d = cupy.asarray(band_start)
+            evh1.record(stream)
+            t1 = time.perf_counter()
+            tbuf = cupy.empty(text_len, cupy.uint16)
+            gx = min(1024, -(-int(lcs_plan.padded_text(desc[:, 4]).max()) // 256))
+            gather((gx, min(len(desc), 65535)), (256,),
+                   (self.codes, desc_d, np.int64(len(desc)), tbuf))
+            V_d = cupy.empty(total_words, cupy.uint64)
+            ring = cupy.empty(G * _RING, cupy.uint32)
+            flags = cupy.zeros(2 * G + 1 + len(wv), cupy.uint32)
+            ev0, ev1 = cupy.cuda.Event(), cupy.cuda.Event(block=True)
+            slot = self.dev.budget.acquire(max(int(band_start[p1] - band_start[p0])
+                                               for p0, p1 in wv) / bpsm)
+            try:
+                ev0.record(stream)
+                for w, (p0, p1) in enumerate(wv):
+                    fn((int(band_start[p1] - band_start[p0]),), (32,),
+                       (self.codes, tbuf, desc_d, start_d, np.int32(p0), np.int32(p1),
+                        np.int32(self.sigma1), V_d, ring, flags, np.int64(G),
+                        flags[2 * G + 1 + w:]),
+                       shared_mem=smem)
+                ev1.record(stream)
+                ev1.synchronize()
+            finally:
+                self.dev.budget.release(slot)
+            t2 = time.perf_counter()
+            err = int(flags[2 * G].get())
+            evd0, evd1 = cupy.cuda.Event(), cupy.cuda.Event()
+            evd0.record(stream)
+            V = cupy.asnumpy(V_d)
+            evd1.record(stream)
+            evd1.synchronize()
+            t3 = time.perf_counter()
+        kern = cupy.cuda.get_elapsed_time(ev0, ev1) / 1e3
+        _add_stats((("copy", evh0, evh1), ("kernel", ev0, ev1), ("copy", evd0, evd1)),
+                   passes=len(desc), launches=len(wv), h2d_s=t1 - t0, kernel_s=kern,
+                   d2h_s=t3 - t2, cells=int((desc[:, 2] * desc[:, 4]).sum()))
+        if err:
+            raise BackendError(f"lcs.cu llcs_batch<{K}>: a band waited more than "
+                               f"{TIMEOUT_S} s for the band below it (the GPU is stalled or "
+                               "shared with a kernel that holds it)")
+        return V
+
+    def close(self) -> None:
+        """Free the device copy of the strings (the pool keeps the memory for reuse)."""
+        self.codes = None
 
 
 def plan(m: int, sigma: int = 4) -> dict:
