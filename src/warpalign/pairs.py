@@ -63,7 +63,8 @@ class PairScores:
             :class:`~warpalign.results.Alignment` (made when indexed) whose columns
             (``scores``, ``query_starts``, ..., ``cigar_text``/``cigar_offsets``,
             ``identities``, ``to_pandas()``) are read without an object per alignment.
-        timings: seconds per step ("w2b", "swa", "b2w", "rescore", "align").
+        timings: seconds per step ("w2b", "swa", "b2w", "rescore", "align"; within
+            "align", mode full: "tb_ends", "tb_starts", "tb_paths", "tb_render").
 
     Example:
         >>> from warpalign import Scoring
@@ -335,7 +336,7 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
         alignments = align_pairs_table(xcodes, xoff[indices], np.diff(xoff)[indices], ycodes,
                                        yoff[indices], np.diff(yoff)[indices], scoring,
                                        algorithm, engine=engine_for("traceback", engine, "auto"),
-                                       threads=threads)
+                                       threads=threads, timings=timings)
         differ = np.flatnonzero(alignments.scores != scores[indices])
         if differ.size:
             p = int(indices[differ[0]])

@@ -69,6 +69,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -527,8 +528,8 @@ def align_pairs(pairs, scoring: Scoring, algorithm: str = "local", *,
 
 def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: Scoring,
                       algorithm: str = "local", *, engine: ManyTraceback | None = None,
-                      max_full_cells: int | None = None,
-                      threads: int | None = None) -> AlignmentTable:
+                      max_full_cells: int | None = None, threads: int | None = None,
+                      timings: dict | None = None) -> AlignmentTable:
     """:func:`align_pairs` of pairs given as arrays, as an :class:`AlignmentTable`.
 
     Pair k is ``qcodes[qstarts[k]:qstarts[k] + qlens[k]]`` against
@@ -536,7 +537,9 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     and lengths: host integer arrays). With the GPU engine the codes may be device
     arrays: they stay there, every pass reads them in place, and the paths are rendered
     and checked on the device (one copy back of the strings). Same alignments as
-    :func:`align_pairs`, without work per pair in Python on the GPU's path.
+    :func:`align_pairs`, without work per pair in Python on the GPU's path. ``timings``:
+    a dict that receives the seconds of each step ("tb_ends", "tb_starts", "tb_paths",
+    "tb_render": rendering, checks and the copy back).
 
     Example:
         >>> from warpalign.scoring import Scoring
@@ -562,9 +565,11 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
         if n and (int(pos.min()) < 0 or int(length.min()) < 0
                   or int((pos + length).max()) > codes.shape[0]):
             raise ValueError(f"{name} starts and lengths reach outside the {codes.shape[0]} codes")
+    clock = _Clock(timings)
     _check_codes(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring)
     ends = engine.ends_flat(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, code,
                             threads=threads)
+    clock("tb_ends")
     score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
     keep = np.flatnonzero(score != 0) if code == LOCAL else np.arange(n)
     score, qe, te = score[keep], qe[keep], te[keep]
@@ -582,8 +587,10 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
                                  f"{int(score[k])}: no alignment ending there reaches it, or "
                                  "one beats it")
     qs, ts = qe - di, te - dj
+    clock("tb_starts")
     best, ops, opoff = engine.paths_flat(qcodes, qpos[keep] + qs, di, tcodes, tpos[keep] + ts,
                                          dj, score, scoring, limit, threads=threads)
+    clock("tb_paths")
     xp = engine.xp
     numba = engine.name == "cpu"
     got = _render(numba, ops, opoff, qcodes, qpos[keep] + qs, tcodes, tpos[keep] + ts,
@@ -593,7 +600,22 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
                          used_t=host(got.used_t))
     _check_paths(small, score, np.asarray(best, np.int64), di, dj, algorithm,
                  lambda k: (int(qs[k]), int(qe[k]), int(ts[k]), int(te[k])))
-    return _table(got, xp, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
+    table = _table(got, xp, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
+    clock("tb_render")
+    return table
+
+
+class _Clock:
+    """Adds the seconds since the last call to ``timings[step]`` (nothing without a dict)."""
+
+    def __init__(self, timings: dict | None):
+        self.timings, self.last = timings, time.perf_counter()
+
+    def __call__(self, step: str) -> None:
+        if self.timings is not None:
+            now = time.perf_counter()
+            self.timings[step] = self.timings.get(step, 0.0) + now - self.last
+            self.last = now
 
 
 def _check_codes(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring) -> None:
