@@ -3,10 +3,14 @@
 
 ``--pairs`` pairs of a ``--x``-letter read against a ``--y``-letter window holding a
 mutated copy of it (5% substitutions, 1% indels) at a random place, DNA, scoring match 2
-/ mismatch -3 / gap open 5 / extend 2, through the public ``score_pairs`` from lists of
-str: mode score and mode full on the GPU, mode full on the CPU backend (every core) as
-the baseline, all in the same run; the alignments of the two backends must be identical
-(exit 1 otherwise). GCUPS = pairs x x x y / seconds (scope "call": the whole call).
+/ mismatch -3 / gap open 5 / extend 2, through the public ``score_pairs``: mode score and
+mode full on the GPU, mode full on the CPU backend (every core) as the baseline, all in
+the same run; the alignments of the two backends must be identical (exit 1 otherwise).
+GCUPS = pairs x x x y / seconds (scope "call": the whole call). Input (``--input``):
+"arrays" (default: two 2-D NumPy uint8 arrays of characters, one row a sequence) or
+"list" (lists of str). Each line records the input form and, in params.timings, the
+call's steps (``PairScores.timings``: encode, kernels, "align" and within it the
+traceback's tb_ends / tb_starts / tb_paths / tb_render).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ def main(argv=None) -> int:
     p.add_argument("--y", type=int, default=1024)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--input", choices=("arrays", "list"), default="arrays")
     p.add_argument("--out")
     args = p.parse_args(argv)
     command = "python bench/pairs_full.py " + " ".join(argv or sys.argv[1:])
@@ -59,6 +64,9 @@ def main(argv=None) -> int:
     device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     s = Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     xs, ys = make(np.random.default_rng(args.seed), args.pairs, args.x, args.y)
+    if args.input == "arrays":
+        xs = np.frombuffer("".join(xs).encode(), np.uint8).reshape(args.pairs, args.x)
+        ys = np.frombuffer("".join(ys).encode(), np.uint8).reshape(args.pairs, args.y)
     cells = args.pairs * args.x * args.y
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     got = {}
@@ -75,7 +83,7 @@ def main(argv=None) -> int:
               "device": device if backend == "cuda" else f"{cpu_name()} x {usable_cores()}",
               "cold": False,
               "params": {"mode": mode, "pairs": args.pairs, "x": args.x, "y": args.y,
-                         "input": "list", "scoring": "2/-3/5/2",
+                         "input": args.input, "scoring": "2/-3/5/2",
                          "timings": {k: round(v, 4) for k, v in res.timings.items()}},
               "seconds": secs, "runs": [round(t, 4) for t in runs], "gcups": cells / secs / 1e9,
               "baseline": "CPU backend mode full and GPU mode score, same run",

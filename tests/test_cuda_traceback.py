@@ -156,3 +156,87 @@ def test_score_pairs_full_gpu_equals_cpu(gpu):
         gpu = score_pairs(xs, ys, AFFINE, mode="full", threshold=threshold, backend="cuda")
         assert gpu.scores.tolist() == cpu.scores.tolist()
         assert gpu.alignments == cpu.alignments
+
+
+def _flat(pairs):
+    qcat = np.concatenate([q for q, _ in pairs])
+    tcat = np.concatenate([t for _, t in pairs])
+    ql, tl = np.array([len(q) for q, _ in pairs]), np.array([len(t) for _, t in pairs])
+    return qcat, np.cumsum(ql) - ql, ql, tcat, np.cumsum(tl) - tl, tl
+
+
+@pytest.mark.parametrize("algorithm", ["local", "semiglobal", "global"])
+@pytest.mark.parametrize("scoring", [AFFINE, LINEAR, ZERO_GAP, BLOSUM], ids=["affine", "linear", "zero", "blosum"])
+def test_align_pairs_table_gpu_equals_align_codes(gpu, scoring, algorithm):
+    """The array-driven GPU path (ends/starts/paths_flat, device codes read in place,
+    slots packed on the device, rendered by CuPy) gives align_codes' alignments; empty
+    pairs and a subset in another order included."""
+    import cupy
+    from warpalign.traceback import align_pairs_table
+    rng = np.random.default_rng(hash((algorithm, scoring.gap_open, 20)) % 2 ** 32)
+    size = 20 if scoring is BLOSUM else 4
+    pairs = _pairs(rng, size, 120, 150) + [(np.zeros(0, np.uint8), np.zeros(5, np.uint8)),
+                                             (np.zeros(3, np.uint8), np.zeros(0, np.uint8))]
+    want = [align_codes(q, t, scoring, algorithm) for q, t in pairs]
+    qcat, qs, ql, tcat, ts, tl = _flat(pairs)
+    host = align_pairs_table(qcat, qs, ql, tcat, ts, tl, scoring, algorithm, engine=gpu)
+    dev = align_pairs_table(cupy.asarray(qcat), qs, ql, cupy.asarray(tcat), ts, tl, scoring,
+                            algorithm, engine=gpu)
+    assert host == want
+    assert dev == host
+    pick = np.arange(len(pairs))[::-3]
+    sub = align_pairs_table(cupy.asarray(qcat), qs[pick], ql[pick], cupy.asarray(tcat),
+                            ts[pick], tl[pick], scoring, algorithm, engine=gpu)
+    assert sub == [want[k] for k in pick]
+
+
+def test_align_pairs_table_gpu_forced_myers_miller(gpu):
+    """Segments over max_full_cells go the long-pair route on host copies; their ops are
+    spliced into the packed device array beside the small segments' ones."""
+    import cupy
+    from warpalign.traceback import align_pairs_table
+    rng = np.random.default_rng(8)
+    pairs = [_related(rng, 3000, 4, 0.15) for _ in range(2)] + _pairs(rng, 4, 20, 60)
+    qcat, qs, ql, tcat, ts, tl = _flat(pairs)
+    for algorithm in ("local", "global"):
+        want = [align_codes(q, t, AFFINE, algorithm, max_full_cells=1 << 16) for q, t in pairs]
+        got = align_pairs_table(cupy.asarray(qcat), qs, ql, cupy.asarray(tcat), ts, tl, AFFINE,
+                                algorithm, engine=gpu, max_full_cells=1 << 16)
+        assert got == want
+
+
+def test_render_paths_cupy_equals_numpy(gpu):
+    import cupy
+    from warpalign._backends.render import render_paths
+    rng = np.random.default_rng(4)
+    lens = rng.integers(0, 300, 500)
+    opoff = np.concatenate([[0], np.cumsum(lens)])
+    ops = rng.choice(np.array([0, 1, 2], np.uint8), int(opoff[-1]), p=[0.8, 0.1, 0.1])
+    cq = np.concatenate([[0], np.cumsum(ops != 2)])[opoff]
+    ct = np.concatenate([[0], np.cumsum(ops != 1)])[opoff]
+    qcat = rng.integers(0, 20, int(cq[-1])).astype(np.uint8)
+    tcat = rng.integers(0, 20, int(ct[-1])).astype(np.uint8)
+    sym = np.frombuffer(BLOSUM.alphabet.symbols.encode().ljust(256, b"\0"), np.uint8)
+    args = (BLOSUM.matrix, BLOSUM.gap_open, BLOSUM.gap_extend, sym)
+    want = render_paths(ops, opoff, qcat, cq[:-1], tcat, ct[:-1], *args)
+    got = render_paths(*(cupy.asarray(v) for v in (ops, opoff, qcat, cq[:-1], tcat, ct[:-1])),
+                       *args, xp=cupy)
+    for a, b in zip(want, got):
+        assert a.tolist() == cupy.asnumpy(b).tolist()
+
+
+def test_score_pairs_full_from_arrays_gpu_equals_cpu(gpu):
+    """score_pairs(mode="full") from a 2-D NumPy array (the bench's input form): the
+    GPU's table equals the CPU backend's, with and without a threshold."""
+    from warpalign import score_pairs
+    rng = np.random.default_rng(9)
+    xs = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (400, 64))]
+    ys = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (400, 200))]
+    ys[:, 50:114] = xs
+    ys[::3, 60] = ord("N")
+    for threshold in (None, 100):
+        cpu = score_pairs(xs, ys, AFFINE, mode="full", threshold=threshold, backend="cpu")
+        got = score_pairs(xs, ys, AFFINE, mode="full", threshold=threshold, backend="cuda")
+        assert got.indices.tolist() == cpu.indices.tolist()
+        assert got.alignments == cpu.alignments
+        assert got.alignments.identities.tolist() == [a.identity for a in cpu.alignments]

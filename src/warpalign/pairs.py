@@ -7,8 +7,9 @@ Pairs a narrow kernel reports as saturated are rescored here with the exact 32-b
 kernel and counted in ``PairScores.saturated``.
 
 With ``threshold=tau`` the result also lists the pairs scoring at least tau and, with
-``mode="full"``, their alignments, traced on the CPU (paper 000: filter fast, align the
-few).
+``mode="full"``, their alignments, traced by the ``traceback`` engine of the backend (on
+the GPU, from the codes already there; paper 000: filter fast, align the few), as an
+:class:`~warpalign.results.AlignmentTable`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end
 from ._backends.registry import backend_for, engine_for, has_engine
 from .buffers import gather
 from .errors import AlphabetError, NotComputed
-from .results import Alignment
+from .results import Alignment, AlignmentTable
 from .scoring import Scoring, check_input, needs_counts
 
 MODES = ("score", "full")
@@ -57,9 +58,13 @@ class PairScores:
         threshold: the threshold given, or None.
         indices: int64 array of the pairs scoring >= threshold, in input order (with
             ``mode="full"`` and no threshold: every pair).
-        alignments: one :class:`~warpalign.results.Alignment` per entry of ``indices``
-            (``mode="full"`` only).
-        timings: seconds per step ("w2b", "swa", "b2w", "rescore", "align").
+        alignments: the alignments of the pairs in ``indices`` (``mode="full"`` only), an
+            :class:`~warpalign.results.AlignmentTable`: a sequence of
+            :class:`~warpalign.results.Alignment` (made when indexed) whose columns
+            (``scores``, ``query_starts``, ..., ``cigar_text``/``cigar_offsets``,
+            ``identities``, ``to_pandas()``) are read without an object per alignment.
+        timings: seconds per step ("w2b", "swa", "b2w", "rescore", "align"; within
+            "align", mode full: "tb_ends", "tb_starts", "tb_paths", "tb_render").
 
     Example:
         >>> from warpalign import Scoring
@@ -83,7 +88,8 @@ class PairScores:
 
     def __init__(self, scores: np.ndarray, *, method: str, backend: str, saturated: int = 0,
                  threshold: int | None = None, indices: np.ndarray | None = None,
-                 alignments: list[Alignment] | None = None, mode: str = "score",
+                 alignments: AlignmentTable | list[Alignment] | None = None,
+                 mode: str = "score",
                  timings: dict | None = None):
         scores = np.asarray(scores, dtype=np.int32)
         scores.setflags(write=False)
@@ -93,7 +99,9 @@ class PairScores:
         set_ = object.__setattr__
         set_(self, "_scores", scores)
         set_(self, "_indices", indices)
-        set_(self, "_alignments", None if alignments is None else tuple(alignments))
+        if alignments is not None and not isinstance(alignments, AlignmentTable):
+            alignments = AlignmentTable.from_alignments(alignments)
+        set_(self, "_alignments", alignments)
         set_(self, "method", method)
         set_(self, "backend", backend)
         set_(self, "saturated", int(saturated))
@@ -115,7 +123,7 @@ class PairScores:
         return self._indices
 
     @property
-    def alignments(self) -> tuple[Alignment, ...]:
+    def alignments(self) -> AlignmentTable:
         if self._alignments is None:
             raise NotComputed(f"alignments were not computed in mode={self.mode!r}; use mode='full'")
         return self._alignments
@@ -165,7 +173,7 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         scoring: the scoring scheme.
         threshold: report the indices of the pairs scoring at least this.
         mode: "score", or "full" to also align the reported pairs (all pairs without a
-            threshold) on the CPU.
+            threshold) on the same backend.
         method: "auto" (the fastest that can score the input), "bitsliced" (paper
             000's bitwise parallel bulk computation: DNA A/C/G/T, match/mismatch,
             linear gaps, local) or "wordwise" (one pair per SIMD lane, any scoring).
@@ -326,19 +334,19 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     elif mode == "full":
         indices = np.arange(len(scores))
     if mode == "full":
-        from .traceback import align_pairs
+        from .traceback import align_pairs_table
         t0 = time.perf_counter()
-        picked = indices.tolist()
-        xh, yh = _host(xcodes), _host(ycodes)    # one copy each, not one per pair
-        alignments = align_pairs([(xh[xoff[p]:xoff[p + 1]], yh[yoff[p]:yoff[p + 1]])
-                                  for p in picked],
-                                 scoring, algorithm, engine=engine_for("traceback", engine, "auto"),
-                                 threads=threads)
-        for p, aln in zip(picked, alignments):
-            if aln.score != scores[p]:
-                raise RuntimeError(  # two engines disagree: a bug, never a result
-                    f"internal error: pair {first + p} scored {scores[p]} by {chosen} but "
-                    f"its alignment scores {aln.score}")
+        # the codes stay where the kernel read them (on the GPU: no copy back)
+        alignments = align_pairs_table(xcodes, xoff[indices], np.diff(xoff)[indices], ycodes,
+                                       yoff[indices], np.diff(yoff)[indices], scoring,
+                                       algorithm, engine=engine_for("traceback", engine, "auto"),
+                                       threads=threads, timings=timings)
+        differ = np.flatnonzero(alignments.scores != scores[indices])
+        if differ.size:
+            p = int(indices[differ[0]])
+            raise RuntimeError(  # two engines disagree: a bug, never a result
+                f"internal error: pair {first + p} scored {scores[p]} by {chosen} but "
+                f"its alignment scores {int(alignments.scores[differ[0]])}")
         timings["align"] = time.perf_counter() - t0
     return PairScores(scores, method=chosen, backend=engine, saturated=saturated.size,
                       threshold=None if threshold is None else int(threshold),
@@ -357,7 +365,7 @@ def _merge(parts: list[PairScores], method: str, engine: str, threshold, mode) -
         indices = np.concatenate([p.indices + start for p, start in zip(parts, sizes)]
                                  or [np.zeros(0, np.int64)])
     if mode == "full":
-        alignments = [a for p in parts for a in p.alignments]
+        alignments = AlignmentTable.concat([p.alignments for p in parts])
     timings: dict[str, float] = {}
     for p in parts:
         for key, value in p.timings.items():

@@ -335,3 +335,171 @@ def _pandas():
     except ImportError as exc:
         raise ImportError('to_pandas needs pandas: pip install "warpalign[pandas]"') from exc
     return pandas
+
+
+class AlignmentTable(Sequence):
+    """Many alignments as columns (``score_pairs(..., mode="full")``): NumPy arrays and one
+    text buffer per string field, an :class:`Alignment` made only when one is indexed.
+
+    It is a sequence of :class:`Alignment` (``len``, indexing, slicing to a list,
+    iteration, ``==`` with another table or a list of alignments), and its columns are
+    read directly, without an object per alignment:
+
+    * ``scores``, ``query_starts``, ``query_ends``, ``target_starts``, ``target_ends``,
+      ``lengths`` (alignment columns): int64 arrays; ``identities``: float64 (matches /
+      columns, 0.0 for an empty alignment); all read-only;
+    * ``cigar_text`` (str) with ``cigar_offsets`` (int64, one more than alignments):
+      alignment k's CIGAR is ``cigar_text[cigar_offsets[k]:cigar_offsets[k + 1]]``;
+      ``query_text``/``target_text`` with ``aligned_offsets`` likewise for the aligned
+      strings;
+    * :meth:`to_pandas` and :meth:`arrays`.
+
+    Example:
+        >>> from warpalign import Scoring, score_pairs
+        >>> s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+        >>> t = score_pairs(["TACTG", "ACGT"], ["GAACTGA", "ACGT"], s, mode="full").alignments
+        >>> t.scores.tolist(), t.cigar_text, t.cigar_offsets.tolist(), t[1].cigar
+        ([8, 8], '4M4M', [0, 2, 4], '4M')
+    """
+
+    _INTS = ("scores", "query_starts", "query_ends", "target_starts", "target_ends",
+             "lengths", "cigar_offsets", "aligned_offsets")
+
+    def __init__(self, *, scores, query_starts, query_ends, target_starts, target_ends,
+                 identities, lengths, cigar_text: str, cigar_offsets, query_text: str,
+                 target_text: str, aligned_offsets, algorithm: str = "local"):
+        cols = dict(scores=scores, query_starts=query_starts, query_ends=query_ends,
+                    target_starts=target_starts, target_ends=target_ends, lengths=lengths,
+                    cigar_offsets=cigar_offsets, aligned_offsets=aligned_offsets)
+        for name, value in cols.items():
+            arr = np.array(value, dtype=np.int64)
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        ident = np.array(identities, dtype=np.float64)
+        ident.setflags(write=False)
+        n = len(self.scores)
+        if any(len(getattr(self, k)) != n for k in self._INTS[:6]) or len(ident) != n or \
+                len(self.cigar_offsets) != n + 1 or len(self.aligned_offsets) != n + 1:
+            raise ValueError("AlignmentTable columns of different lengths")
+        object.__setattr__(self, "identities", ident)
+        object.__setattr__(self, "cigar_text", cigar_text)
+        object.__setattr__(self, "query_text", query_text)
+        object.__setattr__(self, "target_text", target_text)
+        object.__setattr__(self, "algorithm", algorithm)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("AlignmentTable is read-only")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @classmethod
+    def from_alignments(cls, alignments: Iterable[Alignment],
+                        algorithm: str = "local") -> AlignmentTable:
+        """The table of Alignment objects (all with their path)."""
+        items = list(alignments)
+
+        def offsets(texts):
+            off = np.zeros(len(texts) + 1, np.int64)
+            np.cumsum([len(x) for x in texts], out=off[1:])
+            return off
+        return cls(scores=[a.score for a in items], query_starts=[a.query_start for a in items],
+                   query_ends=[a.query_end for a in items],
+                   target_starts=[a.target_start for a in items],
+                   target_ends=[a.target_end for a in items],
+                   identities=[a.identity for a in items], lengths=[a.length for a in items],
+                   cigar_text="".join(a.cigar for a in items),
+                   cigar_offsets=offsets([a.cigar for a in items]),
+                   query_text="".join(a.query_aligned for a in items),
+                   target_text="".join(a.target_aligned for a in items),
+                   aligned_offsets=offsets([a.query_aligned for a in items]),
+                   algorithm=items[0].algorithm if items else algorithm)
+
+    @classmethod
+    def concat(cls, tables: Sequence[AlignmentTable], algorithm: str = "local") -> AlignmentTable:
+        """One table of several, in order."""
+        if len(tables) == 1:
+            return tables[0]
+
+        def cat(name):
+            return np.concatenate([getattr(t, name) for t in tables] or [np.zeros(0)])
+
+        def offsets(name):
+            parts, base = [np.zeros(1, np.int64)], 0
+            for t in tables:
+                off = getattr(t, name)
+                parts.append(off[1:] + base)
+                base += int(off[-1])
+            return np.concatenate(parts)
+        return cls(scores=cat("scores"), query_starts=cat("query_starts"),
+                   query_ends=cat("query_ends"), target_starts=cat("target_starts"),
+                   target_ends=cat("target_ends"), identities=cat("identities"),
+                   lengths=cat("lengths"), cigar_text="".join(t.cigar_text for t in tables),
+                   cigar_offsets=offsets("cigar_offsets"),
+                   query_text="".join(t.query_text for t in tables),
+                   target_text="".join(t.target_text for t in tables),
+                   aligned_offsets=offsets("aligned_offsets"),
+                   algorithm=tables[0].algorithm if tables else algorithm)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        i = int(i)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        c0, c1 = int(self.cigar_offsets[i]), int(self.cigar_offsets[i + 1])
+        a0, a1 = int(self.aligned_offsets[i]), int(self.aligned_offsets[i + 1])
+        return Alignment(score=int(self.scores[i]), query_start=int(self.query_starts[i]),
+                         query_end=int(self.query_ends[i]),
+                         target_start=int(self.target_starts[i]),
+                         target_end=int(self.target_ends[i]), cigar=self.cigar_text[c0:c1],
+                         query_aligned=self.query_text[a0:a1],
+                         target_aligned=self.target_text[a0:a1], algorithm=self.algorithm)
+
+    def __iter__(self) -> Iterator[Alignment]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, AlignmentTable):
+            return (self.algorithm == other.algorithm and self.cigar_text == other.cigar_text
+                    and self.query_text == other.query_text
+                    and self.target_text == other.target_text
+                    and all(np.array_equal(getattr(self, k), getattr(other, k))
+                            for k in self._INTS))
+        if isinstance(other, (list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"<AlignmentTable n={len(self)} algorithm={self.algorithm!r}>"
+
+    def cigars(self) -> list[str]:
+        """Every alignment's CIGAR string, in order."""
+        off = self.cigar_offsets.tolist()
+        text = self.cigar_text
+        return [text[off[k]:off[k + 1]] for k in range(len(self))]
+
+    def arrays(self) -> dict:
+        """The numeric columns by name (read-only arrays, no copies)."""
+        return {k: getattr(self, k) for k in (*self._INTS, "identities")}
+
+    def to_pandas(self):
+        """A pandas DataFrame, one row per alignment: score, query_start, query_end,
+        target_start, target_end (0-based half-open), cigar, identity, length.
+
+        Example:
+            >>> from warpalign import Scoring, score_pairs
+            >>> s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+            >>> df = score_pairs(["TACTG"], ["GAACTGA"], s, mode="full").alignments.to_pandas()
+            >>> df.values.tolist()
+            [[8, 1, 5, 2, 6, '4M', 1.0, 4]]
+        """
+        return _frame({"score": self.scores, "query_start": self.query_starts,
+                       "query_end": self.query_ends, "target_start": self.target_starts,
+                       "target_end": self.target_ends, "cigar": self.cigars(),
+                       "identity": self.identities, "length": self.lengths})

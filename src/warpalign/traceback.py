@@ -69,6 +69,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -77,8 +78,9 @@ from ._backends import resolve_threads
 from ._backends.cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
 from ._backends.cpu.striped import score_end_long
 from ._backends.cpu.traceback import MyersMiller, anchored_start, path_score, render_many
+from ._backends.render import cigar_text, render_paths
 from .errors import TracebackError
-from .results import Alignment
+from .results import Alignment, AlignmentTable
 from .scoring import Scoring
 
 if TYPE_CHECKING:
@@ -188,7 +190,8 @@ def _alignment(q, t, scoring, algorithm, score, qs, qe, ts, te, ops) -> Alignmen
     if ALGORITHM_CODES[algorithm] == LOCAL and score == 0:
         return Alignment(score=0, query_start=0, query_end=0, target_start=0, target_end=0,
                          cigar="", query_aligned="", target_aligned="", algorithm=algorithm)
-    return _finish([(q, qs, qe, t, ts, te, score)], [(score, ops)], scoring, algorithm)[0]
+    return _finish([(q, qs, qe, t, ts, te, score)], [(score, ops)], scoring, algorithm,
+                   numba=False)[0]
 
 
 def _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, whole,
@@ -359,10 +362,12 @@ def align_many(jobs, scoring: Scoring, algorithm: str = "local", *,
     return _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads)
 
 
-def _finish(segments, paths, scoring, algorithm) -> list[Alignment]:
-    """The Alignments of traced paths, each re-scored (one pass over all of them:
-    ``cpu.traceback.render_many``): a path must score its job's score and end at its end
-    cell (:class:`TracebackError` otherwise)."""
+def _finish(segments, paths, scoring, algorithm, numba: bool = True) -> list[Alignment]:
+    """The Alignments of traced paths, each re-scored (one pass over all of them): a path
+    must score its job's score and end at its end cell (:class:`TracebackError`
+    otherwise). ``numba``: render with ``cpu.traceback.render_many`` (fastest on the
+    CPU), else with the array renderer (``_backends/render.py``: no Numba compile on
+    the GPU engines' path; the same output)."""
     if not segments:
         return []
 
@@ -378,30 +383,87 @@ def _finish(segments, paths, scoring, algorithm) -> list[Alignment]:
     ops = cat([np.asarray(o, np.uint8) for _, o in paths])
     qcat = cat([seg[0][seg[1]:seg[2]] for seg in segments])
     tcat = cat([seg[3][seg[4]:seg[5]] for seg in segments])
-    alphabet = scoring.alphabet
-    scores, used_q, used_t, qa, ta, lengths, kinds, runoff = render_many(
-        ops, opoff, qcat, qoff, tcat, toff, scoring.matrix, scoring.gap_open, scoring.gap_extend,
-        _symbol_bytes(alphabet.name, alphabet.symbols))
     want = np.array([seg[6] for seg in segments], np.int64)
     best = np.array([b for b, _ in paths], np.int64)
-    bad = np.flatnonzero((scores != want) | (best != want) | (used_q != np.diff(qoff))
-                         | (used_t != np.diff(toff)))
+    got = _render(numba, ops, opoff, qcat, qoff[:-1], tcat, toff[:-1], scoring)
+    _check_paths(got, want, best, np.diff(qoff), np.diff(toff), algorithm,
+                 lambda k: (segments[k][1], segments[k][2], segments[k][4], segments[k][5]))
+    table = _table(got, np, opoff, want, [seg[1] for seg in segments], [seg[2] for seg in segments],
+                   [seg[4] for seg in segments], [seg[5] for seg in segments], algorithm)
+    return list(table)
+
+
+def _render(numba: bool, ops, opoff, qcat, qpos, tcat, tpos, scoring, xp=np):
+    """render_paths' answer (``_backends/render.py``), by Numba's render_many when asked."""
+    alphabet = scoring.alphabet
+    symbols = _symbol_bytes(alphabet.name, alphabet.symbols)
+    if not numba:
+        return render_paths(ops, xp.asarray(opoff), qcat, xp.asarray(qpos), tcat,
+                            xp.asarray(tpos), scoring.matrix, scoring.gap_open,
+                            scoring.gap_extend, symbols, xp=xp)
+    qoff = np.append(qpos, qcat.size)    # render_many reads each path from its start on
+    toff = np.append(tpos, tcat.size)
+    scores, used_q, used_t, qa, ta, lengths, kinds, runoff = render_many(
+        ops, opoff, qcat, qoff, tcat, toff, scoring.matrix, scoring.gap_open,
+        scoring.gap_extend, symbols)
+    same = (qa == ta) & (qa != 45) & (ta != 45)
+    run = np.zeros(same.size + 1, np.int64)
+    np.cumsum(same, out=run[1:])
+    text, cigoff = cigar_text(lengths, kinds, runoff)
+    from ._backends.render import Rendered
+    return Rendered(scores, used_q, used_t, np.diff(run[opoff]), qa, ta, text, cigoff)
+
+
+def _check_paths(got, want, best, qlen, tlen, algorithm, where) -> None:
+    """Every path scores its job's score and consumes its whole segment (host arrays)."""
+    bad = np.flatnonzero((got.scores != want) | (best != want) | (got.used_q != qlen)
+                         | (got.used_t != tlen))
     if bad.size:
         k = int(bad[0])
-        q, qs, qe, t, ts, te, score = segments[k]
+        qs, qe, ts, te, score = (*where(k), int(want[k]))
         raise TracebackError(f"internal error: the {algorithm} score is {score} at ({qe}, {te}) "
                              f"but the path of q[{qs}:{qe}] and t[{ts}:{te}] scores "
-                             f"{int(scores[k])} (engine: {int(best[k])}) and ends at "
-                             f"({qs + int(used_q[k])}, {ts + int(used_t[k])})")
-    text_q = qa.tobytes().decode("latin-1")
-    text_t = ta.tobytes().decode("latin-1")
-    runs = [f"{n}{_OP_CHARS[op]}" for n, op in zip(lengths.tolist(), kinds.tolist())]
-    at, cut = opoff.tolist(), runoff.tolist()
-    return [Alignment(score=score, query_start=qs, query_end=qe, target_start=ts, target_end=te,
-                      cigar="".join(runs[cut[k]:cut[k + 1]]),
-                      query_aligned=text_q[at[k]:at[k + 1]],
-                      target_aligned=text_t[at[k]:at[k + 1]], algorithm=algorithm)
-            for k, (_, qs, qe, _, ts, te, score) in enumerate(segments)]
+                             f"{int(got.scores[k])} (engine: {int(best[k])}) and ends at "
+                             f"({qs + int(got.used_q[k])}, {ts + int(got.used_t[k])})")
+
+
+def _table(got, xp, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
+           n=None) -> AlignmentTable:
+    """The AlignmentTable of rendered paths (``got``, arrays of ``xp``: one copy to the
+    host each; ``opoff``: the paths' offsets on the host). ``keep``: the rows (of ``n``)
+    the paths belong to; the others are empty (a local score of 0)."""
+    host = (lambda v: np.asarray(v)) if xp is np else (lambda v: xp.asnumpy(v))
+    matches = host(got.matches).astype(np.int64)
+    opoff = np.asarray(opoff, np.int64)
+    cigoff = host(got.cigoff).astype(np.int64)
+    lengths = np.diff(opoff)
+    cols = [np.asarray(v, np.int64) for v in (scores, qs, qe, ts, te)]
+    if keep is not None:
+        full = []
+        for v in cols:
+            out = np.zeros(n, np.int64)
+            out[keep] = v
+            full.append(out)
+        cols = full
+        grow = np.zeros(n, np.int64)
+        grow[keep] = lengths
+        aligned = np.zeros(n + 1, np.int64)
+        np.cumsum(grow, out=aligned[1:])
+        grow[keep] = np.diff(cigoff)
+        cig = np.zeros(n + 1, np.int64)
+        np.cumsum(grow, out=cig[1:])
+        m = np.zeros(n, np.int64)
+        m[keep] = matches
+        matches, lengths, opoff, cigoff = m, np.diff(aligned), aligned, cig
+    with np.errstate(invalid="ignore", divide="ignore"):
+        identity = np.where(lengths > 0, matches / np.maximum(lengths, 1), 0.0)
+    return AlignmentTable(scores=cols[0], query_starts=cols[1], query_ends=cols[2],
+                          target_starts=cols[3], target_ends=cols[4], identities=identity,
+                          lengths=lengths, cigar_text=host(got.cigar).tobytes().decode("ascii"),
+                          cigar_offsets=cigoff,
+                          query_text=host(got.query).tobytes().decode("latin-1"),
+                          target_text=host(got.target).tobytes().decode("latin-1"),
+                          aligned_offsets=opoff, algorithm=algorithm)
 
 
 def _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads) -> list[Alignment]:
@@ -434,7 +496,8 @@ def _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads)
                                  "or one beats it")
         segments.append((q, qe - di, qe, t, te - dj, te, score))
     paths = engine.paths(segments, scoring, limit, threads=threads)
-    for k, alignment in zip(todo, _finish(segments, paths, scoring, algorithm)):
+    for k, alignment in zip(todo, _finish(segments, paths, scoring, algorithm,
+                                          numba=engine.name == "cpu")):
         out[k] = alignment
     return out
 
@@ -461,3 +524,112 @@ def align_pairs(pairs, scoring: Scoring, algorithm: str = "local", *,
     return _align_checked([(q, t, *end) for (q, t), end in zip(checked, ends.tolist())],
                           scoring, algorithm, engine, max_full_cells, threads)
 
+
+
+def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: Scoring,
+                      algorithm: str = "local", *, engine: ManyTraceback | None = None,
+                      max_full_cells: int | None = None, threads: int | None = None,
+                      timings: dict | None = None) -> AlignmentTable:
+    """:func:`align_pairs` of pairs given as arrays, as an :class:`AlignmentTable`.
+
+    Pair k is ``qcodes[qstarts[k]:qstarts[k] + qlens[k]]`` against
+    ``tcodes[tstarts[k]:tstarts[k] + tlens[k]]`` (codes of ``scoring.alphabet``; starts
+    and lengths: host integer arrays). With the GPU engine the codes may be device
+    arrays: they stay there, every pass reads them in place, and the paths are rendered
+    and checked on the device (one copy back of the strings). Same alignments as
+    :func:`align_pairs`, without work per pair in Python on the GPU's path. ``timings``:
+    a dict that receives the seconds of each step ("tb_ends", "tb_starts", "tb_paths",
+    "tb_render": rendering, checks and the copy back).
+
+    Example:
+        >>> from warpalign.scoring import Scoring
+        >>> s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+        >>> q, t = s.encode("TACTGACGT"), s.encode("GAACTGAACGT")
+        >>> table = align_pairs_table(q, [0, 5], [5, 4], t, [0, 7], [7, 4], s)
+        >>> table.cigars(), table.scores.tolist()
+        (['4M', '4M'], [8, 8])
+    """
+    code = _algorithm_code(algorithm)
+    if engine is None:
+        from ._backends.cpu.traceback import CpuTraceback
+        engine = CpuTraceback()
+    threads = resolve_threads(threads)
+    limit = FULL_MATRIX_CELLS if max_full_cells is None else int(max_full_cells)
+    qpos, qlen, tpos, tlen = (np.asarray(v, np.int64).ravel()
+                              for v in (qstarts, qlens, tstarts, tlens))
+    if not qpos.size == qlen.size == tpos.size == tlen.size:
+        raise ValueError(f"starts and lengths must hold one entry per pair: got {qpos.size}, "
+                         f"{qlen.size}, {tpos.size} and {tlen.size}")
+    n = qpos.size
+    for name, pos, length, codes in (("query", qpos, qlen, qcodes), ("target", tpos, tlen, tcodes)):
+        if n and (int(pos.min()) < 0 or int(length.min()) < 0
+                  or int((pos + length).max()) > codes.shape[0]):
+            raise ValueError(f"{name} starts and lengths reach outside the {codes.shape[0]} codes")
+    clock = _Clock(timings)
+    _check_codes(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring)
+    ends = engine.ends_flat(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, code,
+                            threads=threads)
+    clock("tb_ends")
+    score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
+    keep = np.flatnonzero(score != 0) if code == LOCAL else np.arange(n)
+    score, qe, te = score[keep], qe[keep], te[keep]
+    if code == GLOBAL:
+        di, dj = qe, te
+    else:
+        starts = engine.starts_flat(qcodes, qpos[keep], qe, tcodes, tpos[keep], te, score,
+                                    scoring, code == SEMIGLOBAL, threads=threads)
+        di, dj = starts[:, 0], starts[:, 1]
+        bad = np.flatnonzero(di < 0)
+        if bad.size:
+            k = int(bad[0])
+            raise TracebackError(f"internal error: the reverse pass of pair {int(keep[k])} from "
+                                 f"({int(qe[k])}, {int(te[k])}) does not end at score "
+                                 f"{int(score[k])}: no alignment ending there reaches it, or "
+                                 "one beats it")
+    qs, ts = qe - di, te - dj
+    clock("tb_starts")
+    best, ops, opoff = engine.paths_flat(qcodes, qpos[keep] + qs, di, tcodes, tpos[keep] + ts,
+                                         dj, score, scoring, limit, threads=threads)
+    clock("tb_paths")
+    xp = engine.xp
+    numba = engine.name == "cpu"
+    got = _render(numba, ops, opoff, qcodes, qpos[keep] + qs, tcodes, tpos[keep] + ts,
+                  scoring, xp=xp)
+    host = (lambda v: np.asarray(v)) if xp is np else xp.asnumpy
+    small = got._replace(scores=host(got.scores), used_q=host(got.used_q),
+                         used_t=host(got.used_t))
+    _check_paths(small, score, np.asarray(best, np.int64), di, dj, algorithm,
+                 lambda k: (int(qs[k]), int(qe[k]), int(ts[k]), int(te[k])))
+    table = _table(got, xp, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
+    clock("tb_render")
+    return table
+
+
+class _Clock:
+    """Adds the seconds since the last call to ``timings[step]`` (nothing without a dict)."""
+
+    def __init__(self, timings: dict | None):
+        self.timings, self.last = timings, time.perf_counter()
+
+    def __call__(self, step: str) -> None:
+        if self.timings is not None:
+            now = time.perf_counter()
+            self.timings[step] = self.timings.get(step, 0.0) + now - self.last
+            self.last = now
+
+
+def _check_codes(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring) -> None:
+    """Every code of every pair inside the alphabet (a reduction per side over the codes;
+    only when one is outside, a look for the pair to name)."""
+    size = scoring.matrix.shape[0]
+    for name, codes, pos, length in (("query", qcodes, qpos, qlen),
+                                     ("target", tcodes, tpos, tlen)):
+        if not codes.shape[0] or int(codes.max()) < size:
+            continue
+        for k in np.flatnonzero(length).tolist():
+            part = codes[int(pos[k]):int(pos[k] + length[k])]
+            if int(part.max()) >= size:
+                at = int((part >= size).argmax())
+                raise ValueError(f"{name} code {int(part[at])} is outside the "
+                                 f"{scoring.alphabet.name} alphabet ({size} codes): pair {k}, "
+                                 f"position {at}")

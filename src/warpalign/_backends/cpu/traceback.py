@@ -638,3 +638,43 @@ class CpuTraceback:
             return int(best), path.ops()
 
         return self._map(one, list(items), threads)
+
+    # ------------------------------------------------------------------ array jobs
+    # The interface of the GPU engine's array jobs (cuda/traceback.py): job k reads
+    # qcodes[qpos[k]:qpos[k] + qlen[k]] and tcodes[tpos[k]:tpos[k] + tlen[k]].
+
+    xp = np
+
+    @staticmethod
+    def _slices(qcodes, qpos, qlen, tcodes, tpos, tlen):
+        qcodes, tcodes = np.asarray(qcodes, np.uint8), np.asarray(tcodes, np.uint8)
+        return [(qcodes[a:a + m], tcodes[b:b + n]) for a, m, b, n in
+                zip(np.asarray(qpos).tolist(), np.asarray(qlen).tolist(),
+                    np.asarray(tpos).tolist(), np.asarray(tlen).tolist())]
+
+    def ends_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, algorithm: int, *,
+                  threads: int | None = None) -> np.ndarray:
+        """:meth:`ends` of the array jobs: an (n, 3) int64 array."""
+        return self.ends(self._slices(qcodes, qpos, qlen, tcodes, tpos, tlen), scoring,
+                         algorithm, threads=threads)
+
+    def starts_flat(self, qcodes, qpos, qe, tcodes, tpos, te, target, scoring, full_query: bool,
+                    *, threads: int | None = None) -> np.ndarray:
+        """:meth:`starts` of the array jobs (job k ends at (qe[k], te[k]) of its pair)."""
+        items = self._slices(qcodes, qpos, qe, tcodes, tpos, te)
+        return self.starts([(q, len(q), t, len(t), int(s))
+                            for (q, t), s in zip(items, np.asarray(target).tolist())],
+                           scoring, full_query, threads=threads)
+
+    def paths_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, target, scoring,
+                   max_full_cells: int, *, threads: int | None = None):
+        """:meth:`paths` of the array jobs: (scores, ops, opoff), every path in one array."""
+        items = self._slices(qcodes, qpos, qlen, tcodes, tpos, tlen)
+        got = self.paths([(q, 0, len(q), t, 0, len(t), int(s))
+                          for (q, t), s in zip(items, np.asarray(target).tolist())],
+                         scoring, max_full_cells, threads=threads)
+        scores = np.array([s for s, _ in got], np.int64)
+        opoff = np.zeros(len(got) + 1, np.int64)
+        np.cumsum([len(o) for _, o in got], out=opoff[1:])
+        ops = np.concatenate([o for _, o in got]) if got else np.zeros(0, np.uint8)
+        return scores, ops.astype(np.uint8, copy=False), opoff

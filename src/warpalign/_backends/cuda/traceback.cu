@@ -38,12 +38,13 @@ struct TbRows {
 };
 
 // ---------------------------------------------------------------- tb_start
-// Per job: q codes at qoff[k] (m = qlen[k] rows, read backwards from the end), t codes at
-// toff[k] (n = tlen[k] columns, read backwards), target score, scratch rows at roff[k]
-// (2 * (n + 1) ints). Out: di, dj per job: the reversed extents, (-1, -1) when no cell
+// Per job: q codes at codes + qoff[k] (m = qlen[k] rows, read backwards from the end), t
+// codes at tcodes + toff[k] (n = tlen[k] columns, read backwards; tcodes may be codes),
+// target score, scratch rows at roff[k] (2 * (n + 1) ints). Out: di, dj per job: the reversed extents, (-1, -1) when no cell
 // reaches the target, (-2, -2) when a cell of the first reaching column exceeds it.
 extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
                                     const long long* __restrict__ qoff, const int* __restrict__ qlen,
+                                    const unsigned char* __restrict__ tcodes,
                                     const long long* __restrict__ toff, const int* __restrict__ tlen,
                                     const int* __restrict__ target, const long long* __restrict__ roff,
                                     int* __restrict__ rows, const int* __restrict__ matrix, int K,
@@ -54,7 +55,7 @@ extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
     if (job >= jobs) return;
     const int m = qlen[job], n = tlen[job], goal = target[job];
     const unsigned char* q = codes + qoff[job];     // row i is q[m - i]
-    const unsigned char* t = codes + toff[job];     // column j is t[n - j]
+    const unsigned char* t = tcodes + toff[job];    // column j is t[n - j]
     int* RH = rows + roff[job];
     int* RF = RH + (n + 1);
     for (int j = lane; j <= n; j += 32) {
@@ -124,9 +125,10 @@ extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
 }
 
 // ---------------------------------------------------------------- tb_path
-// Per job: q segment at qoff[k] (a = qlen[k] rows), t segment at toff[k] (b = tlen[k]
-// columns), flags bit 0 start_in_gap, bit 1 end_in_gap (a vertical gap at the start / end
-// continues one open outside: its first position costs ge); scratch rows at roff[k];
+// Per job: q segment at codes + qoff[k] (a = qlen[k] rows), t segment at tcodes + toff[k]
+// (b = tlen[k] columns; tcodes may be codes), flags bit 0 start_in_gap, bit 1 end_in_gap
+// (a vertical gap at the start / end continues one open outside: its first position
+// costs ge); scratch rows at roff[k];
 // direction bytes at doff[k] (ceil(a/32) * (b + 31) * 32 bytes). Out: the path's score,
 // and its ops (0 M, 1 I, 2 D) from the end backwards at opoff[k] (a + b bytes), their
 // count in oplen[k].
@@ -135,6 +137,7 @@ extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
 // cell to the left, bit 3 F extends the gap of the cell above (strictly better only).
 extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
                                    const long long* __restrict__ qoff, const int* __restrict__ qlen,
+                                   const unsigned char* __restrict__ tcodes,
                                    const long long* __restrict__ toff, const int* __restrict__ tlen,
                                    const unsigned char* __restrict__ flags,
                                    const long long* __restrict__ roff, int* __restrict__ rows,
@@ -147,7 +150,7 @@ extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
     if (job >= jobs) return;
     const int a = qlen[job], b = tlen[job];
     const unsigned char* q = codes + qoff[job];
-    const unsigned char* t = codes + toff[job];
+    const unsigned char* t = tcodes + toff[job];
     const int fo = (flags[job] & 1) ? ge : go;      // first_open of a vertical gap at column 0
     int* RH = rows + roff[job];
     int* RF = RH + (b + 1);

@@ -43,19 +43,18 @@ def _dir_bytes(a: int, b: int) -> int:
     return -(-a // 32) * (b + 31) * 32
 
 
-def _batches(sizes: list[int], budget: int) -> list[list[int]]:
+def _batches(sizes, budget: int) -> list[np.ndarray]:
     """Indices grouped greedily, largest first, each group's sizes summing to at most
-    ``budget`` (a larger item goes alone)."""
-    order = sorted(range(len(sizes)), key=lambda k: -sizes[k])
-    out, cur, used = [], [], 0
-    for k in order:
-        if cur and used + sizes[k] > budget:
-            out.append(cur)
-            cur, used = [], 0
-        cur.append(k)
-        used += sizes[k]
-    if cur:
-        out.append(cur)
+    ``budget`` (a larger item goes alone); by array arithmetic, a step per group."""
+    sizes = np.asarray(sizes, np.int64)
+    order = np.argsort(-sizes, kind="stable")
+    through = np.cumsum(sizes[order])
+    out, lo = [], 0
+    while lo < len(order):
+        base = int(through[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(through, base + budget, side="right")), lo + 1)
+        out.append(order[lo:hi])
+        lo = hi
     return out
 
 
@@ -247,7 +246,7 @@ class GpuTraceback:
             dev = [cp.asarray(x) for x in (offs[0::2], qlen, offs[1::2], tlen, goal, roff[:-1])]
             blocks = -(-len(run) // _WARPS)
             start((blocks,), (32 * _WARPS,),
-                  (codes, dev[0], dev[1], dev[2], dev[3], dev[4], dev[5], rows, matrix,
+                  (codes, dev[0], dev[1], codes, dev[2], dev[3], dev[4], dev[5], rows, matrix,
                    np.int32(scoring.matrix.shape[0]), np.int32(go), np.int32(ge),
                    np.int32(1 if full_query else 0), np.int32(len(run)), oi, oj))
             got_i, got_j = cp.asnumpy(oi, stream=stream), cp.asnumpy(oj, stream=stream)
@@ -339,7 +338,7 @@ class GpuTraceback:
                                            b.astype(np.int32), roff[:-1], doff[:-1], opoff[:-1])]
             blocks = -(-len(items) // _WARPS)
             path((blocks,), (32 * _WARPS,),
-                 (codes, dev[0], dev[1], dev[2], dev[3], flags, dev[4], rows, dev[5], dirs,
+                 (codes, dev[0], dev[1], codes, dev[2], dev[3], flags, dev[4], rows, dev[5], dirs,
                   dev[6], ops, matrix, np.int32(scoring.matrix.shape[0]), np.int32(go),
                   np.int32(ge), np.int32(len(items)), score, length))
             host_ops = cp.asnumpy(ops, stream=stream)
@@ -351,3 +350,193 @@ class GpuTraceback:
             lo = int(opoff[k])
             out.append((int(host_score[k]), host_ops[lo:lo + int(host_len[k])][::-1].copy()))
         return out
+
+    # ------------------------------------------------------------------ array jobs
+    # The same passes for jobs given as arrays (issue 20): codes stay in the caller's
+    # buffers (device arrays: no copy; host arrays: one upload each), job k reads
+    # qcodes[qpos[k]:qpos[k] + qlen[k]] and tcodes[tpos[k]:tpos[k] + tlen[k]]. The rare
+    # jobs the int32 kernels cannot take (empty, too long) run on the CPU from host copies.
+
+    xp = property(lambda self: self._cp)
+
+    def _device(self, codes):
+        cp = self._cp
+        return codes if isinstance(codes, cp.ndarray) else cp.asarray(np.asarray(codes, np.uint8))
+
+    def _host_items(self, codes_q, qpos, qlen, codes_t, tpos, tlen, rows):
+        """(q, t) host copies of the jobs ``rows`` (few: the CPU's share)."""
+        get = (lambda c, a, n: self._cp.asnumpy(c[a:a + n]) if isinstance(c, self._cp.ndarray)
+               else np.asarray(c[a:a + n], np.uint8))
+        return [(get(codes_q, int(qpos[k]), int(qlen[k])), get(codes_t, int(tpos[k]), int(tlen[k])))
+                for k in rows.tolist()]
+
+    def _rows(self, sizes_t):
+        """Scratch row offsets (2 * (n + 1) ints a job) and the device buffer."""
+        roff = np.zeros(len(sizes_t) + 1, np.int64)
+        np.cumsum(2 * (np.asarray(sizes_t, np.int64) + 1), out=roff[1:])
+        return roff, self._cp.empty(max(int(roff[-1]), 1), self._cp.int32)
+
+    def ends_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, algorithm: int, *,
+                  threads: int | None = None) -> np.ndarray:
+        """:meth:`ends` of the array jobs (see above): an (n, 3) int64 array."""
+        cp = self._cp
+        qpos, qlen, tpos, tlen = (np.asarray(v, np.int64) for v in (qpos, qlen, tpos, tlen))
+        out = np.zeros((len(qlen), 3), np.int64)
+        on_gpu = (qlen > 0) & (tlen > 0) & (qlen + tlen <= self._most(scoring))
+        cpu = np.flatnonzero(~on_gpu)
+        if cpu.size:
+            out[cpu] = self._cpu.ends(self._host_items(qcodes, qpos, qlen, tcodes, tpos, tlen, cpu),
+                                      scoring, algorithm, threads=threads)
+        gpu = np.flatnonzero(on_gpu)
+        if not gpu.size:
+            return out
+        end = self._function("tb_end")
+        matrix = self._matrix(scoring)
+        with self._stream() as stream:
+            qbuf, tbuf = self._device(qcodes), self._device(tcodes)
+            for group in _batches(8 * (tlen[gpu] + 1), DIR_BYTES):
+                ks = gpu[group]
+                roff, rows = self._rows(tlen[ks])
+                res = cp.empty((3, len(ks)), cp.int32)
+                dev = [cp.asarray(x) for x in (qpos[ks], qlen[ks].astype(np.int32), tpos[ks],
+                                               tlen[ks].astype(np.int32), roff[:-1])]
+                end((-(-len(ks) // _WARPS),), (32 * _WARPS,),
+                    (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], rows, matrix,
+                     np.int32(scoring.matrix.shape[0]), np.int32(scoring.gap_open),
+                     np.int32(scoring.gap_extend), np.int32(algorithm), np.int32(len(ks)),
+                     res[0], res[1], res[2]))
+                out[ks] = cp.asnumpy(res, stream=stream).T
+            stream.synchronize()
+        return out
+
+    def starts_flat(self, qcodes, qpos, qe, tcodes, tpos, te, target, scoring, full_query: bool,
+                    *, threads: int | None = None) -> np.ndarray:
+        """:meth:`starts` of the array jobs: job k ends at (qe[k], te[k]) of its pair, whose
+        query starts at qcodes[qpos[k]] and target at tcodes[tpos[k]]; (n, 2) int64."""
+        cp = self._cp
+        qpos, qe, tpos, te, target = (np.asarray(v, np.int64) for v in (qpos, qe, tpos, te, target))
+        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+        out = np.full((len(qe), 2), -1, np.int64)
+        on_gpu = (qe > 0) & (te > 0) & (qe + te <= self._most(scoring))
+        cpu = np.flatnonzero(~on_gpu)
+        if cpu.size:
+            items = self._host_items(qcodes, qpos, qe, tcodes, tpos, te, cpu)
+            out[cpu] = self._cpu.starts([(q, len(q), t, len(t), int(target[k]))
+                                         for (q, t), k in zip(items, cpu.tolist())],
+                                        scoring, full_query, threads=threads)
+        if full_query:              # H(m, 0): the whole query in one gap, as _starts_gpu
+            corner = -(go + (qe - 1) * ge)
+            done = on_gpu & (corner >= target)
+            out[done & (corner == target)] = np.stack([qe, np.zeros_like(qe)], 1)[
+                done & (corner == target)]
+            out[done & (corner > target)] = -2
+            on_gpu &= ~done
+        gpu = np.flatnonzero(on_gpu)
+        if not gpu.size:
+            return out
+        start = self._function("tb_start")
+        matrix = self._matrix(scoring)
+        with self._stream() as stream:
+            qbuf, tbuf = self._device(qcodes), self._device(tcodes)
+            for group in _batches(8 * (te[gpu] + 1), DIR_BYTES):
+                ks = gpu[group]
+                roff, rows = self._rows(te[ks])
+                res = cp.empty((2, len(ks)), cp.int32)
+                dev = [cp.asarray(x) for x in (qpos[ks], qe[ks].astype(np.int32), tpos[ks],
+                                               te[ks].astype(np.int32),
+                                               target[ks].astype(np.int32), roff[:-1])]
+                start((-(-len(ks) // _WARPS),), (32 * _WARPS,),
+                      (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], dev[5], rows, matrix,
+                       np.int32(scoring.matrix.shape[0]), np.int32(go), np.int32(ge),
+                       np.int32(1 if full_query else 0), np.int32(len(ks)), res[0], res[1]))
+                out[ks] = cp.asnumpy(res, stream=stream).T
+            stream.synchronize()
+        return out
+
+    def paths_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, target, scoring,
+                   max_full_cells: int, *, threads: int | None = None):
+        """:meth:`paths` of the array jobs (segment k: qcodes[qpos[k]:+qlen[k]] against
+        tcodes[tpos[k]:+tlen[k]]): (scores, ops, opoff) with ops one device array of every
+        path in alignment order, path k at ops[opoff[k]:opoff[k+1]] (opoff on the host).
+        The kernel writes each path backwards into a slot of a + b bytes; one gather on
+        the device turns the slots around and packs them."""
+        from ..render import _path_of
+        cp = self._cp
+        qpos, a, tpos, b, target = (np.asarray(v, np.int64) for v in (qpos, qlen, tpos, tlen, target))
+        n = len(a)
+        scores = np.zeros(n, np.int64)
+        lengths = np.zeros(n, np.int64)
+        on_cpu = (a == 0) | (b == 0) | (a + b > self._most(scoring))
+        small = ~on_cpu & ((a == 1) | ((a + 1) * (b + 1) <= max_full_cells))
+        host: dict[int, np.ndarray] = {}
+        rest = np.flatnonzero(~small)
+        if rest.size:
+            items = self._host_items(qcodes, qpos, a, tcodes, tpos, b, rest)
+            cpu_items = []
+            for k, (q, t) in zip(rest.tolist(), items):
+                got = None if on_cpu[k] else self._long_path((q, 0, len(q), t, 0, len(t)), scoring,
+                                                             max_full_cells)
+                if got is None:
+                    cpu_items.append((k, (q, 0, len(q), t, 0, len(t), int(target[k]))))
+                else:
+                    scores[k], host[k] = got
+            for (k, _), got in zip(cpu_items, self._cpu.paths([it for _, it in cpu_items], scoring,
+                                                              max_full_cells, threads=threads)):
+                scores[k], host[k] = got
+            for k, ops in host.items():
+                lengths[k] = len(ops)
+        gpu = np.flatnonzero(small)
+        path = self._function("tb_path")
+        matrix = self._matrix(scoring)
+        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+        done = []
+        with self._stream() as stream:
+            qbuf, tbuf = self._device(qcodes), self._device(tcodes)
+            sizes = -(-a[gpu] // 32) * (b[gpu] + 31) * 32 + 8 * (b[gpu] + 1) + a[gpu] + b[gpu]
+            for group in (_batches(sizes, DIR_BYTES) if gpu.size else []):
+                ks = gpu[group]
+                ka, kb = a[ks], b[ks]
+                roff, rows = self._rows(kb)
+                doff = np.zeros(len(ks) + 1, np.int64)
+                np.cumsum(-(-ka // 32) * (kb + 31) * 32, out=doff[1:])
+                slot = np.zeros(len(ks) + 1, np.int64)
+                np.cumsum(ka + kb, out=slot[1:])
+                dirs = cp.empty(max(int(doff[-1]), 1), cp.uint8)
+                slots = cp.empty(max(int(slot[-1]), 1), cp.uint8)
+                res = cp.empty((2, len(ks)), cp.int32)
+                flags = cp.zeros(len(ks), cp.uint8)
+                dev = [cp.asarray(x) for x in (qpos[ks], ka.astype(np.int32), tpos[ks],
+                                               kb.astype(np.int32), roff[:-1], doff[:-1],
+                                               slot[:-1])]
+                path((-(-len(ks) // _WARPS),), (32 * _WARPS,),
+                     (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], flags, dev[4], rows, dev[5],
+                      dirs, dev[6], slots, matrix, np.int32(scoring.matrix.shape[0]),
+                      np.int32(go), np.int32(ge), np.int32(len(ks)), res[0], res[1]))
+                got = cp.asnumpy(res, stream=stream)
+                stream.synchronize()
+                scores[ks], lengths[ks] = got[0], got[1]
+                done.append((ks, slots, dev[6]))
+                del dirs, rows
+            opoff = np.zeros(n + 1, np.int64)
+            np.cumsum(lengths, out=opoff[1:])
+            ops = cp.empty(max(int(opoff[-1]), 1), cp.uint8)
+            d_opoff = cp.asarray(opoff)
+            for ks, slots, d_slot in done:           # reverse and pack each batch's slots
+                blen = lengths[ks]
+                bo = np.zeros(len(ks) + 1, np.int64)
+                np.cumsum(blen, out=bo[1:])
+                total = int(bo[-1])
+                if not total:
+                    continue
+                d_bo, d_len, d_ks = cp.asarray(bo), cp.asarray(blen), cp.asarray(ks)
+                job = _path_of(d_bo, total, cp)
+                r = cp.arange(total, dtype=cp.int64) - d_bo[job]
+                ops[d_opoff[d_ks][job] + r] = slots[d_slot[job] + d_len[job] - 1 - r]
+            if host:
+                ks = np.fromiter(host, np.int64, len(host))
+                cat = np.concatenate([host[k] for k in ks.tolist()]).astype(np.uint8)
+                if cat.size:
+                    at = np.concatenate([np.arange(opoff[k], opoff[k + 1]) for k in ks.tolist()])
+                    ops[cp.asarray(at)] = cp.asarray(cat)
+            stream.synchronize()
+        return scores, ops[:int(opoff[-1])], opoff

@@ -1,0 +1,176 @@
+"""The array renderer (``_backends/render.py``) and the columnar result (issue 20).
+
+``render_paths`` against the one-path definition (``cpu.traceback.path_score``) and
+Numba's ``render_many`` on random paths and on the paths ``align_codes`` traces for every
+algorithm; ``align_pairs_table`` and ``AlignmentTable`` against ``align_codes`` (the
+oracle the traceback tests tie to tests/reference.py); ``score_pairs(mode="full")``'s
+table: indexing, iteration, equality, columns, to_pandas.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from warpalign import Scoring, score_pairs
+from warpalign._backends.cpu.traceback import path_score, render_many
+from warpalign._backends.render import cigar_text, render_paths
+from warpalign.results import Alignment, AlignmentTable
+from warpalign.traceback import align_codes, align_pairs, align_pairs_table, cigar_string
+
+AFFINE = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
+BLOSUM = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+SYMBOLS = {id(s): np.frombuffer(s.alphabet.symbols.encode().ljust(256, b"\0"), np.uint8)
+           for s in (AFFINE, BLOSUM)}
+
+
+def _random_paths(rng, count, size):
+    """Random op strings (empty ones too, long runs, every op first) with segments that
+    fit them exactly."""
+    lens = rng.integers(0, 40, count)
+    lens[::7] = 0
+    opoff = np.zeros(count + 1, np.int64)
+    np.cumsum(lens, out=opoff[1:])
+    ops = rng.choice(np.array([0, 1, 2], np.uint8), int(opoff[-1]), p=[0.6, 0.2, 0.2])
+    ops[opoff[1:-1][::5]] = 1
+    ops = np.where(rng.random(ops.size) < 0.3, np.roll(ops, 1), ops).astype(np.uint8)
+    takes_q, takes_t = ops != 2, ops != 1
+    cq = np.concatenate([[0], np.cumsum(takes_q)])[opoff]
+    ct = np.concatenate([[0], np.cumsum(takes_t)])[opoff]
+    qcat = rng.integers(0, size, int(cq[-1])).astype(np.uint8)
+    tcat = rng.integers(0, size, int(ct[-1])).astype(np.uint8)
+    return ops, opoff, qcat, cq, tcat, ct
+
+
+@pytest.mark.parametrize("scoring", [AFFINE, BLOSUM], ids=["affine", "blosum"])
+def test_render_paths_equals_path_score_and_render_many(scoring):
+    rng = np.random.default_rng(17)
+    size = 20 if scoring is BLOSUM else 4
+    ops, opoff, qcat, qoff, tcat, toff = _random_paths(rng, 300, size)
+    sym = SYMBOLS[id(scoring)]
+    args = (scoring.matrix, scoring.gap_open, scoring.gap_extend)
+    got = render_paths(ops, opoff, qcat, qoff[:-1], tcat, toff[:-1], *args, sym)
+    scores, used_q, used_t, qa, ta, lengths, kinds, runoff = render_many(
+        ops, opoff, qcat, qoff, tcat, toff, *args, sym)
+    assert got.scores.tolist() == scores.tolist()
+    assert got.used_q.tolist() == used_q.tolist() and got.used_t.tolist() == used_t.tolist()
+    assert got.query.tolist() == qa.tolist() and got.target.tolist() == ta.tolist()
+    text = got.cigar.tobytes().decode()
+    for k in range(len(opoff) - 1):
+        path = ops[opoff[k]:opoff[k + 1]]
+        s, qe, te = path_score(path, qcat, qoff[k], tcat, toff[k], *args)
+        assert (int(s), int(qe) - qoff[k], int(te) - toff[k]) == (
+            got.scores[k], got.used_q[k], got.used_t[k])
+        assert text[got.cigoff[k]:got.cigoff[k + 1]] == cigar_string(path)
+        a, b = got.query[opoff[k]:opoff[k + 1]], got.target[opoff[k]:opoff[k + 1]]
+        assert got.matches[k] == int(((a == b) & (a != 45)).sum())
+
+
+def test_render_paths_clamps_an_inconsistent_path():
+    """A path longer than its segment reads clamped positions (never outside) and
+    reports what it consumed, so the caller sees it."""
+    ops = np.zeros(5, np.uint8)
+    got = render_paths(ops, np.array([0, 5]), np.zeros(3, np.uint8), np.array([0]),
+                       np.zeros(3, np.uint8), np.array([0]), AFFINE.matrix, 8, 1,
+                       SYMBOLS[id(AFFINE)])
+    assert got.used_q.tolist() == [5] and got.scores.tolist() == [25]
+
+
+def test_cigar_text_of_long_runs():
+    lengths = np.array([1, 9, 10, 99, 100, 12345, 10 ** 12, 7])
+    kinds = np.array([0, 1, 2, 0, 1, 2, 0, 1], np.uint8)
+    text, off = cigar_text(lengths, kinds, np.array([0, 3, 3, 8]))
+    text = text.tobytes().decode()
+    assert [text[off[k]:off[k + 1]] for k in range(3)] == [
+        "1M9I10D", "", "99M100I12345D1000000000000M7I"]
+
+
+def _pairs(rng, count, size):
+    pairs = []
+    for k in range(count):
+        m, n = int(rng.integers(0, 50)), int(rng.integers(0, 100))
+        if k % 4 == 0:
+            q, t = np.zeros(m, np.uint8), np.zeros(n, np.uint8)        # ties everywhere
+        elif k % 4 == 1:
+            q = rng.integers(0, size, m).astype(np.uint8)
+            t = np.concatenate([rng.integers(0, size, n).astype(np.uint8), q[::-1], q])
+        else:
+            q = rng.integers(0, size, m).astype(np.uint8)
+            t = rng.integers(0, size, n).astype(np.uint8)
+        pairs.append((q, t))
+    return pairs
+
+
+@pytest.mark.parametrize("algorithm", ["local", "semiglobal", "global"])
+@pytest.mark.parametrize("scoring", [AFFINE, BLOSUM], ids=["affine", "blosum"])
+def test_align_pairs_table_equals_align_codes(scoring, algorithm):
+    rng = np.random.default_rng(5)
+    pairs = _pairs(rng, 50, 20 if scoring is BLOSUM else 4)
+    want = [align_codes(q, t, scoring, algorithm) for q, t in pairs]
+    qcat = np.concatenate([q for q, _ in pairs])
+    tcat = np.concatenate([t for _, t in pairs])
+    ql, tl = np.array([len(q) for q, _ in pairs]), np.array([len(t) for _, t in pairs])
+    qs, ts = np.cumsum(ql) - ql, np.cumsum(tl) - tl
+    table = align_pairs_table(qcat, qs, ql, tcat, ts, tl, scoring, algorithm, threads=1)
+    assert table == want
+    assert list(table) == want == align_pairs(pairs, scoring, algorithm, threads=1)
+    assert table.identities.tolist() == [a.identity for a in want]
+    assert table.lengths.tolist() == [a.length for a in want]
+    assert table.cigars() == [a.cigar for a in want]
+    # a subset in another order reads the same codes in place
+    pick = np.arange(len(pairs))[::-3]
+    sub = align_pairs_table(qcat, qs[pick], ql[pick], tcat, ts[pick], tl[pick], scoring,
+                            algorithm, threads=1)
+    assert sub == [want[k] for k in pick]
+
+
+def test_align_pairs_table_rejects_bad_input():
+    s = AFFINE
+    with pytest.raises(ValueError, match="pair 1, position 2"):
+        align_pairs_table(np.array([0, 1, 0, 0, 200], np.uint8), [0, 2], [2, 3],
+                          np.zeros(4, np.uint8), [0, 2], [2, 2], s)
+    with pytest.raises(ValueError, match="reach outside the 4 codes"):
+        align_pairs_table(np.zeros(4, np.uint8), [0, 2], [2, 3], np.zeros(4, np.uint8),
+                          [0, 2], [2, 2], s)
+    with pytest.raises(ValueError, match="one entry per pair"):
+        align_pairs_table(np.zeros(4, np.uint8), [0], [2, 2], np.zeros(4, np.uint8),
+                          [0, 2], [2, 2], s)
+
+
+def test_score_pairs_full_table():
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    xs = ["TACTG", "AAAA", "ACGTACGT", ""]
+    ys = ["GAACTGA", "CCCC", "ACGAACGT", "ACGT"]
+    res = score_pairs(xs, ys, s, mode="full", backend="cpu")
+    table = res.alignments
+    assert isinstance(table, AlignmentTable) and len(table) == 4
+    want = [align_codes(s.encode(x), s.encode(y), s) for x, y in zip(xs, ys)]
+    assert table == want and table[-1] == want[-1] and table[1:3] == want[1:3]
+    assert table[1] == Alignment(score=0, query_start=0, query_end=0, target_start=0,
+                                 target_end=0, cigar="", query_aligned="", target_aligned="")
+    assert table.scores.tolist() == res.scores.tolist()
+    assert table.query_starts.tolist() == [a.query_start for a in want]
+    assert table.target_ends.tolist() == [a.target_end for a in want]
+    assert table.cigar_text == "".join(a.cigar for a in want)
+    with pytest.raises(IndexError):
+        table[4]
+    with pytest.raises(ValueError):
+        table.scores[0] = 1
+    # batches merge into one table
+    parts = score_pairs(xs, ys, s, mode="full", backend="cpu", batch_residues=12)
+    assert parts.alignments == table
+    assert AlignmentTable.from_alignments(want) == table
+    picked = score_pairs(xs, ys, s, mode="full", backend="cpu", threshold=5)
+    assert picked.indices.tolist() == [0, 2]
+    assert picked.alignments == [want[0], want[2]]
+
+
+def test_alignment_table_to_pandas():
+    pytest.importorskip("pandas")
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    table = score_pairs(["TACTG", "ACGTACGT"], ["GAACTGA", "ACGAACGT"], s, mode="full",
+                        backend="cpu").alignments
+    df = table.to_pandas()
+    assert df["cigar"].tolist() == table.cigars()
+    assert df["identity"].tolist() == [a.identity for a in table]
+    assert df["query_start"].tolist() == table.query_starts.tolist()
