@@ -398,8 +398,8 @@ def _render(numba: bool, ops, opoff, qcat, qpos, tcat, tpos, scoring, xp=np):
     alphabet = scoring.alphabet
     symbols = _symbol_bytes(alphabet.name, alphabet.symbols)
     if not numba:
-        return render_paths(ops, xp.asarray(opoff), qcat, xp.asarray(qpos), tcat,
-                            xp.asarray(tpos), scoring.matrix, scoring.gap_open,
+        return render_paths(xp.asarray(ops), xp.asarray(opoff), xp.asarray(qcat),
+                            xp.asarray(qpos), xp.asarray(tcat), xp.asarray(tpos), scoring.matrix, scoring.gap_open,
                             scoring.gap_extend, symbols, xp=xp)
     qoff = np.append(qpos, qcat.size)    # render_many reads each path from its start on
     toff = np.append(tpos, tcat.size)
