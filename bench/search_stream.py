@@ -42,8 +42,11 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--devices", default="0", help="device ids, e.g. 0,1")
     p.add_argument("--group-min", type=int, default=None,
-                   help="Tuning.pair_group_min (fewest columns in a packed target group; "
-                        "a chunk's pass tails shrink with it), both settings")
+                   help="Tuning.pair_group_min (fewest columns in a packed target group) "
+                        "of the resident search")
+    p.add_argument("--chunk-group-min", type=int, default=None,
+                   help="Tuning.chunk_group_min: the same in the streamed search's chunks "
+                        "(their pass tails shrink with it)")
     p.add_argument("--out")
     args = p.parse_args(argv)
     command = "python bench/search_stream.py " + " ".join(argv or sys.argv[1:])
@@ -52,8 +55,9 @@ def main(argv=None) -> int:
     from warpalign._backends.cuda import CudaBackend, config
     devices = tuple(int(d) for d in args.devices.split(","))
     device = cupy.cuda.runtime.getDeviceProperties(devices[0])["name"].decode()
-    tuning = (config.Tuning() if args.group_min is None
-              else config.Tuning(pair_group_min=args.group_min))
+    tuning = config.Tuning(**{k: v for k, v in (("pair_group_min", args.group_min),
+                                                 ("chunk_group_min", args.chunk_group_min))
+                              if v is not None})
     backend = CudaBackend(devices=devices, tuning=tuning)
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     _, queries = read_fasta(_find("standard_queries20.fasta"))
@@ -102,6 +106,7 @@ def main(argv=None) -> int:
                              "resident_cost_bytes": cost, "parts": args.parts,
                              "chunks_one_device": chunks, "tail_targets": tail,
                              "pair_group_min": tuning.pair_group_min,
+                             "chunk_group_min": tuning.chunk_group_min,
                              "devices": list(devices),
                              "queries": len(queries), "top_k": args.top_k,
                              "residues": db.residues, "scoring": "BLOSUM62 11/1",

@@ -14,14 +14,21 @@ import pytest
 from warpalign import Database, Scoring, search
 from warpalign._backends import TargetSet, get_backend
 from warpalign._backends.base import Candidates
-from warpalign._backends.stream import (ChunkReader, candidates, merge_candidates,
-                                        parse_memory, plan_stream, schedule)
+from warpalign._backends.stream import (ChunkReader, candidates, device_order, lane,
+                                        merge_candidates, parse_memory, plan_stream,
+                                        schedule)
 from warpalign.cli import main
 from warpalign.database import BUCKET_BOUNDARIES
 
 S = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 # the CUDA backend's costs (cuda/config.py RESIDENT_BYTES, SEQUENCE_BYTES)
 COSTS = {"residue_bytes": 12, "sequence_bytes": 64}
+
+
+def _chunk_cap(limit: int) -> int:
+    """Most a chunk may cost without a tail: two chunks are in flight (each with its
+    whole resident cost) in 11/16 of the limit."""
+    return limit * 11 // 16 // 2
 
 
 def _database(seed: int = 5, n: int = 160) -> Database:
@@ -96,16 +103,17 @@ def test_plan_resident_when_it_fits():
     assert plan_stream(off, cost * 4 // 3 - 400, **COSTS).streamed
 
 
-@pytest.mark.parametrize("limit", [12_000, 40_000, 250_000])
+@pytest.mark.parametrize("limit", [16_000, 40_000, 250_000])
 def test_plan_chunks_cover_and_fit(limit):
     db = _database()
     off = np.asarray(db.targets.offsets)
     p = plan_stream(off, limit, **COSTS)
     assert p.streamed and p.chunks[0][0] == 0 and p.chunks[-1][1] == len(db)
     assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(p.chunks, p.chunks[1:]))
-    for a, b in p.chunks:
-        assert 12 * int(off[b] - off[a]) + 64 * (b - a) <= limit // 2
-    assert p.score_bytes + p.spare_bytes <= limit // 2
+    costs = [12 * int(off[b] - off[a]) + 64 * (b - a) for a, b in p.chunks]
+    assert max(costs) <= _chunk_cap(limit)
+    # two chunks in flight, each with a batch's scores and its spare rows
+    assert 2 * max(costs) + 2 * (p.score_bytes + p.spare_bytes) <= limit
     # a length bucket ends inside some chunk
     sorted_len = np.diff(off)
     inside = [(a, b) for a, b in p.chunks
@@ -116,8 +124,14 @@ def test_plan_chunks_cover_and_fit(limit):
 def test_plan_too_small_names_the_option():
     off = np.array([0, 10, 5010])
     with pytest.raises(ValueError, match=r"gpu_memory= or --gpu-memory.*sequence 1.*5000 "
-                                         r"residues.*at least 120128 bytes"):
+                                         r"residues.*at least 174732 bytes"):
         plan_stream(off, 20_000, **COSTS)
+    # the least limit it names holds such a sequence in a chunk (of its own), one less not
+    off = np.cumsum([0, 10, 5000, 5000, 5000])
+    p = plan_stream(off, 174_732, **COSTS)
+    assert p.streamed and (1, 2) in p.chunks
+    with pytest.raises(ValueError, match="sequence 1 .*at least 174732 bytes"):
+        plan_stream(off, 174_731, **COSTS)
 
 
 # -- the merge: chunks searched one by one equal one search of everything ------------
@@ -143,7 +157,7 @@ def _ranked(c: Candidates, order: np.ndarray, k: int):
              int(c.target_ends[i])) for i in o]
 
 
-@pytest.mark.parametrize("limit", [12_000, 40_000])
+@pytest.mark.parametrize("limit", [16_000, 40_000])
 @pytest.mark.parametrize("top_k", [1, 3, 5, 12, 60, None])
 def test_merge_across_chunks_is_exact(limit, top_k):
     engine = get_backend("cpu")
@@ -194,7 +208,7 @@ def test_reader_reads_every_chunk_from_disk(tmp_path):
                            tmp_path / "db.wa")
     ts = built.targets
     assert ts.file is not None and ts.file[0].endswith("codes.npy")
-    plan = plan_stream(ts.offsets, 12_000, **COSTS)
+    plan = plan_stream(ts.offsets, 16_000, **COSTS)
     off = np.asarray(ts.offsets)
     biggest = max(int(off[b] - off[a]) for a, b in plan.chunks)
     buffers = [np.empty(biggest, np.uint8) for _ in range(3)]
@@ -259,15 +273,15 @@ def test_plan_tail_is_the_longest_suffix_and_fits():
 
     tail = cost(s, len(db))
     assert tail <= limit // 8
-    assert all(cost(a, b) <= limit // 2 - tail for a, b in p.chunks)
-    # the whole budget: tail, a chunk, the next chunk's codes and index (~1/12 of it),
-    # a batch's scores and spare rows for the chunk and for the tail
-    assert tail + max(cost(a, b) for a, b in p.chunks) * 13 // 12 \
-        + 2 * p.score_bytes + 2 * p.spare_bytes <= limit
+    assert all(2 * cost(a, b) <= limit * 11 // 16 - tail for a, b in p.chunks)
+    # the whole budget: the tail, two chunks in flight (each its whole resident cost),
+    # a batch's scores and spare rows for each of the three
+    assert tail + 2 * max(cost(a, b) for a, b in p.chunks) \
+        + 3 * p.score_bytes + 3 * p.spare_bytes <= limit
     # every tail target is longer than every chunk target (the sorted order's end), and
     # no chunk target is so long that its one-warp chain sets its chunk's time
     assert lengths[s:].min() >= lengths[:s].max()
-    longest = (limit // 2) / (2 * 12 * LANES)
+    longest = _chunk_cap(limit) / (2 * 12 * LANES)
     assert lengths[:s].max() <= longest or tail + 12 * lengths[s - 1] + 64 > limit // 8
     # without chain lanes: no tail, the plan as before
     assert plan_stream(off, limit, **COSTS).tail is None
@@ -282,8 +296,8 @@ def test_plan_chunks_are_balanced(limit):
     cost = 12 * off + 64 * np.arange(len(off))
     greedy, start = 0, 0
     while start < len(off) - 1:             # cuts as late as each chunk allows
-        start = max(int(np.searchsorted(cost, cost[start] + limit // 2, "right")) - 1,
-                    start + 1)
+        start = max(int(np.searchsorted(cost, cost[start] + _chunk_cap(limit), "right"))
+                    - 1, start + 1)
         greedy += 1
     assert len(costs) <= greedy                             # no more chunks than greedy
     assert min(costs) >= max(costs) // 2                    # and no small remainder
@@ -315,6 +329,49 @@ def test_schedule_overlaps_and_reuses_two_buffers_safely(count, tail):
         assert steps[-1] == ("finish", count)
     # finishing order: chunks ascending, then the tail: ids come out ascending
     assert [c for s, c in steps if s == "finish"] == parts
+
+
+@pytest.mark.parametrize("tail", [False, True])
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 9])
+def test_device_order_overlaps_neighbours_and_keeps_each_lane_in_order(count, tail):
+    """What the device waits for as cuda/streamed.py queues the schedule: chunk c+1
+    runs beside chunk c (other lane: buffer, boundary rows, streams), and chunk c+2,
+    which reuses chunk c's lane, waits for it."""
+    after = device_order(count, tail)
+    parts = list(range(count)) + ([count] if tail else [])
+    assert set(after) == {(w, c) for c in parts for w in ("upload", "run")}
+
+    def before(x, y):                       # x is done before y begins (a chain of waits)
+        seen, todo = set(), [y]
+        while todo:
+            for z in after[todo.pop()]:
+                if z == x:
+                    return True
+                if z not in seen:
+                    seen.add(z)
+                    todo.append(z)
+        return False
+
+    lanes = [lane(c, count) for c in parts]
+    assert lanes[:count] == [c % 2 for c in range(count)]
+    assert not tail or lanes[-1] == 2
+    for c in parts:
+        assert before(("upload", c), ("run", c))
+    for c in range(count - 1):
+        # neither of two neighbours waits for the other's kernels
+        assert not before(("run", c), ("run", c + 1))
+        assert not before(("run", c + 1), ("run", c))
+        assert not before(("run", c), ("upload", c + 1))
+    for x in parts:
+        for y in parts:
+            if x < y and lanes[x] == lanes[y]:
+                # one lane's buffers: the later part's upload and kernels wait for the
+                # earlier part's kernels
+                assert before(("run", x), ("upload", y)) and before(("run", x), ("run", y))
+    if tail:       # the tail beside every chunk: no run waits for another across them
+        for c in range(count):
+            assert not before(("run", count), ("run", c))
+            assert not before(("run", c), ("run", count))
 
 
 @pytest.mark.parametrize("top_k", [1, 5, 12, None])

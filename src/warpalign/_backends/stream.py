@@ -24,6 +24,13 @@ import numpy as np
 
 from .base import Candidates, TargetSet
 
+#: Chunks on the device at once (:func:`lane`): chunk c+1 computes beside chunk c, and
+#: chunk c+2 reuses chunk c's device buffers once chunk c is finished.
+LANES = 2
+#: The fraction of a streamed search's memory limit that the chunks in flight (LANES of
+#: them, each with its whole resident cost) and the tail share (:func:`plan_stream`).
+CHUNKS_SHARE = (11, 16)
+
 #: Size suffixes of a memory limit (powers of 1024): '4G' is 4 GiB.
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
@@ -112,10 +119,13 @@ def plan_stream(offsets: np.ndarray, limit: int, *, residue_bytes: int,
     Resident when that cost is at most three quarters of the limit (the last quarter
     holds a batch's scores). Otherwise chunks of consecutive targets (a length bucket
     may end inside one, and one chunk may hold several; as few chunks as fit, of about
-    equal cost) each costing at most half the
-    limit: the next chunk's codes and ids upload while the current one is searched
-    (about a twelfth of a chunk's cost: no target stream, no boundary rows), a quarter
-    holds a batch's scores and an eighth is spare.
+    equal cost). Two chunks are on the device at once, each with its whole resident cost
+    (:data:`LANES`: chunk c+1 is uploaded and computes beside chunk c, with its own code
+    buffer, target stream and boundary rows), so the chunks in flight (and the tail)
+    share CHUNKS_SHARE (11/16) of the limit: a chunk costs at most half of it. Each part
+    in flight (the two chunks, the tail) holds a batch's scores in a sixteenth of the
+    limit and has a thirty-second spare (more query groups' boundary rows): 15/16 of the
+    limit in all, 31/32 with a tail.
 
     ``chain_lanes``: the device's resident warps over how much faster one warp runs
     alone (``config.CHAIN_SPEED``), 0 for no tail. A target scanned by one warp sets a
@@ -123,22 +133,20 @@ def plan_stream(offsets: np.ndarray, limit: int, *, residue_bytes: int,
     (the chunk's other warps are done first); the targets from the last one no longer
     than half a full chunk's residues / ``chain_lanes`` (the end of a database's sorted
     order) form the tail, or the longest of them that cost at most an eighth of the
-    limit: resident beside
-    the chunks (each then at most half the limit less the tail), a batch's scores an
-    eighth of the limit and spare bytes a sixteenth, for a chunk and for the tail each.
+    limit: resident beside the chunks (which then share what the tail leaves of
+    CHUNKS_SHARE).
 
     Raises:
-        ValueError: one target alone costs more than half the limit.
+        ValueError: one target alone costs more than a chunk may.
 
     Example:
-        >>> p = plan_stream(np.array([0, 10, 20, 30, 45]), 40, residue_bytes=1,
-        ...                 sequence_bytes=0)
+        >>> p = plan_stream(np.arange(0, 70, 10), 64, residue_bytes=1, sequence_bytes=0)
         >>> p.chunks, p.score_bytes, p.tail
-        (((0, 2), (2, 3), (3, 4)), 10, None)
+        (((0, 2), (2, 4), (4, 6)), 4, None)
         >>> off = np.cumsum([0] + [5] * 16 + [12])       # one long target last
-        >>> p = plan_stream(off, 100, residue_bytes=1, sequence_bytes=0, chain_lanes=4.0)
+        >>> p = plan_stream(off, 100, residue_bytes=1, sequence_bytes=0, chain_lanes=3.0)
         >>> p.tail, p.chunks
-        ((16, 17), ((0, 6), (6, 12), (12, 16)))
+        ((16, 17), ((0, 4), (4, 8), (8, 12), (12, 16)))
     """
     offsets = np.asarray(offsets, dtype=np.int64)
     n = len(offsets) - 1
@@ -146,15 +154,19 @@ def plan_stream(offsets: np.ndarray, limit: int, *, residue_bytes: int,
     cost = offsets * int(residue_bytes) + np.arange(n + 1, dtype=np.int64) * int(sequence_bytes)
     if int(cost[-1]) <= limit - limit // 4:
         return StreamPlan(limit, ((0, n),), limit // 4, limit - limit // 4 - int(cost[-1]))
-    cap = limit // 2
+    share = limit * CHUNKS_SHARE[0] // CHUNKS_SHARE[1]
+    cap = share // LANES
     steps = np.diff(cost)
     if n and int(steps.max()) > cap:
         i = int(np.argmax(steps))
+        # the least limit whose chunks may hold it: share // LANES >= step
+        need = -(-LANES * int(steps[i]) * CHUNKS_SHARE[1] // CHUNKS_SHARE[0])
         raise ValueError(f"the device memory limit ({limit} bytes; gpu_memory= or "
                          f"--gpu-memory) is too small for this database: sequence {i} of "
                          f"the sorted order ({int(offsets[i + 1] - offsets[i])} residues) "
-                         f"needs {int(steps[i])} bytes in a chunk of at most half the "
-                         f"limit; give at least {2 * int(steps[i])} bytes")
+                         f"needs {int(steps[i])} bytes in a chunk, of which two share "
+                         f"{CHUNKS_SHARE[0]}/{CHUNKS_SHARE[1]} of the limit; give at "
+                         f"least {need} bytes")
     end, tail = n, None
     if chain_lanes > 0 and n:
         longest = cap / (2 * max(int(residue_bytes), 1) * float(chain_lanes))
@@ -162,13 +174,12 @@ def plan_stream(offsets: np.ndarray, limit: int, *, residue_bytes: int,
         start = int(short[-1]) + 1 if len(short) else 0
         # at most an eighth of the limit: the longest of them where all cost more
         start = max(start, int(np.searchsorted(cost, cost[n] - limit // 8, side="left")))
-        if 0 < start < n:
-            end, tail = start, (start, n)
-            cap -= int(cost[n] - cost[start])
+        rest = (share - int(cost[n] - cost[start])) // LANES
+        # (every chunk's target must still fit what the tail leaves a chunk)
+        if 0 < start < n and int(steps[:start].max()) <= rest:
+            end, tail, cap = start, (start, n), rest
     chunks = _balanced(cost[:end + 1], cap)
-    if tail is None:
-        return StreamPlan(limit, tuple(chunks), limit // 4, limit // 8)
-    return StreamPlan(limit, tuple(chunks), limit // 8, limit // 16, tail)
+    return StreamPlan(limit, tuple(chunks), limit // 16, limit // 32, tail)
 
 
 def _greedy(cost: np.ndarray, cap: int) -> list[tuple[int, int]]:
@@ -198,18 +209,33 @@ def _balanced(cost: np.ndarray, cap: int) -> list[tuple[int, int]]:
     return _greedy(cost, hi)
 
 
+def lane(c: int, count: int) -> int:
+    """The lane of part ``c`` of a :func:`schedule` of ``count`` chunks: the device code
+    buffer, boundary-row buffers and streams it uses. Chunks alternate between lanes 0
+    and 1 (:data:`LANES`), so chunk c+1 never waits for chunk c on the device; the tail
+    (index ``count``) has lane LANES, of its own.
+
+    Example:
+        >>> [lane(c, 3) for c in range(4)]
+        [0, 1, 0, 2]
+    """
+    return LANES if c == count else c % LANES
+
+
 def schedule(count: int, tail: bool = False) -> list[tuple[str, int]]:
     """The order in which the streamed search (``cuda/streamed.py``) runs the steps of
-    ``count`` chunks on the host, one device compute stream and one copy stream, two
-    device buffers: ("upload", c) queues chunk c's codes and index into buffer c % 2 on
-    the copy stream (after the event of the last work that read that buffer), ("start",
-    c) queues its kernels and top-k cut on the compute stream (after its upload's
-    event), ("finish", c) reads its cut back (the host waits for its kernels), merges
-    nothing yet and lets its buffer go. Chunk c is started before chunk c - 1 is
-    finished, so the device has chunk c queued while the host reads chunk c - 1's
-    results, and chunk c + 1 uploads (into chunk c - 1's buffer) while chunk c computes.
-    With ``tail``, the tail (index ``count``) is uploaded and started first, on streams
-    of its own beside the chunks, and finished last.
+    ``count`` chunks on the host, one copy stream and each part's lane (:func:`lane`):
+    ("upload", c) queues chunk c's codes and index into its lane's device buffer on the
+    copy stream (after the event that lane's last finished chunk recorded), ("start",
+    c) queues its kernels and top-k cut on its lane's streams (after its upload's event),
+    ("finish", c) reads its cut back (the host waits for its kernels), records the lane's
+    event and lets its buffers go. Chunk c is started before chunk c - 1 is finished, so
+    the device has chunk c queued while the host reads chunk c - 1's results, and chunk
+    c + 1 uploads (into chunk c - 1's buffer) while chunk c computes. On the device,
+    chunk c+1's kernels follow only its upload and chunk c - 1 (its lane), not chunk c:
+    they fill the device while chunk c's passes drain (:func:`device_order`). With
+    ``tail``, the tail (index ``count``) is uploaded and started first, in its lane
+    beside the chunks, and finished last.
 
     Example:
         >>> schedule(3)
@@ -232,6 +258,45 @@ def schedule(count: int, tail: bool = False) -> list[tuple[str, int]]:
     if tail:
         steps.append(("finish", count))
     return steps
+
+
+def device_order(count: int, tail: bool = False) -> dict[tuple[str, int], set]:
+    """What the device work of a :func:`schedule` waits for, as the streamed search
+    queues it: per node ("upload", c) (its copy) and ("run", c) (its kernels and cut),
+    the nodes that finish before it begins (direct: the copy stream's order, its lane's
+    event, its upload's event, its lane's streams' order, and the host, which queues
+    nothing after a ("finish", d) step before chunk d's run is done). Chunks sharing
+    a lane share buffers; this graph says whether that is safe (tests/test_stream.py).
+
+    Example:
+        >>> sorted(device_order(3)[("run", 2)])
+        [('run', 0), ('upload', 2)]
+    """
+    after: dict[tuple[str, int], set] = {}
+    last_upload, last_run, finished = None, {}, []
+    lane_event: dict[int, tuple[str, int]] = {}
+    for step, c in schedule(count, tail):
+        k = lane(c, count)
+        if step == "finish":
+            finished.append(("run", c))
+            if k < LANES:
+                lane_event[k] = ("run", c)
+            continue
+        node = ("upload" if step == "upload" else "run", c)
+        waits = set(finished)
+        if step == "upload":
+            if last_upload is not None:
+                waits.add(last_upload)
+            if k in lane_event:
+                waits.add(lane_event[k])
+            last_upload = node
+        else:
+            waits.add(("upload", c))
+            if k in last_run:
+                waits.add(last_run[k])
+            last_run[k] = node
+        after[node] = waits
+    return after
 
 
 def candidates(scores: np.ndarray, top_k: int | None) -> np.ndarray:

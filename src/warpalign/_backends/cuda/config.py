@@ -85,6 +85,14 @@ def rows_stride(R: int) -> int:
 # fills once per group. The search loop runs batches of >= 2 local queries through it.
 PAIR_REGS = tuple(range(4, 29))
 PAIR_GROUP_MIN = 2048
+# A streamed search's chunks and tail (cuda/streamed.py) end their groups at
+# CHUNK_GROUP_MIN columns: each chunk's passes drain on their own (the resident search's
+# one drain per pass is paid per chunk), and smaller last groups shorten the drains.
+# Measured on an H100 (bench/search_stream.py, 19 chunks, before chunks ran beside each
+# other, one group_min for both), streamed / resident GCUPS at group_min 2048 (the
+# resident default) / 512 / 256 / 128 / 64: 81.4 / 86.9 / 88.4 / 88.3 / 88.6%, the
+# resident search unchanged within 0.4%.
+CHUNK_GROUP_MIN = 256
 # The top-k cut of a batch of queries in one kernel (search.cu top_select,
 # CudaBackend._queue_cut): one block of SELECT_THREADS (= TOP_THREADS there) per query,
 # each thread's strided targets a group, for top_k up to SELECT_MAX_K (above it, query by
@@ -291,6 +299,7 @@ class Tuning:
     and measurements: the same scores, another plan."""
 
     pair_group_min: int = PAIR_GROUP_MIN       # fewest columns in a target group
+    chunk_group_min: int = CHUNK_GROUP_MIN     # the same in a streamed search's chunks
     pair_guide: int = PAIR_GUIDE               # guided group sizes: columns / (guide x warps)
     chain_groups: int = CHAIN_GROUPS           # most query groups a packed batch runs as
     pack_score_bytes: int = PACK_SCORE_BYTES   # most score and flag bytes a batch holds

@@ -390,6 +390,8 @@ class PackedSearch:
             job.launchers.append((launch, len(prof)))
             job.runs.append(run)
         job.queued = [0] * len(groups)
+        if self._on_packed is not None:
+            self._on_packed(handle.n, len(qs))
         return job
 
     def _packed_launch(self, job, stop=None):

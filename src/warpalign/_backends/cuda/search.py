@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -52,7 +53,8 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
     def __init__(self, table: tuple[KernelConfig, ...] | None = None, streams: int = 4, *,
                  devices: tuple[int, ...] | None = None, max_resident: int | None = None,
                  block2: int = config.R2_BLOCK, wait_timeout: float = config.CHAIN_TIMEOUT_S,
-                 tuning: config.Tuning = config.Tuning(), device_memory: int | None = None):
+                 tuning: config.Tuning = config.Tuning(), device_memory: int | None = None,
+                 on_packed: Callable[[int, int], None] | None = None):
         """``devices``: CUDA device ids to split the targets over (default: every visible
         device). ``max_resident``: most residues kept on a device at once; larger target
         sets are streamed in chunks (default: the device memory limit's plan,
@@ -62,7 +64,11 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
         ``pack_score_bytes`` bounds one packed batch: more queries than fit are searched in
         several batches, the host side of each next batch made while the current one runs).
         ``device_memory``: bytes of a device this backend plans with at most (default:
-        all that is free); a search may ask for less (:meth:`prepare`)."""
+        all that is free); a search may ask for less (:meth:`prepare`). ``on_packed``:
+        called with (targets, queries) of every packed batch as its kernels are queued,
+        on the searching thread (a streamed search: once per batch and chunk, and for
+        its tail); a seam for tests and measurements, it must be thread-safe where
+        several threads search."""
         cupy = require_cupy("CUDA backend")
         ndev = cupy.cuda.runtime.getDeviceCount()
         self._cp = cupy
@@ -81,6 +87,9 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
         if device_memory is not None and int(device_memory) < 0:
             raise ValueError(f"invalid device_memory: {device_memory!r}")
         self._device_memory = None if device_memory is None else int(device_memory)
+        if on_packed is not None and not callable(on_packed):
+            raise ValueError(f"invalid on_packed: {on_packed!r}; expected a callable or None")
+        self._on_packed = on_packed
         self._rows16 = _rows(table, 16)
         self._rows32 = _rows(table, 32)
         self._block2 = int(block2)   # threads per block of the width-16 two-row kernels
@@ -123,17 +132,21 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
         self._streams
         return self._local.copy
 
-    @property
-    def _side_streams(self) -> list:
-        """The calling thread's streams for a streamed search's tail (its query groups run
-        beside the chunks' kernels, which use :attr:`_streams`)."""
-        got = getattr(self._local, "side", None)
+    def _lane_streams(self, lane: int) -> list:
+        """The calling thread's streams of a streamed search's ``lane``
+        (:func:`~warpalign._backends.stream.lane`: the chunks alternate between lanes 0
+        and 1, the tail has lane 2), as many as :attr:`_streams`, the first the lane's
+        main stream: each lane's query groups run beside the other lanes' and beside
+        :attr:`_streams`."""
+        got = getattr(self._local, "lanes", None)
         if got is None:
+            got = self._local.lanes = {}
+        if lane not in got:
             cp = self._cp
             with cp.cuda.Device(self._device_id):
-                got = [cp.cuda.Stream(non_blocking=True) for _ in range(len(self._streams))]
-            self._local.side = got
-        return got
+                got[lane] = [cp.cuda.Stream(non_blocking=True)
+                             for _ in range(len(self._streams))]
+        return got[lane]
 
     # -- preparation ---------------------------------------------------------------------
     def prepare(self, targets: TargetSet, *, device_memory: int | float | str | None = None):
@@ -190,11 +203,14 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
         """Warps resident on the device at once (every kernel's occupancy)."""
         return self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
 
-    def _layout(self, offsets) -> Layout:
+    def _layout(self, offsets, group_min: int | None = None) -> Layout:
         """The host layout of targets with ``offsets`` (:func:`.layout.make_layout`) for
-        this backend's kernel table, device and tuning."""
+        this backend's kernel table, device and tuning; ``group_min``: the packed target
+        groups' fewest columns (default ``tuning.pair_group_min``)."""
+        if group_min is None:
+            group_min = self.tuning.pair_group_min
         return make_layout(offsets, self._rows16, self._rows32, warps=self._warps(),
-                           group_min=self.tuning.pair_group_min,
+                           group_min=group_min,
                            guide=self.tuning.pair_guide)
 
     def resident_budget(self, sequences: int = 0) -> int:
@@ -222,7 +238,8 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
                 be = CudaBackend(self._table, self._nstreams,
                                  devices=(dev,), max_resident=self._max_resident,
                                  block2=self._block2, wait_timeout=self._wait_timeout,
-                                 tuning=self.tuning, device_memory=self._device_memory)
+                                 tuning=self.tuning, device_memory=self._device_memory,
+                                 on_packed=self._on_packed)
                 parts.append(_Part(dev, be, be.prepare(ts, device_memory=device_memory), ids))
         max_code = int(codes.max()) if len(codes) else -1
         return MultiTargets(parts, len(offsets) - 1, int(offsets[-1]), max_code,

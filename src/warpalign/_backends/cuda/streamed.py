@@ -2,16 +2,19 @@
 order of :func:`~warpalign._backends.stream.schedule`: each chunk read from the host
 (from disk for a memory-mapped database, by ``pread``) into pinned buffers on a reader
 thread, which also makes the chunk's layout (length order, bucket lists, the packed
-kernel's target stream plan: :mod:`.layout`; once per chunk and handle, kept); uploaded
-on the copy stream into one of two device buffers (codes, then the index in two copies,
-then its target stream written by a kernel there) while the previous chunk computes;
-its kernels and top-k cut queued on the compute stream behind that upload's event
-(no host wait) before the previous chunk's cut is read back, so the device is never
-left waiting for the host between chunks; searched as a resident handle of its own by
-the packed multi-query kernel; and the candidates of every query merged across chunks
-exactly (``stream.merge_candidates``). The plan's tail (the longest targets, whose
-one-warp chains would set a chunk's time) stays resident and runs on streams of its
-own beside all the chunks.
+kernel's target stream plan: :mod:`.layout`, with ``tuning.chunk_group_min``; once per
+chunk and handle, kept); uploaded on the copy stream into its lane's device buffer
+(codes, then the index in two copies, then its target stream written by a kernel
+there) while the previous chunk computes; its kernels and top-k cut queued on its
+lane's streams behind that upload's event (no host wait) before the previous chunk's
+cut is read back, so the device is never left waiting for the host between chunks;
+searched as a resident handle of its own by the packed multi-query kernel; and the
+candidates of every query merged across chunks exactly (``stream.merge_candidates``).
+Consecutive chunks run in different lanes (``stream.lane``: device buffer, boundary
+rows, streams), so chunk c+1's kernels run beside chunk c's and fill the device while
+chunk c's passes drain; chunk c+2 waits for chunk c (``stream.device_order``). The
+plan's tail (the longest targets, whose one-warp chains would set a chunk's time) stays
+resident and runs in a lane of its own beside all the chunks.
 
 The copy hides behind compute on PCIe (~25 GB/s pinned) once a batch holds about 220
 query residues: a chunk uploads about 1.10 bytes per residue (its codes, and 36 bytes of
@@ -22,13 +25,12 @@ than the GPU").
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..base import TargetSet
-from ..stream import Chunk, ChunkReader, merge_candidates, schedule
+from ..stream import LANES, Chunk, ChunkReader, lane, merge_candidates, schedule
 from .handles import _Leases
 from .kernels import table_key
 
@@ -53,13 +55,15 @@ class StreamedSearch:
     mixin: it reads the backend's streams and its resident search)."""
 
     def _chunk_layout(self, handle, chunk: Chunk):
-        """(layout, largest code) of a chunk as read, made on the reader thread once per
-        handle and slice and kept in ``handle.cache`` (immutable; under the lock)."""
-        key = ("layout", chunk.start, chunk.stop, self._warps(), self.tuning.pair_group_min,
+        """(layout, largest code) of a chunk (or the tail) as read, made on the reader
+        thread once per handle and slice and kept in ``handle.cache`` (immutable; under
+        the lock); its packed target groups end at ``tuning.chunk_group_min`` columns."""
+        group_min = self.tuning.chunk_group_min
+        key = ("layout", chunk.start, chunk.stop, self._warps(), group_min,
                self.tuning.pair_guide, self._rows16, self._rows32)
         got = handle.cache.get(key)
         if got is None:
-            made = (self._layout(chunk.offsets),
+            made = (self._layout(chunk.offsets, group_min=group_min),
                     int(chunk.codes.max()) if len(chunk.codes) else -1)
             with self._lock:
                 got = handle.cache.setdefault(key, made)
@@ -77,38 +81,41 @@ class StreamedSearch:
         size = max(int(handle.biggest), 1)
         pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(size), np.uint8, size)
                   for _ in range(READ_AHEAD + 1 + (tail is not None))]
-        device = [cp.empty(size, dtype=cp.uint8) for _ in range(2)]
-        last = [None, None]   # per device buffer: the event after the last work reading it
         tables = {table_key(scoring): self._tables(handle, scoring)}
-        # the chunks' boundary-row buffers, shared: a chunk's kernels queue behind the
-        # previous chunk's on the compute stream (its query groups wait for an event
-        # recorded there), so a buffer goes back once its kernels are queued
-        shared = _Leases(lambda: cp.empty(2 * size, dtype=cp.uint32))
-        copy, main = self._copy_stream, cp.cuda.get_current_stream()
-        side = self._side_streams if tail is not None else None
+        # per chunk lane (stream.lane; the tail has buffers of its own): a device buffer,
+        # the event after the last work that read it (recorded on the lane's first stream
+        # when a chunk finishes), and the boundary-row buffers, given back once a chunk's
+        # kernels are queued: the next chunk of the lane queues behind them on the lane's
+        # streams (its query groups wait for an event recorded on the first)
+        device = [cp.empty(size, dtype=cp.uint8) for _ in range(LANES)]
+        last = [None] * LANES
+        shared = [_Leases(lambda: cp.empty(2 * size, dtype=cp.uint32)) for _ in range(LANES)]
+        copy = self._copy_stream
+        streams = [self._lane_streams(k) for k in range(LANES + (tail is not None))]
         live: dict[int, _InFlight] = {}
         got: list[list] = [[] for _ in qs]
         with ChunkReader(handle.targets, parts, pinned,
                          layout=lambda chunk: self._chunk_layout(handle, chunk)) as reader:
             try:
                 for step, c in schedule(count, tail is not None):
+                    k = lane(c, count)
+                    own = k < LANES          # a chunk's lane (else the tail's)
                     if step == "upload":
-                        after = None if c == tail else last[c % 2]
                         live[c] = self._upload_chunk(
-                            next(reader), handle, tables, None if c == tail else device[c % 2],
-                            after, copy, None if c == tail else shared)
+                            next(reader), handle, tables, device[k] if own else None,
+                            last[k] if own else None, copy, shared[k] if own else None)
                     elif step == "start":
-                        with side[0] if c == tail else contextlib.nullcontext():
+                        with streams[k][0]:
                             live[c].pending = self._chunk_start(
                                 qs, live[c], scoring, algorithm, ends, top_k, method,
-                                side if c == tail else None, None if c == tail else shared)
+                                streams[k], shared[k] if own else None)
                     else:
                         part = live.pop(c)
-                        with side[0] if c == tail else contextlib.nullcontext():
+                        with streams[k][0]:
                             found = self._chunk_finish(qs, part, scoring, algorithm, ends,
                                                        top_k, method)
-                            if c != tail:
-                                last[c % 2] = main.record()
+                            if own:
+                                last[k] = streams[k][0].record()
                         part.ready.synchronize()       # (done: its pinned buffer is free)
                         reader.release(part.chunk)
                         for qi, g in enumerate(found):
@@ -148,11 +155,12 @@ class StreamedSearch:
 
     def _chunk_start(self, qs, part, scoring, algorithm, ends, top_k, method, streams,
                      shared):
-        """Queue on the current stream, behind ``part``'s upload, every packed batch of
-        its chunk: profiles, passes and top-k cut (query groups on ``streams``, default
-        :attr:`_streams`); boundary buffers from ``shared`` go back at once. Returns the
-        batches as (query indices, job or None: searched at the finish); [(None, None)]
-        where the search does not run packed (all of it at the finish)."""
+        """Queue on the current stream (its lane's first), behind ``part``'s upload,
+        every packed batch of its chunk: profiles, passes and top-k cut (query groups on
+        ``streams``, its lane's); boundary buffers from ``shared`` go back at once (the
+        lane's next chunk queues behind these kernels). Returns the batches as (query
+        indices, job or None: searched at the finish); [(None, None)] where the search
+        does not run packed (all of it at the finish)."""
         dev = part.handle
         self._cp.cuda.get_current_stream().wait_event(part.ready)
         if not self._packs(qs, algorithm, ends, top_k, method):
