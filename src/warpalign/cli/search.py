@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from ..choices import SEARCH_MODES
 from .flags import (
     algorithm_flag,
     backend_flag,
@@ -36,8 +37,6 @@ CHUNK_RESIDUES = 1 << 22
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``search`` to the command line's subparsers; returns its parser."""
-    from ..search import MODES
-
     p = sub.add_parser("search", help="search queries against a database, top hits per query")
     p.add_argument("queries", help="FASTA/FASTQ file of queries ('-': standard input)")
     p.add_argument("database", help="database directory (warpalign makedb) or FASTA/FASTQ "
@@ -45,7 +44,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     scoring_flags(p)
     p.add_argument("-k", "--top-k", type=int, default=10, help="hits per query (default 10)")
     strand_flags(p)
-    p.add_argument("--mode", default="full", choices=MODES,
+    p.add_argument("--mode", default="full", choices=SEARCH_MODES,
                    help="what to compute per reported hit (default full)")
     algorithm_flag(p)
     backend_flag(p)
