@@ -108,9 +108,16 @@ def _gpu_memory(text: str):
 
 
 def run(args) -> int:
+    from .._backends.registry import warm_up
     from ..formats import write_blast_tab, write_search_json, write_search_tsv
     from ..search import as_database, search
     from ..stats import apply_statistics, check_statistics
+    if not (args.scheduler or args.workers is not None):
+        # CuPy's import and the device's initialization run beside the scoring's loading,
+        # the query file's reading and the database's opening. Started after our own
+        # imports: a Ctrl-C that ends an import of NumPy half-way (main thread) while the
+        # other thread waits for that module hung the process
+        warm_up("search", args.backend)
     scoring = parse_scoring(args)
     check_strand(args, scoring)
     if args.format in ("blast6", "sam") and args.mode != "full":
