@@ -12,6 +12,14 @@ lengths and composition, same seed) written as FASTA and built with ``warpalign 
   warm process through the API, mode score (the packed kernel's pace as the user gets it);
 * ``import warpalign`` (``python -c 'import warpalign'`` minus ``python -c pass``).
 
+Bytecode as a pip-installed user has it: pip byte-compiles a package and its
+dependencies when it installs them, but the device's environment is installed with
+``--no-compile`` and writes no ``.pyc`` (a warm run compiled 363 source files, 0.8 s). So
+every measured process runs with ``PYTHONPYCACHEPREFIX`` (a fresh folder, writable) and
+bytecode writing on, and ``compileall`` fills that folder first for our sources, the
+packages of every third-party module a CLI search loads and the standard library files it
+loads; records say so (``params.pyc``).
+
 One JSON line per figure (scope "call", ``cold``, ``params.mode``, ``params.queries``, the
 card, the command). Every run's output must list the same hits as the first.
 """
@@ -46,6 +54,41 @@ def run(args, env) -> tuple[float, str]:
     return secs, got.stdout
 
 
+#: What a CLI search imports (and so what a pip install would have byte-compiled).
+LOADED = ("import warpalign.cli, warpalign.search, warpalign.formats, warpalign.stats, "
+          "warpalign.traceback, warpalign.pipeline, cupy, numba, Bio.Align")
+
+
+def compile_bytecode(env, src: str, imports: str = LOADED) -> str:
+    """Byte-compile into ``env``'s PYTHONPYCACHEPREFIX: ``src``, the package folder of each
+    third-party module that ``imports`` (:data:`LOADED`) loads and the standard library
+    files it loads; what this misses is written by the first (cold) run. Returns how, for
+    the records."""
+    code = ("import sys, sysconfig\n" + imports + "\n"
+            "std = sysconfig.get_paths()['stdlib']\n"
+            "for name, m in list(sys.modules.items()):\n"
+            "    f = getattr(m, '__file__', None) or ''\n"
+            "    if not f.endswith('.py'):\n"
+            "        continue\n"
+            "    top = sys.modules.get(name.split('.')[0])\n"
+            "    paths = list(getattr(top, '__path__', None) or [])\n"
+            "    if f.startswith(std) and 'site-packages' not in f:\n"
+            "        print(f)\n"
+            "    elif paths:\n"
+            "        print(paths[0])\n"
+            "    else:\n"
+            "        print(f)\n")
+    got = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    targets = sorted({src, *got.stdout.splitlines()})
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", *targets], env=env,
+                   stdout=subprocess.DEVNULL, check=False)   # a file that fails: compiled
+    secs = time.perf_counter() - t0                          # at import, as without this
+    return (f"compileall into PYTHONPYCACHEPREFIX before the runs ({len(targets)} folders "
+            f"and files, {secs:.0f} s): what pip install gives")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeat", type=int, default=5)
@@ -60,8 +103,10 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         tmp = Path(tmp)
         caches = {k: str(tmp / k) for k in ("WARPALIGN_CACHE", "CUPY_CACHE_DIR", "NUMBA_CACHE_DIR")}
-        env = dict(os.environ, **caches,
+        env = dict(os.environ, **caches, PYTHONPYCACHEPREFIX=str(tmp / "pycache"),
                    PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        pyc = compile_bytecode(env, src)
         targets = make_database(args.seed)
         fasta = tmp / "db.fasta"
         write_fasta(targets, fasta)
@@ -70,7 +115,7 @@ def main(argv=None) -> int:
         secs, _ = run(["makedb", str(fasta), str(tmp / "db.wa")], env)
         emit({"job": "makedb", "scope": "call", "backend": "cpu",
               "device": f"{cpu_name()} x {usable_cores()}",
-              "params": {"residues": residues, "input": "fasta"}, "seconds": secs,
+              "params": {"residues": residues, "input": "fasta", "pyc": pyc}, "seconds": secs,
               "residues_per_s": residues / secs, "command": command}, out)
         fasta.unlink()
         q20 = str(_find("standard_queries20.fasta"))
@@ -89,7 +134,7 @@ def main(argv=None) -> int:
                 first[mode] = text
                 emit({"job": "search", "scope": "call", "backend": "cuda", "method": "cli",
                       "device": device, "cold": True,
-                      "params": {"mode": mode, "queries": tag, "top_k": 10,
+                      "params": {"mode": mode, "queries": tag, "top_k": 10, "pyc": pyc,
                                  "caches": "empty" if k == 0 else f"after {modes[:k]}"},
                       "seconds": secs, "gcups": lengths[tag] * residues / secs / 1e9,
                       "command": command}, out)
@@ -103,7 +148,7 @@ def main(argv=None) -> int:
                 secs = float(np.median(runs))
                 emit({"job": "search", "scope": "call", "backend": "cuda", "method": "cli",
                       "device": device, "cold": False,
-                      "params": {"mode": mode, "queries": tag, "top_k": 10},
+                      "params": {"mode": mode, "queries": tag, "top_k": 10, "pyc": pyc},
                       "seconds": secs, "runs": [round(t, 3) for t in runs],
                       "gcups": lengths[tag] * residues / secs / 1e9,
                       "target": "<= 2.8 s (CUDASW++ 4.0's whole process, scores only)",
@@ -114,7 +159,7 @@ def main(argv=None) -> int:
         secs = float(np.median(runs))
         emit({"job": "search", "scope": "call", "backend": "cuda", "method": "cli",
               "device": device, "cold": False,
-              "params": {"mode": "full", "queries": 500, "top_k": 10},
+              "params": {"mode": "full", "queries": 500, "top_k": 10, "pyc": pyc},
               "seconds": secs, "runs": [round(t, 3) for t in runs],
               "gcups": n500 * residues / secs / 1e9, "command": command}, out)
         code = ("import sys, time; sys.path.insert(0, %r)\n"
@@ -131,7 +176,8 @@ def main(argv=None) -> int:
             secs = float(got.stdout.strip().splitlines()[-1])
             emit({"job": "search", "scope": "call", "backend": "cuda", "method": "api",
                   "device": device, "cold": False,
-                  "params": {"mode": "score", "queries": 500, "top_k": 10, "in_process": True},
+                  "params": {"mode": "score", "queries": 500, "top_k": 10, "in_process": True,
+                             "pyc": pyc},
                   "seconds": secs, "gcups": n500 * residues / secs / 1e9,
                   "baseline": "the packed search in a warm process, beside the CLI's mode full",
                   "command": command}, out)
@@ -148,7 +194,8 @@ def main(argv=None) -> int:
             imp.append((time.perf_counter() - t1) - (t1 - t0))
         emit({"job": "import", "scope": "call", "device": device,
               "seconds": float(np.median(imp)), "runs": [round(t, 4) for t in imp],
-              "params": {"loads_cupy": False, "loads_numba": False}, "command": command}, out)
+              "params": {"loads_cupy": False, "loads_numba": False, "pyc": pyc},
+              "command": command}, out)
     return 0
 
 

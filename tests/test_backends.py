@@ -120,3 +120,37 @@ def test_registry_names_the_backend_a_method_runs_on():
     assert has_engine("search", "cuda", "warp") and not has_engine("search", "cpu", "warp")
     with pytest.raises(ValueError, match="runs on the CUDA backend only, not 'cpu'"):
         engine_for("search", "cpu", "warp")
+
+
+def test_warm_up_probes_and_loads_ahead_once(monkeypatch):
+    """warm_up does engine_for's CUDA work on a thread, in the caller's context; the job's
+    call then takes the kept outcome (no second probe, no second engine)."""
+    import contextvars
+    monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
+    device = contextvars.ContextVar("device", default="none")
+    seen = []
+    registry = Registry(TABLE + JOB_X, probes={"cuda": lambda: seen.append(device.get())})
+    device.set("emulated")
+    thread = registry.warm_up("job-x", "auto")
+    thread.join(10)
+    assert not thread.is_alive() and seen == ["emulated"]   # the caller's context
+    engine = registry.engine_for("job-x")
+    assert type(engine).__name__ == "ScalarBackend" and seen == ["emulated"]
+    assert registry.warm_up("job-x", "cpu") is None
+    monkeypatch.setenv("WARPALIGN_BACKEND", "cpu")
+    assert registry.warm_up("job-x", "auto") is None
+
+
+def test_warm_up_reports_nothing_the_call_reports(monkeypatch):
+    """A failed warm-up warns nowhere; the job's call warns once (auto) or raises (cuda)."""
+    monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
+    failing = _Probe(BackendUnavailable("no CUDA device (test)"))
+    registry = Registry(TABLE + JOB_X, probes={"cuda": failing})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry.warm_up("job-x", "auto").join(10)
+        assert not caught
+        assert registry.backend_for("job-x") == "cpu"
+    assert failing.calls == 1 and len(caught) == 1 and "no CUDA device" in str(caught[0].message)
+    with pytest.raises(BackendUnavailable, match="no CUDA device"):
+        registry.engine_for("job-x", "cuda")

@@ -8,6 +8,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from warpalign import Alignment, Database, NotComputed, Scoring, align, search
 from warpalign.formats import (
@@ -486,3 +488,24 @@ def test_empty_to_pandas_has_the_dtypes_of_a_full_one(db):
     empty = results_to_pandas([])
     assert empty.empty and list(empty.columns) == ["query", "target", "name", "score"]
     assert empty.dtypes.to_dict() == full[list(empty.columns)].dtypes.to_dict()
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.sampled_from("ACGT-é"), st.sampled_from("ACGT-é")),
+                max_size=150),
+       st.integers(0, 3))
+@example([("A", "A")] * 70 + [("-", "-")] * 3 + [("C", "G"), ("-", "T"), ("T", "-")], 0)
+def test_alignment_counts_per_column(columns, extra):
+    # matches, mismatches, length and identity as the columns define them, whatever the
+    # strings' length (short ones and long ones are counted differently), gap-gap
+    # columns, non-ASCII symbols and strings of unequal length (zip's reading) included
+    qa = "".join(a for a, _ in columns)
+    ta = "".join(b for _, b in columns) + "A" * extra
+    pairs = [(a, b) for a, b in zip(qa, ta) if a != "-" and b != "-"]
+    cigar = f"{len(columns)}M" if columns else ""
+    aln = Alignment(score=1, query_start=0, query_end=len(qa), target_start=0,
+                    target_end=len(ta), cigar=cigar, query_aligned=qa, target_aligned=ta)
+    assert aln.matches == sum(a == b for a, b in pairs)
+    assert aln.mismatches == sum(a != b for a, b in pairs)
+    assert aln.length == len(columns)
+    assert aln.identity == (aln.matches / len(columns) if columns else 0.0)

@@ -302,3 +302,35 @@ def test_fasta_round_trip(items, compress):
     names, codes = load_sequences(io.BytesIO(data), "protein")
     assert names == [f"r{i}" for i in range(len(seqs))]
     assert [PROTEIN.decode(c) for c in codes] == [s.upper() for s in seqs]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from([">", ">a b", "> x\t", "", " ", "\r", "\t>c"]),
+                          st.text(">ACGT acgt\r\t*-", max_size=12)), max_size=14),
+       st.booleans())
+def test_fasta_records_read_as_biopython(lines, last_newline):
+    # fasta_records replaces Bio.SeqIO's SimpleFastaParser (whose import costs ~0.25 s):
+    # the same (title, sequence) pairs for any lines, text before the first record, blank
+    # lines, spaces, tabs and carriage returns included
+    from Bio.SeqIO.FastaIO import SimpleFastaParser
+
+    from warpalign.io import fasta_records
+    text = "\n".join(lines) + ("\n" if last_newline else "")
+    got = list(fasta_records(io.StringIO(text, newline="")))
+    assert got == list(SimpleFastaParser(io.StringIO(text, newline="")))
+
+
+def test_reading_fasta_loads_no_biopython(tmp_path):
+    # Biopython loads for FASTQ only; Seq and SeqRecord inputs are still recognised
+    import subprocess
+    import sys
+    fasta = tmp_path / "q.fa"
+    fasta.write_text(">a\nMKV\n>b\nWW\n")
+    code = ("import sys\n"
+            "from warpalign.io import load_sequences, read_sequences\n"
+            f"assert [r.name for r in read_sequences({str(fasta)!r})] == ['a', 'b']\n"
+            "assert not [m for m in sys.modules if m.split('.')[0] == 'Bio'], 'Bio loaded'\n"
+            "from Bio.Seq import Seq\nfrom Bio.SeqRecord import SeqRecord\n"
+            "names, codes = load_sequences([SeqRecord(Seq('MKV'), id='r'), Seq('W')], 'protein')\n"
+            "assert names == ['r', 'seq1'] and [len(c) for c in codes] == [3, 1]\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

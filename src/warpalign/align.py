@@ -9,12 +9,13 @@ import numpy as np
 from ._backends import ALGORITHMS, TargetSet, check_choice, resolve_threads
 from ._backends.cpu.pairwise import ALGORITHM_CODES
 from ._backends.registry import backend_for, engine_for
+from .choices import ALIGN_MODES
 from .io import load_one, source_label
 from .results import Alignment
 from .scoring import Scoring, check_input
 
 Mode = Literal["score", "end", "full"]
-MODES = ("score", "end", "full")
+MODES = ALIGN_MODES
 #: Pairs of at least this many cells run on the long-pair GPU kernel (cuda/long.py) when
 #: the backend is CUDA: the score/end pass, and for mode="full" the anchored start pass and
 #: the large Myers–Miller splits too.

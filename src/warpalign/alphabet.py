@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .choices import ALPHABETS as ALPHABET_NAMES
 from .errors import AlphabetError
 
 #: The 20 amino acids, the ambiguity codes B Z X, the stop ``*`` and the rare U O.
@@ -273,7 +274,7 @@ PROTEIN = Alphabet("protein", PROTEIN_SYMBOLS)
 DNA = Alphabet("dna", DNA_SYMBOLS)
 BYTES = Alphabet("bytes", "", fold_case=False)
 
-ALPHABETS = {"protein": PROTEIN, "dna": DNA, "bytes": BYTES}
+ALPHABETS = dict(zip(ALPHABET_NAMES, (PROTEIN, DNA, BYTES)))
 
 
 def get_alphabet(alphabet: str | Alphabet) -> Alphabet:

@@ -1,7 +1,7 @@
 """FASTA read in large byte blocks for ``Database.build`` from a file (``dbbuild``).
 
 The records come out as :class:`Batch` es (names, codes, lengths) equal to what the line
-reader (``io.read_sequences``: Biopython's parser over a text stream) and
+reader (``io.read_sequences``: a line reader over a text stream, as Biopython parses FASTA) and
 ``io.encode_many`` give, found with whole-block operations instead of a Python loop per
 line:
 

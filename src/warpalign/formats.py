@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple, TextIO
 
 from .alphabet import IUPAC_COMPLEMENT
 from .errors import NotComputed
-from .results import Alignment, Hits
+from .results import STRAND_NAMES, Alignment, Hits
 
 SEARCH_COLUMNS = ("qseqid", "sseqid", "score", "pident", "length", "qstart", "qend",
                   "sstart", "send")
@@ -89,11 +89,24 @@ def write_search_tsv(results: Iterable[Hits], out: TextIO, header: bool = False)
     if header:
         out.write("#" + "\t".join(SEARCH_COLUMNS) + "\n")
     for hits in results:
-        for hit in hits:
-            row = alignment_fields(hits.query_name, hit.name, hit.score, hit.alignment,
-                                   hit.query_end, hit.target_end, strand=hit.strand,
-                                   query_length=hits.query_length)
-            out.write("\t".join(row[c] for c in SEARCH_COLUMNS) + "\n")
+        for name, score, aln, query_end, target_end, strand in _hit_rows(hits):
+            row = alignment_fields(hits.query_name, name, score, aln, query_end, target_end,
+                                   strand=strand, query_length=hits.query_length)
+            out.write("\t".join([row[c] for c in SEARCH_COLUMNS]) + "\n")
+
+
+def _hit_rows(hits: Hits) -> Iterator[tuple]:
+    """(name, score, alignment, query_end, target_end, strand) of each hit, as
+    ``Hits[i]`` gives them, from whole columns (a ``Hit`` object per line cost 9 us)."""
+    n = len(hits)
+
+    def column(values) -> list:
+        return [None] * n if values is None else values.tolist()
+
+    strands = ([None] * n if hits.strands is None
+               else [STRAND_NAMES[s] for s in hits.strands.tolist()])
+    return zip(hits.names, hits.scores.tolist(), hits.alignments or [None] * n,
+               column(hits.query_ends), column(hits.target_ends), strands)
 
 
 def hits_to_json(hits: Hits) -> dict:

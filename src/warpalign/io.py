@@ -1,12 +1,12 @@
 """Reading sequences: FASTA and FASTQ, plain or gzip-compressed.
 
-Parsing is Biopython's (``Bio.SeqIO.FastaIO.SimpleFastaParser`` and
-``Bio.SeqIO.QualityIO.FastqGeneralIterator``). Biopython is already a dependency
-(named substitution matrices come from it), its two string-level parsers are the fast
-path of ``Bio.SeqIO`` (no ``SeqRecord`` per entry), they handle the format's corner
-cases (wrapped lines, CR/LF, ``@`` at the start of a FASTQ quality line) that a
-hand-written parser tends to get wrong, and parsing costs far less than the
-alignment that follows. What we add around them: gzip detected by its magic bytes
+FASTQ is parsed by Biopython's ``Bio.SeqIO.QualityIO.FastqGeneralIterator`` (it handles
+the format's corner cases, such as ``@`` at the start of a quality line); FASTA by
+:func:`fasta_records`, which reads exactly as Biopython's ``SimpleFastaParser`` does
+(the tests hold it to that parser) without importing ``Bio.SeqIO``, whose import loads
+every format it knows (~0.25 s: a third of ``warpalign search``'s start). Biopython is
+imported only when a FASTQ file is read (``Seq``/``SeqRecord`` inputs are recognised
+without importing it). What we add around the parsers: gzip detected by its magic bytes
 (never by the file name), the first non-blank line checked so a file that is not
 FASTA/FASTQ is named with its line, and every failure turned into a
 :class:`~warpalign.errors.InputError` or :class:`~warpalign.errors.AlphabetError`.
@@ -31,17 +31,13 @@ import gzip
 import io
 import itertools
 import os
+import sys
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
-from Bio.Seq import MutableSeq, Seq
-from Bio.SeqIO.FastaIO import SimpleFastaParser
-from Bio.SeqIO.QualityIO import FastqGeneralIterator
-from Bio.SeqRecord import SeqRecord
-
 from .alphabet import BYTES, Alphabet, get_alphabet
 from .errors import AlphabetError, InputError
 
@@ -229,10 +225,11 @@ def iter_opened(opened: Opened, fmt: str | None) -> Iterator[tuple[str, str, str
             raise InputError(f"{label}: no sequences (the file is empty)")
         first, lineno, fmt = head
         if fmt == "fasta":
-            for title, seq in SimpleFastaParser(itertools.chain([first], text)):
+            for title, seq in fasta_records(itertools.chain([first], text)):
                 count += 1
                 yield title, seq, None
         else:
+            from Bio.SeqIO.QualityIO import FastqGeneralIterator
             lines = _CountingLines(first, text, lineno)
             for title, seq, qual in FastqGeneralIterator(lines):
                 count += 1
@@ -248,6 +245,35 @@ def iter_opened(opened: Opened, fmt: str | None) -> Iterator[tuple[str, str, str
                          f"({exc})") from None
     finally:
         opened.close()
+
+
+def fasta_records(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(title, sequence) of each FASTA record in ``lines`` (text lines, newlines kept).
+
+    Biopython's ``SimpleFastaParser``, line for line: lines before the first ``>`` are
+    skipped, the title is the header line after ``>`` right-stripped, the sequence its
+    lines right-stripped and joined with spaces and carriage returns dropped.
+
+    Example:
+        >>> list(fasta_records([">a x\\n", "MK V\\n", "W\\n", ">b\\n"]))
+        [('a x', 'MKVW'), ('b', '')]
+    """
+    lines = iter(lines)
+    for line in lines:
+        if line[0] == ">":
+            title = line[1:].rstrip()
+            break
+    else:
+        return
+    seq: list[str] = []
+    for line in lines:
+        if line[0] == ">":
+            yield title, "".join(seq).replace(" ", "").replace("\r", "")
+            seq = []
+            title = line[1:].rstrip()
+            continue
+        seq.append(line.rstrip())
+    yield title, "".join(seq).replace(" ", "").replace("\r", "")
 
 
 def read_sequences(path_or_handle: str | os.PathLike | io.IOBase,
@@ -313,15 +339,28 @@ def _raw_bytes(seq: Any, alphabet: Alphabet) -> Any:
 
 # --- collecting many sequences -------------------------------------------------------
 
+def _bio_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """Biopython's (Seq, MutableSeq) and (SeqRecord,), as far as they are loaded: an object
+    of these types exists only once its module is, so the checks never import Biopython."""
+    seq, record = sys.modules.get("Bio.Seq"), sys.modules.get("Bio.SeqRecord")
+    seqs = tuple(t for t in (getattr(seq, "Seq", None), getattr(seq, "MutableSeq", None))
+                 if isinstance(t, type))
+    records = getattr(record, "SeqRecord", None)
+    return seqs, (records,) if isinstance(records, type) else ()
+
+
 def _is_single(item: Any) -> bool:
-    return isinstance(item, (str, bytes, bytearray, memoryview, np.ndarray, Record, Seq,
-                             MutableSeq, SeqRecord))
+    if isinstance(item, (str, bytes, bytearray, memoryview, np.ndarray, Record)):
+        return True
+    seqs, records = _bio_types()
+    return isinstance(item, seqs + records)
 
 
 def _item_name(item: Any, index: int, default_name: str) -> str:
     if isinstance(item, Record):
         return item.name
-    if isinstance(item, SeqRecord) and item.id and item.id != "<unknown id>":
+    _, records = _bio_types()
+    if isinstance(item, records) and item.id and item.id != "<unknown id>":
         return item.id
     return unnamed(index, default_name)
 
@@ -329,9 +368,10 @@ def _item_name(item: Any, index: int, default_name: str) -> str:
 def _item_text(item: Any) -> Any:
     if isinstance(item, Record):
         return item.sequence
-    if isinstance(item, SeqRecord):
+    seqs, records = _bio_types()
+    if isinstance(item, records):
         return bytes(item.seq)
-    if isinstance(item, (Seq, MutableSeq)):
+    if isinstance(item, seqs):
         return bytes(item)
     return item
 

@@ -56,10 +56,11 @@ import numpy as np
 
 from ._backends import BACKENDS, ReadOnlyMemo, check_choice, resolve_threads
 from ._backends.registry import backend_for, engine_for, lookup
+from .choices import LOCATE_ALGORITHMS, LOCATE_METHODS, LOCATE_MODES
 from .database import Database
 from .errors import ScoringError
 from .io import is_path, load_one, load_sequences, source_label
-from .locate_core import GPU_METHODS, Hit, Search, make_search
+from .locate_core import Hit, Search, make_search
 from .reference import Reference, is_reference_dir
 from .results import Alignment
 from .scoring import Scoring, check_input
@@ -73,10 +74,10 @@ from .spans import (
 )
 from .strands import Strand, query_strands, strand_query
 
-MODES = ("score", "end", "full")
+MODES = LOCATE_MODES
 #: Methods by name; "auto" resolves to "windows".
-METHODS = ("auto", "windows", "dp", *GPU_METHODS)
-ALGORITHMS = ("local",)
+METHODS = LOCATE_METHODS
+ALGORITHMS = LOCATE_ALGORITHMS
 #: Reads per batch of the many-reads path: their alignments are traced together, and a
 #: stream of reads holds at most this many at a time.
 CHUNK_READS = 1024

@@ -110,6 +110,7 @@ from typing import Any
 import numpy as np
 
 from ._backends import ReadOnlyMemo, TargetSet
+from .choices import LOCATE_GPU_METHODS
 from ._backends.cpu.pairwise import LOCAL, score_end
 from ._backends.registry import backend_for, call_options, engine_for, lookup
 from .results import Alignment
@@ -126,7 +127,7 @@ from .spans import (
 
 #: Methods run by :mod:`warpalign._backends.cpu.scan` on the CPU and by
 #: :mod:`warpalign._backends.cuda.scan` on the GPU (issue 6).
-GPU_METHODS = ("scan", "scan1", "antidiagonal", "blocked")
+GPU_METHODS = LOCATE_GPU_METHODS
 #: Windows are scanned in groups of at most this many residues (bounds the memory).
 CHUNK_RESIDUES = 1 << 26
 

@@ -26,12 +26,13 @@ from ._backends import ALGORITHMS, BACKENDS, check_choice, numba_threads, resolv
 from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end
 from ._backends.registry import backend_for, engine_for, has_engine
 from .buffers import gather
+from .choices import PAIRS_METHODS, PAIRS_MODES
 from .errors import AlphabetError, NotComputed
 from .results import Alignment, AlignmentTable
 from .scoring import Scoring, check_input, needs_counts
 
-MODES = ("score", "full")
-METHODS = ("auto", "bitsliced", "wordwise")
+MODES = PAIRS_MODES
+METHODS = PAIRS_METHODS
 
 #: What ``method="auto"`` picks: per backend, the measured speed (GCUPS) of each method
 #: on pairs whose longer sequence is at most ``max_length`` (None: no limit); the fastest

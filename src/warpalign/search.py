@@ -15,6 +15,7 @@ import numpy as np
 from ._backends import ALGORITHMS, check_choice, resolve_threads
 from ._backends.registry import call_options, engine_for, prepare_options
 from ._backends.stream import parse_memory
+from .choices import SEARCH_METHODS, SEARCH_MODES
 from .database import Database
 from .errors import DatabaseError, ScoringError
 from .io import load_sequences, source_label
@@ -23,8 +24,8 @@ from .results import STRAND_NAMES, Hits
 from .scoring import Scoring, check_input
 from .strands import Strand, merge_strand_results, query_strands, strand_query
 
-MODES = ("score", "end", "full")
-METHODS = ("auto", "warp")   # "warp": paper 003's kernel, CUDA backend only
+MODES = SEARCH_MODES
+METHODS = SEARCH_METHODS   # "warp": paper 003's kernel, CUDA backend only
 
 # One resident copy of a database per backend object and device memory limit (the CUDA
 # backend uploads it once; a streamed one keeps only its chunk plan).

@@ -27,9 +27,9 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from ..choices import ALGORITHMS, BACKENDS
+
 BackendName = Literal["auto", "cpu", "cuda"]
-BACKENDS = ("auto", "cpu", "cuda")
-ALGORITHMS = ("local", "global", "semiglobal")
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ Every job resolves its engine here and nowhere else::
     has_engine(job, backend, method)   -> whether the table has that row
     lookup(job, backend, method)       -> that row's engine, or None without the row
     call_options(engine, threads=n)    -> the per-call options that engine takes
+    warm_up(job, backend, method)      -> a thread doing engine_for's CUDA probe and load ahead
 
 These are the methods of :data:`REGISTRY`, the process's :class:`Registry`; tests build
 one of their own (other rows, other probes) instead of patching this module, or swap one
@@ -67,6 +68,7 @@ for it at once (the others wait for it).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import importlib
 import os
 import threading
@@ -234,6 +236,32 @@ class Registry:
             raise ValueError(self._no_row(job, name, method))
         return self._engine(job, name, method)
 
+    def warm_up(self, job: str, backend: Any = "auto", method: str = "auto"
+                ) -> threading.Thread | None:
+        """Start, on a daemon thread, what the first ``engine_for(job, backend, method)``
+        would do on the CUDA side: the probe (CuPy's import, the device's initialization:
+        ~0.25 s of a CLI search on an H100) and the engine's load, so that the caller's
+        next work (reading the queries, opening the database) overlaps it. Outcomes are
+        kept as :meth:`engine_for` keeps them, which then waits for them; nothing is
+        reported here (no warning, no error: the job's own call reports them). The
+        thread runs in a copy of the caller's context (an emulated device stays so).
+        Returns the thread, or None where the CUDA side is not asked for (backend "cpu",
+        an engine object, ``WARPALIGN_BACKEND=cpu`` under "auto")."""
+        if not isinstance(backend, str) or backend == "cpu" or (
+                backend == "auto" and os.environ.get("WARPALIGN_BACKEND") == "cpu"):
+            return None
+
+        def warm() -> None:
+            # errors other than BackendUnavailable are not kept: the job's call meets
+            # them again and raises them
+            with contextlib.suppress(Exception):
+                self._failure(job, "cuda", method)
+
+        thread = threading.Thread(target=contextvars.copy_context().run, args=(warm,),
+                                  name=f"warpalign-warm-{job}", daemon=True)
+        thread.start()
+        return thread
+
     def has_engine(self, job: str, backend: str, method: str) -> bool:
         """Whether the table (or :meth:`set_engine`) has the row (job, backend, method)."""
         with self._lock:
@@ -397,3 +425,4 @@ set_engine = REGISTRY.set_engine
 using = REGISTRY.using
 choose_backend = REGISTRY.choose_backend
 get_backend = REGISTRY.get_backend
+warm_up = REGISTRY.warm_up

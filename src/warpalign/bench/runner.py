@@ -7,12 +7,12 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from ..choices import BACKENDS, BENCH_JOBS
 from .drivers import DRIVERS, note
 from .plot import plot_all
 from .report import load_results
 
-JOBS = ("search", "pairs", "lcs", "locate")
-BACKENDS = ("auto", "cpu", "cuda")
+JOBS = BENCH_JOBS
 
 # --------------------------------------------------------------------------------------
 # Settings: what --quick and the full run measure (data, so tests can shrink them).

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..choices import ALIGN_MODES
 from .flags import (
     algorithm_flag,
     backend_flag,
@@ -23,7 +24,6 @@ FORMATS = ("text", "tsv", "json")
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``align`` to the command line's subparsers; returns its parser."""
-    from ..align import MODES
 
     p = sub.add_parser("align", help="align every sequence of A with every sequence of B")
     p.add_argument("a", metavar="A", help="queries: FASTA/FASTQ file ('-': standard input)")
@@ -31,7 +31,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--literal", action="store_true",
                    help="A and B are sequences typed on the command line, not files")
     scoring_flags(p)
-    p.add_argument("--mode", default="full", choices=MODES)
+    p.add_argument("--mode", default="full", choices=ALIGN_MODES)
     algorithm_flag(p)
     backend_flag(p)
     threads_flag(p)

@@ -14,21 +14,21 @@ import argparse
 import shlex
 import sys
 
+from ..choices import BACKENDS, BENCH_JOBS
+
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``bench`` to the command line's subparsers; returns its parser."""
-    from ..bench import runner
-
     p = sub.add_parser(
         "bench", help="benchmark the jobs on this machine (table, JSON lines, PNG plots)",
-        description="Time each job (default: all of " + ", ".join(runner.JOBS) + ") on "
+        description="Time each job (default: all of " + ", ".join(BENCH_JOBS) + ") on "
                     "this machine with an in-run baseline; the default runs the papers' "
                     "settings (several minutes; CPU runs use fewer pairs and shorter "
                     "strings), --quick small sizes (about a minute).")
     p.add_argument("jobs", nargs="*", metavar="JOB",
-                   help="jobs to run: " + ", ".join(runner.JOBS) + " (default: all)")
+                   help="jobs to run: " + ", ".join(BENCH_JOBS) + " (default: all)")
     p.add_argument("--quick", action="store_true", help="small sizes, about a minute in all")
-    p.add_argument("--backend", default="auto", choices=runner.BACKENDS)
+    p.add_argument("--backend", default="auto", choices=BACKENDS)
     p.add_argument("--out", default="warpalign-bench",
                    help="folder for <job>.jsonl and <job>.png (default: warpalign-bench); "
                         "the plots show every job of the folder's JSON lines")

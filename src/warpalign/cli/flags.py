@@ -2,9 +2,10 @@
 
 Scoring (``--matrix``, ``--match``/``--mismatch``, gap penalties, ``--alphabet``),
 ``--backend``, ``--algorithm``, ``--threads``, ``--strand``/``--min-score``,
-``-o/--output``, input arguments as files, the progress bar. Choices come from the library's own tuples (the alphabets, the backend
-registry's backends and algorithms). Heavy modules (NumPy, the scoring tables) load inside the
-helpers, so that importing the command line stays quick.
+``-o/--output``, input arguments as files, the progress bar. Choices come from
+:mod:`warpalign.choices`, the tuples the jobs check their arguments against (it imports
+nothing); heavy modules (NumPy, the scoring tables) load inside the helpers that read the
+flags, so that building the parsers loads no job.
 """
 
 from __future__ import annotations
@@ -55,17 +56,17 @@ def scoring_flags(p: argparse.ArgumentParser, default: dict | None = None) -> No
 
 def alphabets() -> tuple[str, ...]:
     """The alphabets' names, for ``--alphabet``: protein, dna, bytes."""
-    from ..alphabet import ALPHABETS
-    return tuple(ALPHABETS)
+    from ..choices import ALPHABETS
+    return ALPHABETS
 
 
 def backend_flag(p: argparse.ArgumentParser) -> None:
-    from .._backends import BACKENDS
+    from ..choices import BACKENDS
     p.add_argument("--backend", default="auto", choices=BACKENDS)
 
 
 def algorithm_flag(p: argparse.ArgumentParser) -> None:
-    from .._backends import ALGORITHMS
+    from ..choices import ALGORITHMS
     p.add_argument("--algorithm", default="local", choices=ALGORITHMS)
 
 

@@ -76,10 +76,10 @@ def read_sequence(arg: str, literal: bool = False) -> bytes:
 
 
 def _first_fasta_record(data: bytes, name: str) -> bytes:
-    from Bio.SeqIO.FastaIO import SimpleFastaParser
+    from ..io import fasta_records
 
     text = io.StringIO(data.decode("latin-1"))
-    for _title, seq in SimpleFastaParser(text):
+    for _title, seq in fasta_records(text):
         if not seq:
             raise InputError(f"{name}: the first FASTA record is empty")
         return seq.encode("latin-1")

@@ -22,6 +22,7 @@ import argparse
 import collections
 import json
 
+from ..choices import LOCATE_METHODS, LOCATE_MODES
 from .flags import (
     backend_flag,
     check_strand,
@@ -43,7 +44,6 @@ DEFAULT_SCORING = {"match": 1, "mismatch": -2, "gap_open": 5, "gap_extend": 1}
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``locate`` to the command line's subparsers; returns its parser."""
-    from ..locate import METHODS, MODES
 
     p = sub.add_parser(
         "locate", help="best local alignments of short queries in a long reference (exact "
@@ -63,9 +63,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="hits per query with disjoint reference intervals on each strand "
                         "(default 1; in SAM the further ones are secondary, FLAG 256)")
     strand_flags(p)
-    p.add_argument("--mode", default="full", choices=MODES,
+    p.add_argument("--mode", default="full", choices=LOCATE_MODES,
                    help="what to compute per hit (default full)")
-    p.add_argument("--method", default="auto", choices=METHODS,
+    p.add_argument("--method", default="auto", choices=LOCATE_METHODS,
                    help="auto = windows: the reference cut into windows that overlap enough "
                         "that no best alignment is cut, scored all at once; dp: the plain "
                         "dynamic program, one cell at a time (the reference result); scan: "

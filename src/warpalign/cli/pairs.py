@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
-from concurrent.futures import ThreadPoolExecutor
 
+from ..choices import PAIRS_METHODS, PAIRS_MODES
 from .flags import (
     algorithm_flag,
     backend_flag,
@@ -45,7 +45,6 @@ CHUNK_PAIRS = 65536
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``pairs`` to the command line's subparsers; returns its parser."""
-    from ..pairs import METHODS, MODES
 
     p = sub.add_parser(
         "pairs", help="score record i of X against record i of Y (many independent pairs "
@@ -58,9 +57,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                              "standard input)")
     scoring_flags(p, DEFAULT_SCORING)
     p.add_argument("--threshold", type=int, help="write only the pairs scoring at least this")
-    p.add_argument("--mode", default="score", choices=MODES,
+    p.add_argument("--mode", default="score", choices=PAIRS_MODES,
                    help="full: also the alignment of each written pair (default score)")
-    p.add_argument("--method", default="auto", choices=METHODS,
+    p.add_argument("--method", default="auto", choices=PAIRS_METHODS,
                    help="auto: the fastest method that can score the input; bitsliced: "
                         "each bit of the scores held in its own 64-bit word, 64 pairs "
                         "scored at once by bitwise operations (A/C/G/T only, match/mismatch "
@@ -92,6 +91,8 @@ def run(args) -> int:
         return _run_sam(args, scoring, x, y)
     full = args.mode == "full"
     columns = PAIR_COLUMNS + (FULL_COLUMNS if full else ())
+    from concurrent.futures import ThreadPoolExecutor
+
     from ..io import read_sequences
     chunks = _chunks(args, scoring, read_sequences(x), read_sequences(y))
     bar = _progress_bar(None) if show_progress(args) else None

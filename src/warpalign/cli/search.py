@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from ..choices import SEARCH_MODES
 from .flags import (
     algorithm_flag,
     backend_flag,
@@ -36,8 +37,6 @@ CHUNK_RESIDUES = 1 << 22
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``search`` to the command line's subparsers; returns its parser."""
-    from ..search import MODES
-
     p = sub.add_parser("search", help="search queries against a database, top hits per query")
     p.add_argument("queries", help="FASTA/FASTQ file of queries ('-': standard input)")
     p.add_argument("database", help="database directory (warpalign makedb) or FASTA/FASTQ "
@@ -45,7 +44,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     scoring_flags(p)
     p.add_argument("-k", "--top-k", type=int, default=10, help="hits per query (default 10)")
     strand_flags(p)
-    p.add_argument("--mode", default="full", choices=MODES,
+    p.add_argument("--mode", default="full", choices=SEARCH_MODES,
                    help="what to compute per reported hit (default full)")
     algorithm_flag(p)
     backend_flag(p)
@@ -109,9 +108,16 @@ def _gpu_memory(text: str):
 
 
 def run(args) -> int:
+    from .._backends.registry import warm_up
     from ..formats import write_blast_tab, write_search_json, write_search_tsv
     from ..search import as_database, search
     from ..stats import apply_statistics, check_statistics
+    if not (args.scheduler or args.workers is not None):
+        # CuPy's import and the device's initialization run beside the scoring's loading,
+        # the query file's reading and the database's opening. Started after our own
+        # imports: a Ctrl-C that ends an import of NumPy half-way (main thread) while the
+        # other thread waits for that module hung the process
+        warm_up("search", args.backend)
     scoring = parse_scoring(args)
     check_strand(args, scoring)
     if args.format in ("blast6", "sam") and args.mode != "full":
