@@ -86,8 +86,9 @@ def main(argv=None) -> int:
             [sys.executable, "-c", "import sys; sys.path[:0] = sys.argv[1:3]; import makedb; "
              "print(*makedb.write_fasta(makedb.Path(sys.argv[3]), int(sys.argv[4]), "
              "int(sys.argv[5])))", str(HERE), env["PYTHONPATH"], str(fasta),
-             str(args.copies), str(args.seed)], env=env, capture_output=True, text=True,
-            check=True)
+             str(args.copies), str(args.seed)], env=env, capture_output=True, text=True)
+        if made.returncode:
+            raise SystemExit(f"writing the FASTA failed:\n{made.stderr}")
         n, residues = map(int, made.stdout.split())
         print(f"# {fasta.stat().st_size / 1e9:.2f} GB FASTA, {n} sequences, {residues} "
               f"residues, written in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
