@@ -12,6 +12,9 @@ from __future__ import annotations
 BACKENDS = ("auto", "cpu", "cuda")
 #: ``algorithm=`` of align, search and score_pairs.
 ALGORITHMS = ("local", "global", "semiglobal")
+#: The algorithms' codes in the kernels (CPU and GPU).
+LOCAL, GLOBAL, SEMIGLOBAL = 0, 1, 2
+ALGORITHM_CODES = {"local": LOCAL, "global": GLOBAL, "semiglobal": SEMIGLOBAL}
 #: The alphabets by name (:data:`warpalign.alphabet.ALPHABETS` maps them to objects).
 ALPHABETS = ("protein", "dna", "bytes")
 

@@ -75,9 +75,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._backends import resolve_threads
-from ._backends.cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
-from ._backends.cpu.striped import score_end_long
-from ._backends.cpu.traceback import MyersMiller, anchored_start, path_score, render_many
+from .choices import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
 from ._backends.render import cigar_text, render_paths
 from .errors import TracebackError
 from .results import Alignment, AlignmentTable
@@ -112,6 +110,7 @@ def global_path(q: np.ndarray, t: np.ndarray, scoring: Scoring, qlo: int, qhi: i
     ``threads``: 1 runs the half passes of a large split one after the other (default
     :func:`~warpalign._backends.resolve_threads`).
     """
+    from ._backends.cpu.traceback import MyersMiller, path_score
     limit = FULL_MATRIX_CELLS if max_full_cells is None else int(max_full_cells)
     if engine is not None:
         best, ops = engine.path(qlo, qhi, tlo, thi, limit)
@@ -197,6 +196,7 @@ def _alignment(q, t, scoring, algorithm, score, qs, qe, ts, te, ops) -> Alignmen
 def _from_end(q, t, scoring, algorithm, score, qe, te, max_full_cells, engine, whole,
               threads=None) -> Alignment:
     """Steps 2 and 3 (module docstring) for validated codes and a score pass's result."""
+    from ._backends.cpu.traceback import anchored_start
     code = ALGORITHM_CODES[algorithm]
     if code == LOCAL and score == 0:
         return _alignment(q, t, scoring, algorithm, 0, 0, 0, 0, 0, None)
@@ -252,6 +252,7 @@ def align_codes(q: np.ndarray, t: np.ndarray, scoring: Scoring, algorithm: str =
         >>> a.score, a.query_start, a.query_end, a.target_start, a.target_end, a.cigar
         (8, 1, 5, 2, 6, '4M')
     """
+    from ._backends.cpu.striped import score_end_long
     code = _algorithm_code(algorithm)
     q, t = _codes(q, t, scoring)
     m, n = q.size, t.size
@@ -401,6 +402,7 @@ def _render(numba: bool, ops, opoff, qcat, qpos, tcat, tpos, scoring, xp=np):
         return render_paths(xp.asarray(ops), xp.asarray(opoff), xp.asarray(qcat),
                             xp.asarray(qpos), xp.asarray(tcat), xp.asarray(tpos), scoring.matrix, scoring.gap_open,
                             scoring.gap_extend, symbols, xp=xp)
+    from ._backends.cpu.traceback import render_many
     qoff = np.append(qpos, qcat.size)    # render_many reads each path from its start on
     toff = np.append(tpos, tcat.size)
     scores, used_q, used_t, qa, ta, lengths, kinds, runoff = render_many(

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-LOCAL, GLOBAL, SEMIGLOBAL = 0, 1, 2
-ALGORITHM_CODES = {"local": LOCAL, "global": GLOBAL, "semiglobal": SEMIGLOBAL}
+from ...choices import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL  # noqa: F401 (re-exported)
+
 NEG_INF = np.int32(-(1 << 30))
 
 

@@ -27,7 +27,6 @@ import threading
 
 import numpy as np
 
-from ..cpu.traceback import CpuTraceback
 from .loader import get_module, require_cupy
 
 _FILE = "traceback.cu"
@@ -65,12 +64,22 @@ class GpuTraceback:
 
     def __init__(self):
         self._cp = require_cupy("the GPU traceback")
-        self._cpu = CpuTraceback()
         self._lock = threading.Lock()
+        self._cpu_engine = None
         self._tables: dict[tuple, object] = {}   # a matrix (shape, bytes) -> its device copy
         self._local = threading.local()            # each thread's streams, one per device
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def _cpu(self):
+        """The CPU engine for the rare jobs the int32 kernels cannot take (made on first
+        use, under the lock: it brings Numba, which the GPU paths otherwise never import)."""
+        with self._lock:
+            if self._cpu_engine is None:
+                from ..cpu.traceback import CpuTraceback
+                self._cpu_engine = CpuTraceback()
+            return self._cpu_engine
+
     def _stream(self):
         """The calling thread's stream on the current device (a call's work never queues
         behind another thread's; CuPy's memory pool keeps one arena per stream)."""
