@@ -91,8 +91,9 @@ PAIR_GROUP_MIN = 2048
 # Measured on an H100 (bench/search_stream.py, 19 chunks, before chunks ran beside each
 # other, one group_min for both), streamed / resident GCUPS at group_min 2048 (the
 # resident default) / 512 / 256 / 128 / 64: 81.4 / 86.9 / 88.4 / 88.3 / 88.6%, the
-# resident search unchanged within 0.4%.
-CHUNK_GROUP_MIN = 256
+# resident search unchanged within 0.4%. With two chunks side by side (28 chunks and a
+# tail), chunk_group_min 256 / 1024: 89.6 / 91.3% (H100, one run each).
+CHUNK_GROUP_MIN = 1024
 # The top-k cut of a batch of queries in one kernel (search.cu top_select,
 # CudaBackend._queue_cut): one block of SELECT_THREADS (= TOP_THREADS there) per query,
 # each thread's strided targets a group, for top_k up to SELECT_MAX_K (above it, query by
