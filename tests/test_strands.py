@@ -6,6 +6,7 @@ rule across strands; search on both strands; protein has none."""
 from __future__ import annotations
 
 import functools
+import importlib
 import gzip
 
 import numpy as np
@@ -216,3 +217,32 @@ def test_search_min_score_and_merge_keep_strands():
     merged = kept.take([0]).merge(hits.take([1, 3]), top_k=3)
     assert merged.names == [want[0][3], want[1][3], want[3][3]]
     assert merged.strands.tolist() == [-want[0][2], -want[1][2], -want[3][2]]
+
+
+@pytest.mark.parametrize("strand,tag", [("plus", "+"), ("minus", "-")])
+def test_full_mode_traces_groups_of_queries_as_found(backend, strand, tag):
+    """Mode full, one strand, more queries than search.TRACE_GROUP: hits are traced a
+    group at a time as they are found; every alignment is the one align_codes gives for
+    the query as scanned (the reverse complement on "-"), tagged with its strand."""
+    search_module = importlib.import_module("warpalign.search")
+    rng = np.random.default_rng(11)
+    scoring = Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2, alphabet="dna")
+    targets = ["".join(rng.choice(list("ACGT"), int(n))) for n in rng.integers(60, 200, 40)]
+    count = search_module.TRACE_GROUP + 9
+    queries = []
+    for k in range(count):
+        t = targets[k % len(targets)]
+        a = int(rng.integers(0, len(t) - 40))
+        q = t[a:a + 40]
+        queries.append(rc(q) if k % 2 else q)
+    got = search(queries, targets, scoring, top_k=3, mode="full", strand=strand,
+                 backend=backend)
+    assert len(got) == count
+    for q, hits in zip(queries, got, strict=True):
+        scanned = scoring.encode(rc(q) if tag == "-" else q)
+        assert len(hits.alignments) == len(hits)
+        for idx, score, a in zip(hits.targets, hits.scores, hits.alignments, strict=True):
+            want = align_codes(scanned, scoring.encode(targets[int(idx)]), scoring)
+            assert (a.score, a.cigar, a.query_start, a.target_start) == (
+                int(score), want.cigar, want.query_start, want.target_start)
+            assert a.strand == tag

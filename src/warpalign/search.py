@@ -26,6 +26,9 @@ from .strands import Strand, merge_strand_results, query_strands, strand_query
 
 MODES = SEARCH_MODES
 METHODS = SEARCH_METHODS   # "warp": paper 003's kernel, CUDA backend only
+#: Mode "full", one strand: the hits of this many queries are traced together as soon as
+#: they are found (the rest at the end), so tracing overlaps the next batch's search.
+TRACE_GROUP = 64
 
 # One resident copy of a database per backend object and device memory limit (the CUDA
 # backend uploads it once; a streamed one keeps only its chunk plan).
@@ -122,17 +125,27 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     results = []
     # every query once per strand: runs[k * n + i] is query i on strands[k]
     runs = [strand_query(q, s, scoring.alphabet) for s in strands for q in codes]
+    tb_backend = "cuda" if getattr(engine, "name", "") == "cuda" else "cpu"
+    # one strand: hits traced TRACE_GROUP queries at a time as they come (while the device
+    # searches the next batch); both strands: once merged (only the hits kept are traced)
+    early = mode == "full" and len(strands) == 1
+    traced = 0
     with _batches(engine, runs, handle, scoring, algorithm, mode, top_k, method,
                   threads) as batches, _progress(len(runs), progress) as bar:
         for qname, q, batch in zip(names * len(strands), runs, batches):
             results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
                                      cells=len(q) * residues))
             bar.update(1)
+            if early and len(results) - traced >= TRACE_GROUP:
+                results[traced:] = _with_alignments(results[traced:], runs[traced:], db,
+                                                    scoring, algorithm, tb_backend, threads)
+                traced = len(results)
     results = merge_strand_results(results, strands, top_k)
-    if mode == "full":     # only the hits kept after the strands merge are traced
-        results = _with_alignments(results, codes, db, scoring, algorithm,
-                                   "cuda" if getattr(engine, "name", "") == "cuda" else "cpu",
-                                   threads)
+    if mode == "full" and traced < len(results):
+        # merged hits carry their strands: each is traced as it was scanned (above, before
+        # the merge, with the query as scanned, which the merge then tagged)
+        results[traced:] = _with_alignments(results[traced:], codes[traced:], db, scoring,
+                                            algorithm, tb_backend, threads)
     if min_score is not None:
         results = [h.take(h.scores >= min_score) for h in results]
     if evalue is not None:
