@@ -84,7 +84,20 @@ def main(argv=None) -> int:
                    help="GPU runs: CPU LLCS baseline on pairs up to this many cells")
     p.add_argument("--cpu-lcs-max-cells", type=float, default=0,
                    help="GPU runs: CPU full LCS (timed baseline, same string) up to this many cells")
+    p.add_argument("--sweep", action="store_true",
+                   help="GPU runs: instead of the rows above, time the single LLCS pass of each "
+                        "--sizes pair for every combination of the --sweep-* lists (the vector "
+                        "checked equal to the defaults'), with how the bands landed on SMs")
+    p.add_argument("--sweep-k", default="2,3,4", help="words per lane (K) to sweep")
+    p.add_argument("--sweep-warps", default="1,2,4", help="bands (warps) per block to sweep")
+    p.add_argument("--sweep-sync", default="flag,tagged", help="ring hand-off variants")
+    p.add_argument("--sweep-acc", default="shf,imad", help="carry-gathering variants")
+    p.add_argument("--sweep-staging", default="pinned", help="pinned and/or pageable uploads")
+    p.add_argument("--sweep-max-bands", default="0",
+                   help="bands per launch at most (0: as many as fit) to sweep")
     args = p.parse_args(argv)
+    if args.backend == "cuda" and args.sweep:
+        return sweep_main(args, argv)
     if args.backend == "cuda":
         return gpu_main(args, argv)
     command = "python " + " ".join([os.path.relpath(__file__)] + (argv or sys.argv[1:]))
@@ -316,6 +329,78 @@ def gpu_main(args, argv) -> int:
         llcs = llcs_rows(a, b, data) if args.ecoli else lcs_length(a, b, backend="cuda")
         if args.ecoli_lcs:
             lcs_row(a, b, data, llcs)
+    if out:
+        out.close()
+    return 0
+
+
+def sweep_main(args, argv) -> int:
+    """One JSON row per (pair, K, warps, sync, acc, staging, max_bands): whole-pass seconds
+    (upload, alphabet, kernel, vector back, popcount) and kernel seconds, the LLCS, and the
+    bands' placement: warps per SM (max / mean) and per scheduler (warp slot % 4)."""
+    import itertools
+    from collections import Counter
+
+    from warpalign._backends.cpu import lcs as cpu_lcs
+    from warpalign._backends.cuda import lcs as gpu
+
+    command = "python " + " ".join([os.path.relpath(__file__)] + (argv or sys.argv[1:]))
+    out = open(args.out, "a") if args.out else None  # noqa: SIM115
+    gname = gpu._device().name
+    rng = np.random.default_rng(2014)
+    acgt = np.frombuffer(b"ACGT", np.uint8)
+
+    def ints(v):
+        return [int(x) for x in v.split(",") if x]
+
+    def words(v):
+        return [x for x in v.split(",") if x]
+
+    grid = list(itertools.product(ints(args.sweep_k), ints(args.sweep_warps),
+                                  words(args.sweep_sync), words(args.sweep_acc),
+                                  words(args.sweep_staging), ints(args.sweep_max_bands)))
+    for size in args.sizes:
+        na, nb = parse_size(size)
+        a = acgt[rng.integers(0, 4, na)]
+        b = acgt[rng.integers(0, 4, nb)]
+        pat, txt = (a, b) if na <= nb else (b, a)
+        ref = gpu.final_vector(pat, 0, len(pat), txt, 0, len(txt), False)   # defaults
+        for k, warps, sync, acc, staging, mb in grid:
+            kw = dict(k=k, warps=warps, sync=sync, acc=acc, staging=staging,
+                      max_bands=mb or None)
+            gpu.final_vector(pat, 0, min(len(pat), 1 << 16), txt, 0, 4096, False, **kw)  # compile
+            best, kern, where = float("inf"), None, []
+            for r in range(args.repeat):
+                w = [] if r == 0 else None
+                gpu.reset_stats()
+                t = time.perf_counter()
+                v = gpu.final_vector(pat, 0, len(pat), txt, 0, len(txt), False, where=w, **kw)
+                llcs = int(cpu_lcs.zeros_below(v, len(pat)))
+                sec = time.perf_counter() - t
+                if r == 0:
+                    where = w
+                if not np.array_equal(v, ref):
+                    raise SystemExit(f"sweep {kw}: vector differs from the defaults' on {size}")
+                if sec < best:
+                    best, kern = sec, dict(gpu.STATS)
+            per_sm = Counter(x >> 8 for x in where)
+            per_sched = Counter((x >> 8, (x & 0xFF) % 4) for x in where)
+            cells = len(a) * len(b)
+            rec = {"job": "lcs", "scope": "item", "backend": "cuda",
+                   "method": "llcs gpu sweep (one final_vector pass + popcount)",
+                   "device": gname,
+                   "params": {"a_len": na, "b_len": nb, "data": "random DNA", "llcs": llcs,
+                              **kw, "bands": len(where), "launches": kern["launches"],
+                              "kernel_s": round(kern["kernel_s"], 4),
+                              "kernel_gcups": round(cells / kern["kernel_s"] / 1e9, 2),
+                              "h2d_s": round(kern["h2d_s"], 4), "d2h_s": round(kern["d2h_s"], 4),
+                              "sms_used": len(per_sm),
+                              "warps_per_sm_max": max(per_sm.values(), default=0),
+                              "warps_per_sm_mean": round(len(where) / max(1, len(per_sm)), 2),
+                              "warps_per_scheduler_max": max(per_sched.values(), default=0)},
+                   "seconds": round(best, 4), "gcups": round(cells / best / 1e9, 2),
+                   "baseline": None, "command": command}
+            emit_line(rec, out)
     if out:
         out.close()
     return 0

@@ -266,3 +266,48 @@ def test_full_lcs_default_cutoffs_batched(gpu, na, nb):
     assert passes > 50 and launches < passes / 4
     assert s_gpu == lcs(a, b, backend="cpu")
     assert len(s_gpu) == lcs_length(a, b, backend="cpu")
+
+
+@pytest.mark.parametrize("sync", ["flag", "tagged"])
+@pytest.mark.parametrize("acc", ["shf", "imad"])
+@pytest.mark.parametrize("k,warps,max_bands", [(1, 1, None), (2, 2, None), (3, 1, None),
+                                               (3, 4, 3), (4, 4, None), (2, 1, 2),
+                                               (1, 4, 5)])
+def test_vectors_every_variant(gpu, sync, acc, k, warps, max_bands):
+    """Each kernel variant (ring hand-off, carry gathering), K = 3, several bands per block,
+    and launches cut in several (the tagged ring zeroed between launches), on a text longer
+    than the ring, forward and backward, bit for bit against the CPU."""
+    rng = np.random.default_rng(k * 100 + warps * 10 + (max_bands or 0))
+    p, t = rand(rng, 40_000), rand(rng, 9_000)
+    for backward in (False, True):
+        kw = dict(k=k, warps=warps, max_bands=max_bands, sync=sync, acc=acc)
+        llcs = same_vector(gpu, p, t, backward, **kw)
+    ref = rapidfuzz_llcs(p, t)
+    assert ref is None or llcs == ref
+
+
+@pytest.mark.parametrize("staging", ["pinned", "pageable"])
+def test_vectors_staging_and_alphabet_on_device(gpu, staging):
+    """Both uploads; the alphabet found on the device: every byte value, a pattern byte
+    absent from the text and text bytes absent from the pattern."""
+    rng = np.random.default_rng(5)
+    p = bytes(range(256)) + rng.integers(0, 256, 20_000, dtype=np.uint8).tobytes()
+    t = rng.integers(0, 200, 30_000, dtype=np.uint8).tobytes() + b"\xff" * 5
+    same_vector(gpu, p, t, False, staging=staging)
+    same_vector(gpu, b"AC" * 3000, b"GT" * 2000 + b"CA", True, staging=staging)
+
+
+def test_band_placement_reported(gpu):
+    """``where`` gets one (smid << 8 | warp slot) per band of the launch."""
+    rng = np.random.default_rng(9)
+    p, t = rand(rng, 64 * 32 * 10), rand(rng, 5000)   # 320 words: 10 bands of K=1
+    where = []
+    same_vector(gpu, p, t, False, k=1, warps=2, where=where)
+    assert len(where) == 10 and all(0 <= (x >> 8) < 1024 for x in where)
+
+
+def test_bad_tuning_is_an_error(gpu):
+    p = np.frombuffer(b"ACGT" * 100, np.uint8)
+    for kw in ({"warps": 3}, {"sync": "fence"}, {"acc": "lea"}, {"staging": "mapped"}):
+        with pytest.raises(ValueError):
+            gpu.final_vector(p, 0, len(p), p, 0, len(p), False, **kw)

@@ -31,6 +31,17 @@
 // bands than fit on the GPU at once the host runs several launches in sequence, the top
 // band's carry words of one (cout) feeding band 0 of the next (cin), like the CPU stripes.
 //
+// Variants for measuring (compile-time, lcs.py's `sync` and `acc`; the answer is the same):
+// LCS_TAGGED=0: ring slots are plain words, published by st.release of the band's progress
+//   counter (a MEMBAR.GPU per chunk on the producer) and read after an ld.acquire of it.
+// LCS_TAGGED=1: a ring slot is one 64-bit word (carry word | (chunk + 1) << 32) written by a
+//   single relaxed store (no fence: data and flag are one single-copy-atomic access); the
+//   consumer loads slot q+1 one chunk ahead and only waits if its tag is not there yet.
+// LCS_ACC_IMAD=0: the top lane's carry word is gathered by a funnel shift (ALU pipe);
+//   1: by acc*2 + carry (IMAD, FMA pipe): one ALU instruction less per step.
+// Blocks may hold several warps (lcs.py's `warps`): each warp takes its own band by ticket
+// and its own slice of shared memory; warps never wait for each other inside a block.
+//
 // llcs_batch runs many independent passes (all the forward and backward passes of one
 // Hirschberg level) in one launch: the strings stay on the device for the whole recursion
 // and each pass is a descriptor (where its pattern and text start, which way they are read),
@@ -44,6 +55,12 @@ typedef unsigned short u16;
 
 #ifndef LCS_RING
 #define LCS_RING 64          // chunks of 32 columns per band boundary
+#endif
+#ifndef LCS_TAGGED
+#define LCS_TAGGED 0
+#endif
+#ifndef LCS_ACC_IMAD
+#define LCS_ACC_IMAD 0
 #endif
 #ifndef LCS_TIMEOUT_NS
 #define LCS_TIMEOUT_NS 10000000000ull   // 10 s without progress: give up (the host raises)
@@ -64,6 +81,14 @@ __device__ __forceinline__ void st_release(u32* p, u32 v) {
 }
 __device__ __forceinline__ void st_relaxed(u32* p, u32 v) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ u64 ld_relaxed64(const u64* p) {
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void st_relaxed64(u64* p, u64 v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory");
 }
 __device__ __forceinline__ u64 global_ns() {
     u64 t;
@@ -86,6 +111,22 @@ __device__ __noinline__ u32 wait_at_least(const u32* flag, u32 need, u32* err) {
             atomicExch(err, 1u);
             return 0;
         }
+    }
+}
+
+// Wait until the tagged ring slot *slot holds tag `tag` (>= 1) in its high half; returns
+// the slot, or 0 after a timeout / abort.
+__device__ __noinline__ u64 wait_tag(const u64* slot, u32 tag, u32* err) {
+    u64 t0 = global_ns();
+    for (;;) {
+        const u64 v = ld_relaxed64(slot);
+        if ((u32)(v >> 32) == tag) return v;
+        if (ld_relaxed(err) != 0) return 0;
+        if (global_ns() - t0 > LCS_TIMEOUT_NS) {
+            atomicExch(err, 1u);
+            return 0;
+        }
+        __nanosleep(64);
     }
 }
 
@@ -129,6 +170,33 @@ struct Step<2> {
               "r"((u32)u0), "r"((u32)(u0 >> 32)), "r"((u32)u1), "r"((u32)(u1 >> 32)));
         v[0] = (((u64)h0 << 32) | l0) | (v[0] & ~m[0]);
         v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
+        return (in & 0x7fffffffu) | (cf << 31);
+    }
+};
+
+template <>
+struct Step<3> {
+    static __device__ __forceinline__ u32 run(u64 (&v)[3], const u64 (&m)[3], u32 in) {
+        u64 u0 = v[0] & m[0], u1 = v[1] & m[1], u2 = v[2] & m[2];
+        u32 l0, h0, l1, h1, l2, h2, cf;
+        asm("{\n\t.reg .u32 t;\n\t"
+            "add.cc.u32 t, %7, 0x80000000;\n\t"
+            "addc.cc.u32 %0, %8, %14;\n\t"
+            "addc.cc.u32 %1, %9, %15;\n\t"
+            "addc.cc.u32 %2, %10, %16;\n\t"
+            "addc.cc.u32 %3, %11, %17;\n\t"
+            "addc.cc.u32 %4, %12, %18;\n\t"
+            "addc.cc.u32 %5, %13, %19;\n\t"
+            "addc.u32 %6, 0, 0;\n\t}"
+            : "=r"(l0), "=r"(h0), "=r"(l1), "=r"(h1), "=r"(l2), "=r"(h2), "=r"(cf)
+            : "r"(in),
+              "r"((u32)v[0]), "r"((u32)(v[0] >> 32)), "r"((u32)v[1]), "r"((u32)(v[1] >> 32)),
+              "r"((u32)v[2]), "r"((u32)(v[2] >> 32)),
+              "r"((u32)u0), "r"((u32)(u0 >> 32)), "r"((u32)u1), "r"((u32)(u1 >> 32)),
+              "r"((u32)u2), "r"((u32)(u2 >> 32)));
+        v[0] = (((u64)h0 << 32) | l0) | (v[0] & ~m[0]);
+        v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
+        v[2] = (((u64)h2 << 32) | l2) | (v[2] & ~m[2]);
         return (in & 0x7fffffffu) | (cf << 31);
     }
 };
@@ -181,7 +249,8 @@ struct Strided {
 // One band b of one pass (the body of both kernels below). pat: the pattern's codes (m
 // symbols; code 0 sets no mask bit); txt: the text's codes (read up to 32*nq + 32, zero past
 // its end); V: the pass's vector (total_words words, this band's words from word0 + b*32*K);
-// ring: the pass's ring (band b writes ring + b*LCS_RING, reads the slots of band b-1);
+// ring: the pass's ring, 2*LCS_RING words per band, zeroed (band b writes its own slots,
+// reads band b-1's; LCS_TAGGED=0 uses the first LCS_RING words of each as u32 slots);
 // progress/consumed: the pass's per-band counters; err: the abort flag; cin/cout: carries
 // below band 0 / out of the top band (multi-launch passes) or null. sm: sigma*K*32 words.
 template <int K, class Pat, class Txt>
@@ -190,7 +259,7 @@ __device__ __forceinline__ void run_band(
     long long total_words, int bands, int b, u64* __restrict__ V, u32* ring, u32* progress,
     u32* consumed, u32* err, const u32* __restrict__ cin, u32* __restrict__ cout, u64* sm)
 {
-    const int lane = threadIdx.x;
+    const int lane = threadIdx.x & 31;
 
     // ---- match masks of this lane's K words (a lane reads and writes only its own column
     // of sm, i % 32 == lane, so no barrier is needed and a block may run several bands) ----
@@ -215,8 +284,13 @@ __device__ __forceinline__ void run_band(
 
     const bool has_below = b > 0;
     const bool has_above = b < bands - 1;
-    const u32* below_ring = ring + (long long)(b - 1) * LCS_RING;
-    u32* my_ring = ring + (long long)b * LCS_RING;
+    const u32* below_ring = ring + (long long)(b - 1) * 2 * LCS_RING;
+    u32* my_ring = ring + (long long)b * 2 * LCS_RING;
+#if LCS_TAGGED
+    const u64* below_slots = reinterpret_cast<const u64*>(below_ring);
+    u64* my_slots = reinterpret_cast<u64*>(my_ring);
+    u64 pend = 0;         // lane 0: slot of W[q+1] as loaded one chunk earlier (tag checked late)
+#endif
 
     // Words of the band below: W[q] for the chunk in use. Lane 0 tracks them.
     u32 avail = 0;        // lane 0: progress of band b-1 seen
@@ -234,11 +308,28 @@ __device__ __forceinline__ void run_band(
     };
 
     bool failed = false;
+#if LCS_TAGGED
+    // W[j] of the band below from its tagged slot; `have` is the slot as already loaded.
+    auto tagged_word = [&](long long j, u64 have) -> u32 {   // lane 0 only
+        if (j >= nq) return 0u;
+        if (!has_below) return cin ? cin[j] : 0u;
+        if ((u32)(have >> 32) != (u32)(j + 1)) {
+            have = wait_tag(below_slots + (j % LCS_RING), (u32)(j + 1), err);
+            if (have == 0) failed = true;
+        }
+        return (u32)have;
+    };
+    if (lane == 0) {
+        w_cur = tagged_word(0, 0);
+        if (has_below && 1 < nq) pend = ld_relaxed64(below_slots + 1);
+    }
+#else
     if (lane == 0) {
         w_cur = below_word(0);
         w_next = below_word(1);
         if (has_below && avail == 0) failed = true;
     }
+#endif
     if (__any_sync(FULL_MASK, failed)) return;
 
     // Initial state (step 0): lane 0 works on column 0 (code txt(0)); the others on
@@ -253,6 +344,19 @@ __device__ __forceinline__ void run_band(
     for (long long q = 0; q < nq; ++q) {
         // ---- feed of lane 0 for steps 32q .. 32q+31: code(32q+i+1) | carry(32q+i) << 31 ----
         u32 fw = 0;
+#if LCS_TAGGED
+        if (lane == 0) {
+            w_next = tagged_word(q + 1, pend);     // loaded a chunk ago: rarely waits
+            const u32 r0 = __brev(w_cur), r1 = __brev(w_next);
+            fw = __funnelshift_l(r0, r1, 1);
+            // W[0..q+1] are in registers now: their ring slots may be reused.
+            if (has_below) {
+                st_relaxed(consumed + (b - 1), (u32)(q + 2));
+                if (q + 2 < nq) pend = ld_relaxed64(below_slots + ((q + 2) % LCS_RING));
+            }
+            w_cur = w_next;
+        }
+#else
         if (lane == 0) {
             const u32 r0 = __brev(w_cur), r1 = __brev(w_next);
             fw = __funnelshift_l(r0, r1, 1);
@@ -262,6 +366,7 @@ __device__ __forceinline__ void run_band(
             w_next = below_word(q + 2);
             if (has_below && avail == 0) failed = true;
         }
+#endif
         fw = __shfl_sync(FULL_MASK, fw, 0);
         const u32 feed = tnext | (((fw >> lane) & 1u) << 31);
         tnext = txt((q + 1) * 32 + lane + 1);
@@ -276,7 +381,11 @@ __device__ __forceinline__ void run_band(
             for (int k = 0; k < K; ++k) mk[k] = sm[addr + k * 32];
             addr = (in & 0x7fffffffu) * (K * 32) + lane;
             out = Step<K>::run(v, mk, in);
+#if LCS_ACC_IMAD
+            asm("mad.lo.u32 %0, %1, 2, %2;" : "=r"(acc) : "r"(acc), "r"(out >> 31));  // IMAD
+#else
             acc = __funnelshift_l(out, acc, 1);       // (acc << 1) | carry (bit 31 of out)
+#endif
         }
 
         // ---- publish the top lane's carry word of chunk q ----
@@ -286,8 +395,12 @@ __device__ __forceinline__ void run_band(
                     cons_seen = wait_at_least(consumed + b, (u32)(q - LCS_RING + 1), err);
                     if (cons_seen == 0) failed = true;
                 }
+#if LCS_TAGGED
+                st_relaxed64(my_slots + (q % LCS_RING), ((u64)(q + 1) << 32) | acc);
+#else
                 my_ring[q % LCS_RING] = acc;
                 st_release(progress + b, (u32)(q + 1));
+#endif
             } else if (cout) {
                 cout[q] = acc;
             }
@@ -304,25 +417,36 @@ __device__ __forceinline__ void run_band(
 // pcode: pattern codes (oriented: bit p <-> pcode[p]), m symbols, all >= 1.
 // tcode: text codes (oriented), n symbols, padded with zeros to >= 32*nq + 64.
 // V:     out, total_words words (all launches); this launch writes words word0.. of its bands.
-// ring:  (bands-1) * LCS_RING words; flags: 2*bands u32 (progress, consumed) + ticket + err,
-//        zeroed by the host.
+// ring:  bands * 2*LCS_RING words, zeroed; flags: 2*bands u32 (progress, consumed) + ticket
+//        + err, zeroed by the host.
 // cin:   carry words of the band below band 0 (nq + 2 words, format of the top lane), or null.
 // cout:  the top band's carry words (nq + 2 words), or null.
+// where: null, or per band (smid << 8) | warp slot of the warp that ran it (a measuring aid:
+//        how the bands landed on SMs and their four schedulers).
+// Blocks of 32*w threads (w <= 4): each warp a band, sigma*K*32 words of sm each.
 template <int K>
-__global__ void __launch_bounds__(32, 32)
+__global__ void __launch_bounds__(128, 8)
 llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ tcode,
            long long nq, int sigma, long long word0, long long total_words, int bands,
            u64* __restrict__ V, u32* ring, u32* flags, const u32* __restrict__ cin,
-           u32* __restrict__ cout)
+           u32* __restrict__ cout, u32* __restrict__ where)
 {
-    extern __shared__ u64 sm[];      // [sigma][K][32]
+    extern __shared__ u64 sm[];      // per warp [sigma][K][32]
+    const int warp = threadIdx.x >> 5;
     u32* ticket = flags + 2 * bands;
     int b = 0;
-    if (threadIdx.x == 0) b = (int)atomicAdd(ticket, 1u);
+    if ((threadIdx.x & 31) == 0) b = (int)atomicAdd(ticket, 1u);
     b = __shfl_sync(FULL_MASK, b, 0);
     if (b >= bands) return;
+    if (where != nullptr && (threadIdx.x & 31) == 0) {
+        u32 smid, wid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
+        where[b] = (smid << 8) | (wid & 0xffu);
+    }
     run_band<K>(Padded{pcode}, m, Padded{tcode}, nq, sigma, word0, total_words, bands, b, V,
-                ring, flags, flags + bands, flags + 2 * bands + 1, cin, cout, sm);
+                ring, flags, flags + bands, flags + 2 * bands + 1, cin, cout,
+                sm + (long long)warp * sigma * K * 32);
 }
 
 // Each pass's oriented text, zero-padded, into the level's text buffer (lcs_plan.py's
@@ -351,7 +475,7 @@ __global__ void lcs_gather_texts(const u16* __restrict__ codes,
 //        m, text start, n, offset of the pass's vector in V, its words, offset of its
 //        oriented padded text in tbuf (lcs_gather_texts).
 // band_start: per pass its first band's index in the level (band_start[P] = G bands in all).
-// ring:  G * LCS_RING words (band g writes ring + g*LCS_RING).
+// ring:  G * 2*LCS_RING words, zeroed (band g writes ring + g*2*LCS_RING).
 // flags: G progress counters, G consumed counters, err, then one ticket per wave; zeroed.
 template <int K>
 __global__ void __launch_bounds__(32, 32)
@@ -375,6 +499,23 @@ llcs_batch(const u16* __restrict__ codes, const u16* __restrict__ tbuf,
     const long long g0 = band_start[lo];
     run_band<K>(Strided{codes + d[0], d[1]}, d[2], Padded{tbuf + d[7]}, (d[4] + 62) / 32,
                 sigma, 0, d[6], (int)(band_start[lo + 1] - g0), (int)(g - g0), V + d[5],
-                ring + g0 * LCS_RING, flags + g0, flags + G + g0, flags + 2 * G, nullptr,
+                ring + g0 * 2 * LCS_RING, flags + g0, flags + G + g0, flags + 2 * G, nullptr,
                 nullptr, sm);
+}
+
+// present[c] = 1 for every byte value c of x (n bytes): the pattern's alphabet, found on the
+// device so the host never scans the string. A block marks its bytes in shared memory, then
+// writes only the marks it set (at most 256 stores per block).
+__global__ void lcs_present(const unsigned char* __restrict__ x, long long n,
+                            u32* __restrict__ present)
+{
+    __shared__ u32 seen[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) seen[i] = 0;
+    __syncthreads();
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        seen[x[i]] = 1u;
+    __syncthreads();
+    for (int i = threadIdx.x; i < 256; i += blockDim.x)
+        if (seen[i]) present[i] = 1u;
 }

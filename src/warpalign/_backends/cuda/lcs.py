@@ -48,6 +48,7 @@ import numpy as np
 
 from ...errors import BackendError, BackendUnavailable
 from .. import lcs_plan
+from .encode import stage
 from .loader import get_module, require_cupy
 
 cupy = require_cupy("CUDA LCS backend")
@@ -67,11 +68,27 @@ MIN_CELLS = 1 << 27
 BATCH_MIN_CELLS = 1 << 22
 
 _FILE = "lcs.cu"
-_KS = (1, 2, 4)
-_RING = 64                 # must match LCS_RING in lcs.cu
+_KS = (1, 2, 3, 4)         # words per lane; _plan and Resident never pick 3 on their own
+_RING = 64                 # must match LCS_RING in lcs.cu (a band's ring: 2*_RING words)
+#: Kernel variants for measuring (the answer is the same; lcs.cu explains them):
+#: ``sync`` "flag" (release/acquire of a progress counter per chunk) or "tagged" (one 64-bit
+#: store of word and chunk number, no fence; the consumer loads a chunk ahead); ``acc``
+#: "shf" (funnel shift) or "imad" (multiply-add) to gather the top lane's carries. The
+#: defaults are the kernel as measured in bench/results (change them after a sweep).
+SYNCS = ("flag", "tagged")
+ACCS = ("shf", "imad")
+SYNC = "flag"
+ACC = "shf"
+#: Warps (bands) per block of ``llcs_bands``: 1, 2 or 4 (how warps land on an SM's four
+#: schedulers).
+WARPS = 1
+#: How ``final_vector`` copies the strings up: "pinned" (``encode.stage``: chunks through
+#: pinned buffers) or "pageable" (``cupy.asarray``).
+STAGING = "pinned"
+STAGINGS = ("pinned", "pageable")
 TIMEOUT_S = 10             # a band waits this long for the band below it, then the pass fails
 _SAFETY = 0.9              # fraction of the GPU's block slots a launch budget may use
-_MAX_BLOCKS_PER_SM = 32    # one warp per block, 64 registers: 32 blocks fill an SM
+_MAX_WARPS_PER_SM = 32     # 64 registers a thread: 32 warps fill an SM
 
 STATS = {"passes": 0, "launches": 0, "h2d_s": 0.0, "kernel_s": 0.0,
          "d2h_s": 0.0, "cells": 0}
@@ -154,34 +171,48 @@ class _Device:
         self.kernels = {}
 
     def kernel(self, k: int, smem: int, timeout_s: float = TIMEOUT_S,
-               name: str = "llcs_bands"):
+               name: str = "llcs_bands", sync: str | None = None, acc: str | None = None):
         """``name<k>`` (llcs_bands: one pass; llcs_batch: a level's passes) with room for
-        ``smem`` bytes of dynamic shared memory; or ``lcs_gather_texts`` (k ignored)."""
+        ``smem`` bytes of dynamic shared memory; or ``lcs_gather_texts`` / ``lcs_present``
+        (k ignored). ``sync`` / ``acc``: the variant (default :data:`SYNC` / :data:`ACC`)."""
+        sync = SYNC if sync is None else sync
+        acc = ACC if acc is None else acc
+        if sync not in SYNCS:
+            raise ValueError(f"invalid sync: {sync!r}; expected one of {SYNCS}")
+        if acc not in ACCS:
+            raise ValueError(f"invalid acc: {acc!r}; expected one of {ACCS}")
         with self.lock:
-            full = name if name == "lcs_gather_texts" else f"{name}<{k}>"
-            fn = self.kernels.get((full, timeout_s))
+            plain = name in ("lcs_gather_texts", "lcs_present")
+            full = name if plain else f"{name}<{k}>"
+            key = (full, timeout_s, sync, acc)
+            fn = self.kernels.get(key)
             if fn is None:
                 names = (tuple(f"{n}<{kk}>" for n in ("llcs_bands", "llcs_batch") for kk in _KS)
-                         + ("lcs_gather_texts",))
+                         + ("lcs_gather_texts", "lcs_present"))
                 mod = get_module(_FILE, names, (f"LCS_RING={_RING}",
-                                                f"LCS_TIMEOUT_NS={int(timeout_s * 1e9)}ull"))
+                                                f"LCS_TIMEOUT_NS={int(timeout_s * 1e9)}ull",
+                                                f"LCS_TAGGED={int(sync == 'tagged')}",
+                                                f"LCS_ACC_IMAD={int(acc == 'imad')}"))
                 fn = mod.get_function(full)
                 with contextlib.suppress(Exception):   # a hint only
                     fn.preferred_shared_memory_carveout = 100
-                self.kernels[(full, timeout_s)] = fn
+                self.kernels[key] = fn
             if smem > 48 * 1024 and fn.max_dynamic_shared_size_bytes < smem:
                 fn.max_dynamic_shared_size_bytes = smem
         return fn
 
-    def blocks_per_sm(self, k: int, smem: int, name: str = "llcs_bands") -> int:
-        """Resident blocks per SM of the K-word kernel with ``smem`` bytes (0: does not fit)."""
+    def blocks_per_sm(self, k: int, smem: int, name: str = "llcs_bands", warps: int = 1,
+                      sync: str | None = None, acc: str | None = None) -> int:
+        """Resident blocks (of ``warps`` warps) per SM of the K-word kernel with ``smem``
+        bytes of shared memory a block (0: does not fit)."""
         if smem > self.smem_optin:
             return 0
         by_smem = self.smem_sm // (smem + self.reserved)
-        bpsm = min(_MAX_BLOCKS_PER_SM, by_smem)
-        fn = self.kernel(k, smem, name=name)
+        bpsm = min(_MAX_WARPS_PER_SM // warps, by_smem)
+        fn = self.kernel(k, smem, name=name, sync=sync, acc=acc)
         with contextlib.suppress(Exception):   # no occupancy API: keep the estimate
-            occ = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.ptr, 32, smem)
+            occ = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                fn.ptr, 32 * warps, smem)
             bpsm = min(bpsm, int(occ))
         return max(0, bpsm)
 
@@ -206,16 +237,18 @@ def _stream():
     return s
 
 
-def _plan(dev: _Device, words: int, sigma1: int, k: int | None, max_bands: int | None):
-    """(K, bands per launch, blocks per SM): the smallest K whose bands all fit at once,
-    else the K that fits the most words per launch (several launches)."""
+def _plan(dev: _Device, words: int, sigma1: int, k: int | None, max_bands: int | None,
+          warps: int = 1, sync: str | None = None, acc: str | None = None):
+    """(K, bands per launch, blocks per SM): the smallest K (of 1, 2, 4; or ``k``) whose
+    bands all fit at once, else the K that fits the most words per launch (several
+    launches). A block is ``warps`` bands."""
     best = None
-    for kk in ((k,) if k else _KS):
-        smem = sigma1 * kk * 32 * 8
-        bpsm = dev.blocks_per_sm(kk, smem)
+    for kk in ((k,) if k else (1, 2, 4)):
+        smem = sigma1 * kk * 32 * 8 * warps
+        bpsm = dev.blocks_per_sm(kk, smem, warps=warps, sync=sync, acc=acc)
         if bpsm == 0:
             continue
-        cap = int(dev.sms * _SAFETY) * bpsm
+        cap = int(dev.sms * _SAFETY) * bpsm * warps
         if max_bands:
             cap = min(cap, max_bands)
         need = -(-words // (32 * kk))
@@ -241,12 +274,36 @@ def _remap():
     return _remap_kernel
 
 
+def _upload(host: np.ndarray, staging: str, stream):
+    """``host`` bytes on the device: through pinned chunks (``encode.stage``: complete when
+    it returns) or one pageable ``cupy.asarray`` on ``stream`` (ordered before the work
+    queued there next)."""
+    if staging == "pinned":
+        return stage(host)
+    with stream:
+        return cupy.asarray(host)
+
+
 def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_bands=None,
-                 timeout_s=TIMEOUT_S):
+                 timeout_s=TIMEOUT_S, warps=None, sync=None, acc=None, staging=None,
+                 where=None):
     """The pattern's bit-vector after the whole text (see ``_backends/cpu/lcs.final_vector``).
-    Tuning (tests): ``k`` words per thread, ``max_bands`` bands per launch at most (default:
-    chosen for the device); ``timeout_s`` seconds a band waits for the band below before
-    the pass fails with BackendError."""
+    Tuning (tests, bench): ``k`` words per thread, ``max_bands`` bands per launch at most
+    (default: chosen for the device); ``warps`` bands per block (default :data:`WARPS`);
+    ``sync`` / ``acc`` the kernel variant (:data:`SYNCS`, :data:`ACCS`); ``staging``
+    :data:`STAGINGS`; ``where``: a list that receives, per band of the first launch,
+    ``(smid << 8) | warp slot`` (measuring aid). ``timeout_s`` seconds a band waits for
+    the band below before the pass fails with BackendError.
+
+    The strings go up as raw bytes; the pattern's alphabet is found on the device
+    (``lcs_present``, one 1 KiB read back) and both are coded there, so the host never
+    scans them."""
+    warps = WARPS if warps is None else int(warps)
+    staging = STAGING if staging is None else staging
+    if warps not in (1, 2, 4):
+        raise ValueError(f"invalid warps: {warps!r}; expected 1, 2 or 4")
+    if staging not in STAGINGS:
+        raise ValueError(f"invalid staging: {staging!r}; expected one of {STAGINGS}")
     np_ = int(p_hi - p_lo)
     n = int(t_hi - t_lo)
     W = (np_ + 63) // 64
@@ -254,22 +311,26 @@ def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_band
         return np.full(W, np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64)
     dev = _device()
     stream = _stream()
-    P = np.asarray(pat)[p_lo:p_hi]
-    T = np.asarray(txt)[t_lo:t_hi]
+    P = np.ascontiguousarray(np.asarray(pat)[p_lo:p_hi], dtype=np.uint8)
+    T = np.ascontiguousarray(np.asarray(txt)[t_lo:t_hi], dtype=np.uint8)
     nq = (n + 31 + 31) // 32
-    present = np.bincount(P, minlength=256) > 0
+    t0 = time.perf_counter()
+    evh0, evh1 = cupy.cuda.Event(), cupy.cuda.Event()
+    evh0.record(stream)
+    P_d = _upload(P, staging, stream)            # complete when it returns (either way)
+    with stream:
+        present_d = cupy.zeros(256, cupy.uint32)
+        dev.kernel(0, 0, name="lcs_present")((min(1024, -(-np_ // 1024)),), (256,),
+                                               (P_d, np.int64(np_), present_d))
+    T_d = _upload(T, staging, stream)            # overlaps the alphabet kernel
+    present = present_d.get(stream=stream) > 0
+    evh1.record(stream)
+    t1 = time.perf_counter()
     sigma = int(present.sum())
     cmap = np.zeros(256, np.uint16)
     cmap[present] = np.arange(1, sigma + 1, dtype=np.uint16)
     with stream:
-        t0 = time.perf_counter()
-        evh0, evh1 = cupy.cuda.Event(), cupy.cuda.Event()
-        evh0.record(stream)
-        P_d = cupy.asarray(P)
-        T_d = cupy.asarray(T)
         cmap_d = cupy.asarray(cmap)
-        evh1.record(stream)
-        t1 = time.perf_counter()
         if backward:
             P_d = P_d[::-1]
             T_d = T_d[::-1]
@@ -278,21 +339,22 @@ def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_band
         _remap()(T_d, cmap_d, tc[:n])
         del P_d, T_d
         sigma1 = sigma + 1
-        K, cap, bpsm = _plan(dev, W, sigma1, k, max_bands)
-        smem = sigma1 * K * 32 * 8
-        fn = dev.kernel(K, smem, timeout_s)
+        K, cap, bpsm = _plan(dev, W, sigma1, k, max_bands, warps, sync, acc)
+        smem = sigma1 * K * 32 * 8 * warps
+        fn = dev.kernel(K, smem, timeout_s, sync=sync, acc=acc)
         V_d = cupy.empty(W, cupy.uint64)
         words_per_launch = cap * 32 * K
         launches = -(-W // words_per_launch)
         bands0 = min(cap, -(-W // (32 * K)))
-        ring = cupy.empty(max(1, bands0 - 1) * _RING, cupy.uint32)
+        ring = cupy.zeros(bands0 * 2 * _RING, cupy.uint32)
         flags = cupy.empty(2 * bands0 + 2, cupy.uint32)
+        where_d = cupy.zeros(bands0, cupy.uint32) if where is not None else None
         bufs = ([cupy.zeros(nq + 2, cupy.uint32), cupy.zeros(nq + 2, cupy.uint32)]
                 if launches > 1 else [])
         # the worker thread sleeps (blocking sync) while the GPU runs: CPU base cases of
         # Hirschberg share the cores
         ev0, ev1 = cupy.cuda.Event(), cupy.cuda.Event(block=True)
-        slot = dev.budget.acquire(bands0 / bpsm)
+        slot = dev.budget.acquire(bands0 / (bpsm * warps))
         try:
             ev0.record(stream)
             cin, err = None, 0
@@ -300,12 +362,15 @@ def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_band
                 word0 = g * words_per_launch
                 bands = min(cap, -(-(W - word0) // (32 * K)))
                 flags.fill(0)
+                if g:
+                    ring.fill(0)        # tags of the previous launch must not match
                 cout = bufs[g % 2] if g + 1 < launches else None
-                fn((bands,), (32,),
+                fn((-(-bands // warps),), (32 * warps,),
                    (pc, np.int64(np_), tc, np.int64(nq), np.int32(sigma1), np.int64(word0),
                     np.int64(W), np.int32(bands), V_d, ring, flags,
                     cin if cin is not None else np.uint64(0),
-                    cout if cout is not None else np.uint64(0)),
+                    cout if cout is not None else np.uint64(0),
+                    where_d if (where_d is not None and g == 0) else np.uint64(0)),
                    shared_mem=smem)
                 cin = cout
                 if launches > 1:
@@ -325,6 +390,8 @@ def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_band
         evd1.record(stream)
         evd1.synchronize()
         t3 = time.perf_counter()
+        if where is not None:
+            where.extend(int(x) for x in where_d.get())
     kern = cupy.cuda.get_elapsed_time(ev0, ev1) / 1e3
     _add_stats((("copy", evh0, evh1), ("kernel", ev0, ev1), ("copy", evd0, evd1)),
                passes=1, launches=launches, h2d_s=t1 - t0, kernel_s=kern, d2h_s=t3 - t2,
@@ -439,7 +506,7 @@ class Resident:
             gather((gx, min(len(desc), 65535)), (256,),
                    (self.codes, desc_d, np.int64(len(desc)), tbuf))
             V_d = cupy.empty(total_words, cupy.uint64)
-            ring = cupy.empty(G * _RING, cupy.uint32)
+            ring = cupy.zeros(G * 2 * _RING, cupy.uint32)
             flags = cupy.zeros(2 * G + 1 + len(wv), cupy.uint32)
             ev0, ev1 = cupy.cuda.Event(), cupy.cuda.Event(block=True)
             slot = self.dev.budget.acquire(max(int(band_start[p1] - band_start[p0])
