@@ -185,6 +185,16 @@ def search_all(small: str, big: str, backend: str, queries: int, top_k: int, rep
     return out
 
 
+def filesystem(folder: str) -> str:
+    """The type and device of the mount holding ``folder`` (/proc/mounts), e.g. 'ext4 on
+    /dev/nvme0n1p1': tmpfs or overlay means the 'disk' is not one."""
+    mounts = [line.split()[:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    real = os.path.realpath(folder)
+    dev, _, kind = max((m for m in mounts if real == m[1] or real.startswith(
+        m[1].rstrip("/") + "/")), key=lambda m: len(m[1]))
+    return f"{kind} on {dev}"
+
+
 def child(env: dict, func: str, **kwargs) -> dict:
     """``func(**kwargs)`` of this module in a fresh process (its result: JSON on stdout)."""
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import search_disk as m; "
@@ -239,7 +249,8 @@ def main(argv=None) -> int:
     need = copy_bytes * (args.copies + 1) + 2 * res * args.copies + 100 * n * args.copies \
         + (1 << 30)
     free = shutil.disk_usage(args.dir).free
-    log(f"{args.copies} copies of {n} sequences, {res} residues; disk {args.dir}: "
+    fs = filesystem(args.dir)
+    log(f"{args.copies} copies of {n} sequences, {res} residues; disk {args.dir} ({fs}): "
         f"{free / 1e9:.1f} GB free, {need / 1e9:.1f} GB needed")
     if free < need:
         raise SystemExit(f"{args.dir}: {free / 1e9:.1f} GB free, the run needs about "
@@ -266,6 +277,7 @@ def main(argv=None) -> int:
               "params": {"sequences": made["sequences"], "residues": made["residues"],
                          "copies": args.copies, "threads": args.threads, "memory": memory,
                          "fasta_bytes": fasta_bytes, "peak_rss_bytes": rss,
+                         "dir": args.dir, "filesystem": fs,
                          "fasta_write_s": made["seconds"],
                          "input": f"plain FASTA, 60 residues a line, in {args.dir} "
                                   "(written just before: in the page cache)",
@@ -281,8 +293,9 @@ def main(argv=None) -> int:
     resident = got["cells"]["small"] / resident_s / 1e9
     common = {"job": "search", "scope": "call", "cold": False, "backend": args.backend,
               "method": "auto", "device": got["device"], "command": command}
+    params_fs = {"dir": args.dir, "filesystem": fs}
     params = {"queries": got["queries"], "top_k": args.top_k, "scoring": "BLOSUM62 11/1",
-              "mode": "score", "peak_rss_bytes": got["peak_rss_bytes"],
+              "mode": "score", "peak_rss_bytes": got["peak_rss_bytes"], **params_fs,
               "peak_rss_bytes_resident_part": got["peak_rss_bytes_resident"]}
     emit({**common, "params": {
         **params, "residues": got["residues"]["small"], "copies": 1, "streamed": False,
