@@ -112,6 +112,17 @@ def reset_stats() -> None:
         _ref["event"] = ev
 
 
+def _copy_back(array, stream):
+    """``array`` copied to the host, and the events recorded on ``stream`` around the copy
+    (its time, beside the kernel's); returns once the copy is done."""
+    before, after = cupy.cuda.Event(), cupy.cuda.Event()
+    before.record(stream)
+    host = cupy.asnumpy(array)
+    after.record(stream)
+    after.synchronize()
+    return host, before, after
+
+
 def _add_stats(intervals=(), **kw) -> None:
     with _stats_lock:
         for k, v in kw.items():
@@ -385,11 +396,7 @@ def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_band
         t2 = time.perf_counter()
         if launches == 1:
             err = int(flags[2 * bands0 + 1].get())
-        evd0, evd1 = cupy.cuda.Event(), cupy.cuda.Event()
-        evd0.record(stream)
-        V = cupy.asnumpy(V_d)
-        evd1.record(stream)
-        evd1.synchronize()
+        V, evd0, evd1 = _copy_back(V_d, stream)
         t3 = time.perf_counter()
         if where is not None:
             where.extend(int(x) for x in where_d.get())
@@ -526,11 +533,7 @@ class Resident:
                 self.dev.budget.release(slot)
             t2 = time.perf_counter()
             err = int(flags[2 * G].get())
-            evd0, evd1 = cupy.cuda.Event(), cupy.cuda.Event()
-            evd0.record(stream)
-            V = cupy.asnumpy(V_d)
-            evd1.record(stream)
-            evd1.synchronize()
+            V, evd0, evd1 = _copy_back(V_d, stream)
             t3 = time.perf_counter()
         kern = cupy.cuda.get_elapsed_time(ev0, ev1) / 1e3
         _add_stats((("copy", evh0, evh1), ("kernel", ev0, ev1), ("copy", evd0, evd1)),
