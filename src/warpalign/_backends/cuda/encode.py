@@ -20,7 +20,6 @@ pair kernels of the previous batch on the caller's stream.
 
 from __future__ import annotations
 
-import functools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -75,13 +74,17 @@ def _staging_stream():
     return streams[device]
 
 
-@functools.lru_cache(maxsize=1)
+_pool: list[ThreadPoolExecutor] = []
+
+
 def _fill_pool() -> ThreadPoolExecutor:
-    """The threads that fill staging buffers, shared by every call (an executor is
-    thread-safe; each call waits only for its own slices)."""
+    """The threads that fill staging buffers, made once (under the lock) and shared by
+    every call (an executor is thread-safe; each call waits only for its own slices)."""
     with _pool_lock:
-        return ThreadPoolExecutor(max(1, min(STAGE_THREADS, usable_cores())),
-                                  thread_name_prefix="warpalign-stage")
+        if not _pool:
+            _pool.append(ThreadPoolExecutor(max(1, min(STAGE_THREADS, usable_cores())),
+                                            thread_name_prefix="warpalign-stage"))
+        return _pool[0]
 
 
 def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
