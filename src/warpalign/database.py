@@ -8,7 +8,7 @@ On disk a database is a directory::
     names.npy         uint8   UTF-8 names, concatenated, original order
     name_offsets.npy  int64   n + 1 boundaries into names
     meta.json         format version, alphabet, counts, length buckets, and the size
-                      and BLAKE2b checksum of every array file
+                      and BLAKE2b checksum of every array file (:mod:`.checksum`)
 
 Sequences are sorted by length ascending (input order breaks ties), so each length
 bucket is one contiguous slice and a chunk of similar lengths is one slice too. A build

@@ -20,8 +20,10 @@ arrays at once:
    by group each run's part of it (contiguous: runs are sorted) read, runs in input
    order, and sorted by a stable sort of its lengths.
 
-Each file is hashed (BLAKE2b, for ``meta.json``) as it is written, on another thread,
-and synced. What grows with the input beyond the budget is per sequence: about 40 bytes
+Each file is checksummed (:mod:`.checksum`, chunked: 16 MiB chunks, each written with
+``pwrite`` and hashed as one job, a write's chunks on the build's threads at once) as it
+is written, and synced; run files are written and read back in 16 MiB pieces on the
+threads too. What grows with the input beyond the budget is per sequence: about 40 bytes
 each (lengths, order, offsets, name offsets), 1.2 GB for 30 M sequences.
 
 Measured (bench/results/makedb_cpu.jsonl, a 2.5 GHz Xeon, 2 cores shared with other
@@ -30,8 +32,10 @@ thread, 59-76 M/s with two (1 GiB and 128 MiB; peak RSS 0.63-0.66 and 0.29-0.35 
 560 M residues (1 GiB: three run files) at 76 M/s and 95 M/s (0.94-1.0 GB); gzip input
 48-50 M/s (one thread inflates: ~106 M residues/s alone). Parsing alone scales 1.8x on
 the two cores (~200 to ~370 M residues/s). Fixed costs: ~0.6 s of imports (the CLI's,
-NumPy, Numba) and ~0.4 s for Numba's first call. Serial parts left: reading the file
-(one thread), writing ``codes.npy`` with its checksum (~600 MB/s here), syncing.
+NumPy, Numba) and ~0.4 s for Numba's first call. Serial parts left (issue 23
+profile, 560 M residues, one thread, ~1 s of 7.6 s): the stable argsorts of lengths
+(per sequence: the order, each merge group), syncing, removing the run files, reading
+the file (one thread, one block ahead).
 """
 
 from __future__ import annotations
@@ -194,7 +198,8 @@ def write_arrays(source: Any, alphabet: Alphabet, tmp: Path, *, format: Format |
                  progress: bool = False, threads: int = 1) -> dict[str, dict]:
     """Write the five array files of the database of the file ``source`` into the
     directory ``tmp`` (module docstring) on ``threads`` threads, synced; returns their
-    sizes and BLAKE2b checksums (``{"codes.npy": {"size": ..., "blake2b": hex}, ...}``,
+    sizes and checksums (``{"codes.npy": {"size": ..., "blake2b": hex, "blake2b_chunk":
+    CHUNK}, ...}``, :mod:`.checksum`,
     the files in the order of ``database.ARRAYS``), each hashed as it was written.
 
     Raises:
