@@ -249,9 +249,52 @@ def test_consistent_but_wrong_array_is_caught_by_verify(built):
     np.save(path / "order.npy", order)
     meta["files"]["order.npy"]["blake2b"] = __import__("hashlib").blake2b(
         (path / "order.npy").read_bytes(), digest_size=32).hexdigest()
+    del meta["files"]["order.npy"]["blake2b_chunk"]         # the whole-file form
     meta_path.write_text(json.dumps(meta))
     with pytest.raises(DatabaseError, match=r"order\.npy: not a permutation"):
         Database.open(path)
+
+
+def _whole(data):
+    return __import__("hashlib").blake2b(data, digest_size=32).hexdigest()
+
+
+def _chunked(data, chunk):
+    hashlib = __import__("hashlib")
+    return _whole(b"".join(hashlib.blake2b(data[lo:lo + chunk], digest_size=32).digest()
+                           for lo in range(0, len(data), chunk)))
+
+
+def test_checksums_of_both_forms_verify(built):
+    # a database from before chunked checksums (whole-file BLAKE2b, no "blake2b_chunk")
+    # and one of another chunk size both open verified; a flipped byte fails either
+    _, _, seqs, path = built
+    meta_path = path / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    assert all(info["blake2b"] == _chunked((path / name).read_bytes(), info["blake2b_chunk"])
+               for name, info in meta["files"].items())
+    for name, info in meta["files"].items():
+        data = (path / name).read_bytes()
+        if name == "names.npy":
+            info["blake2b"], info["blake2b_chunk"] = _chunked(data, 7), 7
+        else:
+            info["blake2b"] = _whole(data)
+            del info["blake2b_chunk"]
+    meta_path.write_text(json.dumps(meta))
+    assert len(Database.open(path, verify=True)) == len(seqs)
+    for name in ("codes.npy", "names.npy"):
+        data = bytearray((path / name).read_bytes())
+        data[-1] ^= 0x01
+        (path / name).write_bytes(bytes(data))
+        with pytest.raises(DatabaseError, match=rf"{name.replace('.', '[.]')}: checksum mismatch"):
+            Database.open(path, verify=True)
+        data[-1] ^= 0x01
+        (path / name).write_bytes(bytes(data))
+    meta["files"]["names.npy"]["blake2b_chunk"] = 0
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(DatabaseError, match=r"blake2b_chunk of names\.npy: 0, expected a "
+                                            r"positive int"):
+        Database.open(path, verify=False)
 
 
 # --- atomic writes -------------------------------------------------------------------

@@ -59,8 +59,37 @@ def test_streamed_build_equals_in_memory(tmp_path, memory, suffix, threads):
     assert streamed.meta["source"] == str(fasta)
     assert sorted(os.listdir(tmp_path)) == sorted(["in" + suffix, "s.wa", "m.wa"])
     sums = {name: info["blake2b"] for name, info in streamed.meta["files"].items()}
-    assert sums == {name: hashlib.blake2b((tmp_path / "s.wa" / name).read_bytes(),
-                                          digest_size=32).hexdigest() for name in sums}
+    assert sums == {name: _chunked((tmp_path / "s.wa" / name).read_bytes())
+                    for name in sums}
+    assert {info["blake2b_chunk"] for info in streamed.meta["files"].values()} == {1 << 24}
+
+
+def _chunked(data, chunk=1 << 24):
+    """The chunked checksum, by hand: BLAKE2b-256 of the chunks' BLAKE2b-256 digests."""
+    return hashlib.blake2b(b"".join(hashlib.blake2b(data[lo:lo + chunk], digest_size=32)
+                                    .digest() for lo in range(0, len(data), chunk)),
+                           digest_size=32).hexdigest()
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_streamed_build_of_several_checksum_chunks(tmp_path, threads):
+    # codes.npy spans three 16 MiB chunks (written and hashed on threads, cut anywhere
+    # by the writes): its checksum is the chunked one, and it verifies when opened
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(1_500_000, 3_000_000, 24)
+    records = [(f"s{i}", LETTERS[rng.integers(0, 20, m)].tobytes().decode())
+               for i, m in enumerate(lengths)]
+    fasta = tmp_path / "in.fa"
+    _write_fasta(fasta, records, width=80)
+    db = Database.build(fasta, tmp_path / "s.wa", memory=64 << 20, threads=threads)
+    data = (tmp_path / "s.wa" / "codes.npy").read_bytes()
+    assert len(data) > 2 * (1 << 24)
+    assert db.meta["files"]["codes.npy"]["blake2b"] == _chunked(data)
+    assert db.meta["files"]["codes.npy"]["size"] == len(data)
+    reopened = Database.open(tmp_path / "s.wa", verify=True)
+    order = sorted(range(len(records)), key=lambda i: (len(records[i][1]), i))
+    assert reopened.order.tolist() == order
+    assert reopened.alphabet.decode(reopened.sequence(int(order[-1]))) == records[order[-1]][1]
 
 
 def test_streamed_build_is_the_same_at_every_thread_count(tmp_path):

@@ -8,7 +8,7 @@ On disk a database is a directory::
     names.npy         uint8   UTF-8 names, concatenated, original order
     name_offsets.npy  int64   n + 1 boundaries into names
     meta.json         format version, alphabet, counts, length buckets, and the size
-                      and BLAKE2b checksum of every array file
+                      and BLAKE2b checksum of every array file (:mod:`.checksum`)
 
 Sequences are sorted by length ascending (input order breaks ties), so each length
 bucket is one contiguous slice and a chunk of similar lengths is one slice too. A build
@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ._backends import TargetSet, resolve_threads
+from . import checksum
 from .alphabet import ALPHABETS, NUCLEOTIDE_RULE, Alphabet, get_alphabet, looks_nucleotide
 from .errors import AlphabetMismatch, DatabaseError, InputError
 from .io import Format, collect, encode_many, is_path, source_label
@@ -58,21 +59,19 @@ _DTYPES = {"codes": np.uint8, "offsets": np.int64, "order": np.int64, "names": n
 #: Upper length bounds of the length buckets (a last bucket holds anything longer).
 BUCKET_BOUNDARIES = (64, 128, 192, 256, 320, 384, 448, 512, 640, 768, 1024, 1536, 2048,
                      4096, 8192, 16384, 32768, 65536)
-_HASH_BLOCK = 1 << 22
 
 
 _checksums: collections.Counter = collections.Counter()
 _checksums_lock = threading.Lock()
 
 
-def _blake2b(path: Path) -> str:
-    digest = hashlib.blake2b(digest_size=32)
-    with open(path, "rb") as f:
-        while block := f.read(_HASH_BLOCK):
-            digest.update(block)
+def _blake2b(path: Path, chunk: int | None = checksum.CHUNK) -> str:
+    """The file's checksum (:mod:`.checksum`: chunked of ``chunk`` bytes, hashed on
+    several threads, or whole with ``chunk`` None), counted."""
+    digest = checksum.file_checksum(path, chunk, threads=min(8, os.cpu_count() or 1))
     with _checksums_lock:
         _checksums[str(path)] += 1
-    return digest.hexdigest()
+    return digest
 
 
 def checksums_computed() -> dict[str, int]:
@@ -415,7 +414,8 @@ class Database:
                                 allow_pickle=False)
                         f.flush()
                     os.fsync(f.fileno())
-                files[file.name] = {"size": file.stat().st_size, "blake2b": _blake2b(file)}
+                files[file.name] = {"size": file.stat().st_size, "blake2b": _blake2b(file),
+                                    checksum.CHUNK_KEY: checksum.CHUNK}
             meta = self._describe(files, source)
             with open(tmp / META, "w", encoding="utf-8") as f:
                 json.dump(meta, f, indent=1)
@@ -523,7 +523,12 @@ class Database:
             if size != info["size"]:
                 raise DatabaseError(f"{file}: {size} bytes, expected {info['size']} "
                                     f"({'truncated' if size < info['size'] else 'grown'})")
-            if verify and _blake2b(file) != info["blake2b"]:
+            chunk = info.get(checksum.CHUNK_KEY)
+            if chunk is not None and (not isinstance(chunk, int) or isinstance(chunk, bool)
+                                      or chunk <= 0):
+                raise DatabaseError(f"{meta_path}: malformed ({checksum.CHUNK_KEY} of "
+                                    f"{file.name}: {chunk!r}, expected a positive int)")
+            if verify and _blake2b(file, chunk) != info["blake2b"]:
                 raise DatabaseError(f"{file}: checksum mismatch (the file is corrupt)")
             try:
                 array = np.load(file, mmap_mode="r", allow_pickle=False)

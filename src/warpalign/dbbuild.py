@@ -20,8 +20,10 @@ arrays at once:
    by group each run's part of it (contiguous: runs are sorted) read, runs in input
    order, and sorted by a stable sort of its lengths.
 
-Each file is hashed (BLAKE2b, for ``meta.json``) as it is written, on another thread,
-and synced. What grows with the input beyond the budget is per sequence: about 40 bytes
+Each file is checksummed (:mod:`.checksum`, chunked: 16 MiB chunks, each written with
+``pwrite`` and hashed as one job, a write's chunks on the build's threads at once) as it
+is written, and synced; run files are written and read back in 16 MiB pieces on the
+threads too. What grows with the input beyond the budget is per sequence: about 40 bytes
 each (lengths, order, offsets, name offsets), 1.2 GB for 30 M sequences.
 
 Measured (bench/results/makedb_cpu.jsonl, a 2.5 GHz Xeon, 2 cores shared with other
@@ -30,8 +32,10 @@ thread, 59-76 M/s with two (1 GiB and 128 MiB; peak RSS 0.63-0.66 and 0.29-0.35 
 560 M residues (1 GiB: three run files) at 76 M/s and 95 M/s (0.94-1.0 GB); gzip input
 48-50 M/s (one thread inflates: ~106 M residues/s alone). Parsing alone scales 1.8x on
 the two cores (~200 to ~370 M residues/s). Fixed costs: ~0.6 s of imports (the CLI's,
-NumPy, Numba) and ~0.4 s for Numba's first call. Serial parts left: reading the file
-(one thread), writing ``codes.npy`` with its checksum (~600 MB/s here), syncing.
+NumPy, Numba) and ~0.4 s for Numba's first call. Serial parts left (issue 23
+profile, 560 M residues, one thread, ~1 s of 7.6 s): the stable argsorts of lengths
+(per sequence: the order, each merge group), syncing, removing the run files, reading
+the file (one thread, one block ahead).
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ import numpy as np
 
 from .alphabet import NUCLEOTIDE_RULE, Alphabet, _nucleotide_tables, counts_look_nucleotide
 from .errors import AlphabetMismatch, InputError
-from . import fastablocks
+from . import checksum, fastablocks
 from ._backends.cpu.dbsort import copy_runs, place_runs
 from .fastablocks import Batch
 from .io import FORMATS, Format, Opened, Record, split_title, encode_many, iter_opened
@@ -194,7 +198,8 @@ def write_arrays(source: Any, alphabet: Alphabet, tmp: Path, *, format: Format |
                  progress: bool = False, threads: int = 1) -> dict[str, dict]:
     """Write the five array files of the database of the file ``source`` into the
     directory ``tmp`` (module docstring) on ``threads`` threads, synced; returns their
-    sizes and BLAKE2b checksums (``{"codes.npy": {"size": ..., "blake2b": hex}, ...}``,
+    sizes and checksums (``{"codes.npy": {"size": ..., "blake2b": hex, "blake2b_chunk":
+    CHUNK}, ...}``, :mod:`.checksum`,
     the files in the order of ``database.ARRAYS``), each hashed as it was written.
 
     Raises:
@@ -291,50 +296,119 @@ def _write_arrays(source: Any, alphabet: Alphabet, tmp: Path, format: Format | N
 
 
 class _HashedFile:
-    """A file written and BLAKE2b-hashed at once: the hash of each write runs on ``pool``
-    (when given) while the next is written (both let go of the GIL)."""
+    """A file written and checksummed at once (:mod:`.checksum`, the chunked form): each
+    whole chunk written (``pwrite``) and hashed as one job, the chunks of a ``write``
+    on ``pool`` at once (both let go of the GIL); ``write`` returns once they are done,
+    so it holds none of the caller's buffers (a last partial chunk is copied)."""
 
     def __init__(self, path: Path, pool: concurrent.futures.Executor | None):
         self._path = path
-        self._file = open(path, "wb")  # noqa: SIM115 (closed by __exit__)
-        self._hash = hashlib.blake2b(digest_size=32)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         self._pool = pool
-        self._last: concurrent.futures.Future | None = None
+        self._digests: list[bytes] = []
+        self._partial = bytearray()          # the chunk not yet whole
+        self._at = 0                         # where the partial chunk starts
 
     def write(self, data: Any) -> None:
         data = memoryview(data).cast("B")
-        for lo in range(0, len(data), _COPY_BLOCK):
-            piece = data[lo:lo + _COPY_BLOCK]
-            self._wait()
-            if self._pool is None:
-                self._hash.update(piece)
-            else:
-                self._last = self._pool.submit(self._hash.update, piece)
-            self._file.write(piece)
+        jobs, lo = [], 0
+        if self._partial:
+            lo = min(len(data), checksum.CHUNK - len(self._partial))
+            self._partial += data[:lo]
+            if len(self._partial) < checksum.CHUNK:
+                return
+            jobs.append((self._partial, self._at))
+            self._partial, self._at = bytearray(), self._at + checksum.CHUNK
+        while len(data) - lo >= checksum.CHUNK:
+            jobs.append((data[lo:lo + checksum.CHUNK], self._at))
+            lo, self._at = lo + checksum.CHUNK, self._at + checksum.CHUNK
+        if lo < len(data):
+            self._partial += data[lo:]
+        if self._pool is None or len(jobs) < 2:
+            self._digests += [self._put(*job) for job in jobs]
+        else:
+            self._digests += [f.result() for f in [self._pool.submit(self._put, *job)
+                                                   for job in jobs]]
 
-    def _wait(self) -> None:
-        if self._last is not None:
-            self._last.result()
-            self._last = None
+    def _put(self, piece: Any, offset: int) -> bytes:
+        _pwrite_all(self._fd, piece, offset)
+        return checksum.piece_digest(piece)
 
     def finish(self, pool: concurrent.futures.Executor | None = None) -> Any:
-        """The file (closed) synced: its size and checksum (``{"size", "blake2b"}``),
-        or on ``pool``, the future of them."""
+        """The file (closed) synced: its size and checksum (``{"size", "blake2b",
+        "blake2b_chunk"}``), or on ``pool``, the future of them."""
+        if self._partial:
+            self._digests.append(self._put(self._partial, self._at))
+            self._at += len(self._partial)
+            self._partial = bytearray()
+
         def sync() -> dict:
-            self._wait()
-            with open(self._path, "rb+") as f:
-                os.fsync(f.fileno())
-            return {"size": self._path.stat().st_size, "blake2b": self._hash.hexdigest()}
+            try:
+                os.fsync(self._fd)
+            finally:
+                self.close()
+            return {"size": self._at, "blake2b": checksum.combine(self._digests),
+                    checksum.CHUNK_KEY: checksum.CHUNK}
         return pool.submit(sync) if pool is not None else sync()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
 
     def __enter__(self) -> _HashedFile:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        try:
-            self._wait()
-        finally:
-            self._file.close()
+        if exc[0] is not None:
+            self.close()
+
+
+def _pwrite_all(fd: int, data: Any, offset: int) -> None:
+    """``data`` written to ``fd`` at ``offset``, all of it."""
+    view = memoryview(data).cast("B")
+    while len(view):
+        n = os.pwrite(fd, view, offset)
+        view, offset = view[n:], offset + n
+
+
+def _pwrite_parallel(fd: int, data: Any, offset: int,
+                     pool: concurrent.futures.Executor | None) -> None:
+    """``data`` written to ``fd`` at ``offset`` in pieces of ``_COPY_BLOCK`` bytes on
+    ``pool`` at once."""
+    view = memoryview(data).cast("B")
+    pieces = [(view[lo:lo + _COPY_BLOCK], offset + lo) for lo in range(0, len(view), _COPY_BLOCK)]
+    if pool is None or len(pieces) < 2:
+        for piece, at in pieces:
+            _pwrite_all(fd, piece, at)
+        return
+    for future in [pool.submit(_pwrite_all, fd, piece, at) for piece, at in pieces]:
+        future.result()
+
+
+def _pread_parallel(fd: int, out: memoryview, offset: int,
+                    pool: concurrent.futures.Executor | None) -> None:
+    """``out`` filled from ``fd`` at ``offset``, pieces of ``_COPY_BLOCK`` bytes on
+    ``pool`` at once.
+
+    Raises:
+        OSError: the file ends first.
+    """
+    def read(lo: int) -> None:
+        view = out[lo:lo + _COPY_BLOCK]
+        at = offset + lo
+        while len(view):
+            n = os.preadv(fd, [view], at)
+            if n == 0:
+                raise OSError("a run file of this build was cut short")
+            view, at = view[n:], at + n
+    starts = range(0, len(out), _COPY_BLOCK)
+    if pool is None or len(starts) < 2:
+        for lo in starts:
+            read(lo)
+        return
+    for future in [pool.submit(read, lo) for lo in starts]:
+        future.result()
 
 
 def _placed(held: list[tuple[np.ndarray, np.ndarray]],
@@ -363,8 +437,11 @@ def _spill(held: list[tuple[np.ndarray, np.ndarray]], path: Path,
     """The batches ``held`` sorted by length (:func:`_placed`) into the run file ``path``."""
     codes = _placed(held, pool)
     held.clear()
-    with open(path, "wb") as f:
-        f.write(codes.data)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        _pwrite_parallel(fd, codes, 0, pool)
+    finally:
+        os.close(fd)
 
 
 def _wrap(raw: Path, out: _HashedFile, count: int) -> None:
@@ -423,9 +500,10 @@ def _merge(tmp: Path, run_ends: list[int], lengths: np.ndarray, budget: int,
             codes = np.empty(int(sub.sum()), dtype=np.uint8)
             at = 0
             for f, lo, hi, _ in parts:
-                f.seek(lo)
-                if f.readinto(memoryview(codes)[at:at + hi - lo]) != hi - lo:
-                    raise OSError(f"{tmp}: a run file of this build was cut short")
+                try:
+                    _pread_parallel(f.fileno(), memoryview(codes)[at:at + hi - lo], lo, pool)
+                except OSError as exc:
+                    raise OSError(f"{tmp}: {exc}") from None
                 at += hi - lo
             out.write(gather(codes, sub, np.argsort(sub, kind="stable"), threads=threads,
                              pool=pool))
