@@ -41,6 +41,7 @@ the file (one thread, one block ahead).
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import gzip
 import hashlib
 import itertools
@@ -57,7 +58,7 @@ import numpy as np
 from .alphabet import NUCLEOTIDE_RULE, Alphabet, _nucleotide_tables, counts_look_nucleotide
 from .errors import AlphabetMismatch, InputError
 from . import checksum, fastablocks
-from ._backends.cpu.dbsort import copy_runs, place_runs
+from ._backends.cpu.dbsort import copy_runs, counting_order, merge_starts, place_runs
 from .fastablocks import Batch
 from .io import FORMATS, Format, Opened, Record, split_title, encode_many, iter_opened
 
@@ -71,6 +72,9 @@ _BYTES_PER_RESIDUE = 8
 #: 560 M residues in 1.5 M sequences peaked at 1.2 GB with memory=1 GiB).
 _SORT_BYTES_PER_RESIDUE = 4
 _COPY_BLOCK = 1 << 24
+#: Bytes of a file written between the syncs that a background thread starts while it
+#: is written (``fdatasync``), so that the one after its last write finds little left.
+_SYNC_EVERY = 1 << 28
 
 
 def gather(codes: np.ndarray, lengths: np.ndarray, perm: np.ndarray, *,
@@ -85,15 +89,37 @@ def gather(codes: np.ndarray, lengths: np.ndarray, perm: np.ndarray, *,
     """
     lengths = np.asarray(lengths, dtype=np.int64)
     starts = (np.cumsum(lengths) - lengths)[perm]
-    lengths = lengths[perm]
+    return _copied(np.ascontiguousarray(codes, dtype=np.uint8), starts, lengths[perm],
+                   threads, pool)
+
+
+def by_length(lengths: np.ndarray) -> np.ndarray:
+    """The indices of ``lengths`` ordered by length, ties in index order (a stable
+    argsort), int64: a counting sort (compiled, one pass) where the longest is at most
+    2**16 or twice the count, else NumPy's stable argsort.
+
+    Example:
+        >>> by_length(np.array([3, 1, 3, 0])).tolist()
+        [3, 1, 0, 2]
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    top = int(lengths.max()) if len(lengths) else 0
+    if top <= max(1 << 16, 2 * len(lengths)):
+        return counting_order(lengths, top)
+    return np.argsort(lengths, kind="stable").astype(np.int64)
+
+
+def _copied(codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray, threads: int,
+            pool: concurrent.futures.Executor | None) -> np.ndarray:
+    """``codes[starts[k]:starts[k] + lengths[k]]`` for k = 0, 1, ... joined (threads > 1:
+    that many slices copied at once, on ``pool``)."""
     out = np.empty(int(lengths.sum()), dtype=np.uint8)
-    codes = np.ascontiguousarray(codes, dtype=np.uint8)
-    if threads <= 1 or pool is None or len(perm) < 2:
+    if threads <= 1 or pool is None or len(starts) < 2:
         copy_runs(codes, starts, lengths, out)
         return out
     ends = np.cumsum(lengths)
     cuts = np.searchsorted(ends, np.linspace(0, len(out), threads + 1)[1:-1], side="left")
-    cuts = np.concatenate([[0], cuts, [len(perm)]]).astype(np.int64)
+    cuts = np.concatenate([[0], cuts, [len(starts)]]).astype(np.int64)
     jobs = [pool.submit(copy_runs, codes, starts[lo:hi], lengths[lo:hi],
                         out[(ends[lo - 1] if lo else 0):(ends[hi - 1] if hi else 0)])
             for lo, hi in zip(cuts[:-1].tolist(), cuts[1:].tolist()) if hi > lo]
@@ -208,14 +234,16 @@ def write_arrays(source: Any, alphabet: Alphabet, tmp: Path, *, format: Format |
         AlphabetMismatch: ``check`` (no alphabet given) and the input is nucleotide.
     """
     threads = max(1, int(threads))
-    with concurrent.futures.ThreadPoolExecutor(threads, "makedb") as pool:
+    with concurrent.futures.ThreadPoolExecutor(threads, "makedb") as pool, \
+            concurrent.futures.ThreadPoolExecutor(1, "makedb-sync") as syncer:
         return _write_arrays(source, alphabet, tmp, format, label, check, int(memory),
-                             progress, pool if threads > 1 else None, threads)
+                             progress, pool if threads > 1 else None, threads, syncer)
 
 
 def _write_arrays(source: Any, alphabet: Alphabet, tmp: Path, format: Format | None,
                   label: str | None, check: bool, memory: int, progress: bool,
-                  pool: concurrent.futures.Executor | None, threads: int) -> dict[str, dict]:
+                  pool: concurrent.futures.Executor | None, threads: int,
+                  syncer: concurrent.futures.Executor) -> dict[str, dict]:
     budget = max(1, memory // _SORT_BYTES_PER_RESIDUE)
     held: list[tuple[np.ndarray, np.ndarray]] = []      # batches not yet in a sorted run
     held_size, run_ends = 0, []                          # the runs' ends (sequences)
@@ -260,28 +288,31 @@ def _write_arrays(source: Any, alphabet: Alphabet, tmp: Path, format: Format | N
         run_ends.append(len(lengths))
         _spill(held, tmp / f"run{len(run_ends) - 1}.codes", pool)
         held = []
-    order = np.argsort(lengths, kind="stable").astype(np.int64)
+    order = by_length(lengths)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths[order], out=offsets[1:])
     name_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(name_lengths, out=name_offsets[1:])
     total = int(offsets[-1])
+    del lengths
     small = {}                  # the small files, synced and hashed while codes are sorted
     for key, array in (("offsets", offsets), ("order", order),
                        ("name_offsets", name_offsets), ("names", None)):
-        with _HashedFile(tmp / f"{key}.npy", pool) as f:
+        with _HashedFile(tmp / f"{key}.npy", pool, syncer) as f:
             if array is None:
                 _wrap(names_tmp, f, int(name_offsets[-1]))
             else:
                 np.save(f, array, allow_pickle=False)
         small[key] = f.finish(pool)
-    del order, offsets, name_offsets, name_lengths
+    del name_offsets, name_lengths
     bar = _Bar(progress, "sorting", total=total)
+    removed: list[concurrent.futures.Future] = []
     try:
-        with _HashedFile(tmp / "codes.npy", pool) as codes_out:
+        with _HashedFile(tmp / "codes.npy", pool, syncer) as codes_out:
             _npy_header(codes_out, np.uint8, total)
             if run_ends:
-                _merge(tmp, run_ends, lengths, budget, codes_out, bar, pool, threads)
+                removed = _merge(tmp, run_ends, order, offsets, budget, codes_out, bar,
+                                 pool, threads)
             else:
                 codes = _placed(held, pool)
                 held = []
@@ -289,7 +320,9 @@ def _write_arrays(source: Any, alphabet: Alphabet, tmp: Path, format: Format | N
                 bar.update(len(codes))
     finally:
         bar.close()
-    files = {"codes.npy": codes_out.finish()}
+    files = {"codes.npy": codes_out.finish()}   # synced while the run files go
+    for future in removed:
+        future.result()
     for key in ("offsets", "order", "names", "name_offsets"):
         files[f"{key}.npy"] = small[key].result() if pool is not None else small[key]
     return files
@@ -299,12 +332,19 @@ class _HashedFile:
     """A file written and checksummed at once (:mod:`.checksum`, the chunked form): each
     whole chunk written (``pwrite``) and hashed as one job, the chunks of a ``write``
     on ``pool`` at once (both let go of the GIL); ``write`` returns once they are done,
-    so it holds none of the caller's buffers (a last partial chunk is copied)."""
+    so it holds none of the caller's buffers (a last partial chunk is copied). Every
+    ``_SYNC_EVERY`` bytes written, ``syncer`` (one thread) syncs what is written so far
+    (``fdatasync``; at most one at a time), so the disk writes while the build goes on
+    and :meth:`finish`'s sync, which makes the file durable, finds little left."""
 
-    def __init__(self, path: Path, pool: concurrent.futures.Executor | None):
+    def __init__(self, path: Path, pool: concurrent.futures.Executor | None,
+                 syncer: concurrent.futures.Executor):
         self._path = path
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         self._pool = pool
+        self._syncer = syncer
+        self._sync: concurrent.futures.Future | None = None     # the sync in flight
+        self._synced = 0                     # bytes written when it was started
         self._digests: list[bytes] = []
         self._partial = bytearray()          # the chunk not yet whole
         self._at = 0                         # where the partial chunk starts
@@ -329,6 +369,12 @@ class _HashedFile:
         else:
             self._digests += [f.result() for f in [self._pool.submit(self._put, *job)
                                                    for job in jobs]]
+        if self._at - self._synced >= _SYNC_EVERY and (self._sync is None
+                                                       or self._sync.done()):
+            if self._sync is not None:
+                self._sync.result()          # its error, if any, ends the build
+            self._sync = self._syncer.submit(os.fdatasync, self._fd)
+            self._synced = self._at
 
     def _put(self, piece: Any, offset: int) -> bytes:
         _pwrite_all(self._fd, piece, offset)
@@ -344,6 +390,8 @@ class _HashedFile:
 
         def sync() -> dict:
             try:
+                if self._sync is not None:
+                    self._sync.result()
                 os.fsync(self._fd)
             finally:
                 self.close()
@@ -353,6 +401,8 @@ class _HashedFile:
 
     def close(self) -> None:
         if self._fd >= 0:
+            if self._sync is not None:       # not closed under a sync (its error: finish's)
+                concurrent.futures.wait([self._sync])
             fd, self._fd = self._fd, -1
             os.close(fd)
 
@@ -417,7 +467,7 @@ def _placed(held: list[tuple[np.ndarray, np.ndarray]],
     ties in input order: each batch's sequences copied to their places, batches on
     ``pool`` at once."""
     lengths = np.concatenate([n for _, n in held])
-    order = np.argsort(lengths, kind="stable")
+    order = by_length(lengths)
     dest = np.empty(len(order), dtype=np.int64)
     dest[order] = np.cumsum(lengths[order]) - lengths[order]
     ends = np.cumsum([0, *(len(n) for _, n in held)]).tolist()
@@ -453,11 +503,13 @@ def _wrap(raw: Path, out: _HashedFile, count: int) -> None:
     raw.unlink()
 
 
-def _groups(lengths: np.ndarray, budget: int) -> np.ndarray:
-    """Upper length bounds of the groups (inclusive, ascending): consecutive distinct
-    lengths whose residues fit ``budget`` together; a length that alone does not is a
-    group of its own."""
-    values, count = np.unique(lengths, return_counts=True)
+def _groups(ordered: np.ndarray, budget: int) -> np.ndarray:
+    """Upper length bounds of the groups (inclusive, ascending) of the lengths
+    ``ordered`` (ascending): consecutive distinct lengths whose residues fit ``budget``
+    together; a length that alone does not is a group of its own."""
+    firsts = np.flatnonzero(np.diff(ordered, prepend=-1))
+    values = ordered[firsts]
+    count = np.diff(np.append(firsts, len(ordered)))
     bounds, size, prev = [], 0, 0
     for v, r in zip(values.tolist(), (values * count).tolist()):
         if size and size + r > budget:
@@ -469,47 +521,69 @@ def _groups(lengths: np.ndarray, budget: int) -> np.ndarray:
     return np.asarray(bounds, dtype=np.int64)
 
 
-def _merge(tmp: Path, run_ends: list[int], lengths: np.ndarray, budget: int,
-           out: _HashedFile, bar: _Bar, pool: concurrent.futures.Executor | None,
-           threads: int) -> None:
+def _merge(tmp: Path, run_ends: list[int], order: np.ndarray, offsets: np.ndarray,
+           budget: int, out: _HashedFile, bar: _Bar, pool: concurrent.futures.Executor | None,
+           threads: int) -> list[concurrent.futures.Future]:
     """The codes of the sorted runs ``run{k}.codes`` (of the sequences up to
     ``run_ends[k]``, in input order) merged by length, ties in input order, written to
-    ``out``: group by group of lengths (:func:`_groups`), each run's part of a group
-    read (runs in input order) and sorted by a stable sort of its lengths; a group of
-    one length (possibly over the budget) streamed through as read."""
-    bounds = _groups(lengths, budget)
-    runs = []
-    for k, (lo, hi) in enumerate(zip([0, *run_ends[:-1]], run_ends)):
-        ordered = np.sort(lengths[lo:hi], kind="stable")
-        cuts = np.concatenate([[0], np.searchsorted(ordered, bounds, side="right")])
-        starts = np.concatenate([[0], np.cumsum(ordered)])
-        runs.append((open(tmp / f"run{k}.codes", "rb"), ordered, cuts, starts))  # noqa: SIM115
+    ``out``, group by group of lengths (:func:`_groups`): the group's part of the
+    build's ``order`` (``offsets``: of the sorted codes) tells each sequence's run, and
+    so where it lies in the runs' parts read back joined (runs in input order; a run's
+    part is in that order too: runs are sorted and cover consecutive inputs); a group
+    of one length (possibly over the budget) streamed through as read. The run files
+    are removed: on ``pool`` (the futures returned), else before it returns, or on
+    failure."""
+    ordered = np.diff(offsets)
+    bounds = _groups(ordered, budget)
+    cuts = np.concatenate([[0], np.searchsorted(ordered, bounds, side="right")]).tolist()
+    ends = np.asarray(run_ends, dtype=np.int64)
+    at = np.zeros(len(run_ends), dtype=np.int64)        # each run's next part
+    fds: list[int] = []
+    done = False
     try:
-        for g in range(len(bounds)):
-            parts = [(f, int(starts[cuts[g]]), int(starts[cuts[g + 1]]),
-                      ordered[cuts[g]:cuts[g + 1]]) for f, ordered, cuts, starts in runs]
-            sub = np.concatenate([n for *_, n in parts])
-            if sub.min() == sub.max():               # one length: run order is input order
-                for f, lo, hi, _ in parts:
-                    f.seek(lo)
-                    while lo < hi and (block := f.read(min(_COPY_BLOCK, hi - lo))):
-                        out.write(block)
-                        bar.update(len(block))
-                        lo += len(block)
-                continue
-            codes = np.empty(int(sub.sum()), dtype=np.uint8)
-            at = 0
-            for f, lo, hi, _ in parts:
-                try:
-                    _pread_parallel(f.fileno(), memoryview(codes)[at:at + hi - lo], lo, pool)
-                except OSError as exc:
-                    raise OSError(f"{tmp}: {exc}") from None
-                at += hi - lo
-            out.write(gather(codes, sub, np.argsort(sub, kind="stable"), threads=threads,
-                             pool=pool))
-            bar.update(len(codes))
-            del codes
+        for k in range(len(run_ends)):
+            fds.append(os.open(tmp / f"run{k}.codes", os.O_RDONLY))
+        for lo, hi in zip(cuts, cuts[1:]):
+            sub = ordered[lo:hi]
+            starts, sizes = merge_starts(np.searchsorted(ends, order[lo:hi], side="right"),
+                                         sub, len(fds))
+            if sub[0] == sub[-1]:                  # one length: run order is input order
+                buf = np.empty(min(_COPY_BLOCK, int(sizes.max())), dtype=np.uint8)
+                for fd, a, n in zip(fds, at.tolist(), sizes.tolist()):
+                    for p in range(a, a + n, _COPY_BLOCK):
+                        piece = memoryview(buf)[:min(_COPY_BLOCK, a + n - p)]
+                        _read_run(tmp, fd, piece, p, None)
+                        out.write(piece)
+                        bar.update(len(piece))
+            else:
+                codes = np.empty(int(sizes.sum()), dtype=np.uint8)
+                p = 0
+                for fd, a, n in zip(fds, at.tolist(), sizes.tolist()):
+                    _read_run(tmp, fd, memoryview(codes)[p:p + n], a, pool)
+                    p += n
+                out.write(_copied(codes, starts, sub, threads, pool))
+                bar.update(len(codes))
+                del codes
+            at += sizes
+        done = True
     finally:
-        for f, *_ in runs:
-            f.close()
-            os.unlink(f.name)
+        paths = [tmp / f"run{k}.codes" for k in range(len(run_ends))]
+        removing = []
+        for fd in fds:
+            os.close(fd)
+        for path in paths:
+            if done and pool is not None:
+                removing.append(pool.submit(os.unlink, path))
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+    return removing
+
+
+def _read_run(tmp: Path, fd: int, out: memoryview, offset: int,
+              pool: concurrent.futures.Executor | None) -> None:
+    """:func:`_pread_parallel` of a run file of the build in ``tmp``."""
+    try:
+        _pread_parallel(fd, out, offset, pool)
+    except OSError as exc:
+        raise OSError(f"{tmp}: {exc}") from None
