@@ -156,3 +156,16 @@ def test_streamed_build_progress(tmp_path, capsys):
     Database.build(fasta, tmp_path / "p.wa", memory=32 * 500, progress=True)
     err = capsys.readouterr().err
     assert "reading" in err and "sorting" in err
+
+
+@pytest.mark.parametrize("top", [0, 3, 40_000, 1 << 16, 5_000_000])
+def test_order_by_length_is_the_stable_argsort(top):
+    # the counting sort (top up to 2**16 or twice the count) and NumPy's stable argsort
+    # beyond it: ties (many: few distinct lengths) in index order, zero lengths first
+    from warpalign.dbbuild import by_length
+    rng = np.random.default_rng(top)
+    for n in (0, 1, 7, 5000):
+        lengths = rng.integers(0, top + 1, n)
+        got = by_length(lengths)
+        assert got.dtype == np.int64
+        assert got.tolist() == np.argsort(lengths, kind="stable").tolist()

@@ -11,31 +11,45 @@ arrays at once:
    to 32 MiB parsed on ``threads`` threads; FASTQ and anything else by the line reader
    of ``io``), names to ``names.npy``; lengths, name lengths and the code counts (for
    the nucleotide rule) kept; the codes held until they would pass the budget
-   (``memory / 4`` residues), then sorted by length (stable, each batch's sequences
-   copied to their places on a thread) into a run file ``run{k}.codes``;
-2. sort: with no run file (the residues fit the budget) the held codes sorted the same
-   way into ``codes.npy``; else the distinct lengths cut into groups of consecutive
-   lengths whose residues fit the budget (a single length that does not fit is a group
-   of its own, streamed through: runs in input order are its input order), and group
-   by group each run's part of it (contiguous: runs are sorted) read, runs in input
-   order, and sorted by a stable sort of its lengths.
+   (``memory / 4`` residues), then sorted by length (stable: :func:`by_length`, a
+   counting sort; each batch's sequences copied to their places on a thread) into a
+   run file ``run{k}.codes``;
+2. sort: the order of all sequences by length (:func:`by_length`); with no run file
+   (the residues fit the budget) the held codes sorted the same way into
+   ``codes.npy``; else the distinct lengths cut into groups of consecutive lengths
+   whose residues fit the budget (a single length that does not fit is a group of its
+   own, streamed through: runs in input order are its input order), and group by group
+   each run's part of it (contiguous: runs are sorted) read, runs in input order, and
+   merged: the group's part of the order names each sequence's run, and a run's part
+   is in that order, so each sequence's place in what was read follows in one pass
+   (no sort per run or group).
 
 Each file is checksummed (:mod:`.checksum`, chunked: 16 MiB chunks, each written with
 ``pwrite`` and hashed as one job, a write's chunks on the build's threads at once) as it
-is written, and synced; run files are written and read back in 16 MiB pieces on the
-threads too. What grows with the input beyond the budget is per sequence: about 40 bytes
+is written, and synced: a background thread syncs (``fdatasync``) each 256 MiB
+written while the build goes on, the last sync (``fsync``, before ``Database.build``
+publishes the directory by rename) finds little left; run files are written and read
+back in 16 MiB pieces on the threads too, and removed on them while ``codes.npy`` is
+synced. What grows with the input beyond the budget is per sequence: about 40 bytes
 each (lengths, order, offsets, name offsets), 1.2 GB for 30 M sequences.
 
 Measured (bench/results/makedb_cpu.jsonl, a 2.5 GHz Xeon, 2 cores shared with other
 work, so noisy): 186.7 M residues in 516 K sequences at 57-62 M residues/s with one
 thread, 59-76 M/s with two (1 GiB and 128 MiB; peak RSS 0.63-0.66 and 0.29-0.35 GB);
-560 M residues (1 GiB: three run files) at 76 M/s and 95 M/s (0.94-1.0 GB); gzip input
+560 M residues (1 GiB: three run files) at 92 M/s and 114 M/s (0.93-1.0 GB; 84 and
+103 M/s before issue 23's third round, back to back); gzip input
 48-50 M/s (one thread inflates: ~106 M residues/s alone). Parsing alone scales 1.8x on
 the two cores (~200 to ~370 M residues/s). Fixed costs: ~0.6 s of imports (the CLI's,
-NumPy, Numba) and ~0.4 s for Numba's first call. Serial parts left (issue 23
-profile, 560 M residues, one thread, ~1 s of 7.6 s): the stable argsorts of lengths
-(per sequence: the order, each merge group), syncing, removing the run files, reading
-the file (one thread, one block ahead).
+NumPy, Numba) and ~0.4 s for Numba's first call. Per phase (issue 23 profile, 560 M
+residues, 1 GiB, one thread, ~7.3 s; two ~5 s): reading and parsing ~3.3 s (parallel
+but for the file's reads, one thread a block ahead), spilling three runs ~1.3 s
+(placing ~0.9 s on the threads, run writes ~0.4 s), the merge ~2.3 s (hashing and
+writing ``codes.npy`` ~1.5 s, copies ~0.5 s, reads ~0.2 s: all on the threads), the
+order ~0.03 s, the last sync ~0.03 s (was ~0.23 s). Serial parts left: reading the file,
+the batch loop between blocks (the held batches, names to ``names.raw``), the small
+files (~0.2 s: ``names.npy`` copied from ``names.raw`` on one thread). On 16 cores
+(an estimate: the ~6.8 core-seconds on threads shared out, ~0.5 s if memory bandwidth
+holds; ~0.5 s serial; ~1 s of imports and Numba's first call) ~2 s, ~280 M residues/s.
 """
 
 from __future__ import annotations
