@@ -354,7 +354,7 @@ def test_biopython_scores(matrix, go, ge):
 # --------------------------------------------------------------------------- long sequences
 
 LONG_SCRIPT = textwrap.dedent("""
-    import json, resource, sys, time
+    import json, sys, time
     import numpy as np
     sys.path.insert(0, {tests!r})
     from test_traceback import related
@@ -371,7 +371,10 @@ LONG_SCRIPT = textwrap.dedent("""
         out[algorithm] = dict(seconds=time.perf_counter() - t0, score=a.score,
                               coords=[a.query_start, a.query_end, a.target_start, a.target_end],
                               length=a.length)
-    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # this process's own peak (VmHWM, per address space): ru_maxrss would start from the
+    # peak of the test process that forked it
+    with open("/proc/self/status") as fh:
+        out["peak_rss_mib"] = int(fh.read().split("VmHWM:")[1].split()[0]) / 1024
     print(json.dumps(out))
 """)
 
