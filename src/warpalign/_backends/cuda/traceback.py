@@ -111,32 +111,24 @@ class GpuTraceback:
         step = int(np.abs(scoring.matrix).max()) + int(scoring.gap_open) + int(scoring.gap_extend)
         return VALUE_LIMIT // max(step, 1) - 3
 
-    def _upload(self, pieces: list[np.ndarray]):
-        """One device buffer of the pieces and each piece's offset in it."""
-        offs = np.zeros(len(pieces) + 1, np.int64)
-        np.cumsum([len(p) for p in pieces], out=offs[1:])
-        buf = np.concatenate(pieces) if pieces else np.zeros(0, np.uint8)
-        return self._cp.asarray(np.append(buf, np.uint8(0))), offs[:-1]
+    @staticmethod
+    def _joined(pieces):
+        """One host buffer of ``pieces`` and each piece's offset in it."""
+        pos = np.zeros(len(pieces) + 1, np.int64)
+        np.cumsum([len(p) for p in pieces], out=pos[1:])
+        buf = np.concatenate([np.asarray(p, np.uint8) for p in pieces]) if pieces else None
+        return (np.zeros(0, np.uint8) if buf is None else buf), pos[:-1]
 
     # ------------------------------------------------------------------ passes
+    # The job lists of the interface (host sequences) run as array jobs (below): their
+    # codes joined into one buffer a side, uploaded once.
     def ends(self, items, scoring, algorithm: int, *, threads: int | None = None) -> np.ndarray:
         """(score, query end, target end) per item ``(q, t)``, as ``cpu.pairwise.score_end``
         (``algorithm``: its code; DESIGN.md's tie rule)."""
-        out = np.zeros((len(items), 3), np.int64)
-        gpu, cpu = [], []
-        most = self._most(scoring)
-        for k, (q, t) in enumerate(items):
-            (gpu if len(q) and len(t) and len(q) + len(t) <= most else cpu).append(k)
-        if cpu:
-            out[cpu] = self._cpu.ends([items[k] for k in cpu], scoring, algorithm,
-                                      threads=threads)
-        if not gpu:
-            return out
-        got = self._ends_gpu([items[k][0] for k in gpu], None, None,
-                             np.array([len(items[k][1]) for k in gpu], np.int64),
-                             [items[k][1] for k in gpu], scoring, algorithm)
-        out[gpu] = got
-        return out
+        qcat, qpos = self._joined([q for q, _ in items])
+        tcat, tpos = self._joined([t for _, t in items])
+        return self.ends_flat(qcat, qpos, [len(q) for q, _ in items], tcat, tpos,
+                              [len(t) for _, t in items], scoring, algorithm, threads=threads)
 
     def ends_resident(self, queries, ids, codes, offsets, lengths: np.ndarray, scoring,
                       algorithm: int) -> list[np.ndarray]:
@@ -145,161 +137,56 @@ class GpuTraceback:
         targets' lengths on the host): per query an (len(ids[i]), 3) array, or None for a
         query that is empty or holds a pair outside the kernel's int32 range (the caller
         computes those another way)."""
-        qs, tids, owner = [], [], []
+        tids, owner = [], []
         most = self._most(scoring)
         for k, (q, got) in enumerate(zip(queries, ids)):
             got = np.asarray(got, np.int64)
             if len(got) == 0 or len(q) == 0 or lengths[got].min() == 0 or \
                     len(q) + int(lengths[got].max()) > most:
                 continue
-            qs += [q] * len(got)
             tids.append(got)
             owner.append(k)
         out: list = [None] * len(queries)
         if not owner:
             return out
+        qcat, qat = self._joined([queries[k] for k in owner])
+        counts = [len(got) for got in tids]
         flat = np.concatenate(tids)
         toff = self._cp.asarray(offsets)[self._cp.asarray(flat)].get().astype(np.int64)
-        res = self._ends_gpu(qs, codes, toff, lengths[flat].astype(np.int64), None, scoring,
-                             algorithm)
+        res = self.ends_flat(qcat, np.repeat(qat, counts),
+                             np.repeat([len(queries[k]) for k in owner], counts), codes, toff,
+                             lengths[flat].astype(np.int64), scoring, algorithm)
         lo = 0
-        for k, got in zip(owner, tids):
-            out[k] = res[lo:lo + len(got)]
-            lo += len(got)
-        return out
-
-    def _ends_gpu(self, qs, tcodes, toff, tlen, ts, scoring, algorithm: int) -> np.ndarray:
-        """tb_end over jobs (qs[k], target k): the targets are ``ts`` (host arrays, uploaded
-        with the queries) or, with ``ts`` None, at ``tcodes + toff[k]`` on the device."""
-        cp = self._cp
-        end = self._function("tb_end")
-        matrix = self._matrix(scoring)
-        out = np.empty((len(qs), 3), np.int64)
-        for group in _batches([8 * (int(n) + 1) for n in tlen], DIR_BYTES):
-            pieces = [np.asarray(qs[k], np.uint8) for k in group]
-            if ts is not None:
-                pieces += [np.asarray(ts[k], np.uint8) for k in group]
-            qlen = np.array([len(qs[k]) for k in group], np.int32)
-            tl = tlen[group].astype(np.int32)
-            roff = np.zeros(len(group) + 1, np.int64)
-            np.cumsum(2 * (tl.astype(np.int64) + 1), out=roff[1:])
-            with self._stream() as stream:
-                buf, offs = self._upload(pieces)
-                if ts is None:
-                    tbuf, to = tcodes, toff[group]
-                else:
-                    tbuf, to = buf, offs[len(group):]
-                rows = cp.empty(int(roff[-1]), cp.int32)
-                res = cp.empty((3, len(group)), cp.int32)
-                dev = [cp.asarray(x) for x in (offs[:len(group)], qlen, np.ascontiguousarray(to),
-                                               tl, roff[:-1])]
-                end((-(-len(group) // _WARPS),), (32 * _WARPS,),
-                    (buf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], rows, matrix,
-                     np.int32(scoring.matrix.shape[0]), np.int32(scoring.gap_open),
-                     np.int32(scoring.gap_extend), np.int32(algorithm), np.int32(len(group)),
-                     res[0], res[1], res[2]))
-                got = cp.asnumpy(res, stream=stream)
-                stream.synchronize()
-            out[group] = got.T
+        for k, n in zip(owner, counts):
+            out[k] = res[lo:lo + n]
+            lo += n
         return out
 
     def starts(self, items, scoring, full_query: bool, *, threads: int | None = None) -> np.ndarray:
         """(di, dj) per item ``(q, qe, t, te, target)``, as ``cpu.traceback.anchored_start``
         without ``whole``: the reversed extents of the start; -1 when no alignment ending
         at (qe, te) reaches ``target``, -2 when one beats it."""
-        out = np.full((len(items), 2), -1, np.int64)
-        gpu, cpu = [], []
-        most = self._most(scoring)
-        for k, (q, qe, t, te, target) in enumerate(items):
-            if qe == 0 or te == 0 or qe + te > most:
-                cpu.append(k)
-            else:
-                gpu.append(k)
-        if cpu:
-            out[cpu] = self._cpu.starts([items[k] for k in cpu], scoring, full_query,
-                                        threads=threads)
-        if gpu:
-            out[gpu] = self._starts_gpu([items[k] for k in gpu], scoring, full_query)
-        return out
-
-    def _starts_gpu(self, items, scoring, full_query: bool) -> np.ndarray:
-        cp = self._cp
-        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
-        out = np.empty((len(items), 2), np.int64)
-        run = []
-        for k, (q, qe, t, te, target) in enumerate(items):
-            if full_query:
-                corner = -(go + (qe - 1) * ge)     # H(m, 0): the whole query in one gap
-                if corner >= target:
-                    out[k] = (qe, 0) if corner == target else (-2, -2)
-                    continue
-            run.append(k)
-        if not run:
-            return out
-        start = self._function("tb_start")
-        matrix = self._matrix(scoring)
-        pieces = []
-        for k in run:
-            q, qe, t, te, _ = items[k]
-            pieces += [np.asarray(q[:qe], np.uint8), np.asarray(t[:te], np.uint8)]
-        with self._stream() as stream:
-            codes, offs = self._upload(pieces)
-            qlen = np.array([items[k][1] for k in run], np.int32)
-            tlen = np.array([items[k][3] for k in run], np.int32)
-            goal = np.array([items[k][4] for k in run], np.int32)
-            roff = np.zeros(len(run) + 1, np.int64)
-            np.cumsum(2 * (tlen.astype(np.int64) + 1), out=roff[1:])
-            rows = cp.empty(int(roff[-1]), cp.int32)
-            oi = cp.empty(len(run), cp.int32)
-            oj = cp.empty(len(run), cp.int32)
-            dev = [cp.asarray(x) for x in (offs[0::2], qlen, offs[1::2], tlen, goal, roff[:-1])]
-            blocks = -(-len(run) // _WARPS)
-            start((blocks,), (32 * _WARPS,),
-                  (codes, dev[0], dev[1], codes, dev[2], dev[3], dev[4], dev[5], rows, matrix,
-                   np.int32(scoring.matrix.shape[0]), np.int32(go), np.int32(ge),
-                   np.int32(1 if full_query else 0), np.int32(len(run)), oi, oj))
-            got_i, got_j = cp.asnumpy(oi, stream=stream), cp.asnumpy(oj, stream=stream)
-            stream.synchronize()
-        out[run, 0] = got_i
-        out[run, 1] = got_j
-        return out
+        qcat, qpos = self._joined([it[0] for it in items])
+        tcat, tpos = self._joined([it[2] for it in items])
+        return self.starts_flat(qcat, qpos, [it[1] for it in items], tcat, tpos,
+                                [it[3] for it in items], [it[4] for it in items], scoring,
+                                full_query, threads=threads)
 
     def paths(self, items, scoring, max_full_cells: int, *,
               threads: int | None = None) -> list[tuple[int, np.ndarray]]:
         """(score, ops) per item ``(q, qlo, qhi, t, tlo, thi[, score])``: an optimal global
         path of q[qlo:qhi] vs t[tlo:thi] in alignment order, as ``cpu.traceback.MyersMiller``
         (``score``, the optimum when known, only narrows the CPU's work)."""
-        out: list = [None] * len(items)
-        small, large, cpu = [], [], []
-        most = self._most(scoring)
-        for k, (q, qlo, qhi, t, tlo, thi, *_) in enumerate(items):
-            a, b = qhi - qlo, thi - tlo
-            if a == 0 or b == 0 or a + b > most:
-                cpu.append(k)
-            elif a == 1 or (a + 1) * (b + 1) <= max_full_cells:
-                small.append(k)
-            else:
-                large.append(k)
-        for k in large:
-            got = self._long_path(items[k], scoring, max_full_cells)
-            if got is None:
-                cpu.append(k)
-            else:
-                out[k] = got
-        if cpu:
-            for k, got in zip(cpu, self._cpu.paths([items[k] for k in cpu], scoring,
-                                                   max_full_cells, threads=threads)):
-                out[k] = got
-        if small:
-            sizes = []
-            for k in small:
-                a, b = items[k][2] - items[k][1], items[k][5] - items[k][4]
-                sizes.append(_dir_bytes(a, b) + 8 * (b + 1) + a + b)
-            for group in _batches(sizes, DIR_BYTES):
-                ks = [small[g] for g in group]
-                for k, got in zip(ks, self._paths_gpu([items[k] for k in ks], scoring)):
-                    out[k] = got
-        return out
+        qcat, qpos = self._joined([it[0] for it in items])
+        tcat, tpos = self._joined([it[3] for it in items])
+        known = all(len(it) > 6 for it in items)
+        scores, ops, opoff = self.paths_flat(
+            qcat, qpos + [it[1] for it in items], [it[2] - it[1] for it in items], tcat,
+            tpos + [it[4] for it in items], [it[5] - it[4] for it in items],
+            [it[6] for it in items] if known else None, scoring, max_full_cells,
+            threads=threads)
+        ops = self._cp.asnumpy(ops)
+        return [(int(scores[k]), ops[opoff[k]:opoff[k + 1]].copy()) for k in range(len(items))]
 
     def _long_path(self, item, scoring, max_full_cells):
         """A segment over ``max_full_cells``: Myers–Miller with GPU half passes, or None when
@@ -315,50 +202,6 @@ class GpuTraceback:
             return None
         score, ops = pair.path(0, len(qs), 0, len(ts), max_full_cells)
         return int(score), ops
-
-    def _paths_gpu(self, items, scoring) -> list[tuple[int, np.ndarray]]:
-        cp = self._cp
-        path = self._function("tb_path")
-        matrix = self._matrix(scoring)
-        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
-        pieces = []
-        for q, qlo, qhi, t, tlo, thi, *_ in items:
-            pieces += [np.asarray(q[qlo:qhi], np.uint8), np.asarray(t[tlo:thi], np.uint8)]
-        a = np.array([it[2] - it[1] for it in items], np.int64)
-        b = np.array([it[5] - it[4] for it in items], np.int64)
-
-        def offsets(sizes):
-            offs = np.zeros(len(sizes) + 1, np.int64)
-            np.cumsum(sizes, out=offs[1:])
-            return offs
-
-        roff = offsets(2 * (b + 1))
-        doff = offsets(-(-a // 32) * (b + 31) * 32)
-        opoff = offsets(a + b)
-        with self._stream() as stream:
-            codes, offs = self._upload(pieces)
-            rows = cp.empty(int(roff[-1]), cp.int32)
-            dirs = cp.empty(max(int(doff[-1]), 1), cp.uint8)
-            ops = cp.empty(max(int(opoff[-1]), 1), cp.uint8)
-            score = cp.empty(len(items), cp.int32)
-            length = cp.empty(len(items), cp.int32)
-            flags = cp.zeros(len(items), cp.uint8)
-            dev = [cp.asarray(x) for x in (offs[0::2], a.astype(np.int32), offs[1::2],
-                                           b.astype(np.int32), roff[:-1], doff[:-1], opoff[:-1])]
-            blocks = -(-len(items) // _WARPS)
-            path((blocks,), (32 * _WARPS,),
-                 (codes, dev[0], dev[1], codes, dev[2], dev[3], flags, dev[4], rows, dev[5], dirs,
-                  dev[6], ops, matrix, np.int32(scoring.matrix.shape[0]), np.int32(go),
-                  np.int32(ge), np.int32(len(items)), score, length))
-            host_ops = cp.asnumpy(ops, stream=stream)
-            host_score = cp.asnumpy(score, stream=stream)
-            host_len = cp.asnumpy(length, stream=stream)
-            stream.synchronize()
-        out = []
-        for k in range(len(items)):
-            lo = int(opoff[k])
-            out.append((int(host_score[k]), host_ops[lo:lo + int(host_len[k])][::-1].copy()))
-        return out
 
     # ------------------------------------------------------------------ array jobs
     # The same passes for jobs given as arrays (issue 20): codes stay in the caller's
@@ -433,7 +276,7 @@ class GpuTraceback:
             out[cpu] = self._cpu.starts([(q, len(q), t, len(t), int(target[k]))
                                          for (q, t), k in zip(items, cpu.tolist())],
                                         scoring, full_query, threads=threads)
-        if full_query:              # H(m, 0): the whole query in one gap, as _starts_gpu
+        if full_query:              # H(m, 0): the whole query in one gap
             corner = -(go + (qe - 1) * ge)
             done = on_gpu & (corner >= target)
             out[done & (corner == target)] = np.stack([qe, np.zeros_like(qe)], 1)[
@@ -471,7 +314,8 @@ class GpuTraceback:
         the device turns the slots around and packs them."""
         from ..render import _path_of
         cp = self._cp
-        qpos, a, tpos, b, target = (np.asarray(v, np.int64) for v in (qpos, qlen, tpos, tlen, target))
+        qpos, a, tpos, b = (np.asarray(v, np.int64) for v in (qpos, qlen, tpos, tlen))
+        known = () if target is None else np.asarray(target, np.int64)   # None: not known
         n = len(a)
         scores = np.zeros(n, np.int64)
         lengths = np.zeros(n, np.int64)
@@ -486,7 +330,8 @@ class GpuTraceback:
                 got = None if on_cpu[k] else self._long_path((q, 0, len(q), t, 0, len(t)), scoring,
                                                              max_full_cells)
                 if got is None:
-                    cpu_items.append((k, (q, 0, len(q), t, 0, len(t), int(target[k]))))
+                    cpu_items.append((k, (q, 0, len(q), t, 0, len(t),
+                                          *([int(known[k])] if len(known) else []))))
                 else:
                     scores[k], host[k] = got
             for (k, _), got in zip(cpu_items, self._cpu.paths([it for _, it in cpu_items], scoring,
