@@ -76,7 +76,7 @@ import numpy as np
 
 from ._backends import resolve_threads
 from .choices import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
-from ._backends.render import cigar_text, render_paths
+from ._backends.render import cigar_text, render_paths, running_sums
 from .errors import TracebackError
 from .results import Alignment, AlignmentTable
 from .scoring import Scoring
@@ -372,14 +372,9 @@ def _finish(segments, paths, scoring, algorithm, numba: bool = True) -> list[Ali
     if not segments:
         return []
 
-    def offsets(sizes):
-        off = np.zeros(len(sizes) + 1, np.int64)
-        np.cumsum(sizes, out=off[1:])
-        return off
-
-    opoff = offsets([len(ops) for _, ops in paths])
-    qoff = offsets([seg[2] - seg[1] for seg in segments])
-    toff = offsets([seg[5] - seg[4] for seg in segments])
+    opoff = running_sums([len(ops) for _, ops in paths])
+    qoff = running_sums([seg[2] - seg[1] for seg in segments])
+    toff = running_sums([seg[5] - seg[4] for seg in segments])
     cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.uint8))
     ops = cat([np.asarray(o, np.uint8) for _, o in paths])
     qcat = cat([seg[0][seg[1]:seg[2]] for seg in segments])
@@ -409,8 +404,7 @@ def _render(numba: bool, ops, opoff, qcat, qpos, tcat, tpos, scoring, xp=np):
         ops, opoff, qcat, qoff, tcat, toff, scoring.matrix, scoring.gap_open,
         scoring.gap_extend, symbols)
     same = (qa == ta) & (qa != 45) & (ta != 45)
-    run = np.zeros(same.size + 1, np.int64)
-    np.cumsum(same, out=run[1:])
+    run = running_sums(same)
     text, cigoff = cigar_text(lengths, kinds, runoff)
     from ._backends.render import Rendered
     return Rendered(scores, used_q, used_t, np.diff(run[opoff]), qa, ta, text, cigoff)
@@ -449,11 +443,9 @@ def _table(got, xp, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
         cols = full
         grow = np.zeros(n, np.int64)
         grow[keep] = lengths
-        aligned = np.zeros(n + 1, np.int64)
-        np.cumsum(grow, out=aligned[1:])
+        aligned = running_sums(grow)
         grow[keep] = np.diff(cigoff)
-        cig = np.zeros(n + 1, np.int64)
-        np.cumsum(grow, out=cig[1:])
+        cig = running_sums(grow)
         m = np.zeros(n, np.int64)
         m[keep] = matches
         matches, lengths, opoff, cigoff = m, np.diff(aligned), aligned, cig

@@ -52,8 +52,10 @@ def _path_of(offsets, total: int, xp):
     return xp.cumsum(ends)
 
 
-def _exclusive(values, xp):
-    """0 then the running sums of ``values`` (int64; one entry more than values)."""
+def running_sums(values, xp=np):
+    """0 then the running sums of ``values`` (int64; one entry more than values): the
+    offsets of items of those sizes laid end to end."""
+    values = xp.asarray(values)
     out = xp.zeros(values.shape[0] + 1, np.int64)
     xp.cumsum(values, out=out[1:])
     return out
@@ -96,8 +98,8 @@ def render_paths(ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open: int, gap_
     prev[first] = -1
     takes_q = (ops != 2).astype(np.int64)
     takes_t = (ops != 1).astype(np.int64)
-    cq = _exclusive(takes_q, xp)
-    ct = _exclusive(takes_t, xp)
+    cq = running_sums(takes_q, xp)
+    ct = running_sums(takes_t, xp)
     # the op's position in qcat: the path's start + the query symbols before it in the path
     qc = _gather(qcat, (qpos - cq[opoff[:-1]])[path] + cq[:-1], xp)
     tc = _gather(tcat, (tpos - ct[opoff[:-1]])[path] + ct[:-1], xp)
@@ -106,14 +108,14 @@ def render_paths(ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open: int, gap_
     pair = flat[qc.astype(np.int64) * size + tc.astype(np.int64)]
     gap = xp.where(ops == prev, -int(gap_extend), -int(gap_open))
     value = xp.where(ops == 0, pair, gap)
-    scores = xp.diff(_exclusive(value, xp)[opoff])
+    scores = xp.diff(running_sums(value, xp)[opoff])
     used_q = xp.diff(cq[opoff])
     used_t = xp.diff(ct[opoff])
     sym = xp.asarray(symbols)
     query = xp.where(takes_q == 1, sym[qc], np.uint8(_GAP)).astype(np.uint8)
     target = xp.where(takes_t == 1, sym[tc], np.uint8(_GAP)).astype(np.uint8)
     same = ((query == target) & (query != _GAP) & (target != _GAP)).astype(np.int64)
-    matches = xp.diff(_exclusive(same, xp)[opoff])
+    matches = xp.diff(running_sums(same, xp)[opoff])
     # CIGAR runs: an op starts one where it differs from the previous op of its path
     heads = xp.flatnonzero(ops != prev)
     lengths = xp.diff(xp.concatenate([heads, xp.asarray([total], dtype=heads.dtype)]))
@@ -136,7 +138,7 @@ def cigar_text(lengths, kinds, runoff, *, xp=np):
             break
         digits += lengths >= int(_POW10[power])
     width = digits + 1
-    start = _exclusive(width, xp)
+    start = running_sums(width, xp)
     total = int(start[-1]) if start.shape[0] else 0
     run = _path_of(start, total, xp)
     at = xp.arange(total, dtype=np.int64) - start[:-1][run]

@@ -27,6 +27,7 @@ import threading
 
 import numpy as np
 
+from ..render import running_sums
 from .loader import get_module, require_cupy
 
 _FILE = "traceback.cu"
@@ -114,8 +115,7 @@ class GpuTraceback:
     @staticmethod
     def _joined(pieces):
         """One host buffer of ``pieces`` and each piece's offset in it."""
-        pos = np.zeros(len(pieces) + 1, np.int64)
-        np.cumsum([len(p) for p in pieces], out=pos[1:])
+        pos = running_sums([len(p) for p in pieces])
         buf = np.concatenate([np.asarray(p, np.uint8) for p in pieces]) if pieces else None
         return (np.zeros(0, np.uint8) if buf is None else buf), pos[:-1]
 
@@ -224,8 +224,7 @@ class GpuTraceback:
 
     def _rows(self, sizes_t):
         """Scratch row offsets (2 * (n + 1) ints a job) and the device buffer."""
-        roff = np.zeros(len(sizes_t) + 1, np.int64)
-        np.cumsum(2 * (np.asarray(sizes_t, np.int64) + 1), out=roff[1:])
+        roff = running_sums(2 * (np.asarray(sizes_t, np.int64) + 1))
         return roff, self._cp.empty(max(int(roff[-1]), 1), self._cp.int32)
 
     def ends_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, algorithm: int, *,
@@ -351,10 +350,8 @@ class GpuTraceback:
                 ks = gpu[group]
                 ka, kb = a[ks], b[ks]
                 roff, rows = self._rows(kb)
-                doff = np.zeros(len(ks) + 1, np.int64)
-                np.cumsum(-(-ka // 32) * (kb + 31) * 32, out=doff[1:])
-                slot = np.zeros(len(ks) + 1, np.int64)
-                np.cumsum(ka + kb, out=slot[1:])
+                doff = running_sums(-(-ka // 32) * (kb + 31) * 32)
+                slot = running_sums(ka + kb)
                 dirs = cp.empty(max(int(doff[-1]), 1), cp.uint8)
                 slots = cp.empty(max(int(slot[-1]), 1), cp.uint8)
                 res = cp.empty((2, len(ks)), cp.int32)
@@ -371,14 +368,12 @@ class GpuTraceback:
                 scores[ks], lengths[ks] = got[0], got[1]
                 done.append((ks, slots, dev[6]))
                 del dirs, rows
-            opoff = np.zeros(n + 1, np.int64)
-            np.cumsum(lengths, out=opoff[1:])
+            opoff = running_sums(lengths)
             ops = cp.empty(max(int(opoff[-1]), 1), cp.uint8)
             d_opoff = cp.asarray(opoff)
             for ks, slots, d_slot in done:           # reverse and pack each batch's slots
                 blen = lengths[ks]
-                bo = np.zeros(len(ks) + 1, np.int64)
-                np.cumsum(blen, out=bo[1:])
+                bo = running_sums(blen)
                 total = int(bo[-1])
                 if not total:
                     continue
