@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import chrx as chrx_slice
-from reference import mutate_dna
+from reference import mutate_dna, packed_queries
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign.locate import locate, locate_encoded, span_bound, window_bounds
 from warpalign.scoring import Scoring
@@ -327,15 +327,9 @@ def test_packed_queries_equal_each_alone(gpu, s, m):
     for count in sorted({2, pack_capacity(m)}):
         if count > pack_capacity(m):
             continue
-        qs = []
-        for k in range(count):
-            at = int(rng.integers(0, len(ref) - m))
-            q = ref[at:at + m].copy()
-            flip = rng.random(m) < 0.08
-            q[flip] = rng.integers(0, alpha, int(flip.sum()))
-            if s is not BLOSUM62:
-                q[int(rng.integers(0, m))] = s.encode("N")[0]   # one N each: one score bound
-            qs.append(q)
+        # one score bound, as locate packs them (BLOSUM62: rotations of one near copy)
+        qs = packed_queries(rng, ref, m, count, protein=s is BLOSUM62,
+                            n_code=None if s is BLOSUM62 else int(s.encode("N")[0]))
         sq = {query_score_bound(q, s) for q in qs}
         assert len(sq) == 1
         pack = gpu.DevicePack(qs, s, sq=sq.pop())

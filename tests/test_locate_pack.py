@@ -9,9 +9,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from reference import mutate_dna
+from reference import mutate_dna, packed_queries
 from test_locate import EmulatedCupy, FakeGpuWindows, gpu_windows_as, random_dna
 from test_locate_reads import PAPER_002, PAPER_004, cut_reads, phix
+
+from warpalign.scoring import Scoring
 
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.traceback import CpuTraceback
@@ -88,18 +90,24 @@ def band_dp(rows, heads, r, t, scoring):
     return best
 
 
-@pytest.mark.parametrize("s", [PAPER_002, PAPER_004], ids=["002", "004"])
+BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+
+
+@pytest.mark.parametrize("s", [PAPER_002, PAPER_004, BLOSUM62], ids=["002", "004", "blosum62"])
 def test_packed_band_model_equals_each_query_alone(s):
     """The kernel's packed band, modelled row by row: each query's maximum over its lanes
-    (its pad rows included) is its own best local score."""
+    (its pad rows included, pad score min(0, min S): -4 for BLOSUM62) is its own best
+    local score."""
     rng = np.random.default_rng(7)
-    t = s.encode(random_dna(rng, 90))
+    protein = s is BLOSUM62
+    t = (rng.integers(0, 20, 90).astype(np.uint8) if protein
+         else s.encode(random_dna(rng, 90)))
     for m, count in ((40, 6), (70, 3), (150, 3), (150, 2), (23, 4)):
         qs = []
         for _ in range(count):
-            q = rng.integers(0, 4, m).astype(np.uint8)
+            q = rng.integers(0, 20 if protein else 4, m).astype(np.uint8)
             q[:30] = t[20:20 + min(30, m)][:min(30, m)]          # something to find
-            if rng.random() < 0.5:
+            if not protein and rng.random() < 0.5:
                 q[rng.integers(0, m)] = s.encode("N")[0]        # a read with N
             qs.append(q)
         r, g, lanes, heads = wp.pack_plan(m, count)
@@ -148,6 +156,64 @@ def test_packed_launch_plumbing_on_an_emulated_device():
             assert len(flagged[1]) >= 1 and all((c[:, 1:] == -1).all() for c in cells)
         finally:
             gw.clear_cache()
+
+
+@pytest.mark.parametrize("s", [PAPER_002, PAPER_004, BLOSUM62], ids=["002", "004", "blosum62"])
+@pytest.mark.parametrize("m", [8, 65, 150, 256])
+def test_packed_queries_on_an_emulated_device(s, m):
+    """test_cuda_locate_windows.py::test_packed_queries_equal_each_alone's queries and
+    windows through windows.py on the emulated device (the profile of the packed rows, the
+    packed columns, every query's scores and tied ends at its offsets): the queries share
+    one score bound for every scoring (BLOSUM62's near copies of different pieces do not:
+    the device test asserted one bound and so failed for BLOSUM62 at every length)."""
+    from warpalign._backends.cuda import windows as gw
+    from warpalign._backends.cuda.loader import emulated
+    rng = np.random.default_rng(900 + m)
+    protein = s is BLOSUM62
+    ref = rng.integers(0, 20 if protein else 4, 30_000).astype(np.uint8)
+    ref.setflags(write=False)
+    lo = np.r_[np.arange(0, 28_000, 1_700), 29_990, 5]
+    length = np.minimum(np.r_[np.full(len(lo) - 2, 2_000), 10, 0], len(ref) - lo)
+    for count in sorted({2, wp.pack_capacity(m)}):
+        qs = packed_queries(rng, ref, m, count, protein=protein,
+                            n_code=None if protein else int(s.encode("N")[0]))
+        sq = {query_score_bound(q, s) for q in qs}
+        assert len(sq) == 1 and len({q.tobytes() for q in qs}) > 1
+        emu = EmulatedCupy(qs[0], s, flag_at=10**9)
+        emu.queries = qs
+        gw.clear_cache()
+        with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
+            try:
+                dev = gw.resident([ref])
+                pack = gw.DevicePack(qs, s, sq=sq.pop())
+                cells, flagged, _ = gw.window_cells_packed(dev, pack, s, lo, length,
+                                                           best_ends=True)
+            finally:
+                gw.clear_cache()
+        for q, c, f in zip(qs, cells, flagged):
+            exact = np.array([score_end(q, ref[a:a + n], s.matrix, s.gap_open, s.gap_extend,
+                                        LOCAL) for a, n in zip(lo, length)])
+            assert len(f) == 0 and np.array_equal(c[:, 0], exact[:, 0])
+            known = c[:, 1] >= 0
+            assert np.array_equal(c[known], exact[known])
+            assert known.any() and (c[known, 0] == exact[:, 0].max()).all()
+
+
+def test_pack_score_bound_must_cover_every_query():
+    """DevicePack's ``sq`` bounds the best windows' sub-windows of every query: one below a
+    query's own bound is refused (naming the query), a larger one is taken."""
+    from warpalign._backends.cuda import windows as gw
+    from warpalign._backends.cuda.loader import emulated
+    s = BLOSUM62
+    rng = np.random.default_rng(3)
+    qs = [rng.integers(0, 20, 40).astype(np.uint8) for _ in range(3)]
+    bounds = [query_score_bound(q, s) for q in qs]
+    emu = EmulatedCupy(qs[0], s, flag_at=10**9)
+    with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
+        worst = int(np.argmax(bounds))
+        with pytest.raises(ValueError, match=f"packed query {worst} has score bound"):
+            gw.DevicePack(qs, s, sq=max(bounds) - 1)
+        assert gw.DevicePack(qs, s, sq=max(bounds)).count == 3
 
 
 class PackingFake(FakeGpuWindows):

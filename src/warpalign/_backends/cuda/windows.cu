@@ -377,7 +377,10 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
             }
         }
     }
-    {   // per query: lanes t .. seg_end - 1 of t's query into its head lane
+    if (heads == 1u) {                         // one query (uniform): the whole group
+        for (int o = 1; o < G; o <<= 1)
+            best = __vmaxs2(best, __shfl_xor_sync(FULL_MASK, best, o, G));
+    } else {   // per query: lanes t .. seg_end - 1 of t's query into its head lane
         const unsigned later = heads & ~((2u << t) - 1u);     // head lanes after t
         const int seg_end = later ? __ffs(later) - 1 : G;
         for (int o = 1; o < G; o <<= 1) {
@@ -399,7 +402,7 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
     }
     if (head && item < nitems) {
         const int ba = (int)(short)(best & 0xffffu), bb = (int)(short)(best >> 16);
-        const int at = (__popc(heads & ((2u << t) - 1u)) - 1) * nwin;   // this query's scores
+        const int at = heads == 1u ? 0 : (__popc(heads & ((2u << t) - 1u)) - 1) * nwin;
         if (pa >= 0) {
             out[at + pa] = ba - go;
             if (ba >= thr) flagged[atomicAdd(nflagged, 1)] = at + pa;

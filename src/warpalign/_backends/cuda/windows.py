@@ -196,11 +196,13 @@ class DeviceQuery:
 
 
 class DevicePack:
-    """Several queries of one length and score bound prepared for one launch of the windows
+    """Several queries of one length (and a score bound ``sq`` of all) prepared for one launch of the windows
     kernel (:func:`pack_plan`): their rows packed in one band's profile, their codes (for the
     best windows' ends, ``qstride`` bytes apart) and the int32 matrix, in one upload. Has
     :class:`DeviceQuery`'s attributes (``m``, ``sq``: every query's), with ``count`` queries
-    and the kernel's ``heads``."""
+    and the kernel's ``heads``. ``sq`` bounds every query's score (``locate`` packs queries
+    of one bound; a larger one only widens the best windows' sub-windows): a query whose
+    bound exceeds it raises ValueError (its sub-windows could miss its best cell)."""
 
     def __init__(self, queries: list[np.ndarray], scoring, *, sq: int):
         cp = require_cupy("locate on the GPU")
@@ -214,6 +216,11 @@ class DevicePack:
             raise ValueError("packed queries must be non-empty and of one length")
         if any(int(q.max()) >= f.k for q in queries):
             raise ValueError(f"a packed query has a code outside the scoring's {f.k} codes")
+        from ...spans import query_score_bound
+        for i, q in enumerate(queries):   # win_pick's sub-windows must cover each query's spans
+            if query_score_bound(q, scoring) > int(sq):
+                raise ValueError(f"packed query {i} has score bound "
+                                 f"{query_score_bound(q, scoring)}, above the pack's sq={sq}")
         self.count = len(queries)
         self.r, self.g, self.lanes, self.heads = pack_plan(self.m, self.count)
         self.bands = 1
