@@ -196,13 +196,13 @@ class DeviceQuery:
 
 
 class DevicePack:
-    """Several queries of one length (and a score bound ``sq`` of all) prepared for one launch of the windows
-    kernel (:func:`pack_plan`): their rows packed in one band's profile, their codes (for the
-    best windows' ends, ``qstride`` bytes apart) and the int32 matrix, in one upload. Has
-    :class:`DeviceQuery`'s attributes (``m``, ``sq``: every query's), with ``count`` queries
-    and the kernel's ``heads``. ``sq`` bounds every query's score (``locate`` packs queries
-    of one bound; a larger one only widens the best windows' sub-windows): a query whose
-    bound exceeds it raises ValueError (its sub-windows could miss its best cell)."""
+    """Several queries of one length prepared for one launch of the windows kernel
+    (:func:`pack_plan`): their rows packed in one band's profile, their codes (for the best
+    windows' ends, ``qstride`` bytes apart) and the int32 matrix, in one upload. Has
+    :class:`DeviceQuery`'s attributes (``m``; ``sq``: a score bound of every query), with
+    ``count`` queries and the kernel's ``heads``. ``locate`` packs queries of one bound (a
+    larger ``sq`` only widens the best windows' sub-windows); a query whose bound exceeds
+    ``sq`` raises ValueError (its sub-windows could miss its best cell)."""
 
     def __init__(self, queries: list[np.ndarray], scoring, *, sq: int):
         cp = require_cupy("locate on the GPU")
