@@ -6,6 +6,8 @@ gap_open + (k-1)*gap_extend. Returns (score, query_end, target_end) where the en
 then the smallest query end (DESIGN.md's tie rule).
 """
 
+import numpy as np
+
 NEG = float("-inf")
 
 
@@ -114,3 +116,25 @@ def top_select(S, top_k, cap, threads, rng):
         hits[r, :got.size] = np.stack([got, S[r, got]], axis=1)
     return counts, hits
 
+
+
+def packed_queries(rng, ref: np.ndarray, m: int, count: int, protein: bool,
+                   n_code: int | None = None) -> list[np.ndarray]:
+    """``count`` queries of ``m`` codes from ``ref`` (8% substitutions) with ONE score bound
+    (``spans.query_score_bound``), as ``locate`` packs them (its pack key holds the bound):
+    DNA: near copies of random pieces, one ``n_code`` (N) each over substitutions of codes
+    0..3; protein (residue bounds differ, so near copies of different pieces have different
+    bounds): rotations of one near copy, the same residues in another order."""
+    alpha = 20 if protein else 4
+    qs = []
+    for k in range(count):
+        at = int(rng.integers(0, len(ref) - m))
+        q = ref[at:at + m].copy()
+        flip = rng.random(m) < 0.08
+        q[flip] = rng.integers(0, alpha, int(flip.sum()))
+        if protein:
+            q = np.roll(qs[0], k * m // count) if qs else q
+        else:
+            q[int(rng.integers(0, m))] = n_code
+        qs.append(q)
+    return qs

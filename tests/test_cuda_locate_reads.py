@@ -63,3 +63,36 @@ def test_cli_sam_on_the_gpu_equals_the_cpu(chrx_ref, tmp_path):
                      "--backend", backend, "-o", str(out)]) == 0
         rows.append(read_sam(out))
     assert rows[0] == rows[1] and len(rows[0]) == len(reads)
+
+
+def _genome(name: str) -> str:
+    from conftest import shared_data
+    path = shared_data(f"dna/{name}")
+    import gzip
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as fh:
+        return "".join(line.strip() for line in fh if not line.startswith(">")).upper()
+
+
+@pytest.mark.parametrize("genome", ["lambda_virus.fa.gz", "phix_genome.fa"])
+@pytest.mark.parametrize("mode", ["score", "end", "full"])
+def test_packed_reads_equal_per_read_calls_and_the_cpu(genome, mode):
+    """Reads' strands packed several per windows launch (150 bp: three) give every read
+    its own call's hits and the CPU's: both strands, reads with N (another score bound),
+    reads of 70 and 300 bp (300: more lanes than a pack holds, alone), random reads, a
+    batch of one read."""
+    text = _genome(genome)
+    rng = np.random.default_rng(330)
+    reads = cut_reads(rng, text, 25, 150, junk=3)
+    for k in (2, 7, 11):
+        at = int(rng.integers(0, 150))
+        reads[k] = reads[k][:at] + "N" + reads[k][at + 1:]
+    reads += cut_reads(rng, text, 4, 70, junk=0) + cut_reads(rng, text, 3, 300, junk=1)
+    for top in (1, 2):
+        got = locate(reads, {"g": text}, PAPER_002, top=top, mode=mode, backend="cuda")
+        single = [locate(r, {"g": text}, PAPER_002, top=top, mode=mode, backend="cuda")
+                  for r in reads]
+        cpu = locate(reads, {"g": text}, PAPER_002, top=top, mode=mode, backend="cpu")
+        assert got == single == cpu
+    one = locate(reads[:1], {"g": text}, PAPER_002, mode=mode, backend="cuda")
+    assert one == [locate(reads[0], {"g": text}, PAPER_002, mode=mode, backend="cpu")]

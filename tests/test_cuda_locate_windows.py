@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import chrx as chrx_slice
-from reference import mutate_dna
+from reference import mutate_dna, packed_queries
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign.locate import locate, locate_encoded, span_bound, window_bounds
 from warpalign.scoring import Scoring
@@ -308,3 +308,43 @@ def test_resident_reference_cache(gpu):
     b = locate_encoded(q, ["r"], [ref], s, mode="end", method="dp", backend="cpu")
     assert (a.score, a.query_end, a.target_end) == (b.score, b.query_end, b.target_end) == (
         200, 200, 20_200)
+
+
+@pytest.mark.parametrize("s", [PAPER_002, PAPER_004, BLOSUM62], ids=["002", "004", "blosum62"])
+@pytest.mark.parametrize("m", [8, 40, 64, 65, 100, 150, 200, 256])
+def test_packed_queries_equal_each_alone(gpu, s, m):
+    """Several queries in one launch (win_s16's heads): every query's scores equal its own
+    launch's and the exact DP per window; the best windows' ends found with them are the
+    exact cells; read through the packed columns and the reference."""
+    from warpalign._backends.cuda.window_plan import pack_capacity
+    from warpalign.spans import query_score_bound
+    rng = np.random.default_rng(900 + m)
+    alpha = 20 if s is BLOSUM62 else 4
+    ref = rng.integers(0, alpha, 30_000).astype(np.uint8)
+    dev = gpu.resident([ref])
+    lo = np.r_[np.arange(0, 28_000, 1_700), 29_990, 5]
+    length = np.minimum(np.r_[np.full(len(lo) - 2, 2_000), 10, 0], len(ref) - lo)
+    for count in sorted({2, pack_capacity(m)}):
+        if count > pack_capacity(m):
+            continue
+        # one score bound, as locate packs them (BLOSUM62: rotations of one near copy)
+        qs = packed_queries(rng, ref, m, count, protein=s is BLOSUM62,
+                            n_code=None if s is BLOSUM62 else int(s.encode("N")[0]))
+        sq = {query_score_bound(q, s) for q in qs}
+        assert len(sq) == 1
+        pack = gpu.DevicePack(qs, s, sq=sq.pop())
+        for columns in (True, False):
+            cells, flagged, _ = gpu.window_cells_packed(dev, pack, s, lo, length,
+                                                        best_ends=True, packed_columns=columns)
+            for q, c, f in zip(qs, cells, flagged):
+                exact = np.array([score_end(q, ref[a:a + n], s.matrix, s.gap_open,
+                                            s.gap_extend, LOCAL) for a, n in zip(lo, length)])
+                alone, _, _ = gpu.window_cells(dev, q, s, lo, length, best_ends=True,
+                                               packed_columns=columns)
+                assert len(f) == 0
+                assert np.array_equal(c[:, 0], exact[:, 0])
+                assert np.array_equal(c[:, 0], alone[:, 0])
+                known = c[:, 1] >= 0          # the tied windows the device picked
+                assert np.array_equal(c[known], exact[known])
+                if exact[:, 0].max() > 0 and s.gap_extend > 0:
+                    assert known.any() and (c[known, 0] == exact[:, 0].max()).all()

@@ -588,6 +588,23 @@ class FakeGpuWindows:
             self.best_ends += len(tied)
         return cells, np.zeros(0, np.int64), 0.0
 
+    pack_room = 3   # queries per packed launch (windows.pack_capacity: 150 bp)
+
+    def pack_capacity(self, m):
+        return self.pack_room
+
+    @staticmethod
+    def DevicePack(queries, scoring, *, sq):   # the class it stands for
+        from types import SimpleNamespace
+        return SimpleNamespace(queries=list(queries), count=len(queries), sq=sq)
+
+    def window_cells_packed(self, ref, pack, s, starts, lengths, best_ends=False, timed=True):
+        """Each query's window_cells (so subclasses' engines apply); the launch noted."""
+        self.packed = getattr(self, "packed", []) + [pack.count]
+        got = [self.window_cells(ref, q, s, starts, lengths, best_ends=best_ends, timed=timed)
+               for q in pack.queries]
+        return [c for c, _, _ in got], [f for _, f, _ in got], 0.0
+
     def window_ends(self, ref, q, s, starts, lengths, query=None, keep_layout=True):
         self.sub_windows += len(starts)
         cells = self._cells(ref, q, s, starts, lengths)
@@ -720,6 +737,7 @@ class EmulatedCupy:
         import ctypes
         from types import SimpleNamespace
         self.q, self.scoring, self.flag_at, self.ct = q, scoring, flag_at, ctypes
+        self.queries = [q]   # a packed launch's queries (heads != 1), in order
         stream = SimpleNamespace(ptr=0, synchronize=lambda: None)
         runtime = SimpleNamespace(
             memcpyHostToDevice=1, memcpyDeviceToHost=2, getDevice=lambda: 0,
@@ -774,11 +792,26 @@ class EmulatedCupy:
             return self._ypack
         if name.startswith("win_ends<"):
             return self._ends
-        ends, packed = (a == "true" for a in name[name.index("<") + 1:-1].split(", ")[1:])
+        r_rows, ends, packed = name[name.index("<") + 1:-1].split(", ")
+        ends, packed = ends == "true", packed == "true"
 
         def launch(grid, block, args, shared_mem=0):
-            codes, starts_p, lengths_p, items_p, nitems = args[:5]
+            codes, starts_p, lengths_p, items_p, nitems, g, bands, prof_p, k = args[:9]
             out_p, flagged_p, count_p, qend_p, tend_p, ycol_p, ystride = args[15:22]
+            heads, nwin = int(args[25]), int(args[26])
+            queries = [self.q] if heads == 1 else self.queries
+            if heads != 1:   # packed queries: the profile holds each at its lanes' rows
+                from warpalign._backends.cuda.window_plan import (
+                    pack_plan,
+                    pack_rows,
+                    profile_rows,
+                )
+                r, gg, lanes, hh = pack_plan(len(queries[0]), len(queries))
+                assert (r, gg, hh, int(bands)) == (int(r_rows), int(g), heads, 1) and not ends
+                want = profile_rows(pack_rows(queries, int(k), r, lanes, gg), self.scoring,
+                                    r, gg, 1)
+                got = self.read(prof_p, np.uint16, want.size)
+                assert np.array_equal(got, want.ravel())
             items = self.read(items_p, np.int32, 2 * int(nitems))
             ids = items[items >= 0]
             s = self.scoring
@@ -792,22 +825,25 @@ class EmulatedCupy:
                         want = np.full(int(ystride), s.matrix.shape[0], np.int64)
                         want[64:64 + n] = codes.a[a:a + n]
                         assert np.array_equal((row >> half) & 0xFF, want), (i, w)
-            out = self.read(out_p, np.int32, int(ids.max()) + 1)
+            assert int(ids.max()) < nwin
+            out = self.read(out_p, np.int32, len(queries) * nwin)
             qend = self.read(qend_p, np.int32, int(ids.max()) + 1)
             tend = self.read(tend_p, np.int32, int(ids.max()) + 1)
             count = self.read(count_p, np.int32, 1)
             assert count[0] == 0   # zeroed before the launch
-            for w in ids.tolist():
-                a = int(self.read(starts_p + 8 * w, np.int64, 1)[0])
-                n = int(self.read(lengths_p + 4 * w, np.int32, 1)[0])
-                cell = score_end(self.q, codes.a[a:a + n], s.matrix, s.gap_open, s.gap_extend, LOCAL)
-                out[w] = cell[0]
-                if ends:
-                    qend[w], tend[w] = cell[1], cell[2]
-                if cell[0] >= self.flag_at:   # as the kernel flags a possibly saturated window
-                    self.read(flagged_p + 4 * int(count[0]), np.int32, 1)[0] = w
-                    count[0] += 1
-            self.launches.append((ends, len(ids)))
+            for slot, q in enumerate(queries):
+                for w in ids.tolist():
+                    a = int(self.read(starts_p + 8 * w, np.int64, 1)[0])
+                    n = int(self.read(lengths_p + 4 * w, np.int32, 1)[0])
+                    cell = score_end(q, codes.a[a:a + n], s.matrix, s.gap_open, s.gap_extend,
+                                     LOCAL)
+                    out[slot * nwin + w] = cell[0]
+                    if ends:
+                        qend[w], tend[w] = cell[1], cell[2]
+                    if cell[0] >= self.flag_at:   # as the kernel flags a saturated window
+                        self.read(flagged_p + 4 * int(count[0]), np.int32, 1)[0] = slot * nwin + w
+                        count[0] += 1
+            self.launches.append((ends, len(ids) * len(queries)))
         return launch
 
 
@@ -832,40 +868,46 @@ class EmulatedCupy:
         """windows.cu's win_pick: the best score, the windows holding it, their
         sub-windows in slots of ``per``."""
         (scores_p, nflag_p, n, starts_p, lengths_p, m, sq, go, ge, extra, most, per, spec_p,
-         sub_start, sub_len) = args
+         sub_start, sub_len, spec_stride) = args
         n, most, per, extra = int(n), int(most), int(per), int(extra)
-        scores = self.read(scores_p, np.int32, n)
-        best = 0 if self.read(nflag_p, np.int32, 1)[0] else int(scores.max(initial=0))
-        tied = np.flatnonzero(scores == best)[::-1] if best > 0 else np.zeros(0, np.int64)
-        spec = self.read(spec_p, np.int32, 2 + most)
-        spec[0], spec[1] = best, len(tied)
-        spec[2:2 + min(len(tied), most)] = tied[:most]   # any order (the kernel's atomics)
         sub_start.a[:], sub_len.a[:] = 0, 0
-        slack = int(sq) - int(go) - best
-        span = int(m) + (max(0, slack // int(ge) + 1) if slack >= 0 else 0)
-        for k, w in enumerate(tied[:most].tolist()):
-            a = int(self.read(starts_p + 8 * w, np.int64, 1)[0])
-            length = int(self.read(lengths_p + 4 * w, np.int32, 1)[0])
-            b = window_bounds(length, span + extra, span)
-            assert len(b) <= per
-            sub_start.a[k * per:k * per + len(b)] = a + b[:, 0]
-            sub_len.a[k * per:k * per + len(b)] = b[:, 1] - b[:, 0]
-        self.launches.append(("pick", len(tied)))
+        for b in range(grid[0]):   # block b: packed query b
+            scores = self.read(scores_p + 4 * b * n, np.int32, n)
+            best = 0 if self.read(nflag_p, np.int32, 1)[0] else int(scores.max(initial=0))
+            tied = np.flatnonzero(scores == best)[::-1] if best > 0 else np.zeros(0, np.int64)
+            spec = self.read(spec_p + 4 * b * int(spec_stride), np.int32, 2 + most)
+            spec[0], spec[1] = best, len(tied)
+            spec[2:2 + min(len(tied), most)] = tied[:most]   # any order (the kernel's atomics)
+            slack = int(sq) - int(go) - best
+            span = int(m) + (max(0, slack // int(ge) + 1) if slack >= 0 else 0)
+            for k, w in enumerate(tied[:most].tolist()):
+                a = int(self.read(starts_p + 8 * w, np.int64, 1)[0])
+                length = int(self.read(lengths_p + 4 * w, np.int32, 1)[0])
+                bounds = window_bounds(length, span + extra, span)
+                assert len(bounds) <= per
+                at = (b * most + k) * per
+                sub_start.a[at:at + len(bounds)] = a + bounds[:, 0]
+                sub_len.a[at:at + len(bounds)] = bounds[:, 1] - bounds[:, 0]
+            self.launches.append(("pick", len(tied)))
 
     def _ends(self, grid, block, args, shared_mem=0):
         """windows.cu's win_ends over whole-query strips: each slot's best cell
         (zero-length slots left alone)."""
-        codes, lo, length, slots, q_p, r0, rows, mat_p, a, go, ge, _, _, _, out_p = args
+        (codes, lo, length, slots, q_p, r0, rows, mat_p, a, go, ge, _, _, _, out_p, per_query,
+         qstride) = args
         assert grid[0] * block[0] // 32 >= int(slots)
-        q = self.read(q_p, np.uint8, len(self.q))
+        queries = self.queries if int(per_query) < int(slots) else [self.q]
         mat = self.read(mat_p, np.int32, int(a) ** 2).reshape(int(a), int(a))
-        assert int(r0) == 0 and int(rows) == len(self.q) and np.array_equal(q, self.q)
+        assert int(r0) == 0 and int(rows) == len(queries[0])
         assert np.array_equal(mat, self.scoring.matrix)
         out = self.read(out_p, np.int32, 3 * int(slots)).reshape(-1, 3)
         for w in range(int(slots)):
             st, n = int(lo.a[w]), int(length.a[w])
+            which = w // int(per_query)
+            q = self.read(q_p + which * int(qstride), np.uint8, len(queries[which]))
+            assert np.array_equal(q, queries[which])
             if n > 0:
-                out[w] = score_end(self.q, codes.a[st:st + n], mat, int(go), int(ge), LOCAL)
+                out[w] = score_end(q, codes.a[st:st + n], mat, int(go), int(ge), LOCAL)
         self.launches.append(("ends", int((length.a > 0).sum())))
 
 

@@ -60,7 +60,7 @@ from .choices import LOCATE_ALGORITHMS, LOCATE_METHODS, LOCATE_MODES
 from .database import Database
 from .errors import ScoringError
 from .io import is_path, load_one, load_sequences, source_label
-from .locate_core import Hit, Search, make_search
+from .locate_core import Hit, Search, plan_search, score_packed
 from .reference import Reference, is_reference_dir
 from .results import Alignment
 from .scoring import Scoring, check_input
@@ -84,6 +84,10 @@ CHUNK_READS = 1024
 #: Threads locating reads at once on the GPU (each on its own CUDA stream): enough that the
 #: host work of one read (~0.3-0.6 ms, docs/gpu-notes.md) hides behind others' kernels.
 GPU_WORKERS = 4
+#: Reads a GPU worker takes at a time: their strands' first passes go several queries per
+#: windows launch (:func:`~warpalign.locate_core.score_packed`; 150 bp: three per launch,
+#: so six reads' twelve strands fill four launches).
+PACK_READS = 6
 
 Method = Literal["auto", "windows", "dp", "scan", "scan1", "antidiagonal", "blocked"]
 
@@ -209,21 +213,23 @@ def locate_many_encoded(queries: Iterable[np.ndarray], names: list[str],
     workers = GPU_WORKERS if kernels is not None else 1
     streams = threading.local()
 
-    def one(q: np.ndarray) -> tuple[list[_Found], int]:
+    def some(qs: list[np.ndarray]) -> list[tuple[list[_Found], int]]:
         if kernels is None:
-            return _read_hits(q, records, scoring, o, second)
+            return [_read_hits(q, records, scoring, o, second) for q in qs]
         stream = getattr(streams, "stream", None)
         if stream is None:   # this thread's launches and copies queue on a stream of its own
             stream = streams.stream = kernels.worker_stream()
         with stream:
-            return _read_hits(q, records, scoring, o, second)
+            return _reads_hits(qs, records, scoring, o, second, pack=True)
 
     with ThreadPoolExecutor(workers, thread_name_prefix="warpalign-locate") as pool:
         start = 0
         for chunk in _batches(queries, CHUNK_READS):
             qs = [_query_codes(q, scoring, f"query {start + i}") for i, q in enumerate(chunk)]
             start += len(qs)
-            done = list(pool.map(one, qs)) if workers > 1 and len(qs) > 1 else list(map(one, qs))
+            parts = [qs[k:k + PACK_READS] for k in range(0, len(qs), PACK_READS)]
+            done = [d for part in (pool.map(some, parts) if workers > 1 and len(parts) > 1
+                                   else map(some, parts)) for d in part]
             _trace_batch([f for found, _ in done for f in found], scoring, tb, o.threads)
             for found, after in done:
                 yield (o.result(found, names), after) if second else o.result(found, names)
@@ -315,14 +321,33 @@ class _Found:
 def _read_hits(q: np.ndarray, records, scoring: Scoring, o: _Options, second: bool = False
                ) -> tuple[list[_Found], int]:
     """The reported hits of one query (best first; module docstring, "Strands") and, with
-    ``second``, the score of the next one (0 below the floor).
+    ``second``, the score of the next one (0 below the floor); each strand's first pass
+    alone (one query per windows launch)."""
+    return _reads_hits([q], records, scoring, o, second, pack=False)[0]
+
+
+def _reads_hits(qs: list[np.ndarray], records, scoring: Scoring, o: _Options, second: bool,
+                pack: bool) -> list[tuple[list[_Found], int]]:
+    """:func:`_read_hits` of each of ``qs``; ``pack``: their strands' first passes go
+    several queries per windows launch where the backend packs them
+    (:func:`~warpalign.locate_core.score_packed`: each query's cells are those it gets
+    alone, so every read's hits are its own call's)."""
+    plans = [[(s, plan_search(strand_query(q, s, scoring.alphabet), records, scoring,
+                              o.top + second, o.mode, o.method, o.backend, o.window,
+                              o.threads)) for s in o.strands] for q in qs]
+    flat = [plan for read in plans for _, plan in read]
+    cells = iter(score_packed(flat) if pack else [None] * len(flat))
+    return [_pick([(s, plan.search(next(cells))) for s, plan in read], o, second)
+            for read in plans]
+
+
+def _pick(searches: list[tuple[str | None, Search]], o: _Options, second: bool
+          ) -> tuple[list[_Found], int]:
+    """The reported hits of one read from its strands' searches (:func:`_read_hits`).
 
     Each strand's :class:`~warpalign.locate_core.Search` gives its hits best first; the
     next hit overall is the best strand head (ties to the earlier strand), and only the
     strand it came from is cut and looked at again."""
-    searches = [(s, make_search(strand_query(q, s, scoring.alphabet), records, scoring,
-                                o.top + second, o.mode, o.method, o.backend, o.window,
-                                o.threads)) for s in o.strands]
     taken: list[tuple[int, Hit]] = []
     uncut: list[Hit | None] = [None] * len(searches)
 

@@ -137,6 +137,81 @@ def make_search(q: np.ndarray, records: list[np.ndarray], scoring: Scoring, top:
                 threads: int | None) -> Search:
     """The :class:`Search` of one strand: the query codes ``q`` as they are aligned, its
     pieces scored (the windows' scores, and on the GPU the tied best windows' ends)."""
+    return plan_search(q, records, scoring, top, mode, method, backend, window,
+                       threads).search()
+
+
+@dataclasses.dataclass
+class SearchPlan:
+    """A :class:`Search` before its first pieces are scored (:func:`plan_search`):
+    :meth:`search` scores them (or takes their cells from :func:`score_packed`)."""
+
+    q: np.ndarray
+    records: list
+    scoring: Scoring
+    span: int | None        # the first pieces' overlap bound
+    width: int | None
+    scorer: Any
+    sq: int
+    threads: int | None
+    two_pass: bool
+
+    @property
+    def pieces(self) -> np.ndarray:
+        return _pieces(self.records, self.span, self.width)
+
+    def pack_key(self) -> tuple | None:
+        """Plans with equal keys score the same windows with queries of one length and
+        score bound on the GPU, so one launch can take several of them (None: this plan
+        scores alone)."""
+        if not getattr(self.scorer, "lazy", False) or len(self.q) == 0:
+            return None
+        return (len(self.q), self.sq, self.span, self.width, self.scorer.want_ends,
+                id(self.records))
+
+    def search(self, cells: np.ndarray | None = None) -> Search:
+        """The :class:`Search`; ``cells``: its first pieces' cells as the scorer's
+        ``windows`` gives them (:func:`score_packed`), else they are scored now."""
+        search = Search(self.q, self.records, self.scoring, self.span, self.width,
+                        self.scorer, self.sq, self.threads, cells=cells)
+        if self.two_pass:
+            search.close_seams()
+        return search
+
+
+def score_packed(plans: list[SearchPlan]) -> list[np.ndarray | None]:
+    """The first pieces' cells of ``plans`` (as :meth:`SearchPlan.search` takes them),
+    scored several queries per launch where the backend packs queries
+    (``WindowKernels.pack_capacity``): plans of one :meth:`~SearchPlan.pack_key` go in
+    launches of at most that many queries (a lone plan: None, it scores alone). Each
+    query's cells are exactly those it gets alone (``windows.cu``, ``heads``)."""
+    out: list[np.ndarray | None] = [None] * len(plans)
+    groups: dict[tuple, list[int]] = {}
+    for k, plan in enumerate(plans):
+        key = plan.pack_key()
+        if key is not None:
+            groups.setdefault(key, []).append(k)
+    for ks in groups.values():
+        first = plans[ks[0]]
+        room = first.scorer.pack_capacity()
+        if room < 2 or len(ks) < 2:
+            continue
+        launches = -(-len(ks) // room)          # as even as the launches allow
+        for part in np.array_split(np.array(ks), launches):
+            if len(part) < 2:
+                continue
+            scorers = [plans[k].scorer for k in part.tolist()]
+            cells = _WindowScorer.windows_packed(scorers, first.records, first.pieces[:, :3])
+            for k, c in zip(part.tolist(), cells):
+                out[k] = c
+    return out
+
+
+def plan_search(q: np.ndarray, records: list[np.ndarray], scoring: Scoring, top: int,
+                mode: str, method: str, backend: str, window: int | None,
+                threads: int | None) -> SearchPlan:
+    """:func:`make_search` up to its first pieces: the query's span bound, windows and
+    scorer (nothing is scored yet)."""
     sq = query_score_bound(q, scoring)   # once per call: every span bound below uses it
     span = span_from(sq, len(q), scoring, 1)
     first = None   # the first pass's overlap bound (two passes), else None
@@ -160,11 +235,8 @@ def make_search(q: np.ndarray, records: list[np.ndarray], scoring: Scoring, top:
     else:
         width = None
         scorer = _DpScorer(q, scoring)
-    search = Search(q, records, scoring, span if first is None else first, width, scorer, sq,
-                    threads)
-    if first is not None:
-        search.close_seams()
-    return search
+    return SearchPlan(q, records, scoring, span if first is None else first, width, scorer,
+                      sq, threads, first is not None)
 
 
 # ---------------------------------------------------------------------------- scorers
@@ -262,6 +334,28 @@ class _WindowScorer:
             out[start:stop, 2] = batch.target_ends
             start = stop
         return out
+
+    def pack_capacity(self) -> int:
+        """Queries like this one a packed launch takes (1: none; lazy scorers only)."""
+        return self._gpu.pack_capacity(len(self.q)) if self.lazy else 1
+
+    @staticmethod
+    def windows_packed(scorers: list[_WindowScorer], records: list[np.ndarray],
+                       rows: np.ndarray) -> list[np.ndarray]:
+        """:meth:`windows` of each of ``scorers`` (lazy, one scoring, queries of one length
+        and score bound, one ``want_ends``) over the same ``rows``, in one packed launch."""
+        head = scorers[0]
+        gpu, scoring = head._gpu, head.scoring
+        ref = head._resident(records)
+        starts, lengths = gpu.windows_of(ref, rows)
+        pack = gpu.DevicePack([s.q for s in scorers], scoring, sq=head.sq)
+        cells, flagged, _ = gpu.window_cells_packed(ref, pack, scoring, starts, lengths,
+                                                    best_ends=head.want_ends, timed=False)
+        for scorer, c, f in zip(scorers, cells, flagged):
+            if len(f):   # possibly saturated in 16 bits: exact 32-bit scores and ends
+                scorer.saturated += len(f)
+                c[f] = scorer([records[r][lo:hi] for r, lo, hi in rows[f].tolist()])
+        return cells
 
     def windows(self, records: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
         """Cells (score, query end, reference end within the window) of the windows
@@ -405,13 +499,19 @@ class Search:
     best cell (score, query end, reference end in record coordinates).
     """
 
-    def __init__(self, q, records, scoring, span, width, scorer, sq=None, threads=None):
+    def __init__(self, q, records, scoring, span, width, scorer, sq=None, threads=None,
+                 cells=None):
         self.q, self.records, self.scoring = q, records, scoring
         self.threads = threads
         self.span, self.width, self.scorer = span, width, scorer
         self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
         self.p = _pieces(records, span, width)
-        self.best = self._score(self.p)
+        if cells is None:
+            self.best = self._score(self.p)
+        else:   # scored already (score_packed), window ends as the scorer gives them
+            if len(cells) != len(self.p):
+                raise ValueError(f"{len(cells)} cells for {len(self.p)} pieces")
+            self.best = self._record_ends(np.array(cells, np.int64), self.p)
 
     def close_seams(self) -> None:
         """After a first pass whose windows overlap by ``self.span`` − 1 only (two passes,
@@ -437,7 +537,11 @@ class Search:
             cells = windows(self.records, p[:, :3])
         else:
             cells = self.scorer([self.records[r][lo:hi] for r, lo, hi in p[:, :3].tolist()])
-        # window ends -> record coordinates (unknown ends, -1, stay)
+        return self._record_ends(cells, p)
+
+    @staticmethod
+    def _record_ends(cells: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Window ends -> record coordinates, in place (unknown ends, -1, stay)."""
         np.add(cells[:, 2], p[:, 1], out=cells[:, 2], where=cells[:, 2] >= 0)
         return cells
 
@@ -584,4 +688,5 @@ class Search:
         self.best = np.concatenate([best[keep], self._score(fresh)])
 
 
-__all__ = ["CHUNK_RESIDUES", "GPU_METHODS", "Hit", "Search", "make_search"]
+__all__ = ["CHUNK_RESIDUES", "GPU_METHODS", "Hit", "Search", "SearchPlan", "make_search",
+           "plan_search", "score_packed"]

@@ -332,6 +332,16 @@ class WindowKernels(Protocol):
                      ) -> tuple[np.ndarray, np.ndarray, float]: ...
     def DeviceQuery(self, q: np.ndarray, scoring: Any, rows: int | None = None, *,
                     sq: int | None = None) -> Any: ...
+    def pack_capacity(self, query_length: int) -> int:
+        """How many queries of this length one packed launch scores (1: no packing)."""
+    def DevicePack(self, queries: list[np.ndarray], scoring: Any, *, sq: int) -> Any:
+        """Several queries of one length and score bound ``sq`` for one launch."""
+    def window_cells_packed(self, ref: Any, pack: Any, scoring: Any, starts: np.ndarray,
+                            lengths: np.ndarray, **options: Any
+                            ) -> tuple[list[np.ndarray], list[np.ndarray], float]:
+        """``window_cells`` (scores, ``best_ends``) of each query of ``pack`` over the same
+        windows in one launch: (cells per query, flagged per query, seconds), each query's
+        exactly as it gets alone."""
     def worker_stream(self) -> Any:
         """A context manager (entered once per read, by one thread) under which that
         thread's launches and copies queue on a stream of its own."""

@@ -159,7 +159,7 @@ __device__ __forceinline__ void win_col(const uint4 (&P)[R / 8], const uint4 (&Q
 // F = 0) by a 0/1 factor. Returns the lane's running max (biased).
 template <int R>
 __device__ __forceinline__ unsigned win_packed(const unsigned* __restrict__ yw, int iters, int G,
-                                               int t, unsigned colb, unsigned smem,
+                                               int t, bool head, unsigned colb, unsigned smem,
                                                unsigned bvec, unsigned neg_bias,
                                                unsigned neg_ge, unsigned one)
 {
@@ -168,7 +168,8 @@ __device__ __forceinline__ unsigned win_packed(const unsigned* __restrict__ yw, 
 #pragma unroll
     for (int k = 0; k < C; ++k) lane_at[k] = smem + 16u * (k * G + t);
     const unsigned k8 = one << 8, k16 = one << 16, k24 = one << 24, nk256 = 0u - k8;
-    const unsigned first = t == 0 ? 0u : one, top = t == 0 ? bvec : 0u;
+    // a head lane (lane 0, or the first lane of a packed query) takes the top boundary
+    const unsigned first = head ? 0u : one, top = head ? bvec : 0u;
     unsigned H0[R], H1[R], E[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) { H1[r] = bvec; E[r] = 0u; }
@@ -215,6 +216,15 @@ __device__ __forceinline__ unsigned win_packed(const unsigned* __restrict__ yw, 
 // step for want of registers).
 // PACKED (scores only, one band): win_packed over win_ypack's columns (ycol, ystride): two
 // columns per iteration, no bound checks, no band buffer, addresses on the FMA pipe.
+// heads: bit t set where lane t of an item begins a query (bit 0 always).  One query: heads
+// = 1.  Several queries packed in the rows of one band (windows.py, pack_plan; one band,
+// scores only): query k owns lanes [l_k, l_k+1) (l_k the k-th set bit; the last query to G),
+// its rows from the first row of lane l_k, pad rows (score pad) after it.  A head lane takes
+// the top boundary (H = 0, F' = 0) as lane 0 of band 0 does, so no value flows from one
+// query's rows into the next: each query's cells are exactly its own DP, and its pad rows
+// never exceed its real cells (as the pad rows of one query).  The running maxima are
+// reduced per query (segments of lanes), and query k's score of window w goes to
+// out[k * nwin + w] (flagged: that index).
 template <int R, bool ENDS, bool PACKED>
 __global__ void __launch_bounds__(256, 2)
 win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wstart,
@@ -224,7 +234,7 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
         int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged,
         int* __restrict__ qend, int* __restrict__ tend,
         const unsigned short* __restrict__ ycol, long long ystride, unsigned bvec,
-        unsigned neg_bias, unsigned neg_ge)
+        unsigned neg_bias, unsigned neg_ge, unsigned heads, int nwin)
 {
     static_assert(R % 8 == 0, "R must be a multiple of 8 (one LDS.128 per 8 rows)");
     static_assert(!(PACKED && ENDS), "the packed path gives scores only");
@@ -236,6 +246,7 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
     const long long gtid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const int item = (int)(gtid / G);
     const int t = (int)(gtid % G);
+    const bool head = (heads >> t) & 1u;
     int pa = -1, pb = -1;
     if (item < nitems) {
         pa = items[2 * item];
@@ -266,7 +277,7 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
                 ycol + (size_t)min(item, nitems - 1) * ystride + WIN_FRONT - 2 * t);
             const int iters =
                 ((int)__reduce_max_sync(FULL_MASK, (unsigned)ncols) + 2 * G - 1) / 2;
-            best = win_packed<R>(yw, iters, G, t, (unsigned)col4 * 16u,
+            best = win_packed<R>(yw, iters, G, t, head, (unsigned)col4 * 16u,
                                  (unsigned)__cvta_generic_to_shared(win_smem), bvec, neg_bias,
                                  neg_ge, one);
         } else {
@@ -343,6 +354,9 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
                         rh = c <= ncols ? bufh[c] : 0u;
                         rf = c <= ncols ? buff[c] : 0u;
                     }
+                } else if (head) {   // a packed query's first lane (one band): the top boundary
+                    rh = bvec;
+                    rf = 0u;
                 }
                 hd = hu;
                 hu = rh;
@@ -363,8 +377,18 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
             }
         }
     }
-    for (int o = 1; o < G; o <<= 1) best = __vmaxs2(best, __shfl_xor_sync(FULL_MASK, best, o, G));
-    if (ENDS) {
+    if (heads == 1u) {                         // one query (uniform): the whole group
+        for (int o = 1; o < G; o <<= 1)
+            best = __vmaxs2(best, __shfl_xor_sync(FULL_MASK, best, o, G));
+    } else {   // per query: lanes t .. seg_end - 1 of t's query into its head lane
+        const unsigned later = heads & ~((2u << t) - 1u);     // head lanes after t
+        const int seg_end = later ? __ffs(later) - 1 : G;
+        for (int o = 1; o < G; o <<= 1) {
+            const unsigned v = __shfl_down_sync(FULL_MASK, best, o, G);
+            if (t + o < seg_end) best = __vmaxs2(best, v);
+        }
+    }
+    if (ENDS) {                                // (one query: heads = 1, the host's rule)
         for (int o = 1; o < G; o <<= 1) {
             const int va = __shfl_xor_sync(FULL_MASK, eva, o, G);
             const int ja = __shfl_xor_sync(FULL_MASK, eja, o, G);
@@ -376,16 +400,17 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
             if (vb > 0 && win_better(vb, jb, ib, evb, ejb, eib)) { evb = vb; ejb = jb; eib = ib; }
         }
     }
-    if (t == 0 && item < nitems) {
+    if (head && item < nitems) {
         const int ba = (int)(short)(best & 0xffffu), bb = (int)(short)(best >> 16);
+        const int at = heads == 1u ? 0 : (__popc(heads & ((2u << t) - 1u)) - 1) * nwin;
         if (pa >= 0) {
-            out[pa] = ba - go;
-            if (ba >= thr) flagged[atomicAdd(nflagged, 1)] = pa;
+            out[at + pa] = ba - go;
+            if (ba >= thr) flagged[atomicAdd(nflagged, 1)] = at + pa;
             if (ENDS) { qend[pa] = eia + 1; tend[pa] = eja + 1; }
         }
         if (pb >= 0) {
-            out[pb] = bb - go;
-            if (bb >= thr) flagged[atomicAdd(nflagged, 1)] = pb;
+            out[at + pb] = bb - go;
+            if (bb >= thr) flagged[atomicAdd(nflagged, 1)] = at + pb;
             if (ENDS) { qend[pb] = eib + 1; tend[pb] = ejb + 1; }
         }
     }
@@ -402,13 +427,20 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
 // + 1) (ge > 0), so every alignment scoring S inside the window lies inside one
 // sub-window.  Slot k * per + s holds sub-window s of the k-th picked window as (start in
 // the reference, length), length 0 where there is none; win_ends (below) then
-// gives each slot's end cell by the tie rule.
+// gives each slot's end cell by the tie rule.  Packed queries (all of m symbols and score
+// bound sq): block b picks for query b, its scores at scores + b * n, its words at
+// spec + b * spec_stride, its slots at b * most * per (one query: one block); a window
+// flagged for any query leaves every query's ends to the host.
 __global__ void __launch_bounds__(1024)
 win_pick(const int* __restrict__ scores, const int* __restrict__ nflagged, int n,
          const long long* __restrict__ wstart, const int* __restrict__ wlen, int m, int sq,
          int go, int ge, int extra, int most, int per, int* __restrict__ spec,
-         long long* __restrict__ sub_start, int* __restrict__ sub_len)
+         long long* __restrict__ sub_start, int* __restrict__ sub_len, int spec_stride)
 {
+    scores += (size_t)blockIdx.x * n;
+    spec += (size_t)blockIdx.x * spec_stride;
+    sub_start += (size_t)blockIdx.x * most * per;
+    sub_len += (size_t)blockIdx.x * most * per;
     __shared__ int warp_max[32];
     __shared__ int s_best, s_count;
     int best = 0;
@@ -473,13 +505,15 @@ win_pick(const int* __restrict__ scores, const int* __restrict__ nflagged, int n
 // (stride `stride`; null for one strip): the last query row of this strip is written back
 // for the next (in place: lane 0 reads column j + 1 at step j while the last lane writes
 // columns <= j + 1 - 31 later).  out[3w..3w+2] = (score, query end i, end column j within
-// the slot), merged over strips by the tie rule.
+// the slot), merged over strips by the tie rule.  Packed queries: slot w is query
+// w / per_query's, whose codes begin at q + (w / per_query) * qstride (one query:
+// per_query = slots).
 template <int R>
 __global__ void __launch_bounds__(128)
 win_ends(const unsigned char* __restrict__ ref, const long long* __restrict__ sub_start,
          const int* __restrict__ sub_len, int slots, const unsigned char* __restrict__ q,
          int r0, int rows, const int* __restrict__ mat, int a, int go, int ge, int* rowH,
-         int* rowF, long long stride, int* __restrict__ out)
+         int* rowF, long long stride, int* __restrict__ out, int per_query, long long qstride)
 {
     extern __shared__ int smat[];              // a * a, then a pad row of -2^30
     for (int k = threadIdx.x; k < a * a; k += blockDim.x) smat[k] = mat[k];
@@ -490,6 +524,7 @@ win_ends(const unsigned char* __restrict__ ref, const long long* __restrict__ su
     if (w >= slots) return;
     const int len = sub_len[w];
     if (len <= 0) return;                      // the whole warp: an empty slot
+    q += (size_t)(w / per_query) * qstride;    // this slot's query
     const unsigned char* tw = ref + sub_start[w];
     int* rh = rowH ? rowH + (size_t)w * stride : nullptr;
     int* rf = rowF ? rowF + (size_t)w * stride : nullptr;

@@ -41,7 +41,6 @@ call (a copy costs ~1 ms per 10 MB; it is the kernel that matters).
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 
@@ -49,17 +48,23 @@ import numpy as np
 
 from ..base import ReadOnlyMemo, readonly_key
 from .loader import get_module, require_cupy
+from .window_plan import (  # noqa: F401 (plan, profile, supports: this module's API too)
+    NARROW_LIMIT,
+    R8_MAX_QUERY,
+    facts,
+    pack_capacity,
+    pack_plan,
+    pack_rows,
+    plan,
+    profile,
+    profile_rows,
+    supports,
+)
 
 _FILE = "windows.cu"
 _BLOCK = 256
 #: Blocks of ``_BLOCK`` threads resident per SM (``__launch_bounds__(256, 2)``).
 _BLOCKS_PER_SM = 2
-#: Largest |score|, gap_open or gap_extend the 16-bit kernel takes (else the 32-bit path).
-NARROW_LIMIT = 4000
-#: Rows per lane: 8 for queries up to this length, else 16 (bands of 512 rows). Kernel
-#: time on an H200, 33.5 M reference, one wave of windows: m = 128: R = 16 (G = 8) 3,442
-#: GCUPS vs R = 8 (G = 16) 3,320; m = 256: R = 16 (G = 16) 3,494 vs R = 8 (G = 32) 3,360.
-R8_MAX_QUERY = 64
 #: Rows per lane of the ends launch (``locate``'s sub-windows): a few hundred columns of a
 #: few dozen windows, so the launch is one wave whose time is its steps times the latency of
 #: a lane's row chain; R = 8 halves that chain against the scores kernel's R = 16.
@@ -74,27 +79,6 @@ _YSLACK = 2 * _YFRONT + 8
 _lock = threading.Lock()
 _SMS: dict[int, int] = {}          # SM count per device id
 _cache = ReadOnlyMemo(CACHE_SIZE)   # resident references by records and device
-
-
-def supports(scoring) -> bool:
-    """Whether the 16-bit windows kernel takes this scoring: small scores and penalties,
-    and a profile band of (K + 1) codes x 512 rows within 48 KB of shared memory."""
-    return _facts(scoring).supported
-
-
-def plan(m: int, rows: int | None = None) -> tuple[int, int, int]:
-    """(rows per lane R, lanes per item G, bands) for a query of ``m`` symbols: G a power of
-    two in 8..32, bands of G*R rows (G*R*2 bytes, a multiple of 128, is a profile column).
-    ``rows`` forces R (8 or 16; :data:`ENDS_ROWS` for the short ends launch)."""
-    r = (8 if m <= R8_MAX_QUERY else 16) if rows is None else rows
-    if r not in (8, 16):
-        raise ValueError(f"invalid rows per lane: {r!r}; expected 8 or 16")
-    need = max(1, -(-m // r))
-    g = 8
-    while g < 32 and g < need:
-        g *= 2
-    bands = max(1, -(-m // (g * r)))
-    return r, g, bands
 
 
 def wanted_windows(m: int) -> int:
@@ -158,76 +142,6 @@ def clear_cache() -> None:
     _FUNCTIONS.clear()
 
 
-@functools.lru_cache(maxsize=16)
-def _chunk_order(r: int, g: int) -> np.ndarray:
-    """For each position of a band's profile column, the band row stored there (the
-    inverse of ``windows.cu``'s chunk layout: lane t's k-th run of 8 rows is chunk k*G + t)."""
-    local = np.arange(g * r)
-    lane, within = local // r, local % r
-    pos = ((within // 8) * g + lane) * 8 + within % 8
-    order = np.argsort(pos)
-    order.setflags(write=False)
-    return order
-
-
-class _ScoringFacts:
-    """What the windows kernels need of a scoring, computed once per scoring: the transposed
-    int16 matrix, the pad score, the 16-bit threshold, the int32 matrix of the ends kernel
-    and whether the 16-bit kernel takes the scoring at all."""
-
-    def __init__(self, scoring):
-        matrix = np.asarray(scoring.matrix)
-        self.k = int(matrix.shape[0])
-        self.pad = min(0, int(matrix.min()))
-        # S(row code, column code) transposed, padded with code k (pad) on both sides
-        t16 = np.full((self.k + 1, self.k + 1), self.pad, np.int16)
-        t16[:self.k, :self.k] = matrix.T
-        self.t16 = t16.ravel()
-        self.thr = 32767 - max(int(matrix.max()), 0) - 2
-        self.mat32 = np.ascontiguousarray(matrix, np.int32)
-        self.go, self.ge = int(scoring.gap_open), int(scoring.gap_extend)
-        # win_s16's 16-bit pair constants: (go, go), its negation, (-ge, -ge)
-        self.bvec = np.uint32((self.go & 0xFFFF) * 0x10001)
-        self.neg_bias = np.uint32(-int(self.bvec) & 0xFFFFFFFF)
-        self.neg_ge = np.uint32((-self.ge & 0xFFFF) * 0x10001)
-        biggest = max(int(np.abs(matrix).max()), self.go, self.ge)
-        self.supported = biggest <= NARROW_LIMIT and (self.k + 1) * 512 * 2 <= 48 * 1024
-
-
-@functools.lru_cache(maxsize=16)
-def _facts(scoring) -> _ScoringFacts:
-    return _ScoringFacts(scoring)
-
-
-@functools.lru_cache(maxsize=64)
-def _profile_index(k: int, r: int, g: int, bands: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each element of the flat profile of :func:`profile` (band, code column c, chunk
-    position): the band row it holds and c * (k + 1), so that the profile is one gather
-    from the padded transposed matrix (:attr:`_ScoringFacts.t16`)."""
-    gr = g * r
-    order = _chunk_order(r, g)                    # position in a column -> band row
-    band = np.arange(bands)[:, None, None]
-    code = np.arange(k + 1)[None, :, None]
-    row = np.broadcast_to(band * gr + order[None, None, :], (bands, k + 1, gr)).ravel()
-    col = np.broadcast_to(code * (k + 1), (bands, k + 1, gr)).ravel()
-    row, col = row.astype(np.intp), col.astype(np.intp)
-    row.setflags(write=False)
-    col.setflags(write=False)
-    return row, col
-
-
-def profile(q: np.ndarray, scoring, r: int, g: int, bands: int) -> np.ndarray:
-    """uint16 [bands, K + 1, G*R]: S(q_row, c) per band, code column c (c = K: the pad
-    column) and row, rows in the chunk order of ``windows.cu`` (lane t's k-th run of 8 rows
-    is chunk k*G + t). Rows past the query and the pad column score min(0, min S)."""
-    f = _facts(scoring)
-    row, col = _profile_index(f.k, r, g, bands)
-    codes = np.full(bands * g * r, f.k, np.intp)  # rows past the query: the pad code
-    codes[:len(q)] = q
-    out = f.t16.take(col + codes.take(row))
-    return out.reshape(bands, f.k + 1, g * r).view(np.uint16)
-
-
 def _upload(host: np.ndarray, stream):
     """(device copy, pinned staging) of ``host``: the copy is queued on ``stream`` from pinned
     memory, with no wait; the staging must live until the stream has passed the copy."""
@@ -251,7 +165,7 @@ class DeviceQuery:
     def __init__(self, q: np.ndarray, scoring, rows: int | None = None, *,
                  sq: int | None = None):
         cp = require_cupy("locate on the GPU")
-        f = _facts(scoring)
+        f = facts(scoring)
         if not f.supported:
             raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
                              "more than 47 codes, do not fit the 16-bit windows kernel")
@@ -275,6 +189,56 @@ class DeviceQuery:
         host[at_m:] = f.mat32.view(np.uint8).ravel()
         self._dev, self._staging = _upload(host, cp.cuda.get_current_stream())
         base = self._dev.data.ptr          # raw pointers: CuPy views cost host time
+        self.prof = np.uint64(base)
+        self.codes = np.uint64(base + at_q)
+        self.matrix = np.uint64(base + at_m)
+        self.count, self.heads, self.qstride = 1, 1, 0   # one query (DevicePack: several)
+
+
+class DevicePack:
+    """Several queries of one length prepared for one launch of the windows kernel
+    (:func:`pack_plan`): their rows packed in one band's profile, their codes (for the best
+    windows' ends, ``qstride`` bytes apart) and the int32 matrix, in one upload. Has
+    :class:`DeviceQuery`'s attributes (``m``; ``sq``: a score bound of every query), with
+    ``count`` queries and the kernel's ``heads``. ``locate`` packs queries of one bound (a
+    larger ``sq`` only widens the best windows' sub-windows); a query whose bound exceeds
+    ``sq`` raises ValueError (its sub-windows could miss its best cell)."""
+
+    def __init__(self, queries: list[np.ndarray], scoring, *, sq: int):
+        cp = require_cupy("locate on the GPU")
+        f = facts(scoring)
+        if not f.supported:
+            raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
+                             "more than 47 codes, do not fit the 16-bit windows kernel")
+        queries = [np.asarray(q, np.uint8) for q in queries]
+        self.m = len(queries[0]) if queries else 0
+        if any(len(q) != self.m for q in queries) or self.m == 0:
+            raise ValueError("packed queries must be non-empty and of one length")
+        if any(int(q.max()) >= f.k for q in queries):
+            raise ValueError(f"a packed query has a code outside the scoring's {f.k} codes")
+        from ...spans import query_score_bound
+        for i, q in enumerate(queries):   # win_pick's sub-windows must cover each query's spans
+            if query_score_bound(q, scoring) > int(sq):
+                raise ValueError(f"packed query {i} has score bound "
+                                 f"{query_score_bound(q, scoring)}, above the pack's sq={sq}")
+        self.count = len(queries)
+        self.r, self.g, self.lanes, self.heads = pack_plan(self.m, self.count)
+        self.bands = 1
+        self.k, self.go, self.ge, self.thr = f.k, f.go, f.ge, f.thr
+        self.bvec, self.neg_bias, self.neg_ge = f.bvec, f.neg_bias, f.neg_ge
+        self.sq = int(sq)
+        rows = pack_rows(queries, f.k, self.r, self.lanes, self.g)
+        prof = profile_rows(rows, scoring, self.r, self.g, 1).view(np.uint8).ravel()
+        at_q = len(prof)
+        self.qstride = -(-self.m // 16) * 16
+        at_m = at_q + self.count * self.qstride
+        host = np.zeros(at_m + f.mat32.nbytes, np.uint8)
+        host[:at_q] = prof
+        for i, q in enumerate(queries):
+            host[at_q + i * self.qstride:at_q + i * self.qstride + self.m] = q
+        host[at_m:] = f.mat32.view(np.uint8).ravel()
+        self._dev, self._staging = _upload(host, cp.cuda.get_current_stream())
+        base = self._dev.data.ptr
         self.prof = np.uint64(base)
         self.codes = np.uint64(base + at_q)
         self.matrix = np.uint64(base + at_m)
@@ -310,6 +274,21 @@ def window_ends(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray
     score."""
     return window_cells(ref, q, scoring, starts, lengths, query=query, ends=True,
                         keep_layout=keep_layout)
+
+
+def window_cells_packed(ref: DeviceReference, pack: DevicePack, scoring, starts: np.ndarray,
+                        lengths: np.ndarray, *, best_ends: bool = False, timed: bool = True,
+                        packed_columns: bool = True
+                        ) -> tuple[list[np.ndarray], list[np.ndarray], float]:
+    """:func:`window_cells` (scores, ``best_ends``) of every query of ``pack`` over the
+    same windows, in one launch of ``win_s16`` (then one ``win_pick`` and one ``win_ends``
+    for all): (cells of each query, int64 [windows, 3]; flagged window indices of each
+    query; kernel seconds). Each query's cells are exactly what :func:`window_cells` gives
+    it alone, except that a window flagged for any query leaves every query's best ends
+    to the caller (-1, as for a flagged launch of one query)."""
+    cells, flagged, seconds = _launch(ref, None, scoring, starts, lengths, False, pack, True,
+                                      best_ends, timed, packed_columns)
+    return cells, flagged, seconds
 
 
 def window_cells(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarray,
@@ -451,17 +430,22 @@ ENDS_EXTRA = 32
 
 
 class _BestEnds:
-    """The device work of ``best_ends`` for one launch: its slots (TIED_MAX windows x
-    ``per`` sub-windows), its words in the result buffer (S, count, window ids, then a
-    (score, query end, reference end) cell per slot) and the launches."""
+    """The device work of ``best_ends`` for one launch: per query, its slots (TIED_MAX
+    windows x ``per`` sub-windows); its words in the result buffer (per query: S, count,
+    window ids; then per query a (score, query end, reference end) cell per slot) and the
+    launches."""
 
-    def __init__(self, dq: DeviceQuery, lay: _Layout):
+    #: a query's words before the cells: S, count, the window ids
+    SPEC = 2 + TIED_MAX
+
+    def __init__(self, dq: DeviceQuery | DevicePack, lay: _Layout):
         m, self.extra = dq.m, ENDS_EXTRA
         narrow = m + self.extra               # the narrowest sub-window (span >= m)
         stride = self.extra + 1
         self.per = 1 if lay.longest <= narrow else -(-(lay.longest - narrow) // stride) + 1
         self.slots = TIED_MAX * self.per
-        self.words = 2 + TIED_MAX + 3 * self.slots
+        self.count = dq.count
+        self.words = self.count * (self.SPEC + 3 * self.slots)
 
     def launch(self, dq: DeviceQuery, lay: _Layout, ref: DeviceReference, n: int, base: int,
                at: int, stream) -> None:
@@ -469,20 +453,22 @@ class _BestEnds:
         the flagged count at word 2n, this plan's words from word ``at`` of the buffer."""
         cp = require_cupy("locate on the GPU")
         i32 = np.int32
+        nq, slots = self.count, self.count * self.slots   # every query's slots
         spec = base + 4 * at
-        cells = spec + 4 * (2 + TIED_MAX)
-        sub_start = cp.empty(self.slots, dtype=cp.int64)
-        sub_len = cp.empty(self.slots, dtype=cp.int32)
+        cells = spec + 4 * nq * self.SPEC
+        sub_start = cp.empty(slots, dtype=cp.int64)
+        sub_len = cp.empty(slots, dtype=cp.int32)
         pick = _function("win_pick")
-        pick((1,), (1024,), (np.uint64(base), np.uint64(base + 8 * n), i32(n), lay.starts_ptr,
-                             lay.lengths_ptr, i32(dq.m), i32(dq.sq), i32(dq.go), i32(dq.ge),
-                             i32(self.extra), i32(TIED_MAX), i32(self.per), np.uint64(spec),
-                             sub_start, sub_len))
-        cp.cuda.runtime.memsetAsync(cells, 0, 12 * self.slots, stream.ptr)
+        pick((nq,), (1024,), (np.uint64(base), np.uint64(base + 8 * n * nq), i32(n),
+                              lay.starts_ptr, lay.lengths_ptr, i32(dq.m), i32(dq.sq),
+                              i32(dq.go), i32(dq.ge), i32(self.extra), i32(TIED_MAX),
+                              i32(self.per), np.uint64(spec), sub_start, sub_len,
+                              i32(self.SPEC)))
+        cp.cuda.runtime.memsetAsync(cells, 0, 12 * slots, stream.ptr)
         if dq.m > END_ROWS:        # strips: the bottom rows (H, F) of every slot
             stride = lay.longest + 1
-            row_h = cp.zeros(self.slots * stride, dtype=cp.int32)
-            row_f = cp.zeros(self.slots * stride, dtype=cp.int32)
+            row_h = cp.zeros(slots * stride, dtype=cp.int32)
+            row_f = cp.zeros(slots * stride, dtype=cp.int32)
             rows_h, rows_f = row_h.data.ptr, row_f.data.ptr
         else:
             row_h = row_f = None
@@ -496,21 +482,25 @@ class _BestEnds:
             while 32 * r < rows:
                 r *= 2
             ends = _function(f"win_ends<{r}>")
-            ends((-(-self.slots // 4),), (128,),
-                 (ref.codes, sub_start, sub_len, i32(self.slots), dq.codes, i32(r0), i32(rows),
+            ends((-(-slots // 4),), (128,),
+                 (ref.codes, sub_start, sub_len, i32(slots), dq.codes, i32(r0), i32(rows),
                   dq.matrix, i32(a), i32(dq.go), i32(dq.ge), np.uint64(rows_h),
-                  np.uint64(rows_f), np.int64(stride), np.uint64(cells)),
+                  np.uint64(rows_f), np.int64(stride), np.uint64(cells), i32(self.slots),
+                  np.int64(dq.qstride)),
                  shared_mem=(a + 1) * a * 4)
 
-    def read(self, host: np.ndarray, at: int, cells: np.ndarray) -> None:
-        """Fill ``cells``' ends from this plan's words at ``host[at:]``: each picked
-        window's best sub-window cell by the tie rule, in window coordinates."""
-        best, count = int(host[at]), int(host[at + 1])
+    def read(self, host: np.ndarray, at: int, cells: np.ndarray, query: int = 0) -> None:
+        """Fill ``cells``' ends (query ``query``'s cells) from this plan's words at
+        ``host[at:]``: each picked window's best sub-window cell by the tie rule, in window
+        coordinates."""
+        own = at + query * self.SPEC
+        best, count = int(host[own]), int(host[own + 1])
         if best <= 0:
             return
         k = min(count, TIED_MAX)
-        ids = host[at + 2:at + 2 + k].astype(np.intp)
-        sub = host[at + 2 + TIED_MAX:at + self.words].reshape(TIED_MAX, self.per, 3)[:k]
+        ids = host[own + 2:own + 2 + k].astype(np.intp)
+        first = at + self.count * self.SPEC + query * 3 * self.slots
+        sub = host[first:first + 3 * self.slots].reshape(TIED_MAX, self.per, 3)[:k]
         sub = sub.astype(np.int64)
         sub[:, :, 2] += np.arange(self.per) * (self.extra + 1)   # sub-window -> window
         # the tie rule within each window: the best score, then the smallest reference
@@ -534,10 +524,18 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
     if query is None and not supports(scoring):
         raise ValueError(f"scores or gap penalties above {NARROW_LIMIT}, or an alphabet of "
                          "more than 47 codes, do not fit the 16-bit windows kernel")
-    if n == 0 or len(q) == 0:
+    packed = isinstance(query, DevicePack)   # several queries: lists of cells and flagged
+    if packed and want_ends:
+        raise ValueError("packed queries give scores (and the best windows' ends) only")
+    if n == 0 or (not packed and len(q) == 0):
+        if packed:
+            return ([np.zeros((n, 3), np.int64)] * query.count,
+                    [np.zeros(0, np.int64)] * query.count, 0.0)
         return np.zeros((n, 3), np.int64), np.zeros(0, np.int64), 0.0
     stream = cp.cuda.get_current_stream()
     dq = query if query is not None else DeviceQuery(q, scoring)
+    nq = dq.count
+    big = nq * n                             # scores (and flagged) of every query
     lay = _layout(ref, starts, lengths, stream, keep_layout)
     if lay.longest >= 1 << 31:
         raise ValueError("a window is longer than 2**31 - 1 symbols")
@@ -552,13 +550,14 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
         bstride, bound = 0, np.uint64(0)
     # (win_ends: gap_extend > 0 for the span bound, scores below 2^29 for its pad rows)
     plan = _BestEnds(dq, lay) if best_ends and dq.ge > 0 and dq.sq < 1 << 29 else None
-    # one result buffer (one copy back): scores [n], flagged [n], count [1], then query
-    # ends [n] and reference ends [n] (want_ends) or the best windows' ends (plan); every
-    # window's score (and ends) is written, only the count zeroed
-    words = 4 * n + 1 if want_ends else 2 * n + 1 + (plan.words if plan else 0)
+    # one result buffer (one copy back): scores [nq * n] (query k's at k * n), flagged
+    # [nq * n], count [1], then query ends [n] and reference ends [n] (want_ends, one
+    # query) or the best windows' ends (plan); every window's score (and ends) is written,
+    # only the count zeroed
+    words = 4 * n + 1 if want_ends else 2 * big + 1 + (plan.words if plan else 0)
     res = cp.empty(max(words, 4 * n + 1), dtype=cp.int32)
     base = res.data.ptr
-    cp.cuda.runtime.memsetAsync(base + 8 * n, 0, 4, stream.ptr)
+    cp.cuda.runtime.memsetAsync(base + 8 * big, 0, 4, stream.ptr)
     if timed:
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record(stream)
@@ -566,30 +565,37 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
        (ref.codes, lay.starts_ptr, lay.lengths_ptr, lay.items_ptr, np.int32(lay.nitems),
         np.int32(dq.g), np.int32(dq.bands), dq.prof, np.int32(dq.k), np.int32(dq.go),
         np.int32(dq.ge), np.int32(dq.thr), np.uint32(1), bound, np.int64(bstride),
-        np.uint64(base), np.uint64(base + 4 * n), np.uint64(base + 8 * n),
+        np.uint64(base), np.uint64(base + 4 * big), np.uint64(base + 8 * big),
         np.uint64(base + 4 * (2 * n + 1)), np.uint64(base + 4 * (3 * n + 1)), ycol, ystride,
-        dq.bvec, dq.neg_bias, dq.neg_ge),
+        dq.bvec, dq.neg_bias, dq.neg_ge, np.uint32(dq.heads), np.int32(n)),
        shared_mem=(dq.k + 1) * dq.g * dq.r * 2)
     if timed:
         stop.record(stream)
     if plan is not None:
-        plan.launch(dq, lay, ref, n, base, 2 * n + 1, stream)
+        plan.launch(dq, lay, ref, n, base, 2 * big + 1, stream)
     pinned = cp.cuda.alloc_pinned_memory(4 * words)
     host = np.frombuffer(pinned, np.int32, words)
     cp.cuda.runtime.memcpyAsync(host.ctypes.data, base, 4 * words,
                                 cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
     stream.synchronize()
     seconds = cp.cuda.get_elapsed_time(start, stop) / 1e3 if timed else 0.0
-    cells = np.full((n, 3), -1, np.int64)
-    cells[:, 0] = host[:n]
-    if want_ends:
-        cells[:, 1] = host[2 * n + 1:3 * n + 1]
-        cells[:, 2] = host[3 * n + 1:]
-    count = int(host[2 * n])
-    flagged = np.sort(host[n:n + count]).astype(np.int64) if count else np.zeros(0, np.int64)
-    if plan is not None:
-        plan.read(host, 2 * n + 1, cells)
-    return cells, flagged, seconds
+    count = int(host[2 * big])
+    flat = np.sort(host[big:big + count]).astype(np.int64) if count else np.zeros(0, np.int64)
+    out_cells, out_flagged = [], []
+    for k in range(nq):
+        cells = np.full((n, 3), -1, np.int64)
+        cells[:, 0] = host[k * n:(k + 1) * n]
+        if want_ends:
+            cells[:, 1] = host[2 * n + 1:3 * n + 1]
+            cells[:, 2] = host[3 * n + 1:]
+        if plan is not None:
+            plan.read(host, 2 * big + 1, cells, k)
+        out_cells.append(cells)
+        mine = flat[(flat >= k * n) & (flat < (k + 1) * n)]
+        out_flagged.append(mine - k * n)
+    if packed:
+        return out_cells, out_flagged, seconds
+    return out_cells[0], out_flagged[0], seconds
 
 
 _FUNCTIONS: dict = {}
