@@ -66,6 +66,7 @@ def main(argv=None) -> int:
     command = "python bench/concurrency.py " + " ".join(argv or sys.argv[1:])
     import cupy
     device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    gpus = cupy.cuda.runtime.getDeviceCount()     # backend "cuda" drives every visible one
     scoring = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
     _, queries = read_fasta(_find("standard_queries20.fasta"))
     per = len(queries) // args.threads
@@ -103,8 +104,8 @@ def main(argv=None) -> int:
                 emit({"job": "search", "scope": "call", "backend": "cuda",
                       "method": f"{how} ({args.threads} x {per} queries)"
                       if how != "one call" else f"one call ({per * args.threads} queries)",
-                      "device": device, "cold": False,
-                      "params": {"mode": mode, "queries": per * args.threads, "top_k": 10,
+                      "device": f"{gpus} x {device}", "cold": False,
+                      "params": {"mode": mode, "gpus": gpus, "queries": per * args.threads, "top_k": 10,
                                  "threads": args.threads if how == "threads" else 1,
                                  "residues": db.residues, "scoring": "BLOSUM62 11/1",
                                  "same_as_serial": all(same) if how == "threads" else None},

@@ -417,6 +417,15 @@ def _topk(c, k):
     return np.stack([c.ids[o], c.scores[o]])
 
 
+def _kept_ends(c, k):
+    """(id, score, query end, target end) of the candidates a top-k keeps: every one at or
+    above the k-th best score (ties kept), by id."""
+    cut = np.sort(c.scores)[::-1][min(k, len(c.scores)) - 1]
+    keep = c.scores >= cut
+    return sorted(zip(c.ids[keep].tolist(), c.scores[keep].tolist(),
+                      c.query_ends[keep].tolist(), c.target_ends[keep].tolist()))
+
+
 def _chunk_backend(**kw):
     from warpalign._backends.cuda import CudaBackend
     return CudaBackend(**kw)
@@ -510,6 +519,14 @@ def test_two_devices_identical(cuda):
         "the packed batch went through the per-device threads"
     for a, b in zip(ra, rb):   # (each device's candidates: those >= its own k-th best)
         np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
+    # end cells: the merged top-k, each candidate ended on its target's device; a query
+    # (near, repeated) whose best targets lie on both devices, one with none on device 1
+    for qs in (batch, [batch[2]], [seqs[40], seqs[0], seqs[40][:60]]):
+        ra = one.search_batches(qs, h1, s, top_k=7, ends=True)
+        rb = two.search_batches(qs, h2, s, top_k=7, ends=True)
+        for a, b in zip(ra, rb):
+            assert _kept_ends(a, 7) == _kept_ends(b, 7)
+        assert {int(h2.owner[i]) for b in rb for i in b.ids} == {0, 1}
     # the second device failing after the first one launched (its part's targets are
     # resident on the first device: a real error of _packed_start): the error comes
     # through once the first device's kernels are done, and the next search is exact

@@ -151,6 +151,16 @@ class MultiTargets:
     max_code: int
     targets: TargetSet = None
     cache: dict = field(default_factory=dict)
+    owner: np.ndarray | None = None    # each target's part (int32), global order
+    local: np.ndarray | None = None    # each target's index within its part
+
+    def __post_init__(self):
+        if self.owner is None:
+            self.owner = np.empty(self.n, np.int32)
+            self.local = np.empty(self.n, np.int64)
+            for k, part in enumerate(self.parts):
+                self.owner[part.ids] = k
+                self.local[part.ids] = np.arange(len(part.ids))
 
 
 @dataclass

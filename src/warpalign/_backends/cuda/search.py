@@ -614,7 +614,12 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
     def _search_multi(self, qs, handle, scoring, algorithm, ends, top_k, method):
         """search_batches over the devices of a MultiTargets handle: one packed batch per
         device from the calling thread (:meth:`_search_multi_packed`) where every device
-        runs the queries as one, else one thread per device."""
+        runs the queries as one, else one thread per device. End cells (``ends``, a top-k,
+        every part resident): the scores first, then :meth:`_multi_ends`."""
+        if (ends and top_k is not None and method == "auto" and algorithm == "local"
+                and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
+            scored = self._search_multi(qs, handle, scoring, algorithm, False, top_k, method)
+            return self._multi_ends(qs, handle, scoring, scored, top_k)
         if (len(qs) >= 2 and not ends and method == "auto"
                 and algorithm == "local"
                 and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
@@ -661,28 +666,73 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
                 results.append(got)
         return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
 
+    def _multi_ends(self, qs, handle, scoring, cands: list[Candidates], top_k: int):
+        """End cells of a multi-device search's merged top-k: each query's candidates at or
+        above its k-th best over all devices (ties kept, as the hits are cut), each ended
+        on the device that holds its target (:meth:`_batch_ends`), the devices side by
+        side. (Each device ending its own top-k ended up to devices x k pairs a query, the
+        largest of them on every device.)"""
+        keep = []
+        for c in cands:
+            k = min(top_k, len(c.scores))
+            cut = np.partition(c.scores, len(c.scores) - k)[len(c.scores) - k] if k else 0
+            keep.append(c.take(np.flatnonzero(c.scores >= cut)))
+        owner, local = handle.owner, handle.local
+        work = []         # per device: (query index, positions in keep[qi], Candidates)
+        for k in range(len(handle.parts)):
+            mine = []
+            for qi, c in enumerate(keep):
+                at = np.flatnonzero(owner[c.ids] == k)
+                if at.size:
+                    mine.append((qi, at, Candidates(c.scores[at], None, None, 0,
+                                                    local[c.ids[at]])))
+            work.append(mine)
+        out = [Candidates(c.scores, np.zeros(len(c.ids), np.int32),
+                          np.zeros(len(c.ids), np.int32), c.saturated, c.ids) for c in keep]
+
+        def run(k):
+            part, mine = handle.parts[k], work[k]
+            with self._cp.cuda.Device(part.device):
+                got = part.backend._batch_ends([qs[qi] for qi, _, _ in mine], part.handle,
+                                               scoring, [c for _, _, c in mine])
+            for (qi, at, _), e in zip(mine, got):
+                out[qi].query_ends[at], out[qi].target_ends[at] = e.query_ends, e.target_ends
+
+        parallel([lambda k=k: run(k) for k in range(len(work)) if work[k]])
+        return out
+
     def _search_threads(self, qs, handle, scoring, algorithm, ends, top_k, method):
         results = [None] * len(handle.parts)
-        errors = []
 
         def work(k):
             part = handle.parts[k]
-            try:
-                with self._cp.cuda.Device(part.device):
-                    got = part.backend.search_batches(qs, part.handle, scoring,
-                                                      algorithm=algorithm, ends=ends,
-                                                      top_k=top_k, method=method)
-                for g in got:
-                    g.ids = part.ids[g.ids]
-                results[k] = got
-            except Exception as exc:  # noqa: BLE001  (re-raised in the caller's thread)
-                errors.append(exc)
+            with self._cp.cuda.Device(part.device):
+                got = part.backend.search_batches(qs, part.handle, scoring,
+                                                  algorithm=algorithm, ends=ends,
+                                                  top_k=top_k, method=method)
+            for g in got:
+                g.ids = part.ids[g.ids]
+            results[k] = got
 
-        threads = [threading.Thread(target=work, args=(k,)) for k in range(len(handle.parts))]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-        if errors:
-            raise errors[0]
+        parallel([lambda k=k: work(k) for k in range(len(handle.parts))])
         return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
+
+
+def parallel(calls) -> None:
+    """Run ``calls`` (one per device) on threads of their own and wait for all; the first
+    error is raised in the caller's thread once every call has ended."""
+    errors = []
+
+    def run(call):
+        try:
+            call()
+        except Exception as exc:  # noqa: BLE001  (re-raised in the caller's thread)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(c,)) for c in calls]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]
