@@ -522,11 +522,11 @@ def test_two_devices_identical(cuda):
     # end cells: the merged top-k, each candidate ended on its target's device; a query
     # (near, repeated) whose best targets lie on both devices, one with none on device 1
     for qs in (batch, [batch[2]], [seqs[40], seqs[0], seqs[40][:60]]):
-        ra = one.search_batches(qs, h1, s, top_k=7, ends=True)
-        rb = two.search_batches(qs, h2, s, top_k=7, ends=True)
-        for a, b in zip(ra, rb):
+        ea = one.search_batches(qs, h1, s, top_k=7, ends=True)
+        eb = two.search_batches(qs, h2, s, top_k=7, ends=True)
+        for a, b in zip(ea, eb):
             assert _kept_ends(a, 7) == _kept_ends(b, 7)
-        assert {int(h2.owner[i]) for b in rb for i in b.ids} == {0, 1}
+        assert {int(h2.owner[i]) for b in eb for i in b.ids} == {0, 1}
     # the second device failing after the first one launched (its part's targets are
     # resident on the first device: a real error of _packed_start): the error comes
     # through once the first device's kernels are done, and the next search is exact
