@@ -225,7 +225,8 @@ def main(argv=None) -> int:
     p.add_argument("--max-residues", type=int, help="one copy: only the longest prefix of "
                    "the lengths within this many residues (a small local run)")
     p.add_argument("--threads", type=int, default=usable_cores(), help="makedb's --threads")
-    p.add_argument("--memory", default="1G", help="makedb's --memory (default 1G)")
+    p.add_argument("--memory", default="1G", help="makedb's --memory (default 1G; with "
+                   "--makedb-only a comma list: each size built --makedb-repeat times)")
     p.add_argument("--gpu-memory", default="4G", help="search's gpu_memory on the big database")
     p.add_argument("--backend", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--queries", type=int, default=20, help="the first N standard queries")
@@ -235,11 +236,18 @@ def main(argv=None) -> int:
                    help="seconds for the whole run: a second streamed call only within it")
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--dir", default=tempfile.gettempdir(), help="the disk folder")
+    p.add_argument("--makedb-only", action="store_true",
+                   help="build the big database --makedb-repeat times for each --memory "
+                        "and measure the disk's synced write speed; no search")
+    p.add_argument("--makedb-repeat", type=int, default=1)
     p.add_argument("--out")
     args = p.parse_args(argv)
     command = "python bench/search_disk.py " + " ".join(argv or sys.argv[1:])
     from warpalign._backends.stream import parse_memory
-    memory = parse_memory(args.memory, "--memory")
+    memories = [parse_memory(m, "--memory") for m in args.memory.split(",")]
+    if len(memories) > 1 and not args.makedb_only:
+        p.error("--memory: several sizes only with --makedb-only")
+    memory = memories[0]
     deadline = T0 + args.budget
     env = {**os.environ, "SEARCH_DISK_T0": str(T0), "PYTHONPATH": os.pathsep.join(
         [str(HERE.parent / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])}
@@ -267,27 +275,65 @@ def main(argv=None) -> int:
         seconds, _, _ = makedb(env, small_fa, Path(tmp) / "small.wa", args.threads, memory)
         small_fa.unlink()
         log(f"makedb of copy 0: {seconds:.1f} s; now the big one")
-        seconds, rss, cmd = makedb(env, big_fa, Path(tmp) / "big.wa", args.threads, memory)
+        for k, size in enumerate([m for m in memories
+                                  for _ in range(args.makedb_repeat if args.makedb_only else 1)]):
+            if k:
+                shutil.rmtree(Path(tmp) / "big.wa")
+            seconds, rss, cmd = makedb(env, big_fa, Path(tmp) / "big.wa", args.threads, size)
+            record_makedb(args, made, fs, fasta_bytes, seconds, rss, cmd, size, command, out)
         big_fa.unlink()
-        log(f"makedb: {made['residues'] / seconds / 1e6:.0f} M residues/s, peak RSS "
-            f"{rss / 2**30:.2f} GiB (targets: >= 200 M/s, <= 4 GiB)")
-        emit({"job": "makedb", "scope": "call", "cold": False, "backend": "cpu",
-              "method": "streamed", "device": f"{cpu_name()} ({args.threads} of "
-              f"{usable_cores()} cores: --threads {args.threads}, and a read-ahead thread)",
-              "params": {"sequences": made["sequences"], "residues": made["residues"],
-                         "copies": args.copies, "threads": args.threads, "memory": memory,
-                         "fasta_bytes": fasta_bytes, "peak_rss_bytes": rss,
-                         "dir": args.dir, "filesystem": fs,
-                         "fasta_write_s": made["seconds"],
-                         "input": f"plain FASTA, 60 residues a line, in {args.dir} "
-                                  "(written just before: in the page cache)",
-                         "makedb_command": " ".join(cmd)},
-              "seconds": seconds, "residues_per_s": made["residues"] / seconds,
-              "baseline": None, "command": command}, out)
+        if args.makedb_only:
+            disk = child(env, "disk_write", folder=tmp)
+            log(f"disk: {disk['bytes'] / disk['seconds'] / 1e6:.0f} MB/s written and synced")
+            emit({"job": "disk", "scope": "item", "backend": "cpu", "method": "pwrite+fdatasync",
+                  "device": f"{args.dir} ({fs})", "params": {"bytes": disk["bytes"],
+                  "piece_bytes": disk["piece"]}, "seconds": disk["seconds"],
+                  "bytes_per_s": disk["bytes"] / disk["seconds"], "baseline": None,
+                  "command": command}, out)
+            return 0
         got = child(env, "search_all", small=str(Path(tmp) / "small.wa"),
                     big=str(Path(tmp) / "big.wa"), backend=args.backend,
                     queries=args.queries, top_k=args.top_k, repeat=args.repeat,
                     gpu_memory=args.gpu_memory, deadline=deadline)
+    return report_search(args, got, fs, command, out)
+
+
+def disk_write(folder: str, size: int = 4 << 30, piece: int = 16 << 20) -> dict:
+    """Seconds to write ``size`` bytes in ``piece``-byte writes and ``fdatasync`` them."""
+    data = np.random.default_rng(0).integers(0, 256, piece, dtype=np.uint8).tobytes()
+    path = Path(folder) / "disk_write.bin"
+    t0 = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        for _ in range(size // piece):
+            os.write(fd, data)
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+    seconds = time.perf_counter() - t0
+    path.unlink()
+    return {"bytes": size, "piece": piece, "seconds": seconds}
+
+
+def record_makedb(args, made, fs, fasta_bytes, seconds, rss, cmd, memory, command, out):
+    log(f"makedb: {made['residues'] / seconds / 1e6:.0f} M residues/s, peak RSS "
+        f"{rss / 2**30:.2f} GiB (targets: >= 200 M/s, <= 4 GiB)")
+    emit({"job": "makedb", "scope": "call", "cold": False, "backend": "cpu",
+          "method": "streamed", "device": f"{cpu_name()} ({args.threads} of "
+          f"{usable_cores()} cores: --threads {args.threads}, and a read-ahead thread)",
+          "params": {"sequences": made["sequences"], "residues": made["residues"],
+                     "copies": args.copies, "threads": args.threads, "memory": memory,
+                     "fasta_bytes": fasta_bytes, "peak_rss_bytes": rss,
+                     "dir": args.dir, "filesystem": fs,
+                     "fasta_write_s": made["seconds"],
+                     "input": f"plain FASTA, 60 residues a line, in {args.dir} "
+                              "(written just before: in the page cache)",
+                     "makedb_command": " ".join(cmd)},
+          "seconds": seconds, "residues_per_s": made["residues"] / seconds,
+          "baseline": None, "command": command}, out)
+
+
+def report_search(args, got, fs, command, out) -> int:
     runs = got["resident"]["runs"]
     resident_s = sorted(runs)[len(runs) // 2]
     resident = got["cells"]["small"] / resident_s / 1e9
