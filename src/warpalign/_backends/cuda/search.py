@@ -232,15 +232,20 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
         cp = self._cp
         offsets = np.asarray(targets.offsets, dtype=np.int64)
         codes = np.asarray(targets.codes, dtype=np.uint8)
-        parts = []
-        for (ids, ts), dev in zip(split_targets(targets, len(self._devices)), self._devices):
+        shares = list(zip(split_targets(targets, len(self._devices)), self._devices))
+        parts = [None] * len(shares)
+
+        def part(k):      # each device's context, layout and upload beside the others'
+            (ids, ts), dev = shares[k]
             with cp.cuda.Device(dev):
                 be = CudaBackend(self._table, self._nstreams,
                                  devices=(dev,), max_resident=self._max_resident,
                                  block2=self._block2, wait_timeout=self._wait_timeout,
                                  tuning=self.tuning, device_memory=self._device_memory,
                                  on_packed=self._on_packed)
-                parts.append(_Part(dev, be, be.prepare(ts, device_memory=device_memory), ids))
+                parts[k] = _Part(dev, be, be.prepare(ts, device_memory=device_memory), ids)
+
+        parallel([lambda k=k: part(k) for k in range(len(shares))])
         max_code = int(codes.max()) if len(codes) else -1
         return MultiTargets(parts, len(offsets) - 1, int(offsets[-1]), max_code,
                             TargetSet(codes, offsets))
