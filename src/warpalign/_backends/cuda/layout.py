@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,12 +103,16 @@ def pair_groups(sstart: np.ndarray, group_min: int, span: int) -> np.ndarray:
         >>> pair_groups(np.array([0, 50, 90, 100, 105, 108]), 10, 2).tolist()
         [0, 2, 3, 5]
     """
-    s = np.asarray(sstart, dtype=np.int64).tolist()
-    count, total = len(s) - 1, s[-1]
+    s = np.asarray(sstart, dtype=np.int64)
+    count, total = len(s) - 1, int(s[-1])
+    # where a group starting at each target would end (one searchsorted for all: its
+    # size depends on its start only), then the chain from target 0 followed
+    at = s[:-1]
+    ends = np.searchsorted(s, at + np.maximum((total - at) // span, group_min), "left")
+    ends = np.clip(ends, np.arange(1, count + 1), count).tolist()
     bounds, k = [0], 0
-    while k < count:          # bisect on a list: ~10x np.searchsorted per call
-        want = max(group_min, (total - s[k]) // span)
-        k = min(max(bisect_left(s, s[k] + want), k + 1), count)
+    while k < count:
+        k = ends[k]
         bounds.append(k)
     return np.asarray(bounds, dtype=np.int64)
 
