@@ -12,8 +12,10 @@ same database and queries by each ``--method``:
 * cli: ``warpalign search QUERIES DB --workers N`` as a user runs it, whole processes
   (its local cluster's start included), N GPUs visible;
 * cli-gpus: ``warpalign search QUERIES DB`` with N GPUs visible (one process drives all);
-* streamed: in-process with ``gpu_memory`` at 1/(``--parts`` x N) of the database's
-  resident cost on each device, so every device streams its share in chunks.
+* streamed: in-process with each device's ``gpu_memory`` at 1/(``--parts`` x N) of the
+  database's resident cost (``--streamed-limit share``: every device streams its share in
+  ``--parts`` chunks, the chunks shrinking as GPUs are added) or at 1/``--parts`` of it
+  (``gpu``: the limit a GPU has, whatever the count; its share in fewer chunks).
 
 Each configuration runs once to warm up (compile, upload; the CLI's first process fills
 the kernel caches) and is then timed ``--repeat`` times (the median is reported, every
@@ -81,7 +83,7 @@ METHODS = ("in-process", "dask", "cli", "cli-gpus", "streamed")
 class Runner:
     """One method on ``n`` GPUs: ``call(queries, mode)`` runs one search; ``close()``."""
 
-    def __init__(self, how, n, db, scoring, tmp: Path, parts: int):
+    def __init__(self, how, n, db, scoring, tmp: Path, parts: int, per: str = "share"):
         self.how, self.n, self.db, self.scoring, self.tmp = how, n, db, scoring, tmp
         devices = list(range(n))
         self.close = lambda: None
@@ -89,7 +91,8 @@ class Runner:
             self.engine = cuda_backend.CudaBackend(devices=devices)
             cost = (cuda_config.RESIDENT_BYTES * db.residues
                     + cuda_config.SEQUENCE_BYTES * len(db))
-            self.limit = cost // parts // n if how == "streamed" else None
+            self.limit = None if how != "streamed" else cost // parts // (
+                n if per == "share" else 1)
         elif how == "dask":
             from distributed import Client
 
@@ -151,6 +154,9 @@ def main(argv=None) -> int:
                    help="repeatable; default in-process and dask")
     p.add_argument("--parts", type=int, default=8,
                    help="streamed: each device's limit is 1/(PARTS x GPUs) of the resident cost")
+    p.add_argument("--streamed-limit", choices=("share", "gpu"), default="share",
+                   help="streamed: 1/(PARTS x GPUs) of the cost per device (share) or "
+                        "1/PARTS (gpu)")
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--no-dask", action="store_true", help="(default methods) in-process only")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per setting (median)")
@@ -183,7 +189,8 @@ def main(argv=None) -> int:
         for how in methods:
             base: dict = {}
             for n in counts:
-                runner = Runner(how, n, db, scoring, Path(tmp), args.parts)
+                runner = Runner(how, n, db, scoring, Path(tmp), args.parts,
+                                args.streamed_limit)
                 try:
                     for name, queries in sets:
                         cells = sum(len(q) for q in queries) * db.residues
@@ -204,7 +211,9 @@ def main(argv=None) -> int:
                                              "gpus_available": available, "gpus": n,
                                              "mode": mode, "streamed": how == "streamed",
                                              "gpu_memory_per_device": getattr(
-                                                 runner, "limit", None)},
+                                                 runner, "limit", None),
+                                             "streamed_limit": args.streamed_limit
+                                             if how == "streamed" else None},
                                   "seconds": secs, "runs": [round(t, 4) for t in times],
                                   "gcups": gcups, "speedup": gcups / one,
                                   "efficiency": gcups / one / n,
