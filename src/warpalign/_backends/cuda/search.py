@@ -32,7 +32,8 @@ import warpalign._backends.cuda.topk as topk  # noqa: PLR0402
 from ...errors import BackendError
 from ...pipeline import ahead
 from ..base import ALGORITHMS, ScoreBatch, TargetSet, check_choice
-from ..stream import StreamPlan, memory_bytes, parse_memory, plan_stream
+from ..stream import (StreamPlan, candidates, memory_bytes, parse_memory, plan_stream,
+                      runs_within)
 from .config import KernelConfig
 from .loader import require_compiler, require_cupy
 from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket, _empty,
@@ -537,8 +538,13 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
             return
         if isinstance(handle, ChunkedTargets):
             with self._cp.cuda.Device(self._devices[0]):
-                yield self._search_chunked(qs, handle, scoring, algorithm, ends, top_k,
-                                           method)
+                if ends and _ends_after(algorithm, top_k, method):
+                    found = self._search_chunked(qs, handle, scoring, algorithm, False,
+                                                 top_k, method)
+                    yield self._ends_from_host(qs, handle, scoring, _cut(found, top_k))
+                else:
+                    yield self._search_chunked(qs, handle, scoring, algorithm, ends, top_k,
+                                               method)
             return
         with self._cp.cuda.Device(handle.device):
             yield from self._iter_resident(qs, handle, scoring, algorithm, ends, top_k,
@@ -620,11 +626,10 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
         """search_batches over the devices of a MultiTargets handle: one packed batch per
         device from the calling thread (:meth:`_search_multi_packed`) where every device
         runs the queries as one, else one thread per device. End cells (``ends``, a top-k,
-        every part resident): the scores first, then :meth:`_multi_ends`."""
-        if (ends and top_k is not None and method == "auto" and algorithm == "local"
-                and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
+        local, method auto): the scores first, then :meth:`_multi_ends`."""
+        if ends and _ends_after(algorithm, top_k, method):
             scored = self._search_multi(qs, handle, scoring, algorithm, False, top_k, method)
-            return self._multi_ends(qs, handle, scoring, scored, top_k)
+            return self._multi_ends(qs, handle, scoring, _cut(scored, top_k))
         if (len(qs) >= 2 and not ends and method == "auto"
                 and algorithm == "local"
                 and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
@@ -671,17 +676,13 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
                 results.append(got)
         return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
 
-    def _multi_ends(self, qs, handle, scoring, cands: list[Candidates], top_k: int):
-        """End cells of a multi-device search's merged top-k: each query's candidates at or
-        above its k-th best over all devices (ties kept, as the hits are cut), each ended
-        on the device that holds its target (:meth:`_batch_ends`), the devices side by
-        side. (Each device ending its own top-k ended up to devices x k pairs a query, the
-        largest of them on every device.)"""
-        keep = []
-        for c in cands:
-            k = min(top_k, len(c.scores))
-            cut = np.partition(c.scores, len(c.scores) - k)[len(c.scores) - k] if k else 0
-            keep.append(c.take(np.flatnonzero(c.scores >= cut)))
+    def _multi_ends(self, qs, handle, scoring, keep: list[Candidates]):
+        """End cells of a multi-device search's merged top-k (``keep``: each query's
+        candidates at or above its k-th best over all devices, ties kept, as the hits are
+        cut), each ended on the device that holds its target (:meth:`_batch_ends`; a
+        streamed part's targets read from the host, :meth:`_ends_from_host`), the devices
+        side by side. (Each device ending its own top-k ended up to devices x k pairs a
+        query, the largest of them on every device.)"""
         owner, local = handle.owner, handle.local
         work = []         # per device: (query index, positions in keep[qi], Candidates)
         for k in range(len(handle.parts)):
@@ -697,13 +698,49 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
 
         def run(k):
             part, mine = handle.parts[k], work[k]
+            sub, cands = [qs[qi] for qi, _, _ in mine], [c for _, _, c in mine]
             with self._cp.cuda.Device(part.device):
-                got = part.backend._batch_ends([qs[qi] for qi, _, _ in mine], part.handle,
-                                               scoring, [c for _, _, c in mine])
+                if isinstance(part.handle, DeviceTargets):
+                    got = part.backend._batch_ends(sub, part.handle, scoring, cands)
+                else:
+                    got = part.backend._ends_from_host(sub, part.handle, scoring, cands)
             for (qi, at, _), e in zip(mine, got):
                 out[qi].query_ends[at], out[qi].target_ends[at] = e.query_ends, e.target_ends
 
         parallel([lambda k=k: run(k) for k in range(len(work)) if work[k]])
+        return out
+
+    def _ends_from_host(self, qs, handle: ChunkedTargets, scoring,
+                        keep: list[Candidates]) -> list[Candidates]:
+        """End cells of a streamed search's merged top-k (``keep``, as
+        :meth:`_multi_ends`'; ids in ``handle``'s TargetSet order): their targets read
+        from the host (a memory-mapped database: from disk), made resident on the current
+        device together, at most a chunk's residues at a time, and ended there by
+        :meth:`_batch_ends`. (Each chunk ending its own top-k ended chunks x k pairs a
+        query, every chunk's in the stream's path.)"""
+        out = [Candidates(c.scores, np.zeros(len(c.ids), np.int32),
+                          np.zeros(len(c.ids), np.int32), c.saturated, c.ids) for c in keep]
+        ids = np.unique(np.concatenate([np.asarray(c.ids, np.int64) for c in keep]
+                                       or [np.zeros(0, np.int64)]))
+        offsets = np.asarray(handle.targets.offsets, dtype=np.int64)
+        codes = handle.targets.codes
+        lengths = offsets[ids + 1] - offsets[ids]
+        for lo, hi in runs_within(lengths, int(handle.biggest)):
+            part = ids[lo:hi]
+            sub = TargetSet(np.concatenate([np.asarray(codes[offsets[i]:offsets[i + 1]])
+                                            for i in part.tolist()]),
+                            np.concatenate([[0], np.cumsum(lengths[lo:hi])]))
+            dev = self._prepare_resident(sub)
+            mine = []
+            for qi, c in enumerate(keep):
+                at = np.flatnonzero((c.ids >= part[0]) & (c.ids <= part[-1]))
+                if at.size:
+                    mine.append((qi, at, Candidates(c.scores[at], None, None, 0,
+                                                    np.searchsorted(part, c.ids[at]))))
+            got = self._batch_ends([qs[qi] for qi, _, _ in mine], dev, scoring,
+                                   [c for _, _, c in mine])
+            for (qi, at, _), e in zip(mine, got):
+                out[qi].query_ends[at], out[qi].target_ends[at] = e.query_ends, e.target_ends
         return out
 
     def _search_threads(self, qs, handle, scoring, algorithm, ends, top_k, method):
@@ -741,3 +778,14 @@ def parallel(calls) -> None:
         th.join()
     if errors:
         raise errors[0]
+
+
+def _ends_after(algorithm: str, top_k, method: str) -> bool:
+    """Whether a search's end cells come after its scores (:meth:`CudaBackend._multi_ends`,
+    :meth:`CudaBackend._ends_from_host`): local, a top-k, method auto."""
+    return top_k is not None and method == "auto" and algorithm == "local"
+
+
+def _cut(found: list[Candidates], top_k: int) -> list[Candidates]:
+    """Each query's candidates at or above its k-th best score (ties kept)."""
+    return [c.take(candidates(c.scores, top_k)) for c in found]
