@@ -5,6 +5,7 @@ path packing its reads' strands with every read's hits its own call's."""
 
 from __future__ import annotations
 
+import contextlib
 from types import SimpleNamespace
 
 import numpy as np
@@ -116,12 +117,26 @@ def test_packed_band_model_equals_each_query_alone(s):
         assert band_dp(rows, heads, r, t.tolist(), s) == want
 
 
+@contextlib.contextmanager
+def _emulated_windows(qs, s):
+    """``windows.py`` (yielded) on test_locate's emulated device, its kernels scoring the
+    packed queries ``qs`` with ``s``; the module's caches cleared before and after."""
+    from warpalign._backends.cuda import windows as gw
+    from warpalign._backends.cuda.loader import emulated
+    emu = EmulatedCupy(qs[0], s, flag_at=10**9)
+    emu.queries = qs
+    gw.clear_cache()
+    with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
+        try:
+            yield gw, emu
+        finally:
+            gw.clear_cache()
+
+
 def test_packed_launch_plumbing_on_an_emulated_device():
     """windows.py's packed launch (one profile for three queries, heads, every query's
     scores and best ends at its offsets, flagged windows per query) on the emulated device
     of test_locate: each query's cells equal its launch alone."""
-    from warpalign._backends.cuda import windows as gw
-    from warpalign._backends.cuda.loader import emulated
     s = PAPER_002
     rng = np.random.default_rng(65)
     ref = random_dna(rng, 12_000)
@@ -133,29 +148,23 @@ def test_packed_launch_plumbing_on_an_emulated_device():
     lo = np.arange(0, 11_000, 1_000)
     length = np.full(len(lo), 1_300)
     length[-1] = len(codes) - lo[-1]
-    emu = EmulatedCupy(qs[0], s, flag_at=10**9)
-    emu.queries = qs
-    gw.clear_cache()
-    with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
-        try:
-            dev = gw.resident([codes])
-            pack = gw.DevicePack(qs, s, sq=sq[0])
-            assert pack.count == 3 and pack.g == 32
-            cells, flagged, _ = gw.window_cells_packed(dev, pack, s, lo, length, best_ends=True)
-            for q, c, f in zip(qs, cells, flagged):
-                exact = np.array([score_end(q, codes[a:a + n], s.matrix, s.gap_open,
-                                            s.gap_extend, LOCAL) for a, n in zip(lo, length)])
-                assert np.array_equal(c[:, 0], exact[:, 0]) and len(f) == 0
-                tied = exact[:, 0] == exact[:, 0].max()
-                assert np.array_equal(c[tied], exact[tied]) and (c[~tied, 1:] == -1).all()
-            assert ("pick", 1) in emu.launches
-            emu.flag_at = int(cells[1][:, 0].max())   # query 1's best window: flagged
-            cells, flagged, _ = gw.window_cells_packed(dev, pack, s, lo, length, best_ends=True)
-            assert [len(f) for f in flagged] == [int((c[:, 0] >= emu.flag_at).sum())
-                                                 for c in cells]
-            assert len(flagged[1]) >= 1 and all((c[:, 1:] == -1).all() for c in cells)
-        finally:
-            gw.clear_cache()
+    with _emulated_windows(qs, s) as (gw, emu):
+        dev = gw.resident([codes])
+        pack = gw.DevicePack(qs, s, sq=sq[0])
+        assert pack.count == 3 and pack.g == 32
+        cells, flagged, _ = gw.window_cells_packed(dev, pack, s, lo, length, best_ends=True)
+        for q, c, f in zip(qs, cells, flagged):
+            exact = np.array([score_end(q, codes[a:a + n], s.matrix, s.gap_open,
+                                        s.gap_extend, LOCAL) for a, n in zip(lo, length)])
+            assert np.array_equal(c[:, 0], exact[:, 0]) and len(f) == 0
+            tied = exact[:, 0] == exact[:, 0].max()
+            assert np.array_equal(c[tied], exact[tied]) and (c[~tied, 1:] == -1).all()
+        assert ("pick", 1) in emu.launches
+        emu.flag_at = int(cells[1][:, 0].max())   # query 1's best window: flagged
+        cells, flagged, _ = gw.window_cells_packed(dev, pack, s, lo, length, best_ends=True)
+        assert [len(f) for f in flagged] == [int((c[:, 0] >= emu.flag_at).sum())
+                                             for c in cells]
+        assert len(flagged[1]) >= 1 and all((c[:, 1:] == -1).all() for c in cells)
 
 
 @pytest.mark.parametrize("s", [PAPER_002, PAPER_004, BLOSUM62], ids=["002", "004", "blosum62"])
@@ -166,8 +175,6 @@ def test_packed_queries_on_an_emulated_device(s, m):
     packed columns, every query's scores and tied ends at its offsets): the queries share
     one score bound for every scoring (BLOSUM62's near copies of different pieces do not:
     the device test asserted one bound and so failed for BLOSUM62 at every length)."""
-    from warpalign._backends.cuda import windows as gw
-    from warpalign._backends.cuda.loader import emulated
     rng = np.random.default_rng(900 + m)
     protein = s is BLOSUM62
     ref = rng.integers(0, 20 if protein else 4, 30_000).astype(np.uint8)
@@ -179,17 +186,11 @@ def test_packed_queries_on_an_emulated_device(s, m):
                             n_code=None if protein else int(s.encode("N")[0]))
         sq = {query_score_bound(q, s) for q in qs}
         assert len(sq) == 1 and len({q.tobytes() for q in qs}) > 1
-        emu = EmulatedCupy(qs[0], s, flag_at=10**9)
-        emu.queries = qs
-        gw.clear_cache()
-        with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
-            try:
-                dev = gw.resident([ref])
-                pack = gw.DevicePack(qs, s, sq=sq.pop())
-                cells, flagged, _ = gw.window_cells_packed(dev, pack, s, lo, length,
-                                                           best_ends=True)
-            finally:
-                gw.clear_cache()
+        with _emulated_windows(qs, s) as (gw, _):
+            dev = gw.resident([ref])
+            pack = gw.DevicePack(qs, s, sq=sq.pop())
+            cells, flagged, _ = gw.window_cells_packed(dev, pack, s, lo, length,
+                                                       best_ends=True)
         for q, c, f in zip(qs, cells, flagged):
             exact = np.array([score_end(q, ref[a:a + n], s.matrix, s.gap_open, s.gap_extend,
                                         LOCAL) for a, n in zip(lo, length)])
