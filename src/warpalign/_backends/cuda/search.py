@@ -35,17 +35,18 @@ from ..base import ALGORITHMS, ScoreBatch, TargetSet, check_choice
 from ..stream import StreamPlan, memory_bytes, parse_memory, plan_stream
 from .config import KernelConfig
 from .loader import require_compiler, require_cupy
-from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket, _empty,
-                      _Part, split_targets)
+from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket,
+                      _empty)
 from .kernels import _SMEM_LIMIT, KernelRuns, _rows
 from .layout import Layout, make_layout
+from .multi import MultiSearch
 from .packed import PackedSearch
 from .streamed import StreamedSearch
 
 METHODS = ("auto", "warp")
 
 
-class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
+class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
     """Smith-Waterman search on one CUDA device (the current CuPy device)."""
 
     name = "cuda"
@@ -227,28 +228,6 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
                               score_bytes=None if plan is None else plan.score_bytes,
                               spare_bytes=None if plan is None else plan.spare_bytes,
                               tail=tail)
-
-    def _prepare_multi(self, targets, device_memory):
-        cp = self._cp
-        offsets = np.asarray(targets.offsets, dtype=np.int64)
-        codes = np.asarray(targets.codes, dtype=np.uint8)
-        shares = list(zip(split_targets(targets, len(self._devices)), self._devices))
-        parts = [None] * len(shares)
-
-        def part(k):      # each device's context, layout and upload beside the others'
-            (ids, ts), dev = shares[k]
-            with cp.cuda.Device(dev):
-                be = CudaBackend(self._table, self._nstreams,
-                                 devices=(dev,), max_resident=self._max_resident,
-                                 block2=self._block2, wait_timeout=self._wait_timeout,
-                                 tuning=self.tuning, device_memory=self._device_memory,
-                                 on_packed=self._on_packed)
-                parts[k] = _Part(dev, be, be.prepare(ts, device_memory=device_memory), ids)
-
-        parallel([lambda k=k: part(k) for k in range(len(shares))])
-        max_code = int(codes.max()) if len(codes) else -1
-        return MultiTargets(parts, len(offsets) - 1, int(offsets[-1]), max_code,
-                            TargetSet(codes, offsets))
 
     def _prepare_resident(self, targets: TargetSet, sync: bool = True, *, codes=None,
                           score_bytes: int | None = None, spare_bytes: int | None = None,
@@ -615,129 +594,3 @@ class CudaBackend(PackedSearch, StreamedSearch, KernelRuns):
                                     method=method)
             out.append(_empty(handle.n, ends) if res is None else self._select(res, handle.n, top_k))
         return out
-
-    def _search_multi(self, qs, handle, scoring, algorithm, ends, top_k, method):
-        """search_batches over the devices of a MultiTargets handle: one packed batch per
-        device from the calling thread (:meth:`_search_multi_packed`) where every device
-        runs the queries as one, else one thread per device. End cells (``ends``, a top-k,
-        every part resident): the scores first, then :meth:`_multi_ends`."""
-        if (ends and top_k is not None and method == "auto" and algorithm == "local"
-                and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
-            scored = self._search_multi(qs, handle, scoring, algorithm, False, top_k, method)
-            return self._multi_ends(qs, handle, scoring, scored, top_k)
-        if (len(qs) >= 2 and not ends and method == "auto"
-                and algorithm == "local"
-                and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
-            one = [list(range(len(qs)))]
-            for part in handle.parts:
-                with self._cp.cuda.Device(part.device):
-                    if part.backend._pack_batches(qs, part.handle, scoring) != one:
-                        break
-            else:
-                return self._search_multi_packed(qs, handle, scoring, top_k)
-        return self._search_threads(qs, handle, scoring, algorithm, ends, top_k, method)
-
-    def _search_multi_packed(self, qs, handle, scoring, top_k):
-        """Every device's packed batch queued from this thread: each device's first passes
-        (profile upload, buffers, one launch per group) before any device's other passes,
-        then each device's top-k cut and copy back, then the results device by device. The
-        threads of :meth:`_search_threads` took turns under the GIL: their first launches
-        came 3-4 ms into a 4-GPU search and each device's cut took 3.4-5 ms where one
-        thread alone takes 1.2 (docs/gpu-notes.md, session 14)."""
-        cp = self._cp
-        jobs: list = []
-        results = []
-        with self._packed_run(jobs):
-            for part in handle.parts:
-                with cp.cuda.Device(part.device):
-                    job = part.backend._packed_start(qs, part.handle, scoring, top_k)
-                    if job is not None:
-                        part.backend._packed_launch(job, 1)
-                jobs.append(job)
-            for part, job in zip(handle.parts, jobs):
-                if job is not None:
-                    with cp.cuda.Device(part.device):
-                        part.backend._packed_launch(job)
-                        part.backend._packed_cut(job, top_k)
-            for part, job in zip(handle.parts, jobs):
-                with cp.cuda.Device(part.device):
-                    if job is None:
-                        got = part.backend.search_batches(qs, part.handle, scoring,
-                                                          top_k=top_k)
-                    else:
-                        got = part.backend._packed_finish(job, top_k)
-                for g in got:
-                    g.ids = part.ids[g.ids]
-                results.append(got)
-        return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
-
-    def _multi_ends(self, qs, handle, scoring, cands: list[Candidates], top_k: int):
-        """End cells of a multi-device search's merged top-k: each query's candidates at or
-        above its k-th best over all devices (ties kept, as the hits are cut), each ended
-        on the device that holds its target (:meth:`_batch_ends`), the devices side by
-        side. (Each device ending its own top-k ended up to devices x k pairs a query, the
-        largest of them on every device.)"""
-        keep = []
-        for c in cands:
-            k = min(top_k, len(c.scores))
-            cut = np.partition(c.scores, len(c.scores) - k)[len(c.scores) - k] if k else 0
-            keep.append(c.take(np.flatnonzero(c.scores >= cut)))
-        owner, local = handle.owner, handle.local
-        work = []         # per device: (query index, positions in keep[qi], Candidates)
-        for k in range(len(handle.parts)):
-            mine = []
-            for qi, c in enumerate(keep):
-                at = np.flatnonzero(owner[c.ids] == k)
-                if at.size:
-                    mine.append((qi, at, Candidates(c.scores[at], None, None, 0,
-                                                    local[c.ids[at]])))
-            work.append(mine)
-        out = [Candidates(c.scores, np.zeros(len(c.ids), np.int32),
-                          np.zeros(len(c.ids), np.int32), c.saturated, c.ids) for c in keep]
-
-        def run(k):
-            part, mine = handle.parts[k], work[k]
-            with self._cp.cuda.Device(part.device):
-                got = part.backend._batch_ends([qs[qi] for qi, _, _ in mine], part.handle,
-                                               scoring, [c for _, _, c in mine])
-            for (qi, at, _), e in zip(mine, got):
-                out[qi].query_ends[at], out[qi].target_ends[at] = e.query_ends, e.target_ends
-
-        parallel([lambda k=k: run(k) for k in range(len(work)) if work[k]])
-        return out
-
-    def _search_threads(self, qs, handle, scoring, algorithm, ends, top_k, method):
-        results = [None] * len(handle.parts)
-
-        def work(k):
-            part = handle.parts[k]
-            with self._cp.cuda.Device(part.device):
-                got = part.backend.search_batches(qs, part.handle, scoring,
-                                                  algorithm=algorithm, ends=ends,
-                                                  top_k=top_k, method=method)
-            for g in got:
-                g.ids = part.ids[g.ids]
-            results[k] = got
-
-        parallel([lambda k=k: work(k) for k in range(len(handle.parts))])
-        return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
-
-
-def parallel(calls) -> None:
-    """Run ``calls`` (one per device) on threads of their own and wait for all; the first
-    error is raised in the caller's thread once every call has ended."""
-    errors = []
-
-    def run(call):
-        try:
-            call()
-        except Exception as exc:  # noqa: BLE001  (re-raised in the caller's thread)
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(c,)) for c in calls]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if errors:
-        raise errors[0]
