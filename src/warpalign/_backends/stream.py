@@ -331,6 +331,23 @@ def merge_candidates(parts: Sequence[Candidates], top_k: int | None) -> Candidat
     return joined.take(candidates(joined.scores, top_k))
 
 
+def runs_within(sizes, room: int) -> list[tuple[int, int]]:
+    """Consecutive runs (lo, hi) of items of ``sizes``, each run's sizes summing to at
+    most ``room`` (an item larger than ``room`` is a run of its own).
+
+    Example:
+        >>> runs_within([3, 4, 2, 9, 1], 7)
+        [(0, 2), (2, 3), (3, 4), (4, 5)]
+    """
+    cuts, used = [0], 0
+    for i, n in enumerate(np.asarray(sizes, dtype=np.int64).tolist()):
+        if used + n > room and i > cuts[-1]:
+            cuts.append(i)
+            used = 0
+        used += n
+    return [(lo, hi) for lo, hi in zip(cuts, cuts[1:] + [len(sizes)]) if hi > lo]
+
+
 # -- reading chunks ahead of the device -----------------------------------------------
 
 @dataclass(frozen=True)
