@@ -15,7 +15,7 @@ import pytest
 from warpalign import Scoring, score_pairs
 from warpalign._backends.cpu.traceback import path_score, render_many
 from warpalign._backends.render import cigar_text, render_paths
-from warpalign.results import Alignment, AlignmentTable
+from warpalign.results import Alignment, AlignmentTable, _pair_counts
 from warpalign.traceback import align_codes, align_pairs, align_pairs_table, cigar_string
 
 AFFINE = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
@@ -117,6 +117,11 @@ def test_align_pairs_table_equals_align_codes(scoring, algorithm):
     assert table.identities.tolist() == [a.identity for a in want]
     assert table.lengths.tolist() == [a.length for a in want]
     assert table.cigars() == [a.cigar for a in want]
+    # an alignment taken from the table carries its counts from the columns: as its
+    # strings and CIGAR give them
+    for a in table:
+        assert a.length == sum(n for n, _ in a.operations())
+        assert (a.matches, a.mismatches) == _pair_counts(a.query_aligned, a.target_aligned)
     # a subset in another order reads the same codes in place
     pick = np.arange(len(pairs))[::-3]
     sub = align_pairs_table(qcat, qs[pick], ql[pick], tcat, ts[pick], tl[pick], scoring,
