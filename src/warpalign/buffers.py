@@ -29,6 +29,7 @@ import numpy as np
 from .alphabet import Alphabet
 from .errors import AlphabetError, InputError
 from .io import collect, join_raw, unnamed
+from .offsets import running_sums
 
 
 def is_device_array(obj: Any) -> bool:
@@ -194,8 +195,7 @@ def gather(source: Any, alphabet: Alphabet, what: str) -> Gathered:
             return joined
     names, seqs, label = collect(source, alphabet)
     raw, lengths = join_raw(names, seqs, alphabet, label)
-    offsets = np.zeros(lengths.size + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
+    offsets = running_sums(lengths)
     return Gathered(raw, offsets, names, label or what)
 
 
@@ -263,6 +263,5 @@ def _equal_rows(texts, offsets: np.ndarray) -> np.ndarray | None:
 
 
 def _offsets(items) -> np.ndarray:
-    offsets = np.zeros(len(items) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=offsets[1:])
+    offsets = running_sums(np.fromiter(map(len, items), dtype=np.int64, count=len(items)))
     return offsets

@@ -47,6 +47,7 @@ from . import checksum
 from .alphabet import ALPHABETS, NUCLEOTIDE_RULE, Alphabet, get_alphabet, looks_nucleotide
 from .errors import AlphabetMismatch, DatabaseError, InputError
 from .io import Format, collect, encode_many, is_path, source_label
+from .offsets import running_sums
 
 __all__ = ["BUCKET_BOUNDARIES", "FORMAT_VERSION", "Database"]
 
@@ -272,11 +273,9 @@ class Database:
             raise AlphabetMismatch(f"{source}: {problem}; pass alphabet='dna' (or "
                                    "alphabet='protein' to store them as protein)",
                                    source=source, problem=problem)
-        offsets = np.zeros(len(raw) + 1, dtype=np.int64)
-        np.cumsum(lengths[order], out=offsets[1:])
+        offsets = running_sums(lengths[order])
         encoded = [n.encode("utf-8", "surrogateescape") for n in names]
-        name_offsets = np.zeros(len(names) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=name_offsets[1:])
+        name_offsets = running_sums([len(e) for e in encoded])
         blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         for array in (codes, offsets, order, name_offsets):
             array.flags.writeable = False

@@ -75,6 +75,7 @@ from . import checksum, fastablocks
 from ._backends.cpu.dbsort import copy_runs, counting_order, merge_starts, place_runs
 from .fastablocks import Batch
 from .io import FORMATS, Format, Opened, Record, split_title, encode_many, iter_opened
+from .offsets import running_sums
 
 #: Host bytes a build holds at once by default.
 MEMORY = 1 << 30
@@ -303,10 +304,8 @@ def _write_arrays(source: Any, alphabet: Alphabet, tmp: Path, format: Format | N
         _spill(held, tmp / f"run{len(run_ends) - 1}.codes", pool)
         held = []
     order = by_length(lengths)
-    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths[order], out=offsets[1:])
-    name_offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(name_lengths, out=name_offsets[1:])
+    offsets = running_sums(lengths[order])
+    name_offsets = running_sums(name_lengths)
     total = int(offsets[-1])
     del lengths
     small = {}                  # the small files, synced and hashed while codes are sorted

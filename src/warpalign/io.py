@@ -40,6 +40,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from .alphabet import BYTES, Alphabet, get_alphabet
 from .errors import AlphabetError, InputError
+from .offsets import running_sums
 
 __all__ = ["Record", "load_sequences", "read_sequences"]
 
@@ -542,8 +543,7 @@ def load_sequences(source: Any, alphabet: str | Alphabet = "protein", *,
     alpha = get_alphabet(alphabet)
     names, seqs, label = collect(source, alpha, format=format, default_name=default_name)
     codes, lengths, _ = encode_many(names, seqs, alpha, label)
-    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=bounds[1:])
+    bounds = running_sums(lengths)
     return names, [codes[a:b] for a, b in itertools.pairwise(bounds.tolist())]
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import NotComputed
+from .offsets import running_sums
 
 _CIGAR_OP = re.compile(r"(\d+)([MID])")
 _CIGAR_COUNT = re.compile(r"(\d+)[MID]")
@@ -430,8 +431,7 @@ class AlignmentTable(Sequence):
         items = list(alignments)
 
         def offsets(texts):
-            off = np.zeros(len(texts) + 1, np.int64)
-            np.cumsum([len(x) for x in texts], out=off[1:])
+            off = running_sums([len(x) for x in texts])
             return off
         return cls(scores=[a.score for a in items], query_starts=[a.query_start for a in items],
                    query_ends=[a.query_end for a in items],

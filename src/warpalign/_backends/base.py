@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from ..choices import ALGORITHMS, BACKENDS
+from ..offsets import running_sums
 
 BackendName = Literal["auto", "cpu", "cuda"]
 
@@ -58,8 +59,7 @@ class TargetSet:
 
     @classmethod
     def from_list(cls, seqs: list[np.ndarray]) -> TargetSet:
-        offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
-        np.cumsum([len(s) for s in seqs], out=offsets[1:])
+        offsets = running_sums([len(s) for s in seqs])
         codes = np.concatenate(seqs).astype(np.uint8) if seqs else np.zeros(0, np.uint8)
         return cls(codes, offsets)
 

@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..offsets import running_sums  # noqa: F401 (render's users import it here too)
+
 _GAP = 45            # "-"
 _LETTERS = np.frombuffer(b"MID", np.uint8)
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
@@ -50,15 +52,6 @@ def _path_of(offsets, total: int, xp):
         return xp.zeros(0, np.int64)
     ends = xp.bincount(offsets[1:-1], minlength=total + 1)[:total]
     return xp.cumsum(ends)
-
-
-def running_sums(values, xp=np):
-    """0 then the running sums of ``values`` (int64; one entry more than values): the
-    offsets of items of those sizes laid end to end."""
-    values = xp.asarray(values)
-    out = xp.zeros(values.shape[0] + 1, np.int64)
-    xp.cumsum(values, out=out[1:])
-    return out
 
 
 def _gather(codes, at, xp):

@@ -31,6 +31,7 @@ from ..base import (
 from . import batch as _k
 from .pairwise import ALGORITHM_CODES
 from .striped import score_end_long
+from ...offsets import running_sums
 
 #: Largest substitution score / gap penalties the int16 kernel takes (beyond: int32).
 _MAX16_SCORE = 4096
@@ -111,8 +112,7 @@ class CpuBackend(ScanEngine):
         padded[:n] = lengths[order]
         widest = padded.reshape(n_batches, _k.LANES).max(axis=1) if n_batches else padded[:0]
         ncols = -(-widest // _k.BLOCK) * _k.BLOCK
-        batch_start = np.zeros(n_batches + 1, np.int64)
-        np.cumsum(ncols, out=batch_start[1:])
+        batch_start = running_sums(ncols)
         cols = np.full((int(batch_start[-1]), _k.LANES), _k.PAD_CODE, np.uint16)
         lane_len = np.zeros((n_batches, _k.LANES), np.int32)
         offsets = np.ascontiguousarray(targets.offsets, dtype=np.int64)

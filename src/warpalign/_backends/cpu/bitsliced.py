@@ -45,6 +45,8 @@ from functools import cache
 import numba as nb
 import numpy as np
 
+from ...offsets import running_sums
+
 #: Symbols per bit plane group: 64 pairs per uint64 word.
 WORD_BITS = 64
 #: Codes A, C, G, T in the DNA alphabet; anything else cannot be bitsliced.
@@ -396,10 +398,8 @@ def _score_chunk(codes, offsets, order, short_seq, long_seq, g_first, g_count, g
     top = (1 << s) - 1
     # a constant at least 2**s acts as 2**s - 1: max(v - c, 0) == 0 for every s-bit v
     c2, gap = min(c2, top), min(gap, top)
-    a_off = np.zeros(len(g_m) + 1, np.int64)
-    np.cumsum(g_m, out=a_off[1:])
-    b_off = np.zeros(len(g_n) + 1, np.int64)
-    np.cumsum(g_n, out=b_off[1:])
+    a_off = running_sums(g_m)
+    b_off = running_sums(g_n)
     t0 = time.perf_counter()
     pa = np.empty((a_off[-1], INPUT_BITS, words), np.uint64)
     pb = np.empty((b_off[-1], INPUT_BITS, words), np.uint64)

@@ -20,6 +20,7 @@ import numba as nb
 import numpy as np
 
 from .striped import score_end_long
+from ...offsets import running_sums
 
 #: Myers–Miller splits of at least this many cells run their forward and reverse
 #: passes on two threads (the Numba kernels release the GIL).
@@ -674,7 +675,6 @@ class CpuTraceback:
                           for (q, t), s in zip(items, np.asarray(target).tolist())],
                          scoring, max_full_cells, threads=threads)
         scores = np.array([s for s, _ in got], np.int64)
-        opoff = np.zeros(len(got) + 1, np.int64)
-        np.cumsum([len(o) for _, o in got], out=opoff[1:])
+        opoff = running_sums([len(o) for _, o in got])
         ops = np.concatenate([o for _, o in got]) if got else np.zeros(0, np.uint8)
         return scores, ops.astype(np.uint8, copy=False), opoff

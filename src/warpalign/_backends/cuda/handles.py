@@ -15,6 +15,7 @@ import warpalign._backends.cuda.config as config  # noqa: PLR0402
 
 from ..base import Candidates, TargetSet
 from .config import KernelConfig
+from ...offsets import running_sums
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,7 @@ def split_targets(targets: TargetSet, count: int) -> list[tuple[np.ndarray, Targ
     out = []
     for d in range(count):
         ids = np.flatnonzero(assign == d)
-        off = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(lengths[ids], out=off[1:])
+        off = running_sums(lengths[ids])
         out.append((ids, TargetSet(np.ascontiguousarray(codes[per_res == d]), off)))
     return out
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .config import KernelConfig
+from ...offsets import running_sums
 
 #: Elements each list of ``words`` (int32) and ``longs`` (int64) starts at a multiple of
 #: (256 bytes of words), as a separate allocation would.
@@ -170,8 +171,7 @@ def make_layout(offsets, rows16, rows32, *, warps: int, group_min: int,
     # the packed kernel's stream: non-empty targets longest first, back to back
     stream = np.argsort(-lengths, kind="stable")
     stream = stream[lengths[stream] > 0]
-    sstart = np.zeros(len(stream) + 1, dtype=np.int64)
-    np.cumsum(lengths[stream], out=sstart[1:])
+    sstart = running_sums(lengths[stream])
     bounds = pair_groups(sstart, group_min, guide * warps)
     pair_ids, gfirst = words.add(stream), words.add(bounds)
     off, ss, gs = longs.add(offsets - offsets[0]), longs.add(sstart), longs.add(sstart[bounds])
