@@ -57,7 +57,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import gzip
-import hashlib
 import itertools
 import os
 import shutil

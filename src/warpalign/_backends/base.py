@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from ..choices import ALGORITHMS, BACKENDS
+from ..choices import ALGORITHMS, BACKENDS  # noqa: F401 (the backends import them here)
 from ..offsets import running_sums
 
 BackendName = Literal["auto", "cpu", "cuda"]
