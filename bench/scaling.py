@@ -12,7 +12,8 @@ same database and queries by each ``--method``:
 * cli: ``warpalign search QUERIES DB --workers N`` as a user runs it, whole processes
   (its local cluster's start included), N GPUs visible;
 * cli-gpus: ``warpalign search QUERIES DB`` with N GPUs visible (one process drives all);
-* streamed: in-process with each device's ``gpu_memory`` at 1/(``--parts`` x N) of the
+* streamed (after in-process, to have the resident figure beside it): in-process with
+  each device's ``gpu_memory`` at 1/(``--parts`` x N) of the
   database's resident cost (``--streamed-limit share``: every device streams its share in
   ``--parts`` chunks, the chunks shrinking as GPUs are added) or at 1/``--parts`` of it
   (``gpu``: the limit a GPU has, whatever the count; its share in fewer chunks).
@@ -186,6 +187,7 @@ def main(argv=None) -> int:
         db = build_database(Path(tmp), args.seed)
         build = time.perf_counter() - t0
         reference: dict = {}
+        resident: dict = {}     # in-process figures by (query set, mode, GPUs)
         for how in methods:
             base: dict = {}
             for n in counts:
@@ -202,6 +204,14 @@ def main(argv=None) -> int:
                                                        (how, hits))
                             gcups = cells / secs / 1e9
                             one = base.setdefault((name, mode), gcups)
+                            if how == "in-process":
+                                resident[(name, mode, n)] = secs
+                            beside = None
+                            if how == "streamed" and (name, mode, n) in resident:
+                                rs = resident[(name, mode, n)]
+                                beside = {"method": "in-process (resident)", "gpus": n,
+                                          "seconds": rs, "gcups": cells / rs / 1e9,
+                                          "ratio_to_resident": rs / secs}
                             emit({"job": "scaling", "scope": "call", "backend": "cuda",
                                   "method": how, "device": f"{n} x {device}",
                                   "params": {"queries": len(queries), "query_file": name,
@@ -221,6 +231,7 @@ def main(argv=None) -> int:
                                   "set and mode)",
                                   "same_hits": same_result(hits, ref[1], mode),
                                   "baseline": f"{how} on {counts[0]} GPU(s), same run",
+                                  "resident_same_run": beside,
                                   "command": command}, out)
                 finally:
                     runner.close()
