@@ -28,6 +28,7 @@ from ._backends.registry import backend_for, engine_for, has_engine
 from .buffers import gather
 from .choices import PAIRS_METHODS, PAIRS_MODES
 from .errors import AlphabetError, NotComputed
+from .offsets import running_sums
 from .results import Alignment, AlignmentTable
 from .scoring import Scoring, check_input, needs_counts
 
@@ -472,10 +473,7 @@ def _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names, first) -> None:
 
 
 def _concat(seqs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
-    if len(seqs):
-        np.cumsum([len(s) for s in seqs], out=offsets[1:])
-        codes = np.concatenate([np.asarray(s, dtype=np.uint8) for s in seqs])
-    else:
-        codes = np.zeros(0, dtype=np.uint8)
+    offsets = running_sums([len(s) for s in seqs])
+    codes = (np.concatenate([np.asarray(s, dtype=np.uint8) for s in seqs]) if len(seqs)
+             else np.zeros(0, dtype=np.uint8))
     return np.ascontiguousarray(codes), offsets

@@ -47,6 +47,7 @@ import time
 import numpy as np
 
 from ..base import ReadOnlyMemo, readonly_key
+from ...offsets import running_sums
 from .loader import get_module, require_cupy
 from .window_plan import (  # noqa: F401 (plan, profile, supports: this module's API too)
     NARROW_LIMIT,
@@ -106,8 +107,7 @@ class DeviceReference:
         cp = require_cupy("locate on the GPU")
         t0 = time.perf_counter()
         lengths = np.array([len(r) for r in records], np.int64)
-        self.starts = np.zeros(len(records) + 1, np.int64)
-        np.cumsum(lengths, out=self.starts[1:])
+        self.starts = running_sums(lengths)
         codes = np.concatenate(records).astype(np.uint8, copy=False) if records else None
         if codes is None or codes.size == 0:
             codes = np.zeros(1, np.uint8)
