@@ -1,5 +1,5 @@
-"""Offsets of items laid end to end (sequences in one buffer, paths, names, batches): one
-helper every module uses instead of its own zeros-then-cumsum."""
+"""Items laid end to end (sequences in one buffer, paths, names, batches): their offsets,
+and their consecutive runs within a budget, one helper each for every module."""
 
 from __future__ import annotations
 
@@ -17,4 +17,23 @@ def running_sums(values, xp=np):
     values = xp.asarray(values)
     out = xp.zeros(values.shape[0] + 1, np.int64)
     xp.cumsum(values, out=out[1:])
+    return out
+
+
+def runs_within(sizes, room: int) -> list[tuple[int, int]]:
+    """Consecutive runs (lo, hi) of items of ``sizes``, in order, covering each once: each
+    run as long as its sizes sum to at most ``room`` (an item larger alone is a run of its
+    own); by array arithmetic, a step per run.
+
+    Example:
+        >>> runs_within([3, 4, 2, 9, 1], 7)
+        [(0, 2), (2, 3), (3, 4), (4, 5)]
+    """
+    through = np.cumsum(np.asarray(sizes, dtype=np.int64))
+    out, lo = [], 0
+    while lo < len(through):
+        base = int(through[lo - 1]) if lo else 0
+        hi = max(int(np.searchsorted(through, base + room, side="right")), lo + 1)
+        out.append((lo, hi))
+        lo = hi
     return out

@@ -28,7 +28,7 @@ from ._backends.registry import backend_for, engine_for, has_engine
 from .buffers import gather
 from .choices import PAIRS_METHODS, PAIRS_MODES
 from .errors import AlphabetError, NotComputed
-from .offsets import running_sums
+from .offsets import running_sums, runs_within
 from .results import Alignment, AlignmentTable
 from .scoring import Scoring, check_input, needs_counts
 
@@ -385,14 +385,7 @@ def _batches(xoff: np.ndarray, yoff: np.ndarray, limit: int | None) -> list[tupl
     n = xoff.size - 1
     if limit is None or n == 0:
         return [(0, n)]
-    through = xoff[1:] + yoff[1:]        # residues of pairs 0..i (the offsets start at 0)
-    bounds, lo = [], 0
-    while lo < n:
-        base = int(xoff[lo] + yoff[lo])
-        hi = max(int(np.searchsorted(through, base + int(limit), side="right")), lo + 1)
-        bounds.append((lo, hi))
-        lo = hi
-    return bounds
+    return runs_within(np.diff(xoff) + np.diff(yoff), int(limit))
 
 
 def _check_threshold(threshold) -> None:

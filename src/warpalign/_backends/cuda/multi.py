@@ -21,6 +21,7 @@ import threading
 import numpy as np
 
 from ..base import TargetSet
+from ..stream import candidates
 from .handles import Candidates, DeviceTargets, MultiTargets, _Part, split_targets
 
 
@@ -55,13 +56,12 @@ class MultiSearch:
         device from the calling thread (:meth:`_search_multi_packed`) where every device
         runs the queries as one, else one thread per device. End cells (``ends``, a top-k,
         every part resident): the scores first, then :meth:`_multi_ends`."""
-        if (ends and top_k is not None and method == "auto" and algorithm == "local"
-                and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
+        resident = all(isinstance(p.handle, DeviceTargets) for p in handle.parts)
+        packs = method == "auto" and algorithm == "local" and resident
+        if ends and top_k is not None and packs:
             scored = self._search_multi(qs, handle, scoring, algorithm, False, top_k, method)
             return self._multi_ends(qs, handle, scoring, scored, top_k)
-        if (len(qs) >= 2 and not ends and method == "auto"
-                and algorithm == "local"
-                and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
+        if len(qs) >= 2 and not ends and packs:
             one = [list(range(len(qs)))]
             for part in handle.parts:
                 with self._cp.cuda.Device(part.device):
@@ -111,11 +111,7 @@ class MultiSearch:
         on the device that holds its target (:meth:`_batch_ends`), the devices side by
         side. (Each device ending its own top-k ended up to devices x k pairs a query, the
         largest of them on every device.)"""
-        keep = []
-        for c in cands:
-            k = min(top_k, len(c.scores))
-            cut = np.partition(c.scores, len(c.scores) - k)[len(c.scores) - k] if k else 0
-            keep.append(c.take(np.flatnonzero(c.scores >= cut)))
+        keep = [c.take(candidates(c.scores, top_k)) for c in cands]
         owner, local = handle.owner, handle.local
         work = []         # per device: (query index, positions in keep[qi], Candidates)
         for k in range(len(handle.parts)):

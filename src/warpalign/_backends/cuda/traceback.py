@@ -27,7 +27,7 @@ import threading
 
 import numpy as np
 
-from ..render import running_sums
+from ...offsets import running_sums, runs_within
 from .loader import get_module, require_cupy
 
 _FILE = "traceback.cu"
@@ -45,17 +45,10 @@ def _dir_bytes(a: int, b: int) -> int:
 
 def _batches(sizes, budget: int) -> list[np.ndarray]:
     """Indices grouped greedily, largest first, each group's sizes summing to at most
-    ``budget`` (a larger item goes alone); by array arithmetic, a step per group."""
+    ``budget`` (a larger item goes alone: :func:`~warpalign.offsets.runs_within`)."""
     sizes = np.asarray(sizes, np.int64)
     order = np.argsort(-sizes, kind="stable")
-    through = np.cumsum(sizes[order])
-    out, lo = [], 0
-    while lo < len(order):
-        base = int(through[lo - 1]) if lo else 0
-        hi = max(int(np.searchsorted(through, base + budget, side="right")), lo + 1)
-        out.append(order[lo:hi])
-        lo = hi
-    return out
+    return [order[lo:hi] for lo, hi in runs_within(sizes[order], budget)]
 
 
 class GpuTraceback:
