@@ -18,6 +18,7 @@ from warpalign._backends.stream import (ChunkReader, candidates, device_order, l
                                         merge_candidates, parse_memory, plan_stream,
                                         schedule)
 from warpalign.cli import main
+from warpalign.offsets import runs_within
 from warpalign.database import BUCKET_BOUNDARIES
 
 S = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -431,3 +432,19 @@ def test_reader_makes_each_layout_on_its_worker():
     with pytest.raises(ValueError, match="no layout for chunk 0"):
         with ChunkReader(ts, [(0, 1)], [np.empty(7, np.uint8)], layout=broken) as reader:
             next(reader)
+
+
+def test_runs_within_cover_every_item_in_order_within_room():
+    """runs_within (a streamed search's candidate targets uploaded a chunk at a time):
+    consecutive runs covering every item once, each within the room unless one item
+    alone, and a new run only where the next item would not fit."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        sizes = rng.integers(0, 40, int(rng.integers(0, 30))).tolist()
+        room = int(rng.integers(1, 60))
+        runs = runs_within(sizes, room)
+        assert [i for lo, hi in runs for i in range(lo, hi)] == list(range(len(sizes)))
+        for (lo, hi), nxt in zip(runs, runs[1:] + [None]):
+            assert sum(sizes[lo:hi]) <= room or hi - lo == 1
+            if nxt is not None:
+                assert sum(sizes[lo:hi]) + sizes[nxt[0]] > room
