@@ -454,6 +454,12 @@ def test_chunked_database_identical(cuda, max_resident):
     for a, b in zip(top, ref):
         # each chunk sends its own candidates (a superset); the top 5 must agree
         np.testing.assert_array_equal(_topk(a, 5), _topk(b, 5))
+    # end cells after the scores: the merged top-k's targets uploaded from the host a
+    # chunk's residues at a time (max_resident 1: one target at a time), one query alone
+    for qs, k in (([seqs[9], seqs[30], seqs[2]], 5), ([seqs[9]], 12), ([seqs[30]], 1)):
+        ref = cuda.search_batches(qs, cuda.prepare(ts), s, top_k=k, ends=True)
+        for a, b in zip(be.search_batches(qs, h, s, top_k=k, ends=True), ref):
+            assert _kept_ends(a, k) == _kept_ends(b, k)
 
 
 def test_default_budget_chunks_what_does_not_fit(cuda):
@@ -538,10 +544,16 @@ def test_two_devices_identical(cuda):
         two.search_batches(batch, broken, s, top_k=7)
     for a, b in zip(ra, two.search_batches(batch, h2, s, top_k=7)):
         np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
-    # two devices, each streaming chunks
+    # two devices, each streaming chunks; end cells of the merged top-k from the host's
+    # targets on the device of each (a chunk's residues at a time)
     both = CudaBackend(devices=(0, 1), max_resident=3000)
-    c = both.scan(seqs[7], both.prepare(ts), s)
+    hb = both.prepare(ts)
+    c = both.scan(seqs[7], hb, s)
     np.testing.assert_array_equal(c.scores, one.scan(seqs[7], h1, s).scores)
+    for qs in (batch, [seqs[40], seqs[0]], [seqs[3]]):
+        for a, b in zip(one.search_batches(qs, h1, s, top_k=7, ends=True),
+                        both.search_batches(qs, hb, s, top_k=7, ends=True)):
+            assert _kept_ends(a, 7) == _kept_ends(b, 7)
 
 
 # -- the packed-batch kernel through scan_packed (lanes own query rows, targets streamed) --

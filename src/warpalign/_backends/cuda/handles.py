@@ -14,6 +14,7 @@ import numpy as np
 import warpalign._backends.cuda.config as config  # noqa: PLR0402
 
 from ..base import Candidates, TargetSet
+from ..stream import candidates
 from .config import KernelConfig
 from ...offsets import running_sums
 
@@ -185,3 +186,15 @@ class DeviceTargets:
     spare_bytes: int | None = None   # most bytes of more query groups' boundary rows
     # (layout.Layout, its words and longs on the device): the index lists are views
     layout: tuple | None = None
+
+
+def ends_after_scores(algorithm: str, top_k, method: str) -> bool:
+    """Whether a multi-device or streamed search finds its end cells after its scores,
+    for the merged top-k only (``multi.py``, ``streamed.py``): local, a top-k, method
+    auto."""
+    return top_k is not None and method == "auto" and algorithm == "local"
+
+
+def top_candidates(found: list[Candidates], top_k: int) -> list[Candidates]:
+    """Each query's candidates at or above its k-th best score (ties kept)."""
+    return [c.take(candidates(c.scores, top_k)) for c in found]

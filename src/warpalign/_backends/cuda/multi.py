@@ -21,8 +21,8 @@ import threading
 import numpy as np
 
 from ..base import TargetSet
-from ..stream import candidates
-from .handles import Candidates, DeviceTargets, MultiTargets, _Part, split_targets
+from .handles import (Candidates, DeviceTargets, MultiTargets, _Part, ends_after_scores,
+                      split_targets, top_candidates)
 
 
 class MultiSearch:
@@ -55,13 +55,13 @@ class MultiSearch:
         """search_batches over the devices of a MultiTargets handle: one packed batch per
         device from the calling thread (:meth:`_search_multi_packed`) where every device
         runs the queries as one, else one thread per device. End cells (``ends``, a top-k,
-        every part resident): the scores first, then :meth:`_multi_ends`."""
-        resident = all(isinstance(p.handle, DeviceTargets) for p in handle.parts)
-        packs = method == "auto" and algorithm == "local" and resident
-        if ends and top_k is not None and packs:
+        local, method auto): the scores first, then :meth:`_multi_ends`."""
+        if ends and ends_after_scores(algorithm, top_k, method):
             scored = self._search_multi(qs, handle, scoring, algorithm, False, top_k, method)
-            return self._multi_ends(qs, handle, scoring, scored, top_k)
-        if len(qs) >= 2 and not ends and packs:
+            return self._multi_ends(qs, handle, scoring, top_candidates(scored, top_k))
+        if (len(qs) >= 2 and not ends and method == "auto"
+                and algorithm == "local"
+                and all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
             one = [list(range(len(qs)))]
             for part in handle.parts:
                 with self._cp.cuda.Device(part.device):
@@ -105,13 +105,13 @@ class MultiSearch:
                 results.append(got)
         return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
 
-    def _multi_ends(self, qs, handle, scoring, cands: list[Candidates], top_k: int):
-        """End cells of a multi-device search's merged top-k: each query's candidates at or
-        above its k-th best over all devices (ties kept, as the hits are cut), each ended
-        on the device that holds its target (:meth:`_batch_ends`), the devices side by
+    def _multi_ends(self, qs, handle, scoring, keep: list[Candidates]):
+        """End cells of a multi-device search's merged top-k (``keep``: each query's
+        candidates at or above its k-th best over all devices, ties kept, as the hits are
+        cut), each ended on the device that holds its target (``_batch_ends``; a streamed
+        part's targets read from the host, ``_ends_from_host``), the devices side by
         side. (Each device ending its own top-k ended up to devices x k pairs a query, the
         largest of them on every device.)"""
-        keep = [c.take(candidates(c.scores, top_k)) for c in cands]
         owner, local = handle.owner, handle.local
         work = []         # per device: (query index, positions in keep[qi], Candidates)
         for k in range(len(handle.parts)):
@@ -127,9 +127,12 @@ class MultiSearch:
 
         def run(k):
             part, mine = handle.parts[k], work[k]
+            sub, cands = [qs[qi] for qi, _, _ in mine], [c for _, _, c in mine]
             with self._cp.cuda.Device(part.device):
-                got = part.backend._batch_ends([qs[qi] for qi, _, _ in mine], part.handle,
-                                               scoring, [c for _, _, c in mine])
+                if isinstance(part.handle, DeviceTargets):
+                    got = part.backend._batch_ends(sub, part.handle, scoring, cands)
+                else:
+                    got = part.backend._ends_from_host(sub, part.handle, scoring, cands)
             for (qi, at, _), e in zip(mine, got):
                 out[qi].query_ends[at], out[qi].target_ends[at] = e.query_ends, e.target_ends
 

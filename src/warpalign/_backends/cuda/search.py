@@ -36,7 +36,7 @@ from ..stream import StreamPlan, memory_bytes, parse_memory, plan_stream
 from .config import KernelConfig
 from .loader import require_compiler, require_cupy
 from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket,
-                      _empty)
+                      _empty, ends_after_scores, top_candidates)
 from .kernels import _SMEM_LIMIT, KernelRuns, _rows
 from .layout import Layout, make_layout
 from .multi import MultiSearch
@@ -516,8 +516,14 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
             return
         if isinstance(handle, ChunkedTargets):
             with self._cp.cuda.Device(self._devices[0]):
-                yield self._search_chunked(qs, handle, scoring, algorithm, ends, top_k,
-                                           method)
+                if ends and ends_after_scores(algorithm, top_k, method):
+                    found = self._search_chunked(qs, handle, scoring, algorithm, False,
+                                                 top_k, method)
+                    yield self._ends_from_host(qs, handle, scoring,
+                                               top_candidates(found, top_k))
+                else:
+                    yield self._search_chunked(qs, handle, scoring, algorithm, ends, top_k,
+                                               method)
             return
         with self._cp.cuda.Device(handle.device):
             yield from self._iter_resident(qs, handle, scoring, algorithm, ends, top_k,

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..base import TargetSet
+from ...offsets import runs_within
 from ..stream import LANES, Chunk, ChunkReader, lane, merge_candidates, schedule
-from .handles import _Leases
+from .handles import Candidates, _Leases
 from .kernels import table_key
 
 #: Chunks read ahead of the one being uploaded (each a pinned buffer of the largest chunk).
@@ -126,6 +127,39 @@ class StreamedSearch:
                 cp.cuda.Device().synchronize()    # nothing queued still reads a buffer
                 raise
         return [merge_candidates(p, top_k) for p in got]
+
+    def _ends_from_host(self, qs, handle, scoring, keep: list) -> list:
+        """End cells of a streamed search's merged top-k (``keep``: each query's
+        Candidates at or above its k-th best, ties kept; ids in ``handle``'s TargetSet
+        order): their targets read from the host (a memory-mapped database: from disk),
+        made resident on the current device together, at most a chunk's residues at a
+        time (:func:`~warpalign.offsets.runs_within`), and ended there by
+        ``_batch_ends``. (Each chunk ending its own top-k ended chunks x k pairs a query,
+        every chunk's in the stream's path.)"""
+        out = [Candidates(c.scores, np.zeros(len(c.ids), np.int32),
+                          np.zeros(len(c.ids), np.int32), c.saturated, c.ids) for c in keep]
+        ids = np.unique(np.concatenate([np.asarray(c.ids, np.int64) for c in keep]
+                                       or [np.zeros(0, np.int64)]))
+        offsets = np.asarray(handle.targets.offsets, dtype=np.int64)
+        codes = handle.targets.codes
+        lengths = offsets[ids + 1] - offsets[ids]
+        for lo, hi in runs_within(lengths, int(handle.biggest)):
+            part = ids[lo:hi]
+            sub = TargetSet(np.concatenate([np.asarray(codes[offsets[i]:offsets[i + 1]])
+                                            for i in part.tolist()]),
+                            np.concatenate([[0], np.cumsum(lengths[lo:hi])]))
+            dev = self._prepare_resident(sub)
+            mine = []
+            for qi, c in enumerate(keep):
+                at = np.flatnonzero((c.ids >= part[0]) & (c.ids <= part[-1]))
+                if at.size:
+                    mine.append((qi, at, Candidates(c.scores[at], None, None, 0,
+                                                    np.searchsorted(part, c.ids[at]))))
+            got = self._batch_ends([qs[qi] for qi, _, _ in mine], dev, scoring,
+                                   [c for _, _, c in mine])
+            for (qi, at, _), e in zip(mine, got):
+                out[qi].query_ends[at], out[qi].target_ends[at] = e.query_ends, e.target_ends
+        return out
 
     def _upload_chunk(self, chunk, handle, tables, buffer, after, stream, boundary):
         """Queue ``chunk``'s upload on ``stream`` (once the event ``after``, the last work
