@@ -5,6 +5,7 @@ the plain CPU search, however many batches."""
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 
@@ -144,3 +145,27 @@ def test_an_engine_error_in_a_later_batch_reaches_the_caller(data):
     db, queries = data
     with pytest.raises(RuntimeError, match="batch 2 failed"):
         search(queries, db, BLOSUM62, top_k=5, backend=BatchedCpu(4, fail_at=2), threads=1)
+
+
+def test_full_mode_traces_whole_batches(data, monkeypatch):
+    """Mode full traces the hits found so far once TRACE_GROUP queries wait and the
+    engine's batch is complete: never part of a batch (the device's batch k+1 runs
+    meanwhile), the rest at the end; the alignments equal one call's."""
+    search_module = importlib.import_module("warpalign.search")   # (the package's
+    db, queries = data                                               # `search` is the function)
+    want = _summary(search(queries, db, BLOSUM62, top_k=5, mode="full", backend="cpu",
+                           threads=1))
+    traced = []
+    real = search_module._with_alignments
+
+    def recording(results, *args, **kwargs):
+        traced.append(len(results))
+        return real(results, *args, **kwargs)
+
+    monkeypatch.setattr(search_module, "_with_alignments", recording)
+    monkeypatch.setattr(search_module, "TRACE_GROUP", 6)
+    got = _summary(search(queries, db, BLOSUM62, top_k=5, mode="full", backend=BatchedCpu(4),
+                          threads=1))
+    assert got == want
+    # 23 queries in lists of 4: traced after lists 2, 4 and 6 (8, 8 and the last 7)
+    assert traced == [8, 8, 7]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import threading
 import weakref
@@ -26,8 +25,10 @@ from .strands import Strand, merge_strand_results, query_strands, strand_query
 
 MODES = SEARCH_MODES
 METHODS = SEARCH_METHODS   # "warp": paper 003's kernel, CUDA backend only
-#: Mode "full", one strand: the hits of this many queries are traced together as soon as
-#: they are found (the rest at the end), so tracing overlaps the next batch's search.
+#: Mode "full", one strand: the hits found so far are traced together once at least this
+#: many queries wait and a batch of the engine's is complete (a packed batch's queries at
+#: once, queries searched alone in groups of this many; the rest at the end), so tracing
+#: overlaps the next batch's search.
 TRACE_GROUP = 64
 
 # One resident copy of a database per backend object and device memory limit (the CUDA
@@ -126,16 +127,20 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     # every query once per strand: runs[k * n + i] is query i on strands[k]
     runs = [strand_query(q, s, scoring.alphabet) for s in strands for q in codes]
     tb_backend = "cuda" if getattr(engine, "name", "") == "cuda" else "cpu"
-    # one strand: hits traced TRACE_GROUP queries at a time as they come (while the device
-    # searches the next batch); both strands: once merged (only the hits kept are traced)
+    # one strand: hits traced as batches complete, TRACE_GROUP queries or more at a time
+    # (while the device searches the next batch); both strands: once merged (only the hits
+    # kept are traced)
     early = mode == "full" and len(strands) == 1
     traced = 0
+    queries = zip(names * len(strands), runs)
     with _batches(engine, runs, handle, scoring, algorithm, mode, top_k, method,
-                  threads) as batches, _progress(len(runs), progress) as bar:
-        for qname, q, batch in zip(names * len(strands), runs, batches):
-            results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
-                                     cells=len(q) * residues))
-            bar.update(1)
+                  threads) as lists, _progress(len(runs), progress) as bar:
+        for got in lists:
+            # the list first: zip then takes no query past the list's end
+            for batch, (qname, q) in zip(got, queries):
+                results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
+                                         cells=len(q) * residues))
+                bar.update(1)
             if early and len(results) - traced >= TRACE_GROUP:
                 results[traced:] = _with_alignments(results[traced:], runs[traced:], db,
                                                     scoring, algorithm, tb_backend, threads)
@@ -156,8 +161,9 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
 
 @contextlib.contextmanager
 def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, threads=None):
-    """One ScoreBatch per query, in order, from the engine (the CUDA engine runs the whole
-    flow itself: top-k candidates on the device, chunks, several devices, and gives per
+    """Lists of ScoreBatch, one per query, in query order, as the engine completes them
+    (a list per device batch, a list per query from a CPU engine; the CUDA engine runs the
+    whole flow itself: top-k candidates on the device, chunks, several devices, and gives per
     query every target scoring at least its k-th best score, with their ``ids``; a CPU
     engine scans on ``threads`` CPU threads, lazily, query by query).
 
@@ -168,10 +174,10 @@ def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, thr
                    **call_options(engine, threads=threads))
     each = getattr(engine, "iter_batches", None)
     if each is None:
-        yield iter(engine.search_batches(codes, handle, scoring, **options))
+        yield ([batch] for batch in engine.search_batches(codes, handle, scoring, **options))
         return
     with ahead(each(codes, handle, scoring, **options)) as lists:
-        yield itertools.chain.from_iterable(lists)
+        yield lists
 
 
 def as_database(database: Any, scoring: Scoring, *, verify: bool | None = None) -> Database:

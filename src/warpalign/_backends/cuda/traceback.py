@@ -76,13 +76,19 @@ class GpuTraceback:
 
     def _stream(self):
         """The calling thread's stream on the current device (a call's work never queues
-        behind another thread's; CuPy's memory pool keeps one arena per stream)."""
+        behind another thread's; CuPy's memory pool keeps one arena per stream). Every
+        device operation of this engine runs on it, none on the legacy default stream: a
+        search's packed kernel runs there on its worker thread, and the hits of batch k
+        are traced while batch k+1 runs (a copy on the default stream waited for the whole
+        batch: docs/gpu-notes.md, session 21). Non-blocking, at the device's highest
+        priority: its short kernels take the SMs as the long search passes free them."""
         streams = getattr(self._local, "streams", None)
         if streams is None:
             streams = self._local.streams = {}
         device = self._cp.cuda.Device().id
         if device not in streams:
-            streams[device] = self._cp.cuda.Stream(non_blocking=True)
+            _, highest = self._cp.cuda.runtime.deviceGetStreamPriorityRange()
+            streams[device] = self._cp.cuda.Stream(non_blocking=True, priority=highest)
         return streams[device]
 
     def _function(self, name: str):
@@ -95,7 +101,9 @@ class GpuTraceback:
         with self._lock:
             got = self._tables.get(key)
             if got is None:
-                got = self._cp.asarray(host)
+                with self._stream() as stream:
+                    got = self._cp.asarray(host)
+                    stream.synchronize()     # before another thread's stream reads it
                 self._tables[key] = got
         return got
 
@@ -145,7 +153,11 @@ class GpuTraceback:
         qcat, qat = self._joined([queries[k] for k in owner])
         counts = [len(got) for got in tids]
         flat = np.concatenate(tids)
-        toff = self._cp.asarray(offsets)[self._cp.asarray(flat)].get().astype(np.int64)
+        with self._stream() as stream:
+            toff = self._cp.asnumpy(self._cp.asarray(offsets)[self._cp.asarray(flat)],
+                                    stream=stream)
+            stream.synchronize()
+        toff = toff.astype(np.int64)
         res = self.ends_flat(qcat, np.repeat(qat, counts),
                              np.repeat([len(queries[k]) for k in owner], counts), codes, toff,
                              lengths[flat].astype(np.int64), scoring, algorithm)
@@ -178,7 +190,9 @@ class GpuTraceback:
             tpos + [it[4] for it in items], [it[5] - it[4] for it in items],
             [it[6] for it in items] if known else None, scoring, max_full_cells,
             threads=threads)
-        ops = self._cp.asnumpy(ops)
+        with self._stream() as stream:
+            ops = self._cp.asnumpy(ops, stream=stream)
+            stream.synchronize()
         return [(int(scores[k]), ops[opoff[k]:opoff[k + 1]].copy()) for k in range(len(items))]
 
     def _long_path(self, item, scoring, max_full_cells):
@@ -210,10 +224,13 @@ class GpuTraceback:
 
     def _host_items(self, codes_q, qpos, qlen, codes_t, tpos, tlen, rows):
         """(q, t) host copies of the jobs ``rows`` (few: the CPU's share)."""
-        get = (lambda c, a, n: self._cp.asnumpy(c[a:a + n]) if isinstance(c, self._cp.ndarray)
-               else np.asarray(c[a:a + n], np.uint8))
-        return [(get(codes_q, int(qpos[k]), int(qlen[k])), get(codes_t, int(tpos[k]), int(tlen[k])))
-                for k in rows.tolist()]
+        with self._stream() as stream:
+            get = (lambda c, a, n: self._cp.asnumpy(c[a:a + n], stream=stream)
+                   if isinstance(c, self._cp.ndarray) else np.asarray(c[a:a + n], np.uint8))
+            out = [(get(codes_q, int(qpos[k]), int(qlen[k])),
+                    get(codes_t, int(tpos[k]), int(tlen[k]))) for k in rows.tolist()]
+            stream.synchronize()
+        return out
 
     def _rows(self, sizes_t):
         """Scratch row offsets (2 * (n + 1) ints a job) and the device buffer."""
