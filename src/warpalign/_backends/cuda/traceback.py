@@ -51,6 +51,11 @@ def _batches(sizes, budget: int) -> list[np.ndarray]:
     return [order[lo:hi] for lo, hi in runs_within(sizes[order], budget)]
 
 
+#: The traceback streams' priority: the highest (CUDA clamps a number past its range, 0 to
+#: -5 on Hopper with CUDA 12-13, to the range's end; CuPy has no call that reads the range).
+_PRIORITY = -5
+
+
 class GpuTraceback:
     """The ``traceback`` job's CUDA engine (:class:`~warpalign._backends.base.ManyTraceback`)."""
 
@@ -87,8 +92,7 @@ class GpuTraceback:
             streams = self._local.streams = {}
         device = self._cp.cuda.Device().id
         if device not in streams:
-            _, highest = self._cp.cuda.runtime.deviceGetStreamPriorityRange()
-            streams[device] = self._cp.cuda.Stream(non_blocking=True, priority=highest)
+            streams[device] = self._cp.cuda.Stream(non_blocking=True, priority=_PRIORITY)
         return streams[device]
 
     def _function(self, name: str):
