@@ -95,3 +95,19 @@ def test_buckets_hold_every_target_once_within_their_bounds(seed):
         assert sl.start % ALIGN == 0
     for a in (lay.words, lay.longs, lay.lengths):
         assert not a.flags.writeable
+
+
+@pytest.mark.parametrize("high", [40, 0xFFFF, 0x10000, 3_000_000])
+def test_stable_order_is_numpys_stable_argsort(high):
+    """The 16-bit radix orders equal NumPy's stable argsort of the lengths (ties in index
+    order), ascending and descending, with and without lengths past 16 bits."""
+    from warpalign._backends.cuda.layout import stable_order
+    rng = np.random.default_rng(high)
+    for n in (0, 1, 7, 5000):
+        lengths = rng.integers(0, high + 1, n)
+        if n:
+            lengths[rng.integers(0, n, n // 3)] = high   # ties at the top bound
+        np.testing.assert_array_equal(stable_order(lengths),
+                                      np.argsort(lengths, kind="stable"))
+        np.testing.assert_array_equal(stable_order(lengths, descending=True),
+                                      np.argsort(-lengths, kind="stable"))

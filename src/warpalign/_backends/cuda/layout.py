@@ -152,6 +152,22 @@ def _buckets(rows, lengths, order, words: _Lists, *, paired) -> list[BucketLayou
     return out
 
 
+def stable_order(lengths: np.ndarray, descending: bool = False) -> np.ndarray:
+    """``np.argsort(lengths)`` (``-lengths`` when ``descending``) with ``kind="stable"``,
+    by NumPy's radix sort on 16-bit keys where every length fits (a Swiss-Prot-sized
+    database: ~10 ms instead of ~50 for each order; the same indices).
+
+    Example:
+        >>> stable_order(np.array([3, 1, 3, 0]), descending=True).tolist()
+        [0, 2, 1, 3]
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if lengths.size and 0 <= int(lengths.min()) and int(lengths.max()) <= 0xFFFF:
+        key = lengths.astype(np.uint16)
+        return np.argsort(0xFFFF - key if descending else key, kind="stable")
+    return np.argsort(-lengths if descending else lengths, kind="stable")
+
+
 def make_layout(offsets, rows16, rows32, *, warps: int, group_min: int,
                 guide: int) -> Layout:
     """The layout of targets with ``offsets`` (n + 1, from 0) for the kernel table's rows
@@ -161,7 +177,7 @@ def make_layout(offsets, rows16, rows32, *, warps: int, group_min: int,
     offsets = np.asarray(offsets, dtype=np.int64)
     lengths = np.diff(offsets)
     words, longs = _Lists(np.int32), _Lists(np.int64)
-    order = np.argsort(lengths, kind="stable")
+    order = stable_order(lengths)
     b16 = _buckets(rows16, lengths, order, words, paired=True)
     b32 = _buckets(rows32, lengths, order, words, paired=False)
     desc = order[::-1]
@@ -169,7 +185,7 @@ def make_layout(offsets, rows16, rows32, *, warps: int, group_min: int,
     rp[:len(desc)] = desc
     rows_pairs, warp_ids = words.add(rp), words.add(desc)
     # the packed kernel's stream: non-empty targets longest first, back to back
-    stream = np.argsort(-lengths, kind="stable")
+    stream = stable_order(lengths, descending=True)
     stream = stream[lengths[stream] > 0]
     sstart = running_sums(lengths[stream])
     bounds = pair_groups(sstart, group_min, guide * warps)
