@@ -14,6 +14,8 @@ import pytest
 
 from warpalign import Scoring, search
 from warpalign._backends.cpu import CpuBackend
+from warpalign._backends.cpu.traceback import CpuTraceback
+from warpalign._backends.registry import REGISTRY
 from warpalign.database import Database
 from warpalign.pipeline import ahead
 
@@ -169,3 +171,42 @@ def test_full_mode_traces_whole_batches(data, monkeypatch):
     assert got == want
     # 23 queries in lists of 4: traced after lists 2, 4 and 6 (8, 8 and the last 7)
     assert traced == [8, 8, 7]
+
+
+class DeviceLike(BatchedCpu):
+    """BatchedCpu as search() sees a device engine (its hits traced by the "cuda" row)."""
+
+    name = "cuda"
+
+
+class RecordingTraceback(CpuTraceback):
+    """The CPU traceback engine, recording how many paths each call traced."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: list[int] = []
+
+    def paths(self, items, *args, **kwargs):
+        self.calls.append(len(items))
+        return super().paths(items, *args, **kwargs)
+
+
+def test_device_search_traces_batches_found_while_others_run_on_the_cpu(data):
+    """Mode full on a device engine: the hits found while later batches run are traced
+    by the CPU's traceback engine (the device is busy with the next batch), the last
+    batch's by the device's; the alignments equal a CPU search's."""
+    db, _ = data
+    rng = np.random.default_rng(5)
+    queries = ["".join(rng.choice(list(AMINO), size=int(n))) for n in rng.integers(20, 60, 150)]
+    want = _summary(search(queries, db, BLOSUM62, top_k=1, mode="full", backend="cpu",
+                           threads=1))
+    beside, device = RecordingTraceback(), RecordingTraceback()
+    with REGISTRY.using("traceback", "cpu", "auto", beside), \
+            REGISTRY.using("traceback", "cuda", "auto", device):
+        got = _summary(search(queries, db, BLOSUM62, top_k=1, mode="full",
+                              backend=DeviceLike(40), threads=1))
+    assert got == want
+    # lists of 40, 40, 40, 30: traced after the second (80 queries, two lists still to
+    # come: on the CPU) and after the last (70: on the device); one path per query
+    # (every query scores above 0 against some target here)
+    assert [beside.calls, device.calls] == [[80], [70]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Any, Literal
@@ -131,20 +132,33 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     # (while the device searches the next batch); both strands: once merged (only the hits
     # kept are traced)
     early = mode == "full" and len(strands) == 1
+    # a device search's hits traced while later batches run go to the CPU engine: the
+    # next batch's kernel holds every SM, so a GPU traceback would wait for it
+    # (docs/ARCHITECTURE.md, "Tracing beside the search"); the last batch's go to the
+    # device. A CPU tracing that takes longer than the batch before it took on the device
+    # turns this off for the rest of the call.
+    beside = early and tb_backend == "cuda"
     traced = 0
     queries = zip(names * len(strands), runs)
     with _batches(engine, runs, handle, scoring, algorithm, mode, top_k, method,
                   threads) as lists, _progress(len(runs), progress) as bar:
+        arrived = time.perf_counter()
         for got in lists:
+            now = time.perf_counter()
+            searched, arrived = now - arrived, now
             # the list first: zip then takes no query past the list's end
             for batch, (qname, q) in zip(got, queries):
                 results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
                                          cells=len(q) * residues))
                 bar.update(1)
             if early and len(results) - traced >= TRACE_GROUP:
+                on_cpu = beside and len(results) < len(runs)
                 results[traced:] = _with_alignments(results[traced:], runs[traced:], db,
-                                                    scoring, algorithm, tb_backend, threads)
+                                                    scoring, algorithm,
+                                                    "cpu" if on_cpu else tb_backend, threads)
                 traced = len(results)
+                if on_cpu and time.perf_counter() - arrived > searched:
+                    beside = False
     results = merge_strand_results(results, strands, top_k)
     if mode == "full" and traced < len(results):
         # merged hits carry their strands: each is traced as it was scanned (above, before
