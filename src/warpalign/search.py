@@ -138,8 +138,6 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     # device. A CPU tracing that takes longer than the batch before it took on the device
     # turns this off for the rest of the call.
     beside = early and tb_backend == "cuda"
-    if mode == "full" and tb_backend == "cuda":
-        _warm_traceback(runs, scoring, algorithm)
     traced = 0
     queries = zip(names * len(strands), runs)
     with _batches(engine, runs, handle, scoring, algorithm, mode, top_k, method,
@@ -259,24 +257,6 @@ def _top_hits(qname, qlen, batch, order, db, top_k, mode, cells) -> Hits:
     return Hits(qname, qlen,
                 np.ascontiguousarray(scores[sel], dtype=np.int32), targets.astype(np.int64),
                 names, mode, qends, tends, None, batch.saturated, cells)
-
-
-def _warm_traceback(runs, scoring, algorithm) -> None:
-    """Trace one small pair (a query's first residues against themselves) on the device's
-    traceback engine on a daemon thread: its first call loads kernels and builds buffers
-    (~0.15 s on an H100), paid here while the search runs instead of after the last batch.
-    Nothing is kept or reported: the search's own tracing meets any error again."""
-    q = next((np.asarray(r[:16], np.uint8) for r in runs if len(r)), None)
-    if q is None:
-        return
-
-    def warm() -> None:
-        from .traceback import align_pairs
-        with contextlib.suppress(Exception):
-            align_pairs([(q, q)], scoring, algorithm,
-                        engine=engine_for("traceback", "cuda", "auto"), threads=1)
-
-    threading.Thread(target=warm, name="warpalign-warm-traceback", daemon=True).start()
 
 
 def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -> list[Hits]:
