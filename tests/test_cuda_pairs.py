@@ -483,3 +483,84 @@ def test_host_forms_in_many_staging_chunks_equal_the_list_form():
     Y[35_999, 650] = ord("!")
     with pytest.raises(AlphabetError, match=r"ys\[35999\]: record 'seq35999', position 650.*'!'"):
         score_pairs(X, Y, PAPER, backend="cuda")
+
+
+@pytest.mark.parametrize("device", [True, False], ids=["cupy-2d", "numpy-2d"])
+def test_equal_length_rows_on_every_path(device):
+    # issue 22's host path for 2-D inputs: one launch planned without a sort, the largest
+    # code from the encode engine (no reduction), one read of scores and saturation count;
+    # ACGT rows run ww_dna, an N the table kernel, global the width test, a saturating
+    # scoring the flagged read; a bad character is still named and nothing is returned
+    cp = pytest.importorskip("cupy")
+    from warpalign.errors import AlphabetError
+
+    rng = np.random.default_rng(66)
+    X, Y = _rows(rng, 257, 40), _rows(rng, 257, 300)
+    Y[:50, 100:140] = X[:50]
+    big = Scoring(match=100, mismatch=-100, gap_open=200, gap_extend=200)
+    Xs, Ys = _rows(rng, 70, 400), _rows(rng, 70, 500)
+    Ys[:3, 50:450] = Xs[:3]                                  # 40,000: past 16-bit lanes
+    withn = Y.copy()
+    withn[7, 250] = ord("N")
+    put = cp.asarray if device else np.asarray
+    for x, y, scoring, algorithm, method in (
+            (X, Y, PAPER, "local", "auto"), (X, withn, PAPER, "local", "auto"),
+            (X, Y, AFFINE, "local", "wordwise"), (X, Y, PAPER, "global", "wordwise"),
+            (X, Y, PAPER, "semiglobal", "wordwise"), (X, Y, PAPER, "local", "bitsliced"),
+            (Xs, Ys, big, "local", "wordwise")):
+        res = score_pairs(put(x), put(y), scoring, method=method, backend="cuda",
+                          algorithm=algorithm)
+        want = exact(_texts(x), _texts(y), scoring, algorithm)
+        assert res.scores.tolist() == want, (scoring, algorithm, method)
+    assert res.saturated >= 3 and max(want) == 40_000       # the last case: flagged, rescored
+    with pytest.raises(AlphabetError, match=r"ys\[7\], position 250: character 'N' cannot be "
+                                            r"bitsliced"):
+        score_pairs(put(X), put(withn), PAPER, method="bitsliced", backend="cuda")
+    bad = X.copy()
+    bad[9, 33] = ord("#")
+    with pytest.raises(AlphabetError, match=r"xs\[9\]: record 'seq9', position 33.*'#'"):
+        score_pairs(put(bad), put(withn), PAPER, backend="cuda")
+
+
+def test_wordwise_largest_code_given_or_found_alike():
+    # the kernel's ``largest`` (from the encode engine) picks the same path as its own
+    # reductions: ww_dna for A C G T, the table kernel from code 4 (N) on
+    from warpalign._backends.cuda import pairs as gpu
+
+    rng = np.random.default_rng(67)
+    xs = [random_seq(rng, 40) for _ in range(64)]
+    ys = [random_seq(rng, 200, "ACGTN" if i == 5 else "ACGT") for i in range(64)]
+    enc = [PAPER.alphabet.encode(s) for s in xs], [PAPER.alphabet.encode(s) for s in ys]
+    args = (*concat(enc[0]), *concat(enc[1]), PAPER)
+    top = int(max(max(c.max() for c in enc[0]), max(c.max() for c in enc[1])))
+    assert top == 4
+    found = gpu.score_wordwise(*args)
+    given = gpu.score_wordwise(*args, largest=top)
+    assert found[0].tolist() == given[0].tolist() == exact(xs, ys, PAPER)
+
+
+def test_encode_sides_reads_every_side_in_one_call():
+    # the CUDA encode engine: sides on the device, on the host, or one of each give the
+    # CPU engine's codes, first bad character, counts and largest code
+    cp = pytest.importorskip("cupy")
+    from warpalign._backends.cpu import encode as cpu_encode
+    from warpalign._backends.cuda import encode as gpu
+
+    rng = np.random.default_rng(68)
+    table = PAPER.alphabet.code_table
+    acgt = np.frombuffer(b"ACGTacgt", np.uint8)[rng.integers(0, 8, 50_001)]
+    withn = np.frombuffer(b"ACGTN", np.uint8)[rng.integers(0, 5, 70_000)]
+    broken = acgt.copy()
+    broken[[4321, 40_000]] = ord("!")
+    sides = [acgt, withn, broken, np.zeros(0, np.uint8)]
+    want = cpu_encode.encode_sides(sides, table, counts=True)
+    assert [w[3] for w in want] == [3, 4, 255, 0] and want[2][1] == 4321
+    for where in ("host", "device", "mixed"):
+        raws = [cp.asarray(s) if where == "device" or (where == "mixed" and k % 2) else s
+                for k, s in enumerate(sides)]
+        got = gpu.encode_sides(raws, table, counts=True, chunk=20_000)
+        for (codes, bad, counted, top), (wc, wb, wn, wt) in zip(got, want):
+            assert isinstance(codes, cp.ndarray) and np.array_equal(codes.get(), wc), where
+            assert (bad, top) == (wb, wt), where
+            assert (counted is None) == (wn is None)
+            assert counted is None or np.array_equal(counted, wn)

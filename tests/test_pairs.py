@@ -391,3 +391,56 @@ def test_gpu_word_wise_launch_plan_covers_each_pair_once_in_order():
             assert (bands == np.where(need > 32, -(-xl[order] // (32 * rows)), 1)).all()
             key = [(int(yl[p]), int(xl[p]), int(p)) for p in order]
             assert key == sorted(key, reverse=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_gpu_word_wise_plan_of_equal_lengths_equals_the_sorted_plan(seed):
+    # issue 22: pairs all of one query length, one target length and one lane width (2-D
+    # arrays) are planned without a sort; the plan is the general planner's, and the
+    # packed-column offsets by arithmetic equal those read from each pair's length
+    from warpalign._backends.cuda.pairs import launch_groups, pack_offsets, plan_by_sort
+
+    rng = np.random.default_rng(220 + seed)
+    n = int(rng.choice([1, 2, 31, 33, 700, 4097]))
+    m, length = int(rng.integers(0, 5000)), int(rng.integers(0, 9000))
+    xl, yl = np.full(n, m, np.int64), np.full(n, length, np.int64)
+    widths = np.full(n, int(rng.choice([16, 32])))
+    for rows in (16, 24, 32):
+        fast, slow = launch_groups(xl, yl, widths, rows), plan_by_sort(xl, yl, widths, rows)
+        assert len(fast) == len(slow) == 1
+        assert fast[0][:3] == slow[0][:3]
+        assert np.array_equal(fast[0][3], slow[0][3])
+        order = fast[0][3]
+        g = fast[0][1]
+        items = np.full(-(-n // 2) * 2, -1, np.int32)
+        items[:n] = order
+        grid = -(-(items.size // 2) * g // 256)
+        assert np.array_equal(pack_offsets(items, yl, g, grid, length),
+                              pack_offsets(items, yl, g, grid))
+    # one pair of another length (or width) takes the general path: the same as sorted
+    for i in rng.integers(0, n, 3).tolist():
+        for which in range(3):                   # query length, target length, width
+            arrays = [xl.copy(), yl.copy(), widths.copy()]
+            arrays[which][i] = 48 - arrays[which][i] if which == 2 else arrays[which][i] + 1
+            got, want = launch_groups(*arrays, 24), plan_by_sort(*arrays, 24)
+            assert [p[:3] for p in got] == [p[:3] for p in want]
+            assert all(np.array_equal(a[3], b[3]) for a, b in zip(got, want))
+
+
+def test_encode_sides_reports_each_side_and_its_largest_code():
+    # the CPU encode engine (registry "encode"): both sides in one call, per side the
+    # codes, the first bad character, the counts and the largest code written
+    from warpalign import Scoring
+    from warpalign._backends.cpu.encode import encode, encode_sides
+
+    table = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1).alphabet.code_table
+    sides = [np.frombuffer(b"ACGTACGT", np.uint8), np.frombuffer(b"ACNT", np.uint8),
+             np.frombuffer(b"AC#T", np.uint8), np.zeros(0, np.uint8)]
+    got = encode_sides(sides, table, counts=True)
+    assert [bad for _, bad, _, _ in got] == [-1, -1, 2, -1]
+    assert [top for *_, top in got] == [3, int(table[ord("N")]), 255, 0]
+    for raw, (codes, bad, counted, _) in zip(sides, got):
+        want = encode(raw, table, counts=True)
+        assert np.array_equal(codes, want[0]) and bad == want[1]
+        assert (counted is None) == (want[2] is None)
+        assert counted is None or np.array_equal(counted, want[2])

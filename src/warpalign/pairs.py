@@ -239,18 +239,20 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
     counts = np.zeros(scoring.alphabet.size, np.int64) if counting else None
 
     def prepare(lo: int, hi: int):
-        """Both sides of pairs lo..hi-1 encoded (on this backend): (codes, offsets) each."""
+        """Both sides of pairs lo..hi-1 encoded (on this backend) in one engine call:
+        (codes, offsets, largest code) each."""
         t0 = time.perf_counter()
-        out = []
+        starts = [int(side.offsets[lo]) for side in (x, y)]
+        raws = [side.raw[a:int(side.offsets[hi])] for side, a in zip((x, y), starts)]
         with numba_threads(threads):
-            for side in (x, y):
-                a, b = int(side.offsets[lo]), int(side.offsets[hi])
-                codes, bad, counted = encode(side.raw[a:b], table, check=check, counts=counting)
-                if bad >= 0:
-                    raise side.bad_character(a + bad, scoring.alphabet)
-                if counting:
-                    counts[:] += counted[:counts.size]
-                out.append((codes, side.offsets[lo:hi + 1] - a))
+            encoded = encode(raws, table, check=check, counts=counting)
+        out = []
+        for side, a, (codes, bad, counted, top) in zip((x, y), starts, encoded):
+            if bad >= 0:
+                raise side.bad_character(a + bad, scoring.alphabet)
+            if counting:
+                counts[:] += counted[:counts.size]
+            out.append((codes, side.offsets[lo:hi + 1] - a, top))
         return out, time.perf_counter() - t0
 
     bounds = _batches(x.offsets, y.offsets, batch_residues)
@@ -264,10 +266,10 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
             batch, seconds = upcoming.result() if pool else prepare(lo, hi)
             if pool and k + 1 < len(bounds):   # the next batch is encoded (and copied) now
                 upcoming = pool.submit(prepare, *bounds[k + 1])
-            (xcodes, xoff), (ycodes, yoff) = batch
+            (xcodes, xoff, xtop), (ycodes, yoff, ytop) = batch
             part = _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold,
                                 mode=mode, method=method, engine=engine, algorithm=algorithm,
-                                names=names, threads=threads, first=lo)
+                                names=names, threads=threads, first=lo, tops=(xtop, ytop))
             part.timings["encode"] = part.timings.get("encode", 0.0) + seconds
             parts.append(part)
     if counting:
@@ -311,14 +313,17 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
 
 
 def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mode, method,
-                 engine, algorithm, names, threads, first) -> PairScores:
+                 engine, algorithm, names, threads, first, tops=None) -> PairScores:
     """One batch of encoded pairs (codes on the host, or on the device for "cuda");
-    indices in the result are relative to the batch, ``first`` its first pair."""
+    indices in the result are relative to the batch, ``first`` its first pair. ``tops``:
+    the largest code of each side when the encode engine reported them (None: the codes
+    are read for them where needed; on a device that is a reduction and a sync each)."""
     chosen = _choose_method(method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff,
-                            names, first)
+                            names, first, tops)
     kernel = engine_for("pairs", engine, chosen)
     with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
-        scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm)
+        scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm,
+                                            largest=None if tops is None else max(tops))
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
     if saturated.size:
@@ -383,7 +388,7 @@ def _batches(xoff: np.ndarray, yoff: np.ndarray, limit: int | None) -> list[tupl
     """(lo, hi) pair ranges of at most ``limit`` residues each (x and y together), in order,
     covering every pair once (at least one range; a pair above the limit stands alone)."""
     n = xoff.size - 1
-    if limit is None or n == 0:
+    if limit is None or n == 0 or int(xoff[-1] - xoff[0] + yoff[-1] - yoff[0]) <= limit:
         return [(0, n)]
     return runs_within(np.diff(xoff) + np.diff(yoff), int(limit))
 
@@ -413,43 +418,59 @@ def unsupported(method: str, scoring: Scoring, algorithm: str) -> str | None:
 
 
 def _choose_method(method, backend, scoring, algorithm, xcodes, xoff, ycodes, yoff, names,
-                   first) -> str:
+                   first, tops) -> str:
+    """The method for this batch; ``tops``: the largest code of each side, or None (then
+    the codes are read for it where needed)."""
+    if tops is None:
+        tops = _Largest(xcodes, ycodes)
     if method == "bitsliced":
         why = unsupported("bitsliced", scoring, algorithm)
         if why is not None:
             raise ValueError(f"method 'bitsliced' cannot score this input: {why}; "
                              f"use method='wordwise' or 'auto'")
-        _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names, first)
+        _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names, first, tops)
         return method
     if method != "auto":
         return method
-    longest = int(max(np.diff(xoff).max(initial=0), np.diff(yoff).max(initial=0)))
+    longest = None                    # read only when a row of the table has a bound
     speed = {}
     for b, meth, max_length, gcups in AUTO_TABLE:
         if b != backend or not has_engine("pairs", backend, meth) or meth in speed:
             continue
-        if max_length is not None and longest > max_length:
-            continue
+        if max_length is not None:
+            if longest is None:
+                longest = int(max(np.diff(xoff).max(initial=0), np.diff(yoff).max(initial=0)))
+            if longest > max_length:
+                continue
         if unsupported(meth, scoring, algorithm) is not None:
             continue
-        if meth == "bitsliced" and not _all_acgt(xcodes, ycodes):
+        if meth == "bitsliced" and (tops[0] >= 4 or tops[1] >= 4):
             continue
         speed[meth] = gcups
     return max(speed, key=speed.get) if speed else "wordwise"
 
 
 def _largest(codes) -> int:
-    """The largest code (0 for none); NumPy or CuPy."""
+    """The largest code (0 for none); NumPy or CuPy (a reduction and a sync)."""
     return int(codes.max()) if codes.size else 0
 
 
-def _all_acgt(xcodes, ycodes) -> bool:
-    return _largest(xcodes) < 4 and _largest(ycodes) < 4
+class _Largest:
+    """``tops[k]``: the largest code of side k (0: xs, 1: ys), read when first asked."""
+
+    def __init__(self, *codes):
+        self._codes = codes
+        self._found: dict[int, int] = {}
+
+    def __getitem__(self, k: int) -> int:
+        if k not in self._found:
+            self._found[k] = _largest(self._codes[k])
+        return self._found[k]
 
 
-def _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names, first) -> None:
+def _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names, first, tops) -> None:
     for k, (side, codes, off) in enumerate((("xs", xcodes, xoff), ("ys", ycodes, yoff))):
-        if _largest(codes) < 4:
+        if tops[k] < 4:
             continue
         at = int((codes >= 4).argmax())
         pair = int(np.searchsorted(off, at, side="right") - 1)

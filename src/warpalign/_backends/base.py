@@ -288,24 +288,29 @@ class PairKernel(Protocol):
     """``score_pairs``'s kernel for one method: every pair (x_i, y_i) scored at once.
 
     ``xcodes``/``ycodes`` are the concatenated uint8 codes, ``xoff``/``yoff`` the int64
-    offsets (pairs + 1). Returns (scores int32 [pairs], indices of the pairs a narrow kernel
-    saturated (the job rescores them exactly), seconds per step)."""
+    offsets (pairs + 1). ``largest``: the largest code of both sides when the caller knows
+    it (the encode engine reports it), so a kernel that needs it reads no codes for it
+    (on a device: no reduction and no sync); None: the kernel finds it if it needs it.
+    Returns (scores int32 [pairs], indices of the pairs a narrow kernel saturated (the
+    job rescores them exactly), seconds per step)."""
 
     def __call__(self, xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray,
-                 yoff: np.ndarray, scoring: Any, algorithm: str
-                 ) -> tuple[np.ndarray, np.ndarray, dict]: ...
+                 yoff: np.ndarray, scoring: Any, algorithm: str, *,
+                 largest: int | None = None) -> tuple[np.ndarray, np.ndarray, dict]: ...
 
 
 class EncodeKernel(Protocol):
-    """Characters to codes on a backend (``score_pairs``'s inputs): ``raw`` a 1-D
-    ``uint8`` array of characters (NumPy; CuPy too for "cuda"), ``table`` ``uint8[256]``
-    (255: no code). Returns (codes on this backend's side: NumPy for "cpu", a CuPy array
-    for "cuda"; the index of the first character without a code, -1 for none, always -1
-    without ``check``; with ``counts`` and no bad character, int64 [256] occurrences of
-    each code, on the host, else None)."""
+    """Characters to codes on a backend (``score_pairs``'s inputs), several arrays at once
+    (a batch's two sides: one device-to-host read for all on "cuda"): each of ``raws`` a
+    1-D ``uint8`` array of characters (NumPy; CuPy too for "cuda"), ``table``
+    ``uint8[256]`` (255: no code). Returns, per array, (codes on this backend's side:
+    NumPy for "cpu", a CuPy array for "cuda"; the index of the first character without a
+    code, -1 for none, always -1 without ``check``; with ``counts`` and no bad character,
+    int64 [256] occurrences of each code, on the host, else None; the largest code
+    written, 0 for none)."""
 
-    def __call__(self, raw: Any, table: np.ndarray, check: bool = True,
-                 counts: bool = False) -> tuple[Any, int, np.ndarray | None]: ...
+    def __call__(self, raws: Sequence[Any], table: np.ndarray, check: bool = True,
+                 counts: bool = False) -> list[tuple[Any, int, np.ndarray | None, int]]: ...
 
 
 class ScanKernel(Protocol):

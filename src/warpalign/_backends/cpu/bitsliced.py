@@ -331,8 +331,8 @@ def value_bits(max_value: int) -> int:
 
 
 def score_pairs(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
-                scoring, algorithm: str = "local", *, words: int = 1
-                ) -> tuple[np.ndarray, np.ndarray, dict]:
+                scoring, algorithm: str = "local", *, words: int = 1,
+                largest: int | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Local scores of pairs (x_i, y_i) given as concatenated DNA codes and offsets.
 
     Args:
@@ -341,6 +341,7 @@ def score_pairs(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: 
         scoring: DNA match/mismatch, linear gaps (see :func:`unsupported`).
         algorithm: "local".
         words: 64-bit words per group (64 * words pairs share one DP).
+        largest: the largest code, when known (unused: the caller checks A C G T).
 
     Returns:
         (scores int32 in pair order, indices of saturated pairs (always empty: s is wide

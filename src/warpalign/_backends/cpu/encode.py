@@ -29,8 +29,8 @@ def _lookup(raw, table, out):
 def encode(raw: np.ndarray, table: np.ndarray, check: bool = True, counts: bool = False
            ) -> tuple[np.ndarray, int, np.ndarray | None]:
     """(codes, index of the first character without a code or -1, how often each code
-    occurs when ``counts`` else None) of the characters ``raw``; the ``encode`` engine
-    (:class:`~warpalign._backends.base.EncodeKernel`).
+    occurs when ``counts`` else None) of the characters ``raw``
+    (one side of :func:`encode_sides`).
 
     Raises:
         TypeError: ``raw`` is not a NumPy array (a device array goes to the CUDA backend).
@@ -43,6 +43,19 @@ def encode(raw: np.ndarray, table: np.ndarray, check: bool = True, counts: bool 
         >>> encode(np.frombuffer(b"GAXA", np.uint8), table)[1]
         2
     """
+    codes, bad, counted, _ = _encode_one(raw, table, check, counts)
+    return codes, bad, counted
+
+
+def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = False
+                 ) -> list[tuple[np.ndarray, int, np.ndarray | None, int]]:
+    """:func:`encode` of each array in ``raws``: per array (codes, first bad index or -1,
+    counts or None, largest code (0 for none)). The ``encode`` engine
+    (:class:`~warpalign._backends.base.EncodeKernel`)."""
+    return [_encode_one(raw, table, check, counts) for raw in raws]
+
+
+def _encode_one(raw, table, check: bool, counts: bool):
     if not isinstance(raw, np.ndarray):
         raise TypeError(f"the CPU backend encodes NumPy arrays, got {type(raw).__module__}."
                         f"{type(raw).__name__}")
@@ -50,7 +63,7 @@ def encode(raw: np.ndarray, table: np.ndarray, check: bool = True, counts: bool 
     out = np.empty(raw.size, np.uint8)
     # one core: the loop runs at memory speed (a prange version measured 3-4 times
     # slower on the 2-core development machine)
-    top = _lookup(raw, np.ascontiguousarray(table, dtype=np.uint8), out)
+    top = int(_lookup(raw, np.ascontiguousarray(table, dtype=np.uint8), out))
     bad = int(np.argmax(out == INVALID)) if check and top == INVALID else -1
     counted = np.bincount(out, minlength=256) if counts and bad < 0 else None
-    return out, bad, counted
+    return out, bad, counted, top

@@ -472,7 +472,8 @@ def _kernel(bits: int, algorithm: int, compare: bool, linear: bool, gather: int 
 
 
 def score_pairs(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
-                scoring, algorithm: str = "local") -> tuple[np.ndarray, np.ndarray, dict]:
+                scoring, algorithm: str = "local", *, largest: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Scores of pairs (x_i, y_i) given as concatenated codes and offsets.
 
     Args:
@@ -481,6 +482,8 @@ def score_pairs(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: 
         xoff, yoff: int64 offsets (len = pairs + 1).
         scoring: any :class:`~warpalign.scoring.Scoring`.
         algorithm: "local", "global" or "semiglobal".
+        largest: the largest code, when known (:class:`~warpalign._backends.base.PairKernel`;
+            not needed here).
 
     Returns:
         (scores int32 in pair order, indices of pairs that saturated 16-bit lanes (their

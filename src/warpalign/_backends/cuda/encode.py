@@ -3,7 +3,8 @@
 ``encode(raw, table)`` returns the codes on the device, the index of the first character
 without a code (or -1) and, when asked, how often each code occurs. One kernel
 (``encode.cu``) does the table lookup, finds the first INVALID code and the largest code
-in one pass; the host reads two words back once per call.
+in one pass; the host reads two words per side back, both sides of a batch in one copy
+(:func:`encode_sides`).
 
 * A CuPy array is encoded where it is, on the caller's current stream (after the work
   queued there): no copy to the host, one launch.
@@ -154,10 +155,9 @@ def _kernel():
     return get_functions(_FILE, ("encode_bytes",))["encode_bytes"]
 
 
-def _launcher(cp, table: np.ndarray, codes, flags):
+def _launcher(d_table, codes, flags):
     """``launch(device_chars, lo, hi)``: chars ``[lo, hi)`` of the input encoded into
-    ``codes[lo:hi]`` on the current stream, flags updated."""
-    d_table = cp.asarray(np.ascontiguousarray(table, dtype=np.uint8))
+    ``codes[lo:hi]`` on the current stream, ``flags`` (two words) updated."""
     kernel = _kernel()
 
     def launch(chars, lo: int, hi: int) -> None:
@@ -178,51 +178,90 @@ def encode(raw, table: np.ndarray, check: bool = True, counts: bool = False, *,
     (never written) on the caller's current stream after the work queued there, or a
     NumPy array, copied by ``staging`` (default :data:`STAGING`; ``chunk`` and
     ``threads`` as :func:`stage`) and encoded chunk by chunk on the staging stream.
-    Returns once the codes are complete. The ``encode`` engine
-    (:class:`~warpalign._backends.base.EncodeKernel`).
+    Returns once the codes are complete. One side of :func:`encode_sides`.
 
     Raises:
         TypeError: a CuPy array that is not 1-D ``uint8``.
         ValueError: an unknown ``staging``.
     """
+    codes, bad, counted, _ = encode_sides([raw], table, check, counts, staging=staging,
+                                          chunk=chunk, threads=threads)[0]
+    return codes, bad, counted
+
+
+def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = False, *,
+                 staging: str | None = None, chunk: int | None = None,
+                 threads: int | None = None) -> list[tuple]:
+    """:func:`encode` of each character array in ``raws`` (the two sides of a batch of
+    ``score_pairs``), with one table upload, one flag array and one read of the flags
+    for all of them (one device-to-host sync, not one per side): per array (codes, first
+    bad index or -1, counts or None, largest code). The ``encode`` engine
+    (:class:`~warpalign._backends.base.EncodeKernel`).
+
+    All arrays are encoded on one stream: the caller's current stream when every array is
+    a CuPy array, else this thread's staging stream (which first waits for the work queued
+    on the caller's stream, so CuPy arrays made there are complete).
+    """
     cp = _cupy()
     staging = STAGING if staging is None else staging
     if staging not in STAGINGS:
         raise ValueError(f"invalid staging: {staging!r}; expected one of {STAGINGS}")
-    if isinstance(raw, cp.ndarray):
-        if raw.dtype != cp.uint8 or raw.ndim != 1:
+    for raw in raws:
+        if isinstance(raw, cp.ndarray) and (raw.dtype != cp.uint8 or raw.ndim != 1):
             raise TypeError(f"expected a 1-D uint8 array of characters, got {raw.ndim}-D "
                             f"{raw.dtype}")
-        stream = cp.cuda.get_current_stream()
-        codes = cp.empty(raw.size, dtype=cp.uint8)
-        flags = cp.asarray(np.array([_NONE, 0], np.uint64))
-        _launcher(cp, table, codes, flags)(cp.ascontiguousarray(raw), 0, raw.size)
-        return _result(cp, codes, flags, check, counts, stream)
-    host = np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1)
-    stream = _staging_stream()
+    raws = [raw if isinstance(raw, cp.ndarray)
+            else np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1) for raw in raws]
+    on_device = [isinstance(raw, cp.ndarray) for raw in raws]
+    current = cp.cuda.get_current_stream()
+    if all(on_device):
+        stream = current
+    else:
+        stream = _staging_stream()
+        if any(on_device):
+            stream.wait_event(current.record())
     with stream:
-        codes = cp.empty(host.size, dtype=cp.uint8)
-        flags = cp.asarray(np.array([_NONE, 0], np.uint64))
-        launch = _launcher(cp, table, codes, flags)
-        if staging == "pageable":
-            launch(cp.asarray(host), 0, host.size)
-        else:
-            size = min(STAGE_BYTES if chunk is None else max(1, int(chunk)), max(host.size, 1))
-            chars = [cp.empty(size, dtype=cp.uint8) for _ in range(2 if host.size > size else 1)]
-            # chunk k lands in chars[k % 2]: its next copy is queued after this chunk's
-            # kernel on the same stream, so it never overwrites characters being read
-            _upload(host, stream, lambda j, lo, hi: chars[j][:hi - lo], launch,
-                    chunk=size, threads=threads)
-        return _result(cp, codes, flags, check, counts, stream)
+        d_table = cp.asarray(np.ascontiguousarray(table, dtype=np.uint8))
+        flags = cp.asarray(np.tile(np.array([_NONE, 0], np.uint64), max(1, len(raws))))
+        out = []
+        for k, raw in enumerate(raws):
+            codes = cp.empty(raw.size, dtype=cp.uint8)
+            launch = _launcher(d_table, codes, flags[2 * k:2 * k + 2])
+            if on_device[k]:
+                launch(cp.ascontiguousarray(raw), 0, raw.size)
+            else:
+                _stage_into(raw, stream, launch, staging, chunk, threads)
+            out.append(codes)
+    return _results(cp, out, flags, check, counts, stream)
 
 
-def _result(cp, codes, flags, check: bool, counts: bool, stream):
-    """:func:`encode`'s answer, read once the kernels on ``stream`` are done."""
-    first, _top = (int(v) for v in flags.get(stream=stream))
+def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads) -> None:
+    """Host characters up to the device on ``stream`` (the current stream), each chunk
+    encoded by ``launch`` right after its copy."""
+    cp = _cupy()
+    if staging == "pageable":
+        launch(cp.asarray(host), 0, host.size)
+        return
+    size = min(STAGE_BYTES if chunk is None else max(1, int(chunk)), max(host.size, 1))
+    chars = [cp.empty(size, dtype=cp.uint8) for _ in range(2 if host.size > size else 1)]
+    # chunk k lands in chars[k % 2]: its next copy is queued after this chunk's kernel on
+    # the same stream, so it never overwrites characters being read
+    _upload(host, stream, lambda j, lo, hi: chars[j][:hi - lo], launch, chunk=size,
+            threads=threads)
+
+
+def _results(cp, codes: list, flags, check: bool, counts: bool, stream) -> list[tuple]:
+    """:func:`encode_sides`'s answer: the flags of every side read in one copy, once the
+    kernels on ``stream`` are done."""
+    words = [int(v) for v in flags.get(stream=stream)]
     stream.synchronize()
-    bad = first if check and first != _NONE else -1
-    counted = None
-    if counts and bad < 0:
-        with stream:
-            counted = cp.bincount(codes.astype(cp.int32), minlength=256).get()
-    return codes, bad, counted
+    out = []
+    for k, side in enumerate(codes):
+        first, top = words[2 * k], words[2 * k + 1]
+        bad = first if check and first != _NONE else -1
+        counted = None
+        if counts and bad < 0:
+            with stream:
+                counted = cp.bincount(side.astype(cp.int32), minlength=256).get()
+        out.append((side, bad, counted, top))
+    return out

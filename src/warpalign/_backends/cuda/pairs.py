@@ -167,10 +167,28 @@ def launch_groups(xl: np.ndarray, yl: np.ndarray, widths: np.ndarray, rows: int
                   ) -> list[tuple[int, int, int, np.ndarray]]:
     """(bits, G, bands, pairs) per word-wise launch, in launch order (16-bit lanes first,
     then G, then bands ascending); each launch's pairs by target length, then query
-    length, both descending (ties: higher index first). One stable sort for all
-    launches and one pass per launch: the planner of a call of 32,768 pairs took ~4 ms
-    of host time with a sort and an ``np.unique`` per (bits, G) (2-core development
-    machine), about the kernel's own time at n = 4,096."""
+    length, both descending (ties: higher index first). Pairs all of one query length,
+    one target length and one lane width (a 2-D array on each side) are one launch, in
+    descending index order, planned without a sort (issue 22: the sort took ~1 ms of
+    host time per call of 32,768 pairs on an H100's host, the GPU idle meanwhile); any
+    other input goes to :func:`plan_by_sort`, which gives the same plan for them."""
+    if xl.size and _uniform(xl) and _uniform(yl) and _uniform(widths):
+        g, bands = _tiles(xl[:1], rows)
+        return [(32 if int(widths[0]) == 32 else 16, int(g[0]), int(bands[0]),
+                 np.arange(xl.size - 1, -1, -1, dtype=np.int64))]
+    return plan_by_sort(xl, yl, widths, rows)
+
+
+def _uniform(values: np.ndarray) -> bool:
+    """Whether every value equals the first (True for none)."""
+    return values.size == 0 or bool((values == values[0]).all())
+
+
+def plan_by_sort(xl: np.ndarray, yl: np.ndarray, widths: np.ndarray, rows: int
+                 ) -> list[tuple[int, int, int, np.ndarray]]:
+    """:func:`launch_groups` for any lengths: one stable sort for all launches and one
+    pass per launch (the planner of a call of 32,768 pairs took ~4 ms of host time with
+    a sort and an ``np.unique`` per (bits, G), 2-core development machine)."""
     g_of, bands_of = _tiles(xl, rows)
     top = int(bands_of.max(initial=1)) + 1
     group = ((widths == 32) * 6 + np.searchsorted(_POWERS, g_of)) * top + bands_of
@@ -188,10 +206,56 @@ def launch_groups(xl: np.ndarray, yl: np.ndarray, widths: np.ndarray, rows: int
     return out
 
 
+def pack_offsets(items: np.ndarray, yl: np.ndarray, g: int, grid: int,
+                 length: int | None = None) -> np.ndarray:
+    """``ww_ypack``'s byte offsets (int64, item slots + 1) of each item slot's packed
+    columns: the grid's ``grid * _BLOCK // g`` slots (``items``: pairs of pair indices,
+    -1 for none, filling the first slots) each get (its warp's widest item + 4 G + 4)
+    bytes rounded up to words, the last 2,048 more (ww_dna's prefetch reads up to 2,048
+    bytes ahead). ``length``: the target length when every pair has it (then no pair's
+    length is read: the same offsets by arithmetic)."""
+    nitems = items.size // 2
+    nall = grid * _BLOCK // g
+    per_warp = 32 // g
+    if length is not None:
+        # every item slot holds a pair of this length; slots of a warp with one are wide
+        wide = -(-nitems // per_warp) * per_warp
+        full = (int(length) + 4 * g + 4 + 3) // 4 * 4
+        empty = (4 * g + 4 + 3) // 4 * 4
+        at = np.arange(nall + 1, dtype=np.int64)
+        ypoff = np.where(at <= wide, at * full, wide * full + (at - wide) * empty)
+        ypoff[-1] += 2048
+        return ypoff
+    cols = np.zeros(nall, np.int64)
+    pair = items.reshape(-1, 2)
+    cols[:nitems] = np.maximum(np.where(pair[:, 0] >= 0, yl[pair[:, 0]], 0),
+                               np.where(pair[:, 1] >= 0, yl[pair[:, 1]], 0))
+    wmax = np.repeat(cols.reshape(-1, per_warp).max(axis=1), per_warp)
+    sizes = (wmax + 4 * g + 4 + 3) // 4 * 4
+    sizes[-1] += 2048
+    ypoff = np.zeros(nall + 1, np.int64)
+    np.cumsum(sizes, out=ypoff[1:])
+    return ypoff
+
+
+def _upload(cp, arrays: list[np.ndarray]) -> list:
+    """Host arrays to the device in one copy (one CuPy array, not one each): a device
+    view of each, in order, every one starting on a 256-byte boundary."""
+    starts, at = [], 0
+    for a in arrays:
+        starts.append(at)
+        at += -(-a.nbytes // 256) * 256
+    host = np.zeros(max(at, 1), np.uint8)
+    for a, start in zip(arrays, starts):
+        host[start:start + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    device = cp.asarray(host)
+    return [device[start:start + a.nbytes].view(a.dtype) for a, start in zip(arrays, starts)]
+
+
 def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
                    scoring, algorithm: str = "local", *, rows: int | None = None,
-                   prefetch: bool | None = None,
-                   kernel_runs: int = 1) -> tuple[np.ndarray, np.ndarray, dict]:
+                   prefetch: bool | None = None, kernel_runs: int = 1,
+                   largest: int | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Scores of pairs (x_i, y_i) on the GPU, one pair per 16- or 32-bit DPX lane.
 
     ``rows``: rows per lane of the DNA path (default :data:`WW_DNA_ROWS`; for
@@ -200,8 +264,15 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     ``kernel_runs`` (benchmarks): launch each DP kernel that many times back to back;
     the result is the same and ``swa`` is the mean time per run, i.e. the kernel with
     the GPU already busy rather than just after the host-to-device copy.
+    ``largest``: the largest code of both sides, when the caller knows it (else two
+    reductions over the codes, each a sync, find it).
     DNA local scoring with linear gaps (16-bit lanes) runs ``ww_dna`` (packed columns by
     ``ww_ypack``, timed as step ``pack``), the rest ww_kernel.
+
+    The host plans every launch before any copy (no sync on the way); the offsets, the
+    score table and each launch's items and packed-column offsets go up in one copy, and
+    the scores come back with the saturation count in one read (the flagged pairs, when
+    there are any, in a second).
     """
     cp = _cupy()
     _check_runs(kernel_runs)
@@ -214,6 +285,7 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     yoff = np.asarray(yoff, np.int64)
     xl = np.diff(xoff)
     yl = np.diff(yoff)
+    ylen = int(yl[0]) if _uniform(yl) else None     # one target length: plans by arithmetic
     matrix = np.asarray(scoring.matrix, dtype=np.int64)
     go, ge = int(scoring.gap_open), int(scoring.gap_extend)
     affine = go != ge
@@ -228,7 +300,9 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
         widths = np.where((xl + yl + 2) * biggest + bias <= INT16_BOUND, 16, 32)
     shift = 0 if affine else bias               # S' = S + g on linear gaps
     dna_table = matrix[:4, :4] + shift
-    dna = (local and alpha >= 4 and _top(xcodes) < 4 and _top(ycodes) < 4
+    if largest is None and local and alpha >= 4:
+        largest = max(_top(xcodes), _top(ycodes))
+    dna = (local and alpha >= 4 and largest < 4
            and int(dna_table.min()) >= -128 and int(dna_table.max()) <= 127)
     if dna:
         words = [int(sum((int(dna_table[x, y]) & 0xFF) << (8 * x) for x in range(4)))
@@ -245,77 +319,64 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
         rows = 16
     smax = int(table.view(np.int8).max()) if dna else int(table.max())
 
-    t0 = time.perf_counter()
-    # 4 zero bytes past the end: ww_dna reads the x rows of a lane as whole 32-bit words
-    d_x = cp.zeros(xcodes.size + 4, dtype=cp.uint8)
-    if isinstance(xcodes, cp.ndarray):      # codes on the device already: no host copy
-        d_x[:xcodes.size] = xcodes
-    elif xcodes.size:
-        d_x[:xcodes.size].set(np.ascontiguousarray(xcodes, dtype=np.uint8))
-    d_y = cp.asarray(ycodes if ycodes.size else np.zeros(1, np.uint8))
-    d_xo = cp.asarray(xoff)
-    d_yo = cp.asarray(yoff)
-    d_table = cp.asarray(table)
-    cp.cuda.get_current_stream().synchronize()   # this stream only: a copy stream
-    h2g = time.perf_counter() - t0              # staging the next batch runs on
-
+    # the plan, on the host only: per launch its kernel, items and (ww_dna) column layout
     launches = []
     names = []
+    small = [xoff, yoff, table]                 # host arrays that go up in one copy
     for bits, g, bands, order in launch_groups(xl, yl, widths, rows):
         per = 2 if bits == 16 else 1
         items = np.full(-(-order.size // per) * per, -1, dtype=np.int32)
         items[:order.size] = order
+        nitems = items.size // per
+        grid = -(-nitems * g // _BLOCK)
+        pack = None
         if bits == 16 and dna and not affine:
             pf = WW_DNA_PREFETCH if prefetch is None else bool(prefetch)
             name = (f"ww_dna<{rows}, {'true' if bands > 1 else 'false'}, "
                     f"{'true' if pf else 'false'}>")
             names.append("ww_ypack")
+            pack = len(small) + 1               # where its offsets go in ``small``
+            small += [items, pack_offsets(items, yl, g, grid, ylen)]
         else:
             name = (f"ww_kernel<{bits}, {rows}, {'true' if affine else 'false'}, "
                     f"{code}, {'true' if dna else 'false'}>")
+            small.append(items)
         names.append(name)
-        launches.append((name, bits, g, bands, items, int(yl[order].max())))
+        ncols = ylen if ylen is not None else int(yl[order].max())
+        launches.append((name, bits, g, bands, nitems, grid, len(small) - 1 - (pack is not None),
+                         pack, ncols))
     mod = _module(tuple(names))
-    d_out = cp.zeros(npairs, dtype=cp.int32)
-    d_flag = cp.zeros(npairs, dtype=cp.int32)
-    d_nflag = cp.zeros(1, dtype=cp.int32)
+
+    clock = _Clock(cp)
+    clock.mark("h2g")
+    # 4 zero bytes past the end: ww_dna reads the x rows of a lane as whole 32-bit words
+    d_x = cp.empty(xcodes.size + 4, dtype=cp.uint8)
+    d_x[xcodes.size:] = 0
+    if isinstance(xcodes, cp.ndarray):      # codes on the device already: no host copy
+        d_x[:xcodes.size] = xcodes
+    elif xcodes.size:
+        d_x[:xcodes.size].set(np.ascontiguousarray(xcodes, dtype=np.uint8))
+    d_y = cp.asarray(ycodes if ycodes.size else np.zeros(1, np.uint8))
+    device = _upload(cp, small)
+    d_xo, d_yo, d_table = device[:3]
+    clock.mark(None)
+    d_res = cp.zeros(npairs + 1, dtype=cp.int32)  # the scores, then the saturation count
+    d_out, d_nflag = d_res[:npairs], d_res[npairs:]
+    d_flag = cp.empty(npairs, dtype=cp.int32)
     dummy = cp.zeros(1, dtype=cp.uint32)
-    # per launch: arguments (and ww_dna's packed columns) ready before the clock starts
-    ready = []
-    for name, bits, g, bands, items, ncols in launches:
-        per = 2 if bits == 16 else 1
-        nitems = items.size // per
+    for name, bits, g, bands, nitems, grid, at, pack, ncols in launches:
         thr = 32767 - max(smax, 0) - 2 if bits == 16 else (1 << 30)
         bstride = 0
         bound = dummy
         if bands > 1:
             bstride = (ncols + 2) * (2 if affine else 1)
             bound = cp.empty(nitems * bstride, dtype=cp.uint32)
-        grid = -(-nitems * g // _BLOCK)
-        d_items = cp.asarray(items)
-        pack = None
-        if name.startswith("ww_dna"):
-            # every item slot of the grid gets (warp's widest item + 4 G + 4) bytes
-            nall = grid * _BLOCK // g
-            cols = np.zeros(nall, np.int64)
-            pair = items.reshape(-1, 2)
-            cols[:nitems] = np.maximum(np.where(pair[:, 0] >= 0, yl[pair[:, 0]], 0),
-                                       np.where(pair[:, 1] >= 0, yl[pair[:, 1]], 0))
-            per_warp = 32 // g
-            wmax = np.repeat(cols.reshape(-1, per_warp).max(axis=1), per_warp)
-            sizes = (wmax + 4 * g + 4 + 3) // 4 * 4
-            sizes[-1] += 2048         # ww_dna's prefetch reads up to 2,048 bytes ahead
-            ypoff = np.zeros(nall + 1, np.int64)
-            np.cumsum(sizes, out=ypoff[1:])
-            d_ypoff = cp.asarray(ypoff)
-            ypk = cp.empty(int(ypoff[-1]) // 4, dtype=cp.uint32)
-            pack = (d_ypoff, ypk, nall)
-        ready.append((name, g, bands, nitems, thr, bstride, bound, grid, d_items, pack))
-    clock = _Clock(cp)
-    for name, g, bands, nitems, thr, bstride, bound, grid, d_items, pack in ready:
         kern = mod.get_function(name)
+        d_items = device[at]
         if pack is not None:
-            d_ypoff, ypk, nall = pack
+            d_ypoff = device[pack]
+            nall = d_ypoff.size - 1
+            ypk = cp.empty(int(small[pack][-1]) // 4, dtype=cp.uint32)
             clock.mark("pack")
             mod.get_function("ww_ypack")(
                 (min(nall, 65535),), (128,),
@@ -337,11 +398,13 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
                   d_nflag),
                  shared_mem=int(table.size) * 4)
     clock.mark("g2h")
-    scores[:] = d_out.get()
-    nflag = int(d_nflag.get()[0])
-    flagged = np.sort(d_flag[:nflag].get()).astype(np.int64)
+    result = d_res.get()                        # the one sync of a call without saturation
+    scores[:] = result[:npairs]
+    nflag = int(result[npairs])
+    flagged = (np.sort(d_flag[:nflag].get()).astype(np.int64) if nflag
+               else np.zeros(0, np.int64))
     clock.mark(None)
-    timings = {"h2g": h2g, **clock.finish()}
+    timings = clock.finish()
     timings["swa"] = timings.get("swa", 0.0) / kernel_runs
     if not local:
         col0 = np.where(xl > 0, -(go + (xl - 1) * ge), 0)   # H[m][0]
@@ -358,13 +421,15 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
 def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
                     scoring, algorithm: str = "local", *, cols: int | None = None,
                     transpose: str | None = None, prefetch: int | None = None,
-                    kernel_runs: int = 1) -> tuple[np.ndarray, np.ndarray, dict]:
+                    kernel_runs: int = 1, largest: int | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Local scores of DNA pairs on the GPU by the bitsliced circuits (32 pairs per word).
 
     ``cols``: columns per iteration of bs_swa (2 or 4; default by :data:`BS_COLS4_FROM`).
     ``transpose``: W2B/B2W by ``"ballot"`` or ``"swap"`` (default :data:`BS_TRANSPOSE`).
     ``kernel_runs``: as :func:`score_wordwise` (bs_swa launched that many times).
     ``prefetch``: bs_swa's column loads (default :data:`BS_PREFETCH` by ``cols``).
+    ``largest``: the largest code, when known (unused: the caller checks A C G T).
     """
     _check_runs(kernel_runs)
     transpose = BS_TRANSPOSE if transpose is None else transpose
