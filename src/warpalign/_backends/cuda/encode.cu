@@ -4,9 +4,8 @@
 // alphabet's INVALID) goes to flags[0] (atomicMin; left as is when there is none) and the
 // largest code to flags[1] (atomicMax), so the caller reads both bad characters and the
 // DNA test (codes < 4) back as two words, after all chunks. A thread walks its bytes in
-// increasing order (grid-stride, U loads in flight at a time), so its first INVALID is
-// its smallest; a warp reduces by shuffles and one lane per warp does the atomics.
-// Blocks are whole warps.
+// increasing order (grid-stride), so its first INVALID is its smallest; a warp reduces by
+// shuffles and one lane per warp does the atomics. Blocks are whole warps.
 
 __global__ void encode_bytes(const unsigned char* __restrict__ raw, long long n,
                              const unsigned char* __restrict__ table,
@@ -19,27 +18,11 @@ __global__ void encode_bytes(const unsigned char* __restrict__ raw, long long n,
     unsigned long long bad = ~0ull;
     unsigned long long top = 0;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    // U independent loads in flight per thread before any is used: one load
-    // at a time left the pass latency-bound (~0.6 ms for 138 MB on an H100)
-    constexpr int U = 8;
-    for (long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x; i0 < n;
-         i0 += U * stride) {
-        unsigned char r[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const long long i = i0 + u * stride;
-            r[u] = i < n ? raw[i] : 0;
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u) {     // increasing i: a thread's first INVALID is its smallest
-            const long long i = i0 + u * stride;
-            if (i < n) {
-                const unsigned char c = t[r[u]];
-                codes[i] = c;
-                top = c > top ? c : top;
-                if (c == 255 && bad == ~0ull) bad = (unsigned long long)(base + i);
-            }
-        }
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const unsigned char c = t[raw[i]];
+        codes[i] = c;
+        top = c > top ? c : top;
+        if (c == 255 && bad == ~0ull) bad = (unsigned long long)(base + i);
     }
     for (int o = 16; o > 0; o >>= 1) {
         const unsigned long long b = __shfl_down_sync(0xffffffffu, bad, o);
