@@ -228,6 +228,37 @@ def test_split_targets_for_devices():
     assert [list(ids) for ids, _ in parts] == [[0, 6], [1, 2, 5], [3, 4, 7]]
 
 
+@pytest.mark.parametrize("count", [2, 3, 4])
+def test_split_ids_is_the_greedy_balance_and_gather_copies_every_part(count):
+    """split_ids equals the greedy scan it replaced (longest first, ties in index order,
+    each to the part with the fewest residues + sequences, ties to the lowest part), and
+    gather_targets copies each part's codes exactly, also past GATHER_RESIDUES (several
+    steps, a target longer than one step, empty targets)."""
+    from warpalign._backends import TargetSet
+    from warpalign._backends.cuda.handles import GATHER_RESIDUES, gather_targets, split_ids
+
+    rng = np.random.default_rng(count)
+    lengths = np.concatenate([rng.integers(0, 400, 20_000), [0, 0, GATHER_RESIDUES + 5],
+                              rng.choice([7, 7, 7, 50], 3_000)])
+    rng.shuffle(lengths)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    codes = rng.integers(0, 20, int(offsets[-1])).astype(np.uint8)
+    targets = TargetSet(codes, offsets)
+    part, load = np.empty(len(lengths), np.int64), [0] * count
+    for i in np.argsort(-lengths, kind="stable").tolist():
+        d = min(range(count), key=load.__getitem__)
+        part[i] = d
+        load[d] += int(lengths[i]) + 1
+    got = split_ids(targets, count)
+    assert [ids.tolist() for ids in got] == [np.flatnonzero(part == d).tolist()
+                                             for d in range(count)]
+    for ids in got:
+        ts = gather_targets(targets, ids)
+        np.testing.assert_array_equal(np.diff(ts.offsets), lengths[ids])
+        want = np.concatenate([codes[offsets[i]:offsets[i + 1]] for i in ids])
+        np.testing.assert_array_equal(ts.codes, want)
+
+
 def _model_cut(threads, rng):
     """``device_cut`` for topk.cut without a device: top_select's NumPy model
     (``threads`` groups) on the stacked score rows."""

@@ -5,6 +5,7 @@ share."""
 
 from __future__ import annotations
 
+import heapq
 import threading
 from dataclasses import dataclass, field
 
@@ -16,7 +17,8 @@ import warpalign._backends.cuda.config as config  # noqa: PLR0402
 from ..base import Candidates, TargetSet
 from ..stream import candidates
 from .config import KernelConfig
-from ...offsets import running_sums
+from ...offsets import running_sums, runs_within
+from .layout import stable_order
 
 
 @dataclass(frozen=True)
@@ -122,23 +124,52 @@ class _Part:
 def split_targets(targets: TargetSet, count: int) -> list[tuple[np.ndarray, TargetSet]]:
     """``count`` parts of ``targets`` for as many devices, by cost (paper 003's balance):
     longest first, each to the part with the fewest residues so far (+1 per sequence).
-    Per part: the indices of its targets (ascending) and those targets as a TargetSet."""
+    Per part: the indices of its targets (ascending) and those targets as a TargetSet
+    (:func:`split_ids`, then :func:`gather_targets`)."""
+    return [(ids, gather_targets(targets, ids)) for ids in split_ids(targets, count)]
+
+
+def split_ids(targets: TargetSet, count: int) -> list[np.ndarray]:
+    """The indices (ascending) of each part of :func:`split_targets`: longest first (ties
+    in index order), each to the part with the fewest residues + sequences so far (ties
+    to the lowest part), by a heap (a Swiss-Prot-sized set: ~0.3 s on a 2-core machine;
+    the former scan of every part per target took ~0.9)."""
+    lengths = np.diff(np.asarray(targets.offsets, dtype=np.int64))
+    order = stable_order(lengths, descending=True)
+    heap = [(0, d) for d in range(count)]
+    assigned = []
+    for cost in (lengths[order] + 1).tolist():
+        load, d = heap[0]
+        assigned.append(d)
+        heapq.heapreplace(heap, (load + cost, d))
+    part = np.empty(len(lengths), dtype=np.int32)
+    part[order] = assigned
+    return [np.flatnonzero(part == d) for d in range(count)]
+
+
+#: Residues gathered per step by :func:`gather_targets` (its index array: 8 bytes each).
+GATHER_RESIDUES = 1 << 22
+
+
+def gather_targets(targets: TargetSet, ids: np.ndarray) -> TargetSet:
+    """The targets ``ids`` (ascending) of ``targets`` as a TargetSet of their own, their
+    codes copied back to back a bounded run of targets at a time (an index array of at most
+    about :data:`GATHER_RESIDUES` entries; NumPy's take leaves the GIL, so the devices'
+    threads of a multi-GPU preparation gather their parts side by side)."""
     offsets = np.asarray(targets.offsets, dtype=np.int64)
-    lengths = np.diff(offsets)
-    assign = np.empty(len(lengths), dtype=np.int16)
-    load = [0] * count
-    for i in np.argsort(-lengths, kind="stable").tolist():
-        d = min(range(count), key=load.__getitem__)
-        assign[i] = d
-        load[d] += int(lengths[i]) + 1
     codes = np.asarray(targets.codes, dtype=np.uint8)
-    per_res = np.repeat(assign, lengths)
-    out = []
-    for d in range(count):
-        ids = np.flatnonzero(assign == d)
-        off = running_sums(lengths[ids])
-        out.append((ids, TargetSet(np.ascontiguousarray(codes[per_res == d]), off)))
-    return out
+    ids = np.asarray(ids, dtype=np.int64)
+    lengths = offsets[ids + 1] - offsets[ids]
+    off = running_sums(lengths)
+    out = np.empty(int(off[-1]), dtype=np.uint8)
+    for lo, hi in runs_within(lengths, GATHER_RESIDUES):
+        a, b = int(off[lo]), int(off[hi])
+        if a == b:
+            continue
+        # residue r of the run comes from codes[r + (its target's start - its place)]
+        shift = np.repeat(offsets[ids[lo:hi]] - off[lo:hi], lengths[lo:hi])
+        np.take(codes, shift + np.arange(a, b), out=out[a:b])
+    return TargetSet(out, off)
 
 
 @dataclass

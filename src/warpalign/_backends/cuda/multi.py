@@ -22,7 +22,7 @@ import numpy as np
 
 from ..base import TargetSet
 from .handles import (Candidates, DeviceTargets, MultiTargets, _Part, ends_after_scores,
-                      split_targets, top_candidates)
+                      gather_targets, split_ids, top_candidates)
 
 
 class MultiSearch:
@@ -33,11 +33,12 @@ class MultiSearch:
         cp = self._cp
         offsets = np.asarray(targets.offsets, dtype=np.int64)
         codes = np.asarray(targets.codes, dtype=np.uint8)
-        shares = list(zip(split_targets(targets, len(self._devices)), self._devices))
+        shares = list(zip(split_ids(targets, len(self._devices)), self._devices))
         parts = [None] * len(shares)
 
-        def part(k):      # each device's context, layout and upload beside the others'
-            (ids, ts), dev = shares[k]
+        def part(k):      # each device's codes, context, layout and upload beside the others'
+            ids, dev = shares[k]
+            ts = gather_targets(targets, ids)
             with cp.cuda.Device(dev):
                 be = type(self)(self._table, self._nstreams,
                                 devices=(dev,), max_resident=self._max_resident,
