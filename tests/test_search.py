@@ -232,13 +232,13 @@ def test_split_targets_for_devices():
 def test_split_ids_is_the_greedy_balance_and_gather_copies_every_part(count):
     """split_ids equals the greedy scan it replaced (longest first, ties in index order,
     each to the part with the fewest residues + sequences, ties to the lowest part), and
-    gather_targets copies each part's codes exactly, also past GATHER_RESIDUES (several
-    steps, a target longer than one step, empty targets)."""
+    gather_targets copies each part's codes exactly (runs of consecutive ids, a long
+    target, empty targets)."""
     from warpalign._backends import TargetSet
-    from warpalign._backends.cuda.handles import GATHER_RESIDUES, gather_targets, split_ids
+    from warpalign._backends.cuda.handles import gather_targets, split_ids
 
     rng = np.random.default_rng(count)
-    lengths = np.concatenate([rng.integers(0, 400, 20_000), [0, 0, GATHER_RESIDUES + 5],
+    lengths = np.concatenate([rng.integers(0, 400, 20_000), [0, 0, 5_000_000],
                               rng.choice([7, 7, 7, 50], 3_000)])
     rng.shuffle(lengths)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
@@ -252,6 +252,7 @@ def test_split_ids_is_the_greedy_balance_and_gather_copies_every_part(count):
     got = split_ids(targets, count)
     assert [ids.tolist() for ids in got] == [np.flatnonzero(part == d).tolist()
                                              for d in range(count)]
+    assert len(gather_targets(targets, np.zeros(0, np.int64)).codes) == 0
     for ids in got:
         ts = gather_targets(targets, ids)
         np.testing.assert_array_equal(np.diff(ts.offsets), lengths[ids])
