@@ -513,7 +513,7 @@ def test_equal_length_rows_on_every_path(device):
         want = exact(_texts(x), _texts(y), scoring, algorithm)
         assert res.scores.tolist() == want, (scoring, algorithm, method)
     assert res.saturated >= 3 and max(want) == 40_000       # the last case: flagged, rescored
-    with pytest.raises(AlphabetError, match=r"ys\[7\] \(record 'seq7'\), position 250: "
+    with pytest.raises(AlphabetError, match=r"ys\[7\]: record 'seq7', position 250 \(0-based\): "
                                             r"character 'N' cannot be bitsliced"):
         score_pairs(put(X), put(withn), PAPER, method="bitsliced", backend="cuda")
     bad = X.copy()

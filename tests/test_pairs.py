@@ -444,3 +444,21 @@ def test_encode_sides_reports_each_side_and_its_largest_code():
         assert np.array_equal(codes, want[0]) and bad == want[1]
         assert (counted is None) == (want[2] is None)
         assert counted is None or np.array_equal(counted, want[2])
+
+
+def test_a_character_bitsliced_cannot_take_is_named_as_a_bad_one():
+    """method="bitsliced" with an N: the error names the side, record and 0-based position
+    as an unknown character's error does, then what bitsliced takes."""
+    from warpalign.errors import AlphabetError
+    from warpalign.pairs import score_pairs
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1, alphabet="dna")
+    with pytest.raises(AlphabetError) as bits:
+        score_pairs(["ACGT", "ACGA"], ["ACGT", "ACNT"], s, method="bitsliced", backend="cpu")
+    with pytest.raises(AlphabetError) as bad:
+        score_pairs(["ACGT", "ACGA"], ["ACGT", "AC#T"], s, backend="cpu")
+    assert str(bits.value).startswith("ys[1]: record 'seq1', position 2 (0-based): "
+                                      "character 'N' cannot be bitsliced (method 'bitsliced' "
+                                      "takes A, C, G, T only")
+    assert str(bad.value).startswith("ys[1]: record 'seq1', position 2 (0-based): "
+                                     "character '#' is not in the dna alphabet")
+    assert (bits.value.record, bits.value.position, bits.value.character) == ("seq1", 2, "N")

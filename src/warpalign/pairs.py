@@ -478,9 +478,9 @@ def _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names, first, tops) -> None
         char = scoring.alphabet.decode(_host(codes[at:at + 1]))
         name = names[k](first + pair) if names else None
         index = first + pair + (names[2 + k] if names else 0)
-        record = f" (record {name!r})" if name else ""
+        record = f": record {name!r}," if name else ","   # as Gathered.bad_character
         raise AlphabetError(
-            f"{side}[{index}]{record}, position {pos}: character {char!r} cannot be "
+            f"{side}[{index}]{record} position {pos} (0-based): character {char!r} cannot be "
             f"bitsliced (method 'bitsliced' takes A, C, G, T only; use method='wordwise' "
             f"or 'auto' for N and other IUPAC codes)",
             record=name if name else f"{side}[{index}]", position=pos, character=char)
