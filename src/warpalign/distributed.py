@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import heapq
+import itertools
 import json
 import logging
 import os
@@ -315,6 +316,8 @@ class _connect:
     def __exit__(self, *exc):
         # Closing a client that a Ctrl-C tore from its gather ends the gather's tasks,
         # which asyncio reports as "never retrieved": nothing the user needs to read.
+        # Quiet while closing; the report of such a task collected later (at exit) is
+        # dropped by _EndedGather
         asyncio_log = logging.getLogger("asyncio")
         level = asyncio_log.level
         if exc and exc[0] is KeyboardInterrupt and self._owned:
@@ -325,6 +328,21 @@ class _connect:
         finally:
             asyncio_log.setLevel(level)
         return False
+
+
+class _EndedGather(logging.Filter):
+    """Drops asyncio's report of a task whose exception is Dask's ``AllExit`` (a gather
+    ended by closing its client, as after a Ctrl-C: the task may be collected, and
+    reported "never retrieved", at any later moment, even at exit); every other record
+    passes. On asyncio's logger from this module's import on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (type(exc).__name__ == "AllExit"
+                    and type(exc).__module__.startswith("distributed"))
+
+
+logging.getLogger("asyncio").addFilter(_EndedGather())
 
 
 @contextlib.contextmanager
@@ -541,10 +559,10 @@ def search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
                 _handles.popitem(last=False)
         handle, order = _handles[key]
     # The single-process flow (a CUDA backend keeps top-k candidates on the device).
-    with _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method) as batches:
+    with _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method) as lists:
         hits = [_top_hits(qname, len(q), batch, order, db, top_k, mode,
                           cells=len(q) * shard.residues)
-                for qname, q, batch in zip(names, codes, batches)]
+                for qname, q, batch in zip(names, codes, itertools.chain.from_iterable(lists))]
     return hits, ShardReport(shard.index, worker, engine.name, fallback, shard.sequences,
                              shard.residues, time.perf_counter() - t0)
 
