@@ -210,3 +210,31 @@ def test_device_search_traces_batches_found_while_others_run_on_the_cpu(data):
     # come: on the CPU) and after the last (70: on the device); one path per query
     # (every query scores above 0 against some target here)
     assert [beside.calls, device.calls] == [[80], [70]]
+
+
+class SlowTraceback(RecordingTraceback):
+    """A CPU traceback engine slower than any of the test engine's batches."""
+
+    def paths(self, items, *args, **kwargs):
+        time.sleep(0.5)
+        return super().paths(items, *args, **kwargs)
+
+
+def test_a_cpu_tracing_slower_than_the_device_batch_hands_the_rest_back(data):
+    """Mode full on a device engine: once a CPU tracing took longer than the device's
+    batch before it, the rest of the call is traced on the device (a slow host must not
+    hold the search back); the alignments still equal a CPU search's."""
+    db, _ = data
+    rng = np.random.default_rng(6)
+    queries = ["".join(rng.choice(list(AMINO), size=int(n))) for n in rng.integers(20, 60, 230)]
+    want = _summary(search(queries, db, BLOSUM62, top_k=1, mode="full", backend="cpu",
+                           threads=1))
+    beside, device = SlowTraceback(), RecordingTraceback()
+    with REGISTRY.using("traceback", "cpu", "auto", beside), \
+            REGISTRY.using("traceback", "cuda", "auto", device):
+        got = _summary(search(queries, db, BLOSUM62, top_k=1, mode="full",
+                              backend=DeviceLike(40), threads=1))
+    assert got == want
+    # lists of 40 (five) and 30: traced after lists 2 (80: on the CPU, slowly), 4 (80:
+    # handed back, on the device) and 6 (70, the last: on the device)
+    assert [beside.calls, device.calls] == [[80], [80, 70]]
