@@ -191,21 +191,29 @@ class RecordingTraceback(CpuTraceback):
         return super().paths(items, *args, **kwargs)
 
 
-def test_device_search_traces_batches_found_while_others_run_on_the_cpu(data):
-    """Mode full on a device engine: the hits found while later batches run are traced
-    by the CPU's traceback engine (the device is busy with the next batch), the last
-    batch's by the device's; the alignments equal a CPU search's."""
+def _trace_beside(data, count: int, seed: int, beside, device) -> None:
+    """Search ``count`` random queries in mode full on DeviceLike(40) (lists of 40) with
+    the traceback rows "cpu" and "cuda" set to ``beside`` and ``device``; the alignments
+    must equal a CPU search's."""
     db, _ = data
-    rng = np.random.default_rng(5)
-    queries = ["".join(rng.choice(list(AMINO), size=int(n))) for n in rng.integers(20, 60, 150)]
+    rng = np.random.default_rng(seed)
+    queries = ["".join(rng.choice(list(AMINO), size=int(n)))
+               for n in rng.integers(20, 60, count)]
     want = _summary(search(queries, db, BLOSUM62, top_k=1, mode="full", backend="cpu",
                            threads=1))
-    beside, device = RecordingTraceback(), RecordingTraceback()
     with REGISTRY.using("traceback", "cpu", "auto", beside), \
             REGISTRY.using("traceback", "cuda", "auto", device):
         got = _summary(search(queries, db, BLOSUM62, top_k=1, mode="full",
                               backend=DeviceLike(40), threads=1))
     assert got == want
+
+
+def test_device_search_traces_batches_found_while_others_run_on_the_cpu(data):
+    """Mode full on a device engine: the hits found while later batches run are traced
+    by the CPU's traceback engine (the device is busy with the next batch), the last
+    batch's by the device's; the alignments equal a CPU search's."""
+    beside, device = RecordingTraceback(), RecordingTraceback()
+    _trace_beside(data, 150, 5, beside, device)
     # lists of 40, 40, 40, 30: traced after the second (80 queries, two lists still to
     # come: on the CPU) and after the last (70: on the device); one path per query
     # (every query scores above 0 against some target here)
@@ -224,17 +232,8 @@ def test_a_cpu_tracing_slower_than_the_device_batch_hands_the_rest_back(data):
     """Mode full on a device engine: once a CPU tracing took longer than the device's
     batch before it, the rest of the call is traced on the device (a slow host must not
     hold the search back); the alignments still equal a CPU search's."""
-    db, _ = data
-    rng = np.random.default_rng(6)
-    queries = ["".join(rng.choice(list(AMINO), size=int(n))) for n in rng.integers(20, 60, 230)]
-    want = _summary(search(queries, db, BLOSUM62, top_k=1, mode="full", backend="cpu",
-                           threads=1))
     beside, device = SlowTraceback(), RecordingTraceback()
-    with REGISTRY.using("traceback", "cpu", "auto", beside), \
-            REGISTRY.using("traceback", "cuda", "auto", device):
-        got = _summary(search(queries, db, BLOSUM62, top_k=1, mode="full",
-                              backend=DeviceLike(40), threads=1))
-    assert got == want
+    _trace_beside(data, 230, 6, beside, device)
     # lists of 40 (five) and 30: traced after lists 2 (80: on the CPU, slowly), 4 (80:
     # handed back, on the device) and 6 (70, the last: on the device)
     assert [beside.calls, device.calls] == [[80], [80, 70]]
