@@ -318,12 +318,14 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     indices in the result are relative to the batch, ``first`` its first pair. ``tops``:
     the largest code of each side when the encode engine reported them (None: the codes
     are read for them where needed; on a device that is a reduction and a sync each)."""
+    tops = _Largest(xcodes, ycodes) if tops is None else tops
     chosen = _choose_method(method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff,
                             names, first, tops)
     kernel = engine_for("pairs", engine, chosen)
+    largest = tops.known() if isinstance(tops, _Largest) else max(tops)
     with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
         scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm,
-                                            largest=None if tops is None else max(tops))
+                                            largest=largest)
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
     if saturated.size:
@@ -419,10 +421,8 @@ def unsupported(method: str, scoring: Scoring, algorithm: str) -> str | None:
 
 def _choose_method(method, backend, scoring, algorithm, xcodes, xoff, ycodes, yoff, names,
                    first, tops) -> str:
-    """The method for this batch; ``tops``: the largest code of each side, or None (then
-    the codes are read for it where needed)."""
-    if tops is None:
-        tops = _Largest(xcodes, ycodes)
+    """The method for this batch; ``tops``: the largest code of each side (a pair, or a
+    :class:`_Largest` that reads the codes where asked)."""
     if method == "bitsliced":
         why = unsupported("bitsliced", scoring, algorithm)
         if why is not None:
@@ -466,6 +466,11 @@ class _Largest:
         if k not in self._found:
             self._found[k] = _largest(self._codes[k])
         return self._found[k]
+
+    def known(self) -> int | None:
+        """The largest code of both sides where both were read already, else None (the
+        pair kernel then reads what it needs itself)."""
+        return max(self._found.values()) if len(self._found) == 2 else None
 
 
 def _check_acgt(xcodes, xoff, ycodes, yoff, scoring, names, first, tops) -> None:
