@@ -15,6 +15,7 @@ import numpy as np
 import warpalign._backends.cuda.config as config  # noqa: PLR0402
 import warpalign._backends.cuda.topk as topk  # noqa: PLR0402
 
+from ...offsets import running_sums
 from ..base import ScoreBatch
 from .handles import Candidates, DeviceTargets, _Bucket, _kernel_cut, _Leases
 from .kernels import _SMEM_LIMIT
@@ -489,13 +490,13 @@ def _packed_profile(qs, P, kp, P_hash):
             return got
         R, passes, halves = config.pack_plan(lengths, kp, _SMEM_LIMIT)
         info, owner, qrow = PackedSearch._pack_lanes(halves, R, passes)
-        codes = np.full(owner.shape, kp - 1, dtype=np.intp)
-        for h in range(2):
-            for qi, _ in halves[h]:
-                sel = owner[h] == qi
-                rr = qrow[h, sel]
-                codes[h, sel] = np.where(rr < lengths[qi],
-                                         qs[qi][np.minimum(rr, lengths[qi] - 1)], kp - 1)
+        # every row's letter at once (rows past a query's end, and rows of no query, take
+        # the padding letter): the queries' codes joined, read at (start of owner) + row
+        size = np.asarray(lengths + [0], np.int64)          # owner -1 reads a length of 0
+        start = running_sums(size)[:-1]
+        joined = np.concatenate([*(np.asarray(q, np.intp) for q in qs), [kp - 1]])
+        real = qrow < size[owner]
+        codes = np.where(real, joined[np.where(real, start[owner] + qrow, -1)], kp - 1)
         low = (P & 0xFFFF).astype(np.uint32)
         word = low[codes[0]] | (low[codes[1]] << np.uint32(16))
         RS = config.rows_stride(R)
