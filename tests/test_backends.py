@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -157,30 +154,3 @@ def test_warm_up_reports_nothing_the_call_reports(monkeypatch):
     assert failing.calls == 1 and len(caught) == 1 and "no CUDA device" in str(caught[0].message)
     with pytest.raises(BackendUnavailable, match="no CUDA device"):
         registry.engine_for("job-x", "cuda")
-
-
-def _fake_cupy_run(tmp_path, cli_process: bool) -> str:
-    """A stand-in CuPy that imports SciPy where it can (as CuPy does), loaded through
-    require_cupy in a fresh interpreter; prints what it saw and whether SciPy loads after."""
-    (tmp_path / "cupy").mkdir(parents=True)
-    (tmp_path / "cupy" / "__init__.py").write_text(
-        "try:\n    import scipy\n    SAW_SCIPY = True\nexcept ImportError:\n"
-        "    SAW_SCIPY = False\nclass cuda:\n    class runtime:\n"
-        "        getDeviceCount = staticmethod(lambda: 1)\n")
-    (tmp_path / "scipy").mkdir()
-    (tmp_path / "scipy" / "__init__.py").write_text("")
-    code = ("import importlib, sys\n"
-            f"sys.path[:0] = [{str(tmp_path)!r}, {str(Path(__file__).parents[1] / 'src')!r}]\n"
-            "from warpalign._backends import registry\n"
-            f"registry.CUPY_WITHOUT_SCIPY = {cli_process}\n"
-            "from warpalign._backends.cuda.loader import require_cupy\n"
-            "print(require_cupy().SAW_SCIPY, importlib.import_module('scipy').__name__)\n")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True).stdout.split()
-
-
-def test_the_command_lines_cupy_import_hides_scipy_and_the_librarys_does_not(tmp_path):
-    # the command line's process: CuPy loads without SciPy, which stays importable after
-    assert _fake_cupy_run(tmp_path / "cli", True) == ["False", "scipy"]
-    # a program importing warpalign: CuPy is imported as is
-    assert _fake_cupy_run(tmp_path / "lib", False) == ["True", "scipy"]

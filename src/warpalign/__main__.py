@@ -18,9 +18,6 @@ def run() -> None:
     sys.unraisablehook = _unraisable
     signal.signal(signal.SIGINT, _interrupt)
     try:
-        # this process is the command line's: CuPy may load without SciPy (cuda/loader.py)
-        from ._backends import registry
-        registry.CUPY_WITHOUT_SCIPY = True
         from .cli import main
         status = main()
     except KeyboardInterrupt:

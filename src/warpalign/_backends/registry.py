@@ -175,11 +175,6 @@ def _probe_cuda() -> None:
         cupy.cuda.runtime.free(0)
 
 
-#: Set by the command line's entry point (``warpalign.__main__``), never by the library:
-#: the process's first CuPy import runs with SciPy hidden (``cuda/loader.py``
-#: ``_import_cupy``).
-CUPY_WITHOUT_SCIPY = False
-
 #: The probe of each backend: returns when it can run here, else raises BackendUnavailable.
 PROBES: dict[str, Callable[[], None]] = {"cpu": lambda: None, "cuda": _probe_cuda}
 

@@ -23,7 +23,6 @@ import functools
 import hashlib
 import json
 import os
-import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -70,7 +69,7 @@ def require_cupy(what: str = "the CUDA backend"):
     if stand_in is not None:
         return stand_in[0]
     try:
-        cupy = _import_cupy()
+        import cupy
     except Exception as exc:  # ImportError, or a CuPy that cannot load its CUDA libraries
         err = BackendUnavailable(f"{what} needs CuPy (pip install warpalign[cuda]): {exc}")
         # not installed at all (rather than installed and broken): no GPU to speak of
@@ -82,31 +81,6 @@ def require_cupy(what: str = "the CUDA backend"):
         raise BackendUnavailable(f"{what}: no CUDA device answers: {exc}") from exc
     if ndev < 1:
         raise BackendUnavailable(f"{what}: no CUDA device answers (device count is 0)")
-    return cupy
-
-
-_IMPORT_LOCK = threading.Lock()
-
-
-def _import_cupy():
-    """``import cupy``. With ``registry.CUPY_WITHOUT_SCIPY`` (the command line's process),
-    SciPy is hidden while CuPy loads: CuPy's import brings SciPy's sparse and special
-    modules (~0.2 s of a command's start on the GPU machine) for conversions to SciPy
-    matrices that a warpalign command never makes. CuPy takes SciPy as optional. Only the command line's own process does this: a program
-    that imports warpalign may use CuPy's SciPy interop, so the library imports CuPy as is."""
-    from ..registry import CUPY_WITHOUT_SCIPY
-    if "cupy" in sys.modules or not CUPY_WITHOUT_SCIPY:
-        import cupy
-        return cupy
-    with _IMPORT_LOCK:
-        hidden = "scipy" not in sys.modules
-        if hidden:
-            sys.modules["scipy"] = None      # `import scipy` raises ImportError meanwhile
-        try:
-            import cupy
-        finally:
-            if hidden and sys.modules.get("scipy", 0) is None:
-                del sys.modules["scipy"]
     return cupy
 
 
