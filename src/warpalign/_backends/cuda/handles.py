@@ -5,7 +5,6 @@ share."""
 
 from __future__ import annotations
 
-import heapq
 import threading
 from dataclasses import dataclass, field
 
@@ -132,16 +131,35 @@ def split_targets(targets: TargetSet, count: int) -> list[tuple[np.ndarray, Targ
 def split_ids(targets: TargetSet, count: int) -> list[np.ndarray]:
     """The indices (ascending) of each part of :func:`split_targets`: longest first (ties
     in index order), each to the part with the fewest residues + sequences so far (ties
-    to the lowest part), by a heap (a Swiss-Prot-sized set: ~0.3 s on a 2-core machine;
-    the former scan of every part per target took ~0.9)."""
+    to the lowest part).
+
+    Computed a run of equal lengths at a time: within a run every target costs the same c,
+    so part d's successive offers are load_d, load_d + c, load_d + 2c, ..., and the greedy
+    choice (the smallest (load, part) each time) takes the run's k targets in the order of
+    the k smallest offers of all parts, by (offer, part). A Swiss-Prot-sized set (516,371
+    targets, 3,204 lengths) on the 2-core machine: 0.14 s where a heap step per target
+    took 0.35 s (4 parts)."""
     lengths = np.diff(np.asarray(targets.offsets, dtype=np.int64))
     order = stable_order(lengths, descending=True)
-    heap = [(0, d) for d in range(count)]
-    assigned = []
-    for cost in (lengths[order] + 1).tolist():
-        load, d = heap[0]
-        assigned.append(d)
-        heapq.heapreplace(heap, (load + cost, d))
+    costs = lengths[order] + 1
+    starts = np.flatnonzero(np.r_[True, costs[1:] != costs[:-1]]) if len(costs) else costs
+    bounds = np.r_[starts, len(costs)].astype(np.int64)
+    load = np.zeros(count, dtype=np.int64)
+    parts = np.arange(count, dtype=np.int64)
+    assigned = np.empty(len(costs), dtype=np.int32)
+    for a, b, c in zip(bounds[:-1].tolist(), bounds[1:].tolist(), costs[bounds[:-1]].tolist()):
+        k = b - a
+        if k == 1:      # (most runs of a long tail of lengths)
+            d = int(np.argmin(load))      # the first smallest: ties to the lowest part
+            assigned[a] = d
+            load[d] += c
+            continue
+        # offer x of part d as one key x * count + d: key order is (offer, part) order
+        keys = ((load[:, None] + c * np.arange(k, dtype=np.int64)) * count
+                + parts[:, None]).ravel()
+        taken = np.sort(keys)[:k] % count
+        assigned[a:b] = taken
+        load += c * np.bincount(taken, minlength=count)
     part = np.empty(len(lengths), dtype=np.int32)
     part[order] = assigned
     return [np.flatnonzero(part == d) for d in range(count)]
