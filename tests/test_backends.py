@@ -141,6 +141,43 @@ def test_warm_up_probes_and_loads_ahead_once(monkeypatch):
     assert registry.warm_up("job-x", "auto") is None
 
 
+def test_warm_up_makes_the_other_devices_contexts_after_the_engine(monkeypatch):
+    """With CUDA's engine loaded, the warm-up thread makes devices 1..n-1's contexts (the
+    probe made device 0's), one after another, in the caller's (emulated) context."""
+    import types
+
+    from warpalign._backends.cuda.loader import emulated
+    monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)
+    made = []
+
+    class Device:
+        def __init__(self, d):
+            self.d = d
+
+        def __enter__(self):
+            made.append(("enter", self.d))
+
+        def __exit__(self, *exc):
+            made.append(("exit", self.d))
+
+    runtime = types.SimpleNamespace(getDeviceCount=lambda: 3,
+                                    free=lambda ptr: made.append(("free", ptr)))
+    stand_in = types.SimpleNamespace(cuda=types.SimpleNamespace(Device=Device, runtime=runtime))
+    registry = Registry(TABLE + JOB_X, probes={"cuda": lambda: None})
+    with emulated(stand_in, lambda *a: None):
+        thread = registry.warm_up("job-x", "auto")
+    thread.join(10)
+    assert not thread.is_alive()
+    assert made == [("enter", 1), ("free", 0), ("exit", 1), ("enter", 2), ("free", 0),
+                    ("exit", 2)]
+    made.clear()
+    failing = Registry(TABLE + JOB_X, probes={"cuda": _Probe(BackendUnavailable("none"))})
+    with emulated(stand_in, lambda *a: None):
+        thread = failing.warm_up("job-x", "auto")
+    thread.join(10)
+    assert made == []          # no device: nothing more is tried
+
+
 def test_warm_up_reports_nothing_the_call_reports(monkeypatch):
     """A failed warm-up warns nowhere; the job's call warns once (auto) or raises (cuda)."""
     monkeypatch.delenv("WARPALIGN_BACKEND", raising=False)

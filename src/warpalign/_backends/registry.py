@@ -175,6 +175,19 @@ def _probe_cuda() -> None:
         cupy.cuda.runtime.free(0)
 
 
+def _other_contexts() -> None:
+    """Make the contexts of the visible devices after the first (the probe made device 0's),
+    one after another (the driver takes them in turns, ~0.15 s each on an H100 host): a
+    search over several devices then finds them made, where its per-device threads used
+    to start ~0.17 s apart (docs/gpu-notes.md, session 22). Called on the warm-up thread
+    only, after the engine's load, so nothing waits for it."""
+    from .cuda.loader import require_cupy
+    cupy = require_cupy("the CUDA backend")
+    for device in range(1, cupy.cuda.runtime.getDeviceCount()):
+        with cupy.cuda.Device(device):
+            cupy.cuda.runtime.free(0)
+
+
 #: The probe of each backend: returns when it can run here, else raises BackendUnavailable.
 PROBES: dict[str, Callable[[], None]] = {"cpu": lambda: None, "cuda": _probe_cuda}
 
@@ -259,7 +272,9 @@ class Registry:
             # errors other than BackendUnavailable are not kept: the job's call meets
             # them again and raises them
             with contextlib.suppress(Exception):
-                self._failure(job, "cuda", method)
+                key, reason = self._failure(job, "cuda", method)
+                if reason is None and key[0] == "engine":   # CUDA's own engine runs here
+                    _other_contexts()
 
         thread = threading.Thread(target=contextvars.copy_context().run, args=(warm,),
                                   name=f"warpalign-warm-{job}", daemon=True)
