@@ -337,7 +337,7 @@ def _reads_hits(qs: list[np.ndarray], records, scoring: Scoring, o: _Options, se
                               o.threads)) for s in o.strands] for q in qs]
     flat = [plan for read in plans for _, plan in read]
     cells = iter(score_packed(flat) if pack else [None] * len(flat))
-    return [_pick([(s, plan.search(next(cells))) for s, plan in read], o, second)
+    return [_pick([(s, plan.search(next(cells), lazy=True)) for s, plan in read], o, second)
             for read in plans]
 
 
@@ -356,7 +356,7 @@ def _pick(searches: list[tuple[str | None, Search]], o: _Options, second: bool
             if hit is not None:   # the strand's last hit, cut out before its next is sought
                 searches[k][1].cut(hit)
                 uncut[k] = None
-        return [search.head() for _, search in searches]
+        return _heads([search for _, search in searches])
 
     after = 0
     while len(taken) < o.top:
@@ -374,6 +374,29 @@ def _pick(searches: list[tuple[str | None, Search]], o: _Options, second: bool
             after = max(heads())
             after = after if after >= o.floor else 0
     return [_found(searches[k], hit, o.mode) for k, hit in taken], after
+
+
+def _heads(searches: list[Search]) -> list[int]:
+    """Each strand's next score where it can be the best (ties to the earlier strand), its
+    first pass's best elsewhere. A strand whose seams are open (two passes, not closed
+    yet) keeps them open while another strand's exact next score is above everything it
+    can hold (:meth:`~warpalign.locate_core.Search.head_bound`): it cannot give the next
+    hit, and its seams are never scored (module docstring of ``locate_core``, "Two
+    passes, lazily"); otherwise they are closed and its score is exact."""
+    heads = [None if s.seams_open else s.head() for s in searches]
+    while None in heads:
+        exact = [h for h in heads if h is not None]
+        top = max(exact) if exact else None
+        waiting = [k for k, h in enumerate(heads) if h is None]
+        beaten = [k for k in waiting if top is not None and top > searches[k].head_bound()]
+        if len(beaten) == len(waiting):
+            for k in beaten:          # below the best: their first pass's best stands in
+                heads[k] = searches[k].piece_best()
+            break
+        # the likeliest winner first (the best first pass): the others may then be beaten
+        k = max((k for k in waiting if k not in beaten), key=lambda k: searches[k].piece_best())
+        heads[k] = searches[k].head()           # closes its seams: exact
+    return heads
 
 
 def _found(strand_search: tuple[str | None, Search], hit: Hit, mode: str) -> _Found:

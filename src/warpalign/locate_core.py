@@ -59,6 +59,17 @@ start a, a < lo(w+1) and its end b > hi(w), and b − a ≤ s puts it inside
 the maximum and tie rule over all pieces are exact as before (a seam window is a window
 of the record and never overstates it). Several hits (``top`` > 1) use the full overlap.
 
+**Two passes, lazily (both strands).** A first-pass window holds every interval of at
+most s₁ symbols, so an alignment that no window holds covers more than s₁ symbols, and
+since every alignment scoring X or more covers at most span_bound(query, scoring, X)
+(non-increasing in X), it scores below U = the least X with span_bound ≤ s₁
+(:func:`unseen_bound`: U − 1; 111 for a 150-symbol DNA query under paper 002's scoring).
+So a strand's best is at most max(S₁, U − 1) before its seams are scored
+(:meth:`Search.head_bound`). ``locate`` with ``top`` = 1 compares the strands: a strand
+whose bound is below another strand's exact best cannot give the hit (not even on a tie),
+and its seams are never scored; a read found on one strand thus skips the other strand's
+seam windows (``locate._heads``).
+
 **Lazy ends (GPU).** Only windows that report the best score S can hold the minimum
 above, and among them only those of the earliest record that reports it. So the GPU path
 scores every window without ends, and before each pick computes the end cells of exactly
@@ -169,13 +180,18 @@ class SearchPlan:
         return (len(self.q), self.sq, self.span, self.width, self.scorer.want_ends,
                 id(self.records))
 
-    def search(self, cells: np.ndarray | None = None) -> Search:
+    def search(self, cells: np.ndarray | None = None, *, lazy: bool = False) -> Search:
         """The :class:`Search`; ``cells``: its first pieces' cells as the scorer's
-        ``windows`` gives them (:func:`score_packed`), else they are scored now."""
+        ``windows`` gives them (:func:`score_packed`), else they are scored now. Two
+        passes: the seams are closed now, or with ``lazy`` when the search's exact head is
+        first asked for (:meth:`Search.head`, "Two passes, lazily" in the module
+        docstring)."""
         search = Search(self.q, self.records, self.scoring, self.span, self.width,
                         self.scorer, self.sq, self.threads, cells=cells)
         if self.two_pass:
-            search.close_seams()
+            search.seams_open = True
+            if not lazy:
+                search.close_seams()
         return search
 
 
@@ -237,6 +253,23 @@ def plan_search(q: np.ndarray, records: list[np.ndarray], scoring: Scoring, top:
         scorer = _DpScorer(q, scoring)
     return SearchPlan(q, records, scoring, span if first is None else first, width, scorer,
                       sq, threads, first is not None)
+
+
+def unseen_bound(sq: int, m: int, scoring: Scoring, span: int) -> int:
+    """The best score of an alignment that no window of a pass with overlap bound ``span``
+    contains (a query of ``m`` symbols with ``Sq = sq``): such an alignment covers more
+    than ``span`` reference symbols, and every alignment scoring X or more covers at most
+    ``span_from(X)``, non-increasing in X; so it scores below the least X with
+    ``span_from(X) <= span``. 0 when every alignment fits (nothing is unseen)."""
+    lo, hi = 1, max(int(sq), 0) + 1      # span_from(sq + 1) is 0: the least X lies in [1, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        width = span_from(sq, m, scoring, mid)
+        if width is not None and width <= span:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo - 1
 
 
 # ---------------------------------------------------------------------------- scorers
@@ -506,6 +539,7 @@ class Search:
         self.span, self.width, self.scorer = span, width, scorer
         self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
         self.p = _pieces(records, span, width)
+        self.seams_open = False    # two passes, seams not closed yet (SearchPlan.search)
         if cells is None:
             self.best = self._score(self.p)
         else:   # scored already (score_packed), window ends as the scorer gives them
@@ -519,6 +553,7 @@ class Search:
         window's score S1 spans at most ``self.span`` symbols (then the windows hold them
         all); else the seams between windows, cut for the span bound at S1, become pieces
         too (each alignment the windows miss lies inside one)."""
+        self.seams_open = False
         s1 = int(self.best[:, 0].max()) if len(self.best) else 0
         need = span_from(self.sq, len(self.q), self.scoring, max(s1, 1))
         if need is None or need <= self.span:
@@ -571,12 +606,30 @@ class Search:
         self.best[need] = cells
 
     def head(self) -> int:
-        """The score of the next hit (the best piece's), 0 when nothing is left."""
+        """The score of the next hit (the best piece's), 0 when nothing is left; open
+        seams are closed first."""
+        if self.seams_open:
+            self.close_seams()
+        return self.piece_best()
+
+    def piece_best(self) -> int:
+        """The best piece's score as scored so far: with seams open, at most :meth:`head`."""
         return int(self.best[:, 0].max()) if len(self.p) else 0
+
+    def head_bound(self) -> int:
+        """At least :meth:`head`, without closing open seams: the first pass's best, or
+        the best score an alignment outside every first-pass window can have (module
+        docstring, "Two passes, lazily"), whichever is larger."""
+        if not self.seams_open:
+            return self.piece_best()
+        return max(self.piece_best(), unseen_bound(self.sq, len(self.q), self.scoring,
+                                                    self.span))
 
     def pop(self, ends: bool = True) -> Hit | None:
         """The next hit by the tie rule (None when nothing scores above 0). ``ends=False``:
         only its score is wanted (no end cells are computed; the piece is any of the best)."""
+        if self.seams_open:
+            self.close_seams()
         if not len(self.p):
             return None
         b = self.best
@@ -689,4 +742,4 @@ class Search:
 
 
 __all__ = ["CHUNK_RESIDUES", "GPU_METHODS", "Hit", "Search", "SearchPlan", "make_search",
-           "plan_search", "score_packed"]
+           "plan_search", "score_packed", "unseen_bound"]
