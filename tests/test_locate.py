@@ -947,6 +947,38 @@ def test_gpu_windows_plumbing_on_an_emulated_device(mode):
             gw.clear_cache()
 
 
+def test_one_off_window_layouts_never_push_out_the_shared_one():
+    """The kept window layouts of a resident reference: layouts of one-off windows
+    (writable arrays, as a read's seams) go first when more are kept than LAYOUTS_KEPT, so
+    the layout of read-only windows every read shares stays (emulated device)."""
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import windows as gw
+    from warpalign._backends.cuda.loader import emulated
+    s = PAPER_002
+    rng = np.random.default_rng(65)
+    ref = random_dna(rng, 12_000)
+    q = s.encode(mutate(rng, ref[7_000:7_150], 0.05, 1))
+    codes = s.encode(ref)
+    codes.setflags(write=False)
+    emu = EmulatedCupy(q, s, flag_at=10**9)
+    gw.clear_cache()
+    with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
+        try:
+            dev = gw.resident([codes])
+            shared_lo, shared_len = np.arange(0, 11_000, 1_000), np.full(11, 1_000)
+            for a in (shared_lo, shared_len):
+                a.setflags(write=False)
+            gw.window_scores(dev, q, s, shared_lo, shared_len)
+            for k in range(2 * gw.LAYOUTS_KEPT):          # one-off windows, each new
+                lo = rng.integers(0, 11_000, 5)
+                gw.window_scores(dev, q, s, lo, np.minimum(300 + k, len(codes) - lo))
+            assert len(dev.layouts) == gw.LAYOUTS_KEPT
+            assert any(lay.arrays[0] is shared_lo for lay in dev.layouts)
+        finally:
+            gw.clear_cache()
+
+
 def _windows_plumbing(gw, emu, q, s, codes, rng, mode, locate_encoded):
     """The body of test_gpu_windows_plumbing_on_an_emulated_device, on ``emu``."""
     dev = gw.resident([codes])

@@ -332,6 +332,7 @@ class _Layout:
         self.lengths_ptr = np.uint64(base + 8 * n)
         self.items_ptr = np.uint64(base + 12 * n)
         self.arrays = (None, None)
+        self.fixed = False        # made for read-only arrays (_layout)
         self._columns = {}
 
     def columns(self, ref: DeviceReference, k: int):
@@ -389,10 +390,16 @@ def _layout(ref: DeviceReference, starts: np.ndarray, lengths: np.ndarray, strea
             return lay
     lay = _Layout(starts, lengths, stream)
     lay.arrays = (starts, lengths)   # the read-only arrays found by identity next time
+    lay.fixed = fixed
     stream.synchronize()             # uploaded before another thread can find it
     with _lock:
         layouts.append(lay)
-        del layouts[:-LAYOUTS_KEPT]
+        while len(layouts) > LAYOUTS_KEPT:
+            # one-off windows (writable arrays: a read's seams, its clipped windows) go
+            # first: they never push out the windows every read of a reference shares
+            # (whose packed columns cover the whole reference)
+            oldest = next((k for k, kept in enumerate(layouts) if not kept.fixed), 0)
+            del layouts[oldest]
     return lay
 
 
