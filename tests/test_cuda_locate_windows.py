@@ -85,10 +85,7 @@ def test_window_scores_equal_score_end(gpu, s, m, packed):
     lo = np.array([rng.integers(0, len(records[r]) - min(n, len(records[r])) + 1)
                    for r, n in zip(rec, length)])
     length = np.minimum(length, [len(records[r]) - x for r, x in zip(rec, lo)])
-    starts = dev.starts[rec] + lo
-    for a in (starts, length):   # packed columns are built for read-only windows only
-        a.setflags(write=False)
-    scores, flagged, _ = gpu.window_scores(dev, q, s, starts, length,
+    scores, flagged, _ = gpu.window_scores(dev, q, s, dev.starts[rec] + lo, length,
                                            packed_columns=packed)
     assert len(flagged) == 0
     for k in range(len(rec)):
@@ -327,8 +324,6 @@ def test_packed_queries_equal_each_alone(gpu, s, m):
     dev = gpu.resident([ref])
     lo = np.r_[np.arange(0, 28_000, 1_700), 29_990, 5]
     length = np.minimum(np.r_[np.full(len(lo) - 2, 2_000), 10, 0], len(ref) - lo)
-    for a in (lo, length):   # packed columns are built for read-only windows only
-        a.setflags(write=False)
     for count in sorted({2, pack_capacity(m)}):
         if count > pack_capacity(m):
             continue

@@ -250,8 +250,7 @@ def window_scores(ref: DeviceReference, q: np.ndarray, scoring, starts: np.ndarr
     """Best local score of ``q`` in each window ``[starts[w], starts[w] + lengths[w])`` of
     ``ref``'s concatenated codes (16-bit DPX); ``query``: ``q`` already prepared.
     ``packed_columns``: one band reads the windows' symbols from packed columns
-    (``win_ypack``, built once per kept layout of read-only windows, about a byte per
-    window symbol; one-off windows read the reference; two
+    (``win_ypack``, built once per window layout, about a byte per window symbol; two
     columns per iteration: 1.876 ms vs 2.398 reading the reference on an H100, 256 x
     33.5 M, docs/gpu-notes.md), where the device has room for them; False: the reference.
 
@@ -497,32 +496,30 @@ class _BestEnds:
                   np.int64(dq.qstride)),
                  shared_mem=(a + 1) * a * 4)
 
-    def read(self, host: np.ndarray, at: int, cells: list[np.ndarray]) -> None:
-        """Fill each query's ``cells``' ends from this plan's words at ``host[at:]``: each
-        picked window's best sub-window cell by the tie rule, in window coordinates
-        (every query's slots at once; the queries' windows then one by one)."""
-        nq, per, spec = self.count, self.per, self.SPEC
-        head = host[at:at + nq * spec].reshape(nq, spec).astype(np.int64)
-        best, count = head[:, 0], np.minimum(head[:, 1], TIED_MAX)
-        first = at + nq * spec
-        sub = host[first:first + nq * 3 * self.slots].reshape(nq, TIED_MAX, per, 3)
+    def read(self, host: np.ndarray, at: int, cells: np.ndarray, query: int = 0) -> None:
+        """Fill ``cells``' ends (query ``query``'s cells) from this plan's words at
+        ``host[at:]``: each picked window's best sub-window cell by the tie rule, in window
+        coordinates."""
+        own = at + query * self.SPEC
+        best, count = int(host[own]), int(host[own + 1])
+        if best <= 0:
+            return
+        k = min(count, TIED_MAX)
+        ids = host[own + 2:own + 2 + k].astype(np.intp)
+        first = at + self.count * self.SPEC + query * 3 * self.slots
+        sub = host[first:first + 3 * self.slots].reshape(TIED_MAX, self.per, 3)[:k]
         sub = sub.astype(np.int64)
-        sub[..., 2] += np.arange(per) * (self.extra + 1)       # sub-window -> window
+        sub[:, :, 2] += np.arange(self.per) * (self.extra + 1)   # sub-window -> window
         # the tie rule within each window: the best score, then the smallest reference
         # end, then the smallest query end (ends < 2**31, query ends < 2**31)
-        rank = np.where(sub[..., 0] == best[:, None, None], (sub[..., 2] << 31) + sub[..., 1],
-                        1 << 62)
-        picks = np.take_along_axis(sub, rank.argmin(axis=2)[:, :, None, None], axis=2)[:, :, 0]
-        for q in np.flatnonzero(best > 0).tolist():
-            k = int(count[q])
-            ids = head[q, 2:2 + k].astype(np.intp)
-            pick = picks[q, :k]
-            if (pick[:, 0] != best[q]).any() or (cells[q][ids, 0] != best[q]).any():
-                raise RuntimeError(   # two exact kernels disagree: a bug, never a result
-                    f"internal inconsistency in locate's GPU ends: windows {ids.tolist()} "
-                    f"scored {cells[q][ids, 0].tolist()}, the best {int(best[q])}, their "
-                    f"sub-windows {pick[:, 0].tolist()}")
-            cells[q][ids, 1:] = pick[:, 1:]
+        rank = np.where(sub[:, :, 0] == best, (sub[:, :, 2] << 31) + sub[:, :, 1], 1 << 62)
+        pick = sub[np.arange(k), rank.argmin(axis=1)]
+        if (pick[:, 0] != best).any() or (cells[ids, 0] != best).any():
+            raise RuntimeError(   # two exact kernels disagree: a bug, never a result
+                f"internal inconsistency in locate's GPU ends: windows {ids.tolist()} "
+                f"scored {cells[ids, 0].tolist()}, the best {best}, their sub-windows "
+                f"{pick[:, 0].tolist()}")
+        cells[ids, 1:] = pick[:, 1:]
 
 
 def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
@@ -549,11 +546,7 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
     lay = _layout(ref, starts, lengths, stream, keep_layout)
     if lay.longest >= 1 << 31:
         raise ValueError("a window is longer than 2**31 - 1 symbols")
-    # packed columns for the windows every read shares (read-only arrays) only: for a
-    # read's one-off windows (the pieces a cut leaves) building them (a pass over the
-    # windows' symbols and a wait, under the module lock) cost more than they save
-    cols = (lay.columns(ref, dq.k) if packed_columns and lay.fixed and not want_ends
-            and dq.bands == 1 else None)
+    cols = lay.columns(ref, dq.k) if packed_columns and not want_ends and dq.bands == 1 else None
     ycol, ystride = (np.uint64(0), np.int64(0)) if cols is None else cols
     fn = _function(f"win_s16<{dq.r}, {'true' if want_ends else 'false'}, "
                    f"{'false' if cols is None else 'true'}>")
@@ -602,11 +595,11 @@ def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
         if want_ends:
             cells[:, 1] = host[2 * n + 1:3 * n + 1]
             cells[:, 2] = host[3 * n + 1:]
+        if plan is not None:
+            plan.read(host, 2 * big + 1, cells, k)
         out_cells.append(cells)
         mine = flat[(flat >= k * n) & (flat < (k + 1) * n)]
         out_flagged.append(mine - k * n)
-    if plan is not None:
-        plan.read(host, 2 * big + 1, out_cells)
     if packed:
         return out_cells, out_flagged, seconds
     return out_cells[0], out_flagged[0], seconds
