@@ -260,6 +260,50 @@ def test_split_ids_is_the_greedy_balance_and_gather_copies_every_part(count):
         np.testing.assert_array_equal(ts.codes, want)
 
 
+def test_parallel_starts_each_call_as_it_is_taken_and_raises_after_all_end():
+    """multi.parallel: a device's thread starts as soon as its call is taken (the caller
+    makes the next one meanwhile, as _prepare_multi gathers each part's codes); the first
+    error comes back once every started call has ended, an error of the iterable too."""
+    import threading
+    import time
+
+    from warpalign._backends.cuda.multi import parallel
+
+    log, lock = [], threading.Lock()
+
+    def made(k):
+        with lock:
+            log.append(("made", k))
+        time.sleep(0.05)          # the started thread logs meanwhile
+        return k
+
+    def run(k):
+        with lock:
+            log.append(("run", k))
+
+    parallel(lambda k=k: run(k) for k in (made(j) for j in range(3)))
+    assert log == [("made", 0), ("run", 0), ("made", 1), ("run", 1), ("made", 2), ("run", 2)]
+    ended = []
+
+    def slow_then_fail():
+        time.sleep(0.05)
+        ended.append(1)
+        raise KeyError("device 1")
+
+    with pytest.raises(KeyError, match="device 1"):
+        parallel([slow_then_fail, lambda: ended.append(2)])
+    assert sorted(ended) == [1, 2]
+
+    def calls():
+        yield slow_then_fail
+        raise ValueError("no part 2")
+
+    ended.clear()
+    with pytest.raises(ValueError, match="no part 2"):
+        parallel(calls())
+    assert ended == [1]            # the started call ended before the error came back
+
+
 def _model_cut(threads, rng):
     """``device_cut`` for topk.cut without a device: top_select's NumPy model
     (``threads`` groups) on the stacked score rows."""
