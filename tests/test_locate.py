@@ -605,6 +605,18 @@ class FakeGpuWindows:
                for q in pack.queries]
         return [c for c, _, _ in got], [f for _, f, _ in got], 0.0
 
+    END_ROWS = 256
+    ends_many = 0     # window_ends_many calls (locate's one launch for many reads' ends)
+
+    def window_ends_many(self, ref, queries, s, items):
+        """Each item's window end cell by the exact DP of the whole window (what the
+        device's sub-windows give, module docstring of locate_core)."""
+        self.ends_many += 1
+        items = np.asarray(items, np.int64).reshape(-1, 4)
+        return np.array([score_end(queries[int(i)], ref.codes[a:a + n], s.matrix, s.gap_open,
+                                   s.gap_extend, LOCAL) for i, a, n, _ in items.tolist()],
+                        np.int64).reshape(-1, 3)
+
     def window_ends(self, ref, q, s, starts, lengths, query=None, keep_layout=True):
         self.sub_windows += len(starts)
         cells = self._cells(ref, q, s, starts, lengths)
@@ -945,6 +957,45 @@ def test_gpu_windows_plumbing_on_an_emulated_device(mode):
             _windows_plumbing(gw, emu, q, s, codes, rng, mode, locate_encoded)
         finally:
             gw.clear_cache()
+
+
+@pytest.mark.parametrize("s", [PAPER_002, PAPER_004], ids=["002", "004"])
+def test_window_ends_many_on_an_emulated_device(s):
+    """windows.window_ends_many (locate's one launch for many reads' hits): each window,
+    short (one sub-window) or long (many), of any of several queries of one length, gets
+    the exact DP's end cell of the whole window by the tie rule, repeats full of ties
+    included (emulated device: win_ends by the exact DP per sub-window)."""
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import windows as gw
+    from warpalign._backends.cuda.loader import emulated
+    rng = np.random.default_rng(66)
+    ref = random_dna(rng, 9_000)[:6_000] + "ACGTTGCA" * 250 + random_dna(rng, 3_000)
+    codes = s.encode(ref)
+    codes.setflags(write=False)
+    queries = [s.encode(mutate(rng, ref[at:at + 90], 0.05, 0)[:90].ljust(90, "A"))
+               for at in (1_000, 4_000, 6_100)]
+    queries = [q[:90] for q in queries]
+    items = []
+    for qi, (lo, n) in enumerate([(900, 300), (3_500, 2_000), (6_000, 1_500)]):
+        for a, L in ((lo, n), (lo + 40, 120), (200, 90)):
+            score = int(score_end(queries[qi], codes[a:a + L], s.matrix, s.gap_open,
+                                  s.gap_extend, LOCAL)[0])
+            items.append((qi, a, L, span_bound(queries[qi], s, max(score, 1))))
+    items = np.array(items, np.int64)
+    emu = EmulatedCupy(queries[0], s, flag_at=10**9)
+    emu.queries = [queries[i] for i in items[:, 0].tolist()]     # a query per window
+    gw.clear_cache()
+    with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
+        try:
+            dev = gw.resident([codes])
+            got = gw.window_ends_many(dev, queries, s, items)
+        finally:
+            gw.clear_cache()
+    want = np.array([score_end(queries[i], codes[a:a + n], s.matrix, s.gap_open, s.gap_extend,
+                               LOCAL) for i, a, n, _ in items.tolist()], np.int64)
+    assert np.array_equal(got, want)
+    assert any(n > span + gw.ENDS_EXTRA for _, _, n, span in items.tolist())   # cut windows
 
 
 def test_one_off_window_layouts_never_push_out_the_shared_one():

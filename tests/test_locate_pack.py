@@ -246,6 +246,8 @@ def test_many_reads_pack_their_strands(mode):
                            backend="cpu") for r in reads]
             assert got == want
         assert fake.packed and max(fake.packed) == 3 and min(fake.packed) >= 2
+        # one hit with ends: every packed part's ends in one call, none on the launches
+        assert (fake.ends_many > 0) == (mode != "score")
         fake.packed = []
         one = locate([reads[0]], {"phiX": ref}, PAPER_002, mode=mode, backend="cuda")
         assert one == [locate(reads[0], {"phiX": ref}, PAPER_002, mode=mode, method="dp",

@@ -332,13 +332,41 @@ def _reads_hits(qs: list[np.ndarray], records, scoring: Scoring, o: _Options, se
     several queries per windows launch where the backend packs them
     (:func:`~warpalign.locate_core.score_packed`: each query's cells are those it gets
     alone, so every read's hits are its own call's)."""
+    # packed, one hit with ends: the scans give scores only, and the ends of every read's
+    # hit are found after them, all in one launch (_winners_ends)
+    batch = pack and o.mode != "score" and o.top == 1 and not second
     plans = [[(s, plan_search(strand_query(q, s, scoring.alphabet), records, scoring,
                               o.top + second, o.mode, o.method, o.backend, o.window,
-                              o.threads)) for s in o.strands] for q in qs]
+                              o.threads, best_ends=not batch)) for s in o.strands] for q in qs]
     flat = [plan for read in plans for _, plan in read]
     cells = iter(score_packed(flat) if pack else [None] * len(flat))
-    return [_pick([(s, plan.search(next(cells), lazy=True)) for s, plan in read], o, second)
-            for read in plans]
+    searches = [[(s, plan.search(next(cells), lazy=True)) for s, plan in read]
+                for read in plans]
+    if batch:
+        _winners_ends([[search for _, search in read] for read in searches], o)
+    return [_pick(read, o, second) for read in searches]
+
+
+def _winners_ends(reads: list[list[Search]], o: _Options) -> None:
+    """The end cells :meth:`~warpalign.locate_core.Search.pop` would find for each read's
+    hit (one hit: the best strand's next pieces, :func:`_heads`), found for all the reads
+    at once (``_WindowScorer.ends_batch``: one launch on the GPU) and handed to their
+    searches, so that each read's pick finds them there."""
+    from .locate_core import _WindowScorer
+    jobs, owners = [], []
+    for searches in reads:
+        heads = _heads(searches)
+        k = heads.index(max(heads))
+        if heads[k] < o.floor:
+            continue
+        wanted = searches[k].ends_wanted()
+        if wanted is None:
+            continue
+        need, rows, score = wanted
+        jobs.append((searches[k].scorer, searches[k].records, rows, score))
+        owners.append((searches[k], need))
+    for (search, need), cells in zip(owners, _WindowScorer.ends_batch(jobs)):
+        search.put_ends(need, cells)
 
 
 def _pick(searches: list[tuple[str | None, Search]], o: _Options, second: bool

@@ -225,9 +225,11 @@ def score_packed(plans: list[SearchPlan]) -> list[np.ndarray | None]:
 
 def plan_search(q: np.ndarray, records: list[np.ndarray], scoring: Scoring, top: int,
                 mode: str, method: str, backend: str, window: int | None,
-                threads: int | None) -> SearchPlan:
+                threads: int | None, *, best_ends: bool = True) -> SearchPlan:
     """:func:`make_search` up to its first pieces: the query's span bound, windows and
-    scorer (nothing is scored yet)."""
+    scorer (nothing is scored yet). ``best_ends=False``: the GPU's scans give scores only,
+    even where ends are wanted (the caller finds the ends of the hits' windows itself,
+    :meth:`_WindowScorer.ends_batch`)."""
     sq = query_score_bound(q, scoring)   # once per call: every span bound below uses it
     span = span_from(sq, len(q), scoring, 1)
     first = None   # the first pass's overlap bound (two passes), else None
@@ -235,7 +237,8 @@ def plan_search(q: np.ndarray, records: list[np.ndarray], scoring: Scoring, top:
         residues = sum(len(r) for r in records)
         engine = engine_for("locate", backend, "windows")
         # ends wanted: the best windows' ends come with their scores (no second launch)
-        scorer = _WindowScorer(engine, q, scoring, want_ends=mode != "score" or top > 1, sq=sq,
+        scorer = _WindowScorer(engine, q, scoring,
+                               want_ends=best_ends and (mode != "score" or top > 1), sq=sq,
                                threads=threads)
         if window is None:
             first = first_pass_span(q, scoring, top, sq=sq)
@@ -448,6 +451,46 @@ class _WindowScorer:
         out[sub[first, 0]] = cells[first]
         return out
 
+    @staticmethod
+    def ends_batch(jobs: list[tuple]) -> list[np.ndarray]:
+        """:meth:`ends` of many searches at once: ``jobs`` (scorer, records, rows, score),
+        each scorer's query with its rows. Lazy scorers of queries of one length (at most
+        the kernels' ``END_ROWS``) over one set of records go in one launch of the
+        device's ``window_ends_many`` (each window cut into sub-windows for the span bound
+        at its score, as the best windows' ends are on the device); any other job runs
+        its scorer's :meth:`ends`. The cells are exactly those :meth:`ends` gives."""
+        out: list[np.ndarray | None] = [None] * len(jobs)
+        groups: dict[tuple, list[int]] = {}
+        for k, (scorer, records, rows, score) in enumerate(jobs):
+            gpu = getattr(scorer, "_gpu", None) if getattr(scorer, "lazy", False) else None
+            m = len(scorer.q)
+            if (gpu is not None and hasattr(gpu, "window_ends_many")
+                    and 1 <= m <= gpu.END_ROWS and scorer.scoring.gap_extend > 0
+                    and scorer.sq < 1 << 29):
+                groups.setdefault((m, id(scorer.scoring), id(records)), []).append(k)
+            else:
+                out[k] = scorer.ends(records, rows, score)
+        for ks in groups.values():
+            head = jobs[ks[0]][0]
+            records = jobs[ks[0]][1]
+            ref = head._resident(records)
+            items, owner = [], []
+            for i, k in enumerate(ks):
+                scorer, _, rows, score = jobs[k]
+                span = span_from(scorer.sq, len(scorer.q), scorer.scoring, score)
+                part = np.empty((len(rows), 4), np.int64)
+                part[:, 0] = i
+                part[:, 1] = ref.starts[rows[:, 0]] + rows[:, 1]
+                part[:, 2] = rows[:, 2] - rows[:, 1]
+                part[:, 3] = span
+                items.append(part)
+                owner.append(len(rows))
+            cells = head._gpu.window_ends_many(ref, [jobs[k][0].q for k in ks], head.scoring,
+                                               np.concatenate(items))
+            for k, piece in zip(ks, np.split(cells, np.cumsum(owner)[:-1])):
+                out[k] = piece
+        return out
+
     def _device_query(self, ends: bool = False):
         """The query's profile on the device, uploaded once per locate call: one for the
         scores kernel's plan, one for the ends launch (``windows.ENDS_ROWS`` rows per lane)."""
@@ -583,19 +626,44 @@ class Search:
     def _resolve(self, tied: np.ndarray) -> None:
         """Ends of every piece that can be the next hit: the pieces of the earliest record
         among ``tied``, those with the best score (module docstring, "Lazy ends")."""
-        b = self.best
-        score = int(b[tied[0], 0])
-        if score <= 0:
+        wanted = self._ends_wanted(tied)
+        if wanted is None:
             return
-        rec = self.p[tied, 0]
-        need = tied[(rec == rec.min()) & (b[tied, 2] < 0)]
-        if len(need) == 0:
-            return
-        rows = self.p[need, :3].copy()
+        need, rows, score = wanted
         if getattr(self.scorer, "ends_take_score", False):
             cells = self.scorer.ends(self.records, rows, score)
         else:
             cells = self.scorer.ends(self.records, rows)
+        self.put_ends(need, cells)
+
+    def ends_wanted(self) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """What the next :meth:`pop` with ends would ask its scorer for: (pieces, their rows
+        (record, lo, hi), their common best score), or None (nothing to find). Open seams
+        are closed first. A caller may find these ends itself (for many searches at once)
+        and hand them to :meth:`put_ends`."""
+        if self.seams_open:
+            self.close_seams()
+        if not len(self.p):
+            return None
+        b = self.best
+        return self._ends_wanted(np.flatnonzero(b[:, 0] == b[:, 0].max()))
+
+    def _ends_wanted(self, tied: np.ndarray):
+        b = self.best
+        score = int(b[tied[0], 0])
+        if score <= 0:
+            return None
+        rec = self.p[tied, 0]
+        need = tied[(rec == rec.min()) & (b[tied, 2] < 0)]
+        if len(need) == 0:
+            return None
+        return need, self.p[need, :3].copy(), score
+
+    def put_ends(self, need: np.ndarray, cells: np.ndarray) -> None:
+        """The exact cells (score, query end, end within the window) of the pieces
+        ``need`` (:meth:`ends_wanted`); their scores must be the scan's."""
+        b = self.best
+        cells = np.array(cells, np.int64)
         if not np.array_equal(cells[:, 0], b[need, 0]):
             bad = int(need[np.flatnonzero(cells[:, 0] != b[need, 0])[0]])
             raise RuntimeError(  # two exact engines disagree: a bug, never a result

@@ -350,6 +350,12 @@ class WindowKernels(Protocol):
     def worker_stream(self) -> Any:
         """A context manager (entered once per read, by one thread) under which that
         thread's launches and copies queue on a stream of its own."""
+    END_ROWS: int
+    def window_ends_many(self, ref: Any, queries: list[np.ndarray], scoring: Any,
+                         items: np.ndarray) -> np.ndarray:
+        """Exact end cells of windows of several queries of one length (at most
+        ``END_ROWS``) in one launch: ``items`` (query index, start, length, span) ->
+        (score, query end, end within the window) each, by the tie rule."""
 
 
 class LcsKernels(Protocol):

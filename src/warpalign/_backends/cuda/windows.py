@@ -522,6 +522,70 @@ class _BestEnds:
         cells[ids, 1:] = pick[:, 1:]
 
 
+def window_ends_many(ref: DeviceReference, queries: list[np.ndarray], scoring,
+                     items: np.ndarray) -> np.ndarray:
+    """Exact end cells of windows of several queries of one length m (1 <= m <=
+    :data:`END_ROWS`) in one launch of ``win_ends``: ``items`` int64 [n, 4] = (query index,
+    window start in ``ref``'s codes, window length, span), span a bound on the symbols an
+    alignment scoring the window's best score covers (``span_bound`` at that score). Each
+    window is cut as ``win_pick`` cuts the best windows (sub-windows of span +
+    :data:`ENDS_EXTRA` symbols, one every ENDS_EXTRA + 1: consecutive ones overlap by at least
+    span − 1, so every alignment of that score lies within one), every sub-window scored in
+    32 bits with its end cell, and the window's cell is the best by the tie rule (score,
+    then smallest end, then smallest query end): int64 [n, 3] (score, query end, end
+    within the window). Gap extension must be > 0 and every query's score bound below
+    2^29 (``win_ends``'s pad rows); locate batches the ends of the hits of many reads here."""
+    cp = require_cupy("locate on the GPU")
+    f = facts(scoring)
+    items = np.asarray(items, np.int64).reshape(-1, 4)
+    out = np.zeros((len(items), 3), np.int64)
+    if not len(items):
+        return out
+    m = len(queries[0])
+    if not 1 <= m <= END_ROWS or any(len(q) != m for q in queries) or f.ge <= 0:
+        raise ValueError("window_ends_many takes queries of one length 1..END_ROWS and a "
+                         "gap extension above 0")
+    stride = ENDS_EXTRA + 1
+    width = items[:, 3] + ENDS_EXTRA
+    length = items[:, 2]
+    count = np.where(length <= width, 1, -(-(length - width) // stride) + 1)
+    per = int(count.max())
+    a = np.arange(per, dtype=np.int64) * stride                   # sub-window offsets
+    sub_len = np.minimum(a[None, :] + width[:, None], length[:, None]) - a[None, :]
+    sub_len[np.arange(per)[None, :] >= count[:, None]] = 0        # past a window's last
+    sub_start = items[:, 1:2] + a[None, :]
+    qstride = -(-m // 16) * 16
+    codes = np.zeros((len(items), qstride), np.uint8)
+    codes[:, :m] = np.stack([np.asarray(q, np.uint8) for q in queries])[items[:, 0]]
+    slots = len(items) * per
+    r = 1
+    while 32 * r < m:
+        r *= 2
+    stream = cp.cuda.get_current_stream()
+    starts_d, lens_d = cp.asarray(sub_start.ravel()), cp.asarray(sub_len.ravel().astype(np.int32))
+    codes_d, matrix_d = cp.asarray(codes.ravel()), cp.asarray(f.mat32.ravel())
+    cells = cp.empty(3 * slots, dtype=cp.int32)
+    cp.cuda.runtime.memsetAsync(cells.data.ptr, 0, 12 * slots, stream.ptr)   # empty slots: 0
+    _function(f"win_ends<{r}>")(
+        (-(-slots // 4),), (128,),
+        (ref.codes, starts_d, lens_d, np.int32(slots), np.uint64(codes_d.data.ptr), np.int32(0),
+         np.int32(m), np.uint64(matrix_d.data.ptr), np.int32(f.k), np.int32(f.go),
+         np.int32(f.ge), np.uint64(0), np.uint64(0), np.int64(0), np.uint64(cells.data.ptr),
+         np.int32(per), np.int64(qstride)),
+        shared_mem=(f.k + 1) * f.k * 4)
+    host = np.empty(3 * slots, np.int32)
+    cp.cuda.runtime.memcpyAsync(host.ctypes.data, cells.data.ptr, host.nbytes,
+                                cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+    stream.synchronize()     # (the device buffers above stay referenced until here)
+    sub = host.astype(np.int64).reshape(len(items), per, 3)
+    sub[:, :, 2] += a[None, :]                                    # sub-window -> window
+    best = sub[:, :, 0].max(axis=1)
+    # the tie rule: the best score, then the smallest end, then the smallest query end
+    rank = np.where(sub[:, :, 0] == best[:, None], (sub[:, :, 2] << 31) + sub[:, :, 1], 1 << 62)
+    out[:] = sub[np.arange(len(items)), rank.argmin(axis=1)]
+    return out
+
+
 def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
             best_ends=False, timed=True, packed_columns=True):
     cp = require_cupy("locate on the GPU")
