@@ -253,3 +253,23 @@ def test_many_reads_pack_their_strands(mode):
         assert one == [locate(reads[0], {"phiX": ref}, PAPER_002, mode=mode, method="dp",
                               backend="cpu")]
         assert fake.packed == [2]   # one read: its two strands in one launch
+
+
+@pytest.mark.parametrize("mode", ["score", "full"])
+def test_many_reads_second_hit_with_the_ends_in_one_call(mode):
+    """SAM's second score (second=True) on the many-reads path with packing: the first
+    hit's ends come from the one ends call, the second score is the dp's next hit."""
+    rng = np.random.default_rng(225)
+    ref = phix()
+    reads = cut_reads(rng, ref, 2 * PACK_READS, 150)
+    codes = PAPER_002.encode(ref)
+    codes.setflags(write=False)
+    with gpu_windows_as(PackingFake()) as fake, \
+            using("traceback", "cuda", "auto", CpuTraceback()):
+        got = list(locate_many_encoded([PAPER_002.encode(r) for r in reads], ["phiX"], [codes],
+                                       PAPER_002, mode=mode, backend="cuda", second=True))
+    assert fake.ends_many > 0 and max(fake.packed) == 3
+    for (hit, second), read in zip(got, reads):
+        want = locate(read, {"phiX": ref}, PAPER_002, top=2, mode=mode, method="dp",
+                      backend="cpu")
+        assert hit == want[0] and second == (want[1].score if len(want) > 1 else 0)

@@ -332,9 +332,10 @@ def _reads_hits(qs: list[np.ndarray], records, scoring: Scoring, o: _Options, se
     several queries per windows launch where the backend packs them
     (:func:`~warpalign.locate_core.score_packed`: each query's cells are those it gets
     alone, so every read's hits are its own call's)."""
-    # packed, one hit with ends: the scans give scores only, and the ends of every read's
-    # hit are found after them, all in one launch (_winners_ends)
-    batch = pack and o.mode != "score" and o.top == 1 and not second
+    # packed, one hit with ends (its alignment, or its interval cut out before the second
+    # hit's score): the scans give scores only, and the ends of every read's hit are found
+    # after them, all in one launch (_winners_ends)
+    batch = pack and o.top == 1 and (o.mode != "score" or second)
     plans = [[(s, plan_search(strand_query(q, s, scoring.alphabet), records, scoring,
                               o.top + second, o.mode, o.method, o.backend, o.window,
                               o.threads, best_ends=not batch)) for s in o.strands] for q in qs]
