@@ -939,13 +939,22 @@ def test_gpu_windows_plumbing_on_an_emulated_device(mode):
     back at offsets) and locate's GPU path around it, with the kernel emulated by the exact
     DP: the cells equal score_end per window, flagged windows come back, a cached layout
     is reused, and locate's hits equal the CPU dp method's."""
+    from warpalign.locate import locate_encoded
+    with _emulated_windows(64) as e:
+        _windows_plumbing(e.gw, e.emu, e.q, e.s, e.codes, e.rng, mode, locate_encoded)
+
+
+@contextlib.contextmanager
+def _emulated_windows(seed):
+    """windows.py on an emulated device (EmulatedCupy, paper 002's scoring) for a ``with``
+    block: a 12,000-symbol reference (read-only codes), a 150-symbol query from near 7,000,
+    the module's caches cleared around the block."""
     from types import SimpleNamespace
 
     from warpalign._backends.cuda import windows as gw
     from warpalign._backends.cuda.loader import emulated
-    from warpalign.locate import locate_encoded
     s = PAPER_002
-    rng = np.random.default_rng(64)
+    rng = np.random.default_rng(seed)
     ref = random_dna(rng, 12_000)
     q = s.encode(mutate(rng, ref[7_000:7_150], 0.05, 1))
     codes = s.encode(ref)
@@ -954,7 +963,7 @@ def test_gpu_windows_plumbing_on_an_emulated_device(mode):
     gw.clear_cache()
     with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
         try:
-            _windows_plumbing(gw, emu, q, s, codes, rng, mode, locate_encoded)
+            yield SimpleNamespace(gw=gw, emu=emu, s=s, q=q, codes=codes, rng=rng)
         finally:
             gw.clear_cache()
 
@@ -1002,32 +1011,18 @@ def test_one_off_window_layouts_never_push_out_the_shared_one():
     """The kept window layouts of a resident reference: layouts of one-off windows
     (writable arrays, as a read's seams) go first when more are kept than LAYOUTS_KEPT, so
     the layout of read-only windows every read shares stays (emulated device)."""
-    from types import SimpleNamespace
-
-    from warpalign._backends.cuda import windows as gw
-    from warpalign._backends.cuda.loader import emulated
-    s = PAPER_002
-    rng = np.random.default_rng(65)
-    ref = random_dna(rng, 12_000)
-    q = s.encode(mutate(rng, ref[7_000:7_150], 0.05, 1))
-    codes = s.encode(ref)
-    codes.setflags(write=False)
-    emu = EmulatedCupy(q, s, flag_at=10**9)
-    gw.clear_cache()
-    with emulated(emu, lambda f, names, defines=(): SimpleNamespace(get_function=emu.kernel)):
-        try:
-            dev = gw.resident([codes])
-            shared_lo, shared_len = np.arange(0, 11_000, 1_000), np.full(11, 1_000)
-            for a in (shared_lo, shared_len):
-                a.setflags(write=False)
-            gw.window_scores(dev, q, s, shared_lo, shared_len)
-            for k in range(2 * gw.LAYOUTS_KEPT):          # one-off windows, each new
-                lo = rng.integers(0, 11_000, 5)
-                gw.window_scores(dev, q, s, lo, np.minimum(300 + k, len(codes) - lo))
-            assert len(dev.layouts) == gw.LAYOUTS_KEPT
-            assert any(lay.arrays[0] is shared_lo for lay in dev.layouts)
-        finally:
-            gw.clear_cache()
+    with _emulated_windows(65) as e:
+        gw, s, q, rng = e.gw, e.s, e.q, e.rng
+        dev = gw.resident([e.codes])
+        shared_lo, shared_len = np.arange(0, 11_000, 1_000), np.full(11, 1_000)
+        for a in (shared_lo, shared_len):
+            a.setflags(write=False)
+        gw.window_scores(dev, q, s, shared_lo, shared_len)
+        for k in range(2 * gw.LAYOUTS_KEPT):          # one-off windows, each new
+            lo = rng.integers(0, 11_000, 5)
+            gw.window_scores(dev, q, s, lo, np.minimum(300 + k, len(e.codes) - lo))
+        assert len(dev.layouts) == gw.LAYOUTS_KEPT
+        assert any(lay.arrays[0] is shared_lo for lay in dev.layouts)
 
 
 def _windows_plumbing(gw, emu, q, s, codes, rng, mode, locate_encoded):
