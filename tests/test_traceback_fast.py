@@ -248,3 +248,42 @@ def test_locate_full_raises_on_a_wrong_scan(delta):
     with using("locate", "cpu", "scan", wrong), \
             pytest.raises(RuntimeError, match="internal inconsistency"):
         locate(query, reference, s, method="scan", backend="cpu", strand="plus")
+
+
+@pytest.mark.parametrize("scoring", [Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2),
+                                     Scoring(match=1, mismatch=-1, gap_open=2, gap_extend=2),
+                                     Scoring(match=3, mismatch=-2, gap_open=1, gap_extend=1)])
+def test_local_table_reverse_pass_on_the_span_segment_equals_the_whole_prefix(scoring,
+                                                                              monkeypatch):
+    """align_pairs_table's local reverse pass on the last span-bound target symbols
+    (_segment_starts) gives the alignments of the pass on the whole prefix: reads planted
+    with substitutions and indels (long gaps up to the bound) in long random targets, and
+    repeats full of ties."""
+    import warpalign.traceback as tb
+    rng = np.random.default_rng(7)
+    qs, ts = [], []
+    for k in range(60):
+        q = "".join(rng.choice(list("ACGT"), int(rng.integers(20, 140))))
+        t = list(rng.choice(list("ACGT"), int(rng.integers(200, 900))))
+        copy = mutate_dna(rng, q, 0.05, int(rng.integers(0, 3)))
+        if k % 5 == 0:      # a long insertion in the middle of the copy
+            mid = len(copy) // 2
+            copy = copy[:mid] + "".join(rng.choice(list("ACGT"), 12)) + copy[mid:]
+        if k % 7 == 0:      # repeats: many cells tie
+            q, copy = ("ACGTTGCA" * 20)[:len(q)], ("ACGTTGCA" * 24)[:len(copy) + 8]
+        at = int(rng.integers(0, len(t) - len(copy)))
+        t[at:at + len(copy)] = copy
+        qs.append(q)
+        ts.append("".join(t))
+    qcat, tcat = scoring.encode("".join(qs)), scoring.encode("".join(ts))
+    args = (qcat, np.cumsum([0] + [len(q) for q in qs[:-1]]), [len(q) for q in qs], tcat,
+            np.cumsum([0] + [len(t) for t in ts[:-1]]), [len(t) for t in ts], scoring)
+    banded = tb.align_pairs_table(*args)
+    cut = tb._segment_starts(*(np.array(v) for v in (
+        banded.query_ends, banded.target_ends, banded.scores)), scoring)
+    assert (cut > 0).mean() > 0.5                      # most reverse passes were cut short
+    monkeypatch.setattr(tb, "_segment_starts", lambda qe, te, score, s: np.zeros_like(te))
+    whole = tb.align_pairs_table(*args)
+    assert banded.cigars() == whole.cigars()
+    for name in ("scores", "query_starts", "query_ends", "target_starts", "target_ends"):
+        assert np.array_equal(getattr(banded, name), getattr(whole, name)), name

@@ -570,8 +570,15 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     if code == GLOBAL:
         di, dj = qe, te
     else:
-        starts = engine.starts_flat(qcodes, qpos[keep], qe, tcodes, tpos[keep], te, score,
-                                    scoring, code == SEMIGLOBAL, threads=threads)
+        # local: the reverse pass from (qe, te) on the last `span` target symbols only
+        # (locate_core docstring, "The alignment": every alignment ending there that scores
+        # S covers at most span_from(Sq of q[:qe], qe, S) target symbols, so the segment
+        # holds all of them and its reverse pass finds the start the whole prefix gives;
+        # here with qe times the best any code scores for Sq, a bound needing no pass over
+        # the codes); the start comes back as distances from the end, unchanged by the cut
+        lo = np.zeros_like(te) if code != LOCAL else _segment_starts(qe, te, score, scoring)
+        starts = engine.starts_flat(qcodes, qpos[keep], qe, tcodes, tpos[keep] + lo, te - lo,
+                                    score, scoring, code == SEMIGLOBAL, threads=threads)
         di, dj = starts[:, 0], starts[:, 1]
         bad = np.flatnonzero(di < 0)
         if bad.size:
@@ -597,6 +604,20 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     table = _table(got, xp, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
     clock("tb_render")
     return table
+
+
+def _segment_starts(qe: np.ndarray, te: np.ndarray, score: np.ndarray, scoring: Scoring
+                    ) -> np.ndarray:
+    """Where the target segment of each local alignment's reverse pass begins (from the
+    target's start): ``te - span``, ``span = qe + ⌊(Sq − gap_open − score)/gap_extend⌋ + 1``
+    (:func:`~warpalign.spans.span_from`) with ``Sq = qe × the best score any code has``, at
+    least 0; the whole prefix where gaps are free to extend (no bound)."""
+    if scoring.gap_extend <= 0:
+        return np.zeros_like(te)
+    best = int(max(scoring.matrix.max(), 0))
+    slack = qe * best - int(scoring.gap_open) - score
+    span = qe + np.where(slack < 0, 0, slack // int(scoring.gap_extend) + 1)
+    return np.maximum(te - span, 0)
 
 
 class _Clock:
