@@ -351,9 +351,9 @@ def _reads_hits(qs: list[np.ndarray], records, scoring: Scoring, o: _Options, se
 def _winners_ends(reads: list[list[Search]], o: _Options) -> None:
     """The end cells :meth:`~warpalign.locate_core.Search.pop` would find for each read's
     hit (one hit: the best strand's next pieces, :func:`_heads`), found for all the reads
-    at once (``_WindowScorer.ends_batch``: one launch on the GPU) and handed to their
+    at once (``WindowScorer.ends_batch``: one launch on the GPU) and handed to their
     searches, so that each read's pick finds them there."""
-    from .locate_core import _WindowScorer
+    from .locate_scorers import WindowScorer
     jobs, owners = [], []
     for searches in reads:
         heads = _heads(searches)
@@ -366,7 +366,7 @@ def _winners_ends(reads: list[list[Search]], o: _Options) -> None:
         need, rows, score = wanted
         jobs.append((searches[k].scorer, searches[k].records, rows, score))
         owners.append((searches[k], need))
-    for (search, need), cells in zip(owners, _WindowScorer.ends_batch(jobs)):
+    for (search, need), cells in zip(owners, WindowScorer.ends_batch(jobs)):
         search.put_ends(need, cells)
 
 

@@ -422,7 +422,7 @@ win_s16(const unsigned char* __restrict__ ref, const long long* __restrict__ wst
 // windows (0 when any window was flagged: its 16-bit score is not exact, so the host
 // resolves the ends itself); spec[0] = S, spec[1] = how many windows score S, spec[2 ..]
 // the first `most` of them (in no particular order).  Each picked window is cut into the
-// sub-windows of locate's lazy ends (locate.py, _WindowScorer.ends): `span + extra`
+// sub-windows of locate's lazy ends (locate_scorers.py, WindowScorer.ends): `span + extra`
 // symbols every `extra + 1`, span = span_bound(query, S) = m + max(0, (sq - go - S) / ge
 // + 1) (ge > 0), so every alignment scoring S inside the window lies inside one
 // sub-window.  Slot k * per + s holds sub-window s of the k-th picked window as (start in
