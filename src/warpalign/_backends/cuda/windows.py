@@ -508,12 +508,7 @@ class _BestEnds:
         ids = host[own + 2:own + 2 + k].astype(np.intp)
         first = at + self.count * self.SPEC + query * 3 * self.slots
         sub = host[first:first + 3 * self.slots].reshape(TIED_MAX, self.per, 3)[:k]
-        sub = sub.astype(np.int64)
-        sub[:, :, 2] += np.arange(self.per) * (self.extra + 1)   # sub-window -> window
-        # the tie rule within each window: the best score, then the smallest reference
-        # end, then the smallest query end (ends < 2**31, query ends < 2**31)
-        rank = np.where(sub[:, :, 0] == best, (sub[:, :, 2] << 31) + sub[:, :, 1], 1 << 62)
-        pick = sub[np.arange(k), rank.argmin(axis=1)]
+        pick = _window_cells(sub, self.extra + 1, best)
         if (pick[:, 0] != best).any() or (cells[ids, 0] != best).any():
             raise RuntimeError(   # two exact kernels disagree: a bug, never a result
                 f"internal inconsistency in locate's GPU ends: windows {ids.tolist()} "
@@ -577,13 +572,22 @@ def window_ends_many(ref: DeviceReference, queries: list[np.ndarray], scoring,
     cp.cuda.runtime.memcpyAsync(host.ctypes.data, cells.data.ptr, host.nbytes,
                                 cp.cuda.runtime.memcpyDeviceToHost, stream.ptr)
     stream.synchronize()     # (the device buffers above stay referenced until here)
-    sub = host.astype(np.int64).reshape(len(items), per, 3)
-    sub[:, :, 2] += a[None, :]                                    # sub-window -> window
-    best = sub[:, :, 0].max(axis=1)
-    # the tie rule: the best score, then the smallest end, then the smallest query end
-    rank = np.where(sub[:, :, 0] == best[:, None], (sub[:, :, 2] << 31) + sub[:, :, 1], 1 << 62)
-    out[:] = sub[np.arange(len(items)), rank.argmin(axis=1)]
+    out[:] = _window_cells(host.reshape(len(items), per, 3), stride)
     return out
+
+
+def _window_cells(sub: np.ndarray, stride: int, best=None) -> np.ndarray:
+    """Each window's end cell from its sub-windows' cells ``sub`` [windows, per, 3] (score,
+    query end, end within the sub-window; sub-window j starts ``j * stride`` into its
+    window): the best score (``best``, else each window's largest), then the smallest
+    end, then the smallest query end (ends < 2**31), in window coordinates; int64."""
+    sub = sub.astype(np.int64)
+    sub[:, :, 2] += np.arange(sub.shape[1]) * stride            # sub-window -> window
+    if best is None:
+        best = sub[:, :, 0].max(axis=1)
+    top = np.reshape(best, (-1, 1))
+    rank = np.where(sub[:, :, 0] == top, (sub[:, :, 2] << 31) + sub[:, :, 1], 1 << 62)
+    return sub[np.arange(len(sub)), rank.argmin(axis=1)]
 
 
 def _launch(ref, q, scoring, starts, lengths, want_ends, query, keep_layout,
