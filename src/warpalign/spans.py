@@ -86,7 +86,23 @@ def span_bound(query: np.ndarray, scoring: Scoring, score: int = 1) -> int | Non
 
 def span_from(sq: int, m: int, scoring: Scoring, score: int) -> int | None:
     """:func:`span_bound` of a query of ``m`` symbols with ``Sq = sq``
-    (:func:`query_score_bound`, for callers that have it)."""
+    (:func:`query_score_bound`, for callers that have it). Arrays of ``sq``, ``m`` and
+    ``score`` (one alignment each) give an int64 array, or None where gaps are free to
+    extend (``gap_extend == 0``).
+
+    Example:
+        >>> s = Scoring(match=1, mismatch=-2, gap_open=5, gap_extend=1)
+        >>> span_from(256, 256, s, 230), span_from(np.array([256]), 256, s, [230]).tolist()
+        (278, [278])
+    """
+    if np.ndim(sq) or np.ndim(m) or np.ndim(score):
+        sq, m, score = (np.asarray(v, np.int64) for v in (sq, m, score))
+        score = np.maximum(score, 1)
+        slack = sq - scoring.gap_open - score
+        if scoring.gap_extend == 0:
+            return None
+        gaps = np.where(slack < 0, 0, slack // scoring.gap_extend + 1)
+        return np.where(sq < score, 0, m + gaps)
     score = max(int(score), 1)
     if sq < score:
         return 0

@@ -80,6 +80,7 @@ from ._backends.render import cigar_text, render_paths, running_sums
 from .errors import TracebackError
 from .results import Alignment, AlignmentTable
 from .scoring import Scoring
+from .spans import span_from
 
 if TYPE_CHECKING:
     from ._backends.base import ManyTraceback, TracebackEngine
@@ -609,15 +610,11 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
 def _segment_starts(qe: np.ndarray, te: np.ndarray, score: np.ndarray, scoring: Scoring
                     ) -> np.ndarray:
     """Where the target segment of each local alignment's reverse pass begins (from the
-    target's start): ``te - span``, ``span = qe + ⌊(Sq − gap_open − score)/gap_extend⌋ + 1``
-    (:func:`~warpalign.spans.span_from`) with ``Sq = qe × the best score any code has``, at
-    least 0; the whole prefix where gaps are free to extend (no bound)."""
-    if scoring.gap_extend <= 0:
-        return np.zeros_like(te)
-    best = int(max(scoring.matrix.max(), 0))
-    slack = qe * best - int(scoring.gap_open) - score
-    span = qe + np.where(slack < 0, 0, slack // int(scoring.gap_extend) + 1)
-    return np.maximum(te - span, 0)
+    target's start): ``te - span``, span the :func:`~warpalign.spans.span_from` of the
+    alignment's score with ``Sq = qe × the best score any code has``, at least 0; the
+    whole prefix where gaps are free to extend (no bound)."""
+    span = span_from(qe * int(max(scoring.matrix.max(), 0)), qe, scoring, score)
+    return np.zeros_like(te) if span is None else np.maximum(te - span, 0)
 
 
 class _Clock:
