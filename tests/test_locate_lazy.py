@@ -115,3 +115,24 @@ def test_a_seam_crossing_alignment_on_the_weaker_strand_still_wins():
     assert got == want
     assert (got.strand, got.target_start) == ("-", seam - 4) and got.score > 101
     assert got.target_end - got.target_start > plan.span     # held by no first-pass window
+
+
+def test_a_cut_left_unscored_scores_itself_or_takes_the_cells_given():
+    """Search.cut(score=False): the clipped pieces wait (unscored rows), and either the next
+    head scores them itself or put_unscored takes their exact cells: the same next hit as
+    an eager cut."""
+    from warpalign.locate_core import make_search
+    ref, reads = _reference_and_reads(3, count=6)
+    for q in reads:
+        def fresh():
+            return make_search(q, [ref], DNA, 2, "end", "auto", "cpu", None, None)
+        eager, alone, given = fresh(), fresh(), fresh()
+        for search in (eager, alone, given):
+            hit = search.pop()
+            search.cut(hit, score=search is eager)
+        assert eager.unscored() is None and alone.unscored() is not None
+        rows = given.unscored()
+        given.put_unscored(given.scorer([ref[lo:hi] for _, lo, hi in rows.tolist()]))
+        want = eager.pop()
+        assert alone.pop() == want and alone.unscored() is None     # scored itself
+        assert given.pop() == want

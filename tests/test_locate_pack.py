@@ -256,9 +256,14 @@ def test_many_reads_pack_their_strands(mode):
 
 
 @pytest.mark.parametrize("mode", ["score", "full"])
-def test_many_reads_second_hit_with_the_ends_in_one_call(mode):
+def test_many_reads_second_hit_with_the_ends_in_one_call(mode, monkeypatch):
     """SAM's second score (second=True) on the many-reads path with packing: the first
-    hit's ends come from the one ends call, the second score is the dp's next hit."""
+    hit's ends come from the one ends call, the pieces its cut leaves are scored in one
+    call too (no piece scored read by read), the second score is the dp's next hit."""
+    from warpalign.locate_core import Search
+    alone = []
+    score = Search._score
+    monkeypatch.setattr(Search, "_score", lambda self, p: (alone.append(len(p)), score(self, p))[1])
     rng = np.random.default_rng(225)
     ref = phix()
     reads = cut_reads(rng, ref, 2 * PACK_READS, 150)
@@ -268,7 +273,7 @@ def test_many_reads_second_hit_with_the_ends_in_one_call(mode):
             using("traceback", "cuda", "auto", CpuTraceback()):
         got = list(locate_many_encoded([PAPER_002.encode(r) for r in reads], ["phiX"], [codes],
                                        PAPER_002, mode=mode, backend="cuda", second=True))
-    assert fake.ends_many > 0 and max(fake.packed) == 3
+    assert fake.ends_many > 0 and max(fake.packed) == 3 and alone == []
     for (hit, second), read in zip(got, reads):
         want = locate(read, {"phiX": ref}, PAPER_002, top=2, mode=mode, method="dp",
                       backend="cpu")

@@ -345,7 +345,48 @@ def _reads_hits(qs: list[np.ndarray], records, scoring: Scoring, o: _Options, se
                 for read in plans]
     if batch:
         _winners_ends([[search for _, search in read] for read in searches], o)
+        if second:
+            return _picks_with_second(searches, o)
     return [_pick(read, o, second) for read in searches]
+
+
+def _picks_with_second(reads: list[list[tuple[str | None, Search]]], o: _Options
+                       ) -> list[tuple[list[_Found], int]]:
+    """:func:`_pick` of each read with one hit and ``second`` (SAM's next score): every
+    read's hit first, its interval cut out with the clipped pieces left unscored, then
+    those pieces of all the reads scored at once (``WindowScorer.ends_batch`` at score 1:
+    the exact best cell of each piece, one launch on the GPU), then each read's next
+    score. The same hits and scores as :func:`_pick` read by read."""
+    from .locate_scorers import WindowScorer
+    firsts: list[tuple[int, Hit] | None] = []
+    for read in reads:
+        searches = [search for _, search in read]
+        heads = _heads(searches)
+        k = heads.index(max(heads))
+        if heads[k] < o.floor:
+            firsts.append(None)
+            continue
+        hit = searches[k].pop(ends=True)
+        searches[k].cut(hit, score=False)
+        firsts.append((k, hit))
+    jobs, owners = [], []
+    for read in reads:
+        for _, search in read:
+            rows = search.unscored()
+            if rows is not None:
+                jobs.append((search.scorer, search.records, rows, 1))
+                owners.append(search)
+    for search, cells in zip(owners, WindowScorer.ends_batch(jobs)):
+        search.put_unscored(cells)
+    out = []
+    for read, first in zip(reads, firsts):
+        if first is None:
+            out.append(([], 0))
+            continue
+        k, hit = first
+        after = max(_heads([search for _, search in read]))
+        out.append(([_found(read[k], hit, o.mode)], after if after >= o.floor else 0))
+    return out
 
 
 def _winners_ends(reads: list[list[Search]], o: _Options) -> None:

@@ -341,6 +341,7 @@ class Search:
         self.sq = query_score_bound(q, scoring) if sq is None else int(sq)
         self.p = _pieces(records, span, width)
         self.seams_open = False    # two passes, seams not closed yet (SearchPlan.search)
+        self._unscored = None      # pieces a cut left unscored (cut(score=False))
         if cells is None:
             self.best = self._score(self.p)
         else:   # scored already (score_packed), window ends as the scorer gives them
@@ -401,6 +402,7 @@ class Search:
         and hand them to :meth:`put_ends`."""
         if self.seams_open:
             self.close_seams()
+        self._score_unscored()
         if not len(self.p):
             return None
         b = self.best
@@ -440,6 +442,7 @@ class Search:
 
     def piece_best(self) -> int:
         """The best piece's score as scored so far: with seams open, at most :meth:`head`."""
+        self._score_unscored()
         return int(self.best[:, 0].max()) if len(self.p) else 0
 
     def head_bound(self) -> int:
@@ -456,6 +459,7 @@ class Search:
         only its score is wanted (no end cells are computed; the piece is any of the best)."""
         if self.seams_open:
             self.close_seams()
+        self._score_unscored()
         if not len(self.p):
             return None
         b = self.best
@@ -540,14 +544,35 @@ class Search:
             raise inconsistent(hit, lo, "the reverse pass does not end at that score")
         return hit.te - int(dj)
 
-    def cut(self, hit: Hit) -> None:
+    def cut(self, hit: Hit, *, score: bool = True) -> None:
         """Remove ``hit``'s reference interval from the free reference (its record's
         pieces that touch it are clipped and rescored): the next :meth:`pop` gives the
-        best alignment disjoint from it."""
-        self._cut(hit.r, hit.seg_lo, hit.seg_hi, self.start(hit), hit.te)
+        best alignment disjoint from it. ``score=False``: the clipped pieces are left
+        unscored (:meth:`unscored`) for the caller to score with other searches' at once
+        (:meth:`put_unscored`); the next :meth:`head` or :meth:`pop` scores any left."""
+        self._cut(hit.r, hit.seg_lo, hit.seg_hi, self.start(hit), hit.te, score)
 
-    def _cut(self, r: int, seg_lo: int, seg_hi: int, ts: int, te: int) -> None:
+    def unscored(self) -> np.ndarray | None:
+        """The rows (record, lo, hi) of the pieces a cut left unscored, or None."""
+        return None if self._unscored is None else self.p[self._unscored, :3].copy()
+
+    def put_unscored(self, cells: np.ndarray) -> None:
+        """The exact cells (score, query end, end within the piece) of :meth:`unscored`'s
+        pieces, in its order."""
+        at = self._unscored
+        self._unscored = None
+        self.best[at] = self._record_ends(np.array(cells, np.int64), self.p[at])
+
+    def _score_unscored(self) -> None:
+        if self._unscored is not None:
+            at = self._unscored
+            self._unscored = None
+            self.best[at] = self._score(self.p[at])
+
+    def _cut(self, r: int, seg_lo: int, seg_hi: int, ts: int, te: int,
+             score: bool = True) -> None:
         """Remove [ts, te) of record r from the free reference; rescore clipped pieces."""
+        self._score_unscored()
         p, best = self.p.copy(), self.best   # self.p may be a shared read-only table
         same = (p[:, 0] == r) & (p[:, 3] == seg_lo)
         left = same & (p[:, 2] <= ts)
@@ -564,7 +589,11 @@ class Search:
         keep = ~hit
         fresh = np.array(new, np.int64).reshape(-1, 5)
         self.p = np.concatenate([p[keep], fresh])
-        self.best = np.concatenate([best[keep], self._score(fresh)])
+        if score or not len(fresh):
+            self.best = np.concatenate([best[keep], self._score(fresh)])
+            return
+        self.best = np.concatenate([best[keep], np.zeros((len(fresh), 3), np.int64)])
+        self._unscored = np.arange(len(self.p) - len(fresh), len(self.p))
 
 
 __all__ = ["CHUNK_RESIDUES", "GPU_METHODS", "Hit", "Search", "SearchPlan", "make_search",
