@@ -138,3 +138,42 @@ def packed_queries(rng, ref: np.ndarray, m: int, count: int, protein: bool,
             q[int(rng.integers(0, m))] = n_code
         qs.append(q)
     return qs
+
+
+def render_case(rng, size: int, count: int = 300, short: int = 0):
+    """Paths for the path renderers (``_backends/render.py``): ``(ops, opoff, qcat, qpos,
+    tcat, tpos)`` of ``count`` paths of every kind: empty, all gaps, random, long runs
+    (lengths 1 to 12,345 and 31 to 65 around a warp's 32 ops) and one op; the segments lie
+    in the code buffers at random distances apart. ``short``: the last ``short`` codes of
+    each buffer are cut off, so the last paths run past its end (inconsistent paths)."""
+    chunks = []
+    for k in range(count):
+        kind = k % 6
+        if kind == 0:
+            ops = np.zeros(0, np.uint8)
+        elif kind == 1:                                 # gaps only: runs of I and D
+            lens = rng.integers(1, 40, int(rng.integers(1, 6)))
+            ops = np.repeat(np.arange(len(lens)) % 2 + 1, lens)
+        elif kind == 2:                                 # long runs, any op after any
+            lens = rng.choice([1, 9, 10, 31, 32, 33, 63, 64, 65, 99, 100, 1000], 5)
+            ops = np.repeat(rng.integers(0, 3, 5), lens)
+        elif kind == 3:
+            ops = np.array([rng.integers(0, 3)])
+        else:
+            ops = rng.choice(np.array([0, 1, 2]), int(rng.integers(1, 300)), p=[0.6, 0.2, 0.2])
+            ops = np.where(rng.random(ops.size) < 0.4, np.roll(ops, 1), ops)
+        chunks.append(ops.astype(np.uint8))
+    chunks[7] = np.zeros(1000, np.uint8)                # 1000M
+    chunks[13] = np.ones(12_345, np.uint8)              # 12345I
+    chunks[19] = np.concatenate([np.full(100_000, 2), np.zeros(3)]).astype(np.uint8)
+    ops = np.concatenate(chunks)
+    opoff = np.concatenate([[0], np.cumsum([len(c) for c in chunks])]).astype(np.int64)
+    cats, starts = [], []
+    for side in (2, 1):                                 # the query's codes, the target's
+        used = np.array([int((c != side).sum()) for c in chunks], np.int64)
+        pad = rng.integers(0, 5, count)
+        at = np.cumsum(used + pad) - used
+        cat = rng.integers(0, size, int(at[-1] + used[-1]) if count else 0).astype(np.uint8)
+        cats.append(cat[:max(cat.size - short, 0)])
+        starts.append(at.astype(np.int64))
+    return ops, opoff, cats[0], starts[0], cats[1], starts[1]

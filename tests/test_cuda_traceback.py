@@ -169,7 +169,7 @@ def _flat(pairs):
 @pytest.mark.parametrize("scoring", [AFFINE, LINEAR, ZERO_GAP, BLOSUM], ids=["affine", "linear", "zero", "blosum"])
 def test_align_pairs_table_gpu_equals_align_codes(gpu, scoring, algorithm):
     """The array-driven GPU path (ends/starts/paths_flat, device codes read in place,
-    slots packed on the device, rendered by CuPy) gives align_codes' alignments; empty
+    slots packed on the device, rendered by render.cu) gives align_codes' alignments; empty
     pairs and a subset in another order included."""
     import cupy
     from warpalign.traceback import align_pairs_table

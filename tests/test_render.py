@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from warpalign import Scoring, score_pairs
-from warpalign._backends.cpu.traceback import path_score, render_many
+from warpalign._backends.cpu.render import render_many
+from warpalign._backends.cpu.traceback import path_score
 from warpalign._backends.render import cigar_text, render_paths
 from warpalign.results import Alignment, AlignmentTable, _pair_counts
 from warpalign.traceback import align_codes, align_pairs, align_pairs_table, cigar_string
@@ -179,3 +180,135 @@ def test_alignment_table_to_pandas():
     assert df["cigar"].tolist() == table.cigars()
     assert df["identity"].tolist() == [a.identity for a in table]
     assert df["query_start"].tolist() == table.query_starts.tolist()
+
+
+# ------------------------------------------------------------- render.cu, emulated
+# The GPU renderer's host side (cuda/render.py: buffers, launch arguments, the CIGAR
+# offsets, the one read back) on a stand-in device: NumPy arrays, and render.cu's two
+# kernels transcribed lane by lane (a warp per path, chunks of 32 ops: ballots are boolean
+# vectors, popcounts sums), so their run and position logic is checked here too; the
+# kernels themselves run in tests/test_cuda_render.py.
+
+def _code(cat, size, at):
+    return 0 if size <= 0 else int(cat[min(max(at, 0), size - 1)])
+
+
+def _chunk(ops, hi, base, before):
+    """One chunk's lanes: ops (-2 past the path), next ops (-1 past it), run heads."""
+    p = base + np.arange(32)
+    inside = p < hi
+    op = np.where(inside, ops[np.minimum(p, hi - 1)], -2).astype(np.int64)
+    after = np.where(p + 1 < hi, ops[np.minimum(p + 1, hi - 1)], -1)
+    prev = np.concatenate([[before], op[:-1]])
+    return p, inside, op, after, prev, inside & (op != prev)
+
+
+def _run_start(heads, lane, base, open_):
+    mine = np.flatnonzero(heads[:lane + 1])
+    return base + int(mine[-1]) if mine.size else open_
+
+
+def _emulated_walk(grid, block, args):
+    (ops, opoff, n, qcat, qsize, qpos, tcat, tsize, tpos, matrix, K, go, ge, symbols,
+     scores, used_q, used_t, matches, query, target, text) = args
+    assert block[0] % 32 == 0 and grid[0] * block[0] >= 32 * int(n)
+    assert matrix.dtype == np.int32 and all(a.dtype == np.int64 for a in (opoff, qpos, tpos))
+    flat = matrix.ravel()
+    for path in range(int(n)):
+        lo, hi = int(opoff[path]), int(opoff[path + 1])
+        i, j, open_, before = int(qpos[path]), int(tpos[path]), lo, -1
+        score = chars = same = 0
+        for base in range(lo, hi, 32):
+            p, inside, op, after, prev, heads = _chunk(ops, hi, base, before)
+            takes_q, takes_t = inside & (op != 2), inside & (op != 1)
+            qi, tj = i + np.cumsum(takes_q) - takes_q, j + np.cumsum(takes_t) - takes_t
+            for lane in np.flatnonzero(inside).tolist():
+                qc = _code(qcat, int(qsize), int(qi[lane]))
+                tc = _code(tcat, int(tsize), int(tj[lane]))
+                qb = symbols[qc] if op[lane] != 2 else 45
+                tb = symbols[tc] if op[lane] != 1 else 45
+                if op[lane] == 0:
+                    score += int(flat[min(qc * int(K) + tc, flat.size - 1)])
+                else:
+                    score -= int(ge) if op[lane] == prev[lane] else int(go)
+                same += int(qb == tb and qb != 45 and tb != 45)
+                query[p[lane]], target[p[lane]] = qb, tb
+                if op[lane] != after[lane]:
+                    chars += 1 + len(str(int(p[lane]) - _run_start(heads, lane, base, open_) + 1))
+            if heads.any():
+                open_ = base + int(np.flatnonzero(heads)[-1])
+            i, j, before = i + int(takes_q.sum()), j + int(takes_t.sum()), int(op[31])
+        scores[path], used_q[path], used_t[path] = score, i - int(qpos[path]), j - int(tpos[path])
+        matches[path], text[path] = same, chars
+
+
+def _emulated_cigar(grid, block, args):
+    ops, opoff, n, cigoff, cigar = args
+    assert block[0] % 32 == 0 and grid[0] * block[0] >= 32 * int(n)
+    for path in range(int(n)):
+        lo, hi = int(opoff[path]), int(opoff[path + 1])
+        at, open_, before = int(cigoff[path]), lo, -1
+        for base in range(lo, hi, 32):
+            p, inside, op, after, prev, heads = _chunk(ops, hi, base, before)
+            words = [b""] * 32
+            for lane in np.flatnonzero(inside & (op != after)).tolist():
+                run = int(p[lane]) - _run_start(heads, lane, base, open_) + 1
+                words[lane] = str(run).encode() + b"MID"[op[lane]:op[lane] + 1]
+            end = np.cumsum([len(w) for w in words])       # the warp's inclusive scan
+            for lane, word in enumerate(words):
+                if word:
+                    lo_at = at + int(end[lane]) - len(word)
+                    cigar[lo_at:lo_at + len(word)] = np.frombuffer(word, np.uint8)
+            at += int(end[31])
+            if heads.any():
+                open_ = base + int(np.flatnonzero(heads)[-1])
+            before = int(op[31])
+
+
+@pytest.mark.parametrize("short", [0, 7], ids=["exact", "past-the-end"])
+@pytest.mark.parametrize("scoring", [AFFINE, BLOSUM], ids=["dna", "protein"])
+def test_gpu_render_host_side_on_an_emulated_device(scoring, short):
+    """cuda/render.py's render_device with render.cu emulated lane by lane: the same
+    Rendered as render_paths, field by field (dtypes and lengths included), for empty,
+    all-gap, one-op and long-run paths (1000M, 12345I, 100000D) and paths read past the
+    codes' ends; no paths, and only empty paths (no CIGAR launch)."""
+    from types import SimpleNamespace
+
+    from reference import render_case
+    from warpalign._backends.cuda.loader import emulated
+    from warpalign._backends.cuda.render import render_device
+    launched = []
+
+    def modules(filename, names, defines=()):
+        assert filename == "render.cu"
+        kernels = {"render_walk": _emulated_walk, "render_cigar": _emulated_cigar}
+        return SimpleNamespace(get_function=lambda name: (
+            lambda grid, block, args: (launched.append(name), kernels[name](grid, block, args))))
+
+    rng = np.random.default_rng(23)
+    size = 20 if scoring is BLOSUM else 4
+    sym = SYMBOLS[id(scoring)]
+    args = (scoring.matrix, scoring.gap_open, scoring.gap_extend)
+    ops, opoff, qcat, qpos, tcat, tpos = render_case(rng, size, short=short)
+    cases = [(ops, opoff, qcat, qpos, tcat, tpos),
+             (ops[:0], opoff[:1], qcat, qpos[:0], tcat, tpos[:0]),                 # no paths
+             (ops[:0], np.zeros(4, np.int64), qcat, qpos[:3], tcat, tpos[:3])]     # empty ones
+    if short:      # an empty buffer: every position clamps to code 0
+        cases.append((ops[:300], np.array([0, 100, 300]), qcat[:0], np.array([0, 5]), tcat,
+                      tpos[:2]))
+    with emulated(np, modules):
+        for case in cases:
+            launched.clear()
+            want = render_paths(*case, *args, sym)
+            got = render_device(np, *case, np.ascontiguousarray(scoring.matrix, np.int32),
+                                *args[1:], sym)
+            for field, a, b in zip(want._fields, want, got):
+                assert a.dtype == b.dtype and a.shape == b.shape, field
+                assert np.array_equal(a, b), field
+            assert launched == (["render_walk"] if len(case[1]) > 1 else []) + (
+                ["render_cigar"] if len(case[0]) else [])
+    first = render_paths(*cases[0], *args, sym)
+    text = first.cigar.tobytes().decode()
+    assert "1000M" in text and "12345I" in text and "100000D3M" in text
+    # the case holds what it says: with codes cut off, the last path reads past the end
+    assert (qpos[-1] + first.used_q[-1] > qcat.size) == bool(short)

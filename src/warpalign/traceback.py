@@ -76,7 +76,7 @@ import numpy as np
 
 from ._backends import resolve_threads
 from .choices import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
-from ._backends.render import cigar_text, render_paths, running_sums
+from ._backends.render import render_paths, running_sums
 from .errors import TracebackError
 from .results import Alignment, AlignmentTable
 from .scoring import Scoring
@@ -367,7 +367,7 @@ def align_many(jobs, scoring: Scoring, algorithm: str = "local", *,
 def _finish(segments, paths, scoring, algorithm, numba: bool = True) -> list[Alignment]:
     """The Alignments of traced paths, each re-scored (one pass over all of them): a path
     must score its job's score and end at its end cell (:class:`TracebackError`
-    otherwise). ``numba``: render with ``cpu.traceback.render_many`` (fastest on the
+    otherwise). ``numba``: render with ``cpu/render.py``'s ``render_many`` (fastest on the
     CPU), else with the array renderer (``_backends/render.py``: no Numba compile on
     the GPU engines' path; the same output)."""
     if not segments:
@@ -390,25 +390,20 @@ def _finish(segments, paths, scoring, algorithm, numba: bool = True) -> list[Ali
     return list(table)
 
 
-def _render(numba: bool, ops, opoff, qcat, qpos, tcat, tpos, scoring, xp=np):
-    """render_paths' answer (``_backends/render.py``), by Numba's render_many when asked."""
-    alphabet = scoring.alphabet
-    symbols = _symbol_bytes(alphabet.name, alphabet.symbols)
+def _printed(scoring) -> np.ndarray:
+    """The printed byte of each code of ``scoring``'s alphabet (256 entries)."""
+    return _symbol_bytes(scoring.alphabet.name, scoring.alphabet.symbols)
+
+
+def _render(numba: bool, ops, opoff, qcat, qpos, tcat, tpos, scoring):
+    """render_paths' answer (``_backends/render.py``; host arrays), by Numba's
+    render_many (``cpu/render.py``) when asked."""
+    args = (ops, opoff, qcat, qpos, tcat, tpos, scoring.matrix, scoring.gap_open,
+            scoring.gap_extend, _printed(scoring))
     if not numba:
-        return render_paths(xp.asarray(ops), xp.asarray(opoff), xp.asarray(qcat),
-                            xp.asarray(qpos), xp.asarray(tcat), xp.asarray(tpos), scoring.matrix, scoring.gap_open,
-                            scoring.gap_extend, symbols, xp=xp)
-    from ._backends.cpu.traceback import render_many
-    qoff = np.append(qpos, qcat.size)    # render_many reads each path from its start on
-    toff = np.append(tpos, tcat.size)
-    scores, used_q, used_t, qa, ta, lengths, kinds, runoff = render_many(
-        ops, opoff, qcat, qoff, tcat, toff, scoring.matrix, scoring.gap_open,
-        scoring.gap_extend, symbols)
-    same = (qa == ta) & (qa != 45) & (ta != 45)
-    run = running_sums(same)
-    text, cigoff = cigar_text(lengths, kinds, runoff)
-    from ._backends.render import Rendered
-    return Rendered(scores, used_q, used_t, np.diff(run[opoff]), qa, ta, text, cigoff)
+        return render_paths(*args)
+    from ._backends.cpu.render import render_rows
+    return render_rows(*args)
 
 
 def _check_paths(got, want, best, qlen, tlen, algorithm, where) -> None:
@@ -594,9 +589,8 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
                                          dj, score, scoring, limit, threads=threads)
     clock("tb_paths")
     xp = engine.xp
-    numba = engine.name == "cpu"
-    got = _render(numba, ops, opoff, qcodes, qpos[keep] + qs, tcodes, tpos[keep] + ts,
-                  scoring, xp=xp)
+    got = engine.render_flat(ops, opoff, qcodes, qpos[keep] + qs, tcodes, tpos[keep] + ts,
+                             scoring, _printed(scoring))
     host = (lambda v: np.asarray(v)) if xp is np else xp.asnumpy
     small = got._replace(scores=host(got.scores), used_q=host(got.used_q),
                          used_t=host(got.used_t))

@@ -425,6 +425,12 @@ class ManyTraceback(Protocol):
         """(score, ops) per item ``(q, qlo, qhi, t, tlo, thi[, score])``: the optimal global
         path of q[qlo:qhi] vs t[tlo:thi] that ``cpu.traceback.MyersMiller`` gives."""
 
+    def render_flat(self, ops: Any, opoff: np.ndarray, qcodes: Any, qpos: np.ndarray,
+                    tcodes: Any, tpos: np.ndarray, scoring: Any, symbols: np.ndarray) -> Any:
+        """``render.py``'s ``Rendered`` of paths (arrays of the engine's ``xp``, equal to
+        ``render_paths``' answer): path k is ops[opoff[k]:opoff[k+1]] from qcodes[qpos[k]]
+        and tcodes[tpos[k]]; ``symbols``: the printed byte of each code (256 entries)."""
+
 
 class LongPairKernels(Protocol):
     """``align``'s engine for one long pair on a device (a module: ``cuda/long.py``)."""

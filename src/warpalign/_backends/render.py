@@ -16,7 +16,9 @@ NumPy or, with ``xp=cupy``, on the GPU where the ops were traced):
   (:func:`cigar_text`).
 
 ``cpu/traceback.py``'s ``path_score`` is the one-path definition these equal
-(tests/test_render.py compares them on random paths).
+(tests/test_render.py compares them on random paths). The engines render their own
+paths with the same output (``render_flat``): the CPU's by Numba (``cpu/render.py``),
+the GPU's in two kernels (``cuda/render.cu``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """CPU kernels of the traceback (Numba; :mod:`warpalign.traceback` runs them): the anchored
 reverse pass that finds an alignment's start, the last-row passes and the stored-direction
-traceback of Myers–Miller's recursion (:class:`MyersMiller`), the rescoring of a path and
-its rendering as aligned strings. :mod:`warpalign.traceback`'s docstring explains the three
+traceback of Myers–Miller's recursion (:class:`MyersMiller`), and the rescoring of a path
+(its rendering: ``cpu/render.py``). :mod:`warpalign.traceback`'s docstring explains the three
 steps and why the pruning never changes a result; ``_backends/cuda/long.py`` runs the same
 passes on the GPU and uses these for its small subproblems and checks.
 
@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numba as nb
 import numpy as np
 
+from .render import render_rows
 from .striped import score_end_long
 from ...offsets import running_sums
 
@@ -452,61 +453,6 @@ def path_score(ops, q, qlo, t, tlo, matrix, gap_open, gap_extend):
     return s, i, j
 
 
-@nb.njit(nogil=True, cache=True)
-def render_many(ops, opoff, qcat, qoff, tcat, toff, matrix, gap_open, gap_extend, symbols):
-    """:func:`path_score` of many paths at once, and their rendering. Path k is
-    ``ops[opoff[k]:opoff[k+1]]`` over the segments ``qcat[qoff[k]:qoff[k+1]]`` and
-    ``tcat[toff[k]:toff[k+1]]`` (its start at their first symbols). Returns per path its
-    score and the query and target symbols it consumes, the aligned strings of all paths
-    (bytes at the paths' own offsets) and the CIGAR runs (lengths, ops) with their offsets."""
-    n = opoff.shape[0] - 1
-    total = opoff[n]
-    scores = np.empty(n, np.int64)
-    used_q = np.empty(n, np.int64)
-    used_t = np.empty(n, np.int64)
-    qa = np.empty(total, np.uint8)
-    ta = np.empty(total, np.uint8)
-    lengths = np.empty(total, np.int64)
-    kinds = np.empty(total, np.uint8)
-    runoff = np.zeros(n + 1, np.int64)
-    runs = 0
-    for k in range(n):
-        s = np.int64(0)
-        i = qoff[k]
-        j = toff[k]
-        prev = -1
-        for p in range(opoff[k], opoff[k + 1]):
-            op = ops[p]
-            if op == 0:
-                s += matrix[qcat[i], tcat[j]]
-                qa[p] = symbols[qcat[i]]
-                ta[p] = symbols[tcat[j]]
-                i += 1
-                j += 1
-            elif op == 1:
-                s -= gap_extend if prev == 1 else gap_open
-                qa[p] = symbols[qcat[i]]
-                ta[p] = 45   # "-"
-                i += 1
-            else:
-                s -= gap_extend if prev == 2 else gap_open
-                qa[p] = 45
-                ta[p] = symbols[tcat[j]]
-                j += 1
-            if op == prev:
-                lengths[runs - 1] += 1
-            else:
-                kinds[runs] = op
-                lengths[runs] = 1
-                runs += 1
-            prev = op
-        scores[k] = s
-        used_q[k] = i - qoff[k]
-        used_t[k] = j - toff[k]
-        runoff[k + 1] = runs
-    return scores, used_q, used_t, qa, ta, lengths[:runs], kinds[:runs], runoff
-
-
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -678,3 +624,12 @@ class CpuTraceback:
         opoff = running_sums([len(o) for _, o in got])
         ops = np.concatenate([o for _, o in got]) if got else np.zeros(0, np.uint8)
         return scores, ops.astype(np.uint8, copy=False), opoff
+
+    def render_flat(self, ops, opoff, qcodes, qpos, tcodes, tpos, scoring, symbols):
+        """The ``Rendered`` of paths (``_backends/render.py``; host arrays): path k is
+        ops[opoff[k]:opoff[k+1]] from qcodes[qpos[k]] and tcodes[tpos[k]]; ``symbols``:
+        the printed byte of each code. By Numba's ``render_many`` (``cpu/render.py``)."""
+        return render_rows(np.asarray(ops, np.uint8), np.asarray(opoff, np.int64),
+                           np.asarray(qcodes, np.uint8), np.asarray(qpos, np.int64),
+                           np.asarray(tcodes, np.uint8), np.asarray(tpos, np.int64),
+                           scoring.matrix, scoring.gap_open, scoring.gap_extend, symbols)

@@ -69,7 +69,7 @@ class GpuTraceback:
         self._cp = require_cupy("the GPU traceback")
         self._lock = threading.Lock()
         self._cpu_engine = None
-        self._tables: dict[tuple, object] = {}   # a matrix (shape, bytes) -> its device copy
+        self._tables: dict[tuple, object] = {}   # a host table (dtype, shape, bytes) -> device copy
         self._local = threading.local()            # each thread's streams, one per device
 
     # ------------------------------------------------------------------ helpers
@@ -103,9 +103,13 @@ class GpuTraceback:
         return get_module(_FILE, (name,)).get_function(name)
 
     def _matrix(self, scoring):
-        """The scoring's matrix as int32 on the device (built once per matrix, under a lock)."""
-        host = np.ascontiguousarray(scoring.matrix, dtype=np.int32)
-        key = (host.shape, host.tobytes())
+        """The scoring's matrix as int32 on the device (built once per matrix)."""
+        return self._constant(np.ascontiguousarray(scoring.matrix, dtype=np.int32))
+
+    def _constant(self, host: np.ndarray):
+        """A device copy of a small host table, made once per (dtype, shape, bytes) under
+        a lock and read-only after."""
+        key = (host.dtype.str, host.shape, host.tobytes())
         with self._lock:
             got = self._tables.get(key)
             if got is None:
@@ -202,6 +206,24 @@ class GpuTraceback:
             ops = self._cp.asnumpy(ops, stream=stream)
             stream.synchronize()
         return [(int(scores[k]), ops[opoff[k]:opoff[k + 1]].copy()) for k in range(len(items))]
+
+    def render_flat(self, ops, opoff, qcodes, qpos, tcodes, tpos, scoring, symbols):
+        """The :class:`~warpalign._backends.render.Rendered` of paths (device arrays, as
+        ``render_paths(..., xp=cupy)``): path k is ops[opoff[k]:opoff[k+1]] from
+        qcodes[qpos[k]] and tcodes[tpos[k]]; ``symbols``: the printed byte of each code.
+        ``render.cu``'s two launches on this thread's stream; the caller's current stream
+        waits for them on the device (the host does not)."""
+        from .render import render_device
+        cp = self._cp
+        caller = cp.cuda.get_current_stream()
+        matrix = self._matrix(scoring)
+        printed = self._constant(np.ascontiguousarray(symbols, dtype=np.uint8))
+        with self._stream() as stream:
+            got = render_device(cp, cp.asarray(ops, dtype=cp.uint8), opoff, self._device(qcodes),
+                                qpos, self._device(tcodes), tpos, matrix, int(scoring.gap_open),
+                                int(scoring.gap_extend), printed)
+            caller.wait_event(stream.record())
+        return got
 
     def _long_path(self, item, scoring, max_full_cells):
         """A segment over ``max_full_cells``: Myers–Miller with GPU half passes, or None when

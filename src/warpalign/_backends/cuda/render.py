@@ -1,0 +1,65 @@
+"""Rendering of many traced paths on the GPU: ``render.cu``'s two launches (issue 20).
+
+:func:`render_device` gives exactly what ``_backends/render.py``'s ``render_paths`` gives
+(the same :class:`~warpalign._backends.render.Rendered`, field by field: dtypes, lengths,
+bytes), in two kernels instead of dozens of array operations: ``render_walk`` (one warp
+per path: score, consumption, matches, aligned bytes, the length of the CIGAR text), the
+running sums of those lengths (the CIGAR offsets), ``render_cigar`` (the text). One read
+back: the total CIGAR length, to size its buffer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...offsets import running_sums
+from ..render import Rendered
+from .loader import get_module
+
+_FILE = "render.cu"
+_NAMES = ("render_walk", "render_cigar")
+_WARPS = 8                     # paths (warps) per block
+
+
+def render_device(cp, ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open: int, gap_extend: int,
+                  symbols) -> Rendered:
+    """``render_paths(..., xp=cp)``'s answer (arrays of ``cp``), on the current stream.
+
+    Args:
+        cp: CuPy (or a stand-in with its array functions, :func:`.loader.emulated`).
+        ops: uint8 device array, the ops of all paths end to end.
+        opoff: the paths' offsets in ``ops`` (n + 1 entries, from 0; host or device).
+        qcat, tcat: uint8 device arrays of symbol codes the paths index.
+        qpos, tpos: where each path starts in ``qcat`` / ``tcat`` (host or device).
+        matrix: the substitution matrix as a contiguous int32 device array (K x K).
+        gap_open, gap_extend: penalties (positive).
+        symbols: uint8 device array, the printed byte of each code (256 entries).
+
+    A path that runs past the end of ``qcat`` or ``tcat`` reads clamped positions, as
+    ``render_paths`` does. The results are on the current stream: a reader on another
+    stream waits for it first.
+    """
+    ops, qcat, tcat = (cp.ascontiguousarray(v) for v in (ops, qcat, tcat))
+    opoff = cp.asarray(opoff, dtype=np.int64)
+    n = int(opoff.shape[0]) - 1
+    total = int(ops.shape[0])
+    qpos = cp.asarray(qpos, dtype=np.int64)
+    tpos = cp.asarray(tpos, dtype=np.int64)
+    scores, used_q, used_t, matches, text = (cp.empty(n, np.int64) for _ in range(5))
+    query = cp.empty(total, np.uint8)
+    target = cp.empty(total, np.uint8)
+    kernels = get_module(_FILE, _NAMES)
+    grid, block = (-(-n // _WARPS),), (32 * _WARPS,)
+    if n:
+        kernels.get_function("render_walk")(grid, block, (
+            ops, opoff, np.int32(n), qcat, np.int64(qcat.shape[0]), qpos, tcat,
+            np.int64(tcat.shape[0]), tpos, matrix, np.int32(matrix.shape[0]),
+            np.int64(gap_open), np.int64(gap_extend), symbols, scores, used_q, used_t,
+            matches, query, target, text))
+    cigoff = running_sums(text, cp)
+    size = int(cigoff[-1])                       # the one read back
+    cigar = cp.empty(size, np.uint8)
+    if size:
+        kernels.get_function("render_cigar")(grid, block, (ops, opoff, np.int32(n), cigoff,
+                                                           cigar))
+    return Rendered(scores, used_q, used_t, matches, query, target, cigar, cigoff)
