@@ -385,7 +385,7 @@ def _finish(segments, paths, scoring, algorithm, numba: bool = True) -> list[Ali
     got = _render(numba, ops, opoff, qcat, qoff[:-1], tcat, toff[:-1], scoring)
     _check_paths(got, want, best, np.diff(qoff), np.diff(toff), algorithm,
                  lambda k: (segments[k][1], segments[k][2], segments[k][4], segments[k][5]))
-    table = _table(got, np, opoff, want, [seg[1] for seg in segments], [seg[2] for seg in segments],
+    table = _table(got, opoff, want, [seg[1] for seg in segments], [seg[2] for seg in segments],
                    [seg[4] for seg in segments], [seg[5] for seg in segments], algorithm)
     return list(table)
 
@@ -419,15 +419,14 @@ def _check_paths(got, want, best, qlen, tlen, algorithm, where) -> None:
                              f"({qs + int(got.used_q[k])}, {ts + int(got.used_t[k])})")
 
 
-def _table(got, xp, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
+def _table(got, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
            n=None) -> AlignmentTable:
-    """The AlignmentTable of rendered paths (``got``, arrays of ``xp``: one copy to the
-    host each; ``opoff``: the paths' offsets on the host). ``keep``: the rows (of ``n``)
-    the paths belong to; the others are empty (a local score of 0)."""
-    host = (lambda v: np.asarray(v)) if xp is np else (lambda v: xp.asnumpy(v))
-    matches = host(got.matches).astype(np.int64)
+    """The AlignmentTable of rendered paths (``got``: host arrays; ``opoff``: the paths'
+    offsets). ``keep``: the rows (of ``n``) the paths belong to; the others are empty (a
+    local score of 0)."""
+    matches = np.asarray(got.matches).astype(np.int64)
     opoff = np.asarray(opoff, np.int64)
-    cigoff = host(got.cigoff).astype(np.int64)
+    cigoff = np.asarray(got.cigoff).astype(np.int64)
     lengths = np.diff(opoff)
     cols = [np.asarray(v, np.int64) for v in (scores, qs, qe, ts, te)]
     if keep is not None:
@@ -449,11 +448,16 @@ def _table(got, xp, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
         identity = np.where(lengths > 0, matches / np.maximum(lengths, 1), 0.0)
     return AlignmentTable(scores=cols[0], query_starts=cols[1], query_ends=cols[2],
                           target_starts=cols[3], target_ends=cols[4], identities=identity,
-                          lengths=lengths, cigar_text=host(got.cigar).tobytes().decode("ascii"),
+                          lengths=lengths, cigar_text=_text(got.cigar, "ascii"),
                           cigar_offsets=cigoff,
-                          query_text=host(got.query).tobytes().decode("latin-1"),
-                          target_text=host(got.target).tobytes().decode("latin-1"),
+                          query_text=_text(got.query, "latin-1"),
+                          target_text=_text(got.target, "latin-1"),
                           aligned_offsets=opoff, algorithm=algorithm)
+
+
+def _text(codes: np.ndarray, encoding: str) -> str:
+    """A host uint8 array as text (decoded from its own buffer: no bytes copy first)."""
+    return str(memoryview(np.ascontiguousarray(codes, np.uint8)), encoding)
 
 
 def _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads) -> list[Alignment]:
@@ -526,7 +530,7 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     ``tcodes[tstarts[k]:tstarts[k] + tlens[k]]`` (codes of ``scoring.alphabet``; starts
     and lengths: host integer arrays). With the GPU engine the codes may be device
     arrays: they stay there, every pass reads them in place, and the paths are rendered
-    and checked on the device (one copy back of the strings). Same alignments as
+    on the device and come back in two copies (the engine's ``render_flat``). Same alignments as
     :func:`align_pairs`, without work per pair in Python on the GPU's path. ``timings``:
     a dict that receives the seconds of each step ("tb_ends", "tb_starts", "tb_paths",
     "tb_render": rendering, checks and the copy back).
@@ -588,15 +592,11 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     best, ops, opoff = engine.paths_flat(qcodes, qpos[keep] + qs, di, tcodes, tpos[keep] + ts,
                                          dj, score, scoring, limit, threads=threads)
     clock("tb_paths")
-    xp = engine.xp
     got = engine.render_flat(ops, opoff, qcodes, qpos[keep] + qs, tcodes, tpos[keep] + ts,
                              scoring, _printed(scoring))
-    host = (lambda v: np.asarray(v)) if xp is np else xp.asnumpy
-    small = got._replace(scores=host(got.scores), used_q=host(got.used_q),
-                         used_t=host(got.used_t))
-    _check_paths(small, score, np.asarray(best, np.int64), di, dj, algorithm,
+    _check_paths(got, score, np.asarray(best, np.int64), di, dj, algorithm,
                  lambda k: (int(qs[k]), int(qe[k]), int(ts[k]), int(te[k])))
-    table = _table(got, xp, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
+    table = _table(got, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
     clock("tb_render")
     return table
 

@@ -427,8 +427,8 @@ class ManyTraceback(Protocol):
 
     def render_flat(self, ops: Any, opoff: np.ndarray, qcodes: Any, qpos: np.ndarray,
                     tcodes: Any, tpos: np.ndarray, scoring: Any, symbols: np.ndarray) -> Any:
-        """``render.py``'s ``Rendered`` of paths (arrays of the engine's ``xp``, equal to
-        ``render_paths``' answer): path k is ops[opoff[k]:opoff[k+1]] from qcodes[qpos[k]]
+        """``render.py``'s ``Rendered`` of paths (host arrays, equal to ``render_paths``'
+        answer): path k is ops[opoff[k]:opoff[k+1]] from qcodes[qpos[k]]
         and tcodes[tpos[k]]; ``symbols``: the printed byte of each code (256 entries)."""
 
 

@@ -5,7 +5,8 @@
 bytes), in two kernels instead of dozens of array operations: ``render_walk`` (one warp
 per path: score, consumption, matches, aligned bytes, the length of the CIGAR text), the
 running sums of those lengths (the CIGAR offsets), ``render_cigar`` (the text). One read
-back: the total CIGAR length, to size its buffer.
+back: the total CIGAR length, to size its buffer. :func:`to_host` brings a ``Rendered``
+back in two copies through pinned memory (its integers, then its bytes).
 """
 
 from __future__ import annotations
@@ -63,3 +64,42 @@ def render_device(cp, ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open: int,
         kernels.get_function("render_cigar")(grid, block, (ops, opoff, np.int32(n), cigoff,
                                                            cigar))
     return Rendered(scores, used_q, used_t, matches, query, target, cigar, cigoff)
+
+
+def to_host(cp, got: Rendered, stream) -> Rendered:
+    """``got`` (device arrays) as host arrays, in two copies on ``stream`` into pinned
+    memory (the per-path integers joined, then the aligned strings and the CIGAR text
+    joined): eight pageable reads, each a sync, took ~7 ms for 32,768 paths of ~140 ops
+    (session 23, one H200). Returns when the copies are done."""
+    ints = [got.scores, got.used_q, got.used_t, got.matches, got.cigoff]
+    texts = [got.query, got.target, got.cigar]
+    host_ints = _pinned(cp, sum(int(v.shape[0]) for v in ints), np.int64)
+    host_texts = _pinned(cp, sum(int(v.shape[0]) for v in texts), np.uint8)
+    with stream:
+        if host_ints.size:
+            cp.concatenate([v.astype(np.int64, copy=False) for v in ints]).get(
+                stream=stream, out=host_ints, blocking=False)
+        if host_texts.size:
+            cp.concatenate(texts).get(stream=stream, out=host_texts, blocking=False)
+    stream.synchronize()
+    out_ints = _split(host_ints, ints)
+    out_texts = _split(host_texts, texts)
+    return Rendered(*out_ints[:4], *out_texts, out_ints[4])
+
+
+def _pinned(cp, size: int, dtype) -> np.ndarray:
+    """A host array of ``size`` items in pinned memory (CuPy's pinned pool reuses it)."""
+    dtype = np.dtype(dtype)
+    memory = cp.cuda.alloc_pinned_memory(max(size, 1) * dtype.itemsize)
+    return np.frombuffer(memory, dtype, size)
+
+
+def _split(joined: np.ndarray, parts) -> list[np.ndarray]:
+    """Copies of ``joined``'s consecutive pieces, one per device array of ``parts``, each
+    with its part's dtype (the pinned buffer goes back to the pool once they are made)."""
+    out, at = [], 0
+    for v in parts:
+        size = int(v.shape[0])
+        out.append(joined[at:at + size].astype(v.dtype))
+        at += size
+    return out

@@ -208,22 +208,20 @@ class GpuTraceback:
         return [(int(scores[k]), ops[opoff[k]:opoff[k + 1]].copy()) for k in range(len(items))]
 
     def render_flat(self, ops, opoff, qcodes, qpos, tcodes, tpos, scoring, symbols):
-        """The :class:`~warpalign._backends.render.Rendered` of paths (device arrays, as
-        ``render_paths(..., xp=cupy)``): path k is ops[opoff[k]:opoff[k+1]] from
+        """The :class:`~warpalign._backends.render.Rendered` of paths (host arrays, equal
+        to ``render_paths``' answer): path k is ops[opoff[k]:opoff[k+1]] from
         qcodes[qpos[k]] and tcodes[tpos[k]]; ``symbols``: the printed byte of each code.
-        ``render.cu``'s two launches on this thread's stream; the caller's current stream
-        waits for them on the device (the host does not)."""
-        from .render import render_device
+        ``render.cu``'s two launches on this thread's stream, then two copies back
+        (:func:`.render.to_host`)."""
+        from .render import render_device, to_host
         cp = self._cp
-        caller = cp.cuda.get_current_stream()
         matrix = self._matrix(scoring)
         printed = self._constant(np.ascontiguousarray(symbols, dtype=np.uint8))
         with self._stream() as stream:
             got = render_device(cp, cp.asarray(ops, dtype=cp.uint8), opoff, self._device(qcodes),
                                 qpos, self._device(tcodes), tpos, matrix, int(scoring.gap_open),
                                 int(scoring.gap_extend), printed)
-            caller.wait_event(stream.record())
-        return got
+            return to_host(cp, got, stream)
 
     def _long_path(self, item, scoring, max_full_cells):
         """A segment over ``max_full_cells``: Myers–Miller with GPU half passes, or None when
