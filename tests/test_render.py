@@ -221,6 +221,42 @@ def test_score_pairs_full_table():
     assert picked.alignments == [want[0], want[2]]
 
 
+def test_score_pairs_full_takes_its_ends_from_the_pair_ends_engine():
+    """Where the backend has a ``pair_ends`` engine (the GPU's pair kernel), mode full
+    (local) asks it for the end cells of the reported pairs (the others' scores given as
+    0) and runs no end pass; an engine that finds no cell for a score is an internal
+    error; global alignments keep the end pass. Here a stand-in engine on the CPU row."""
+    from warpalign._backends.cpu.pairwise import score_end
+    from warpalign._backends.registry import using
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    xs = ["TACTG", "AAAA", "ACGTACGT", "", "GATTACA"]
+    ys = ["GAACTGA", "CCCC", "ACGAACGT", "ACGT", "TTGATTACAGG"]
+    asked = []
+
+    def ends(xcodes, xoff, ycodes, yoff, scoring, scores, *, largest=None):
+        asked.append(scores.tolist())
+        got = [score_end(xcodes[xoff[k]:xoff[k + 1]], ycodes[yoff[k]:yoff[k + 1]],
+                         scoring.matrix, scoring.gap_open, scoring.gap_extend, 0)
+               if scores[k] else (0, 0, 0) for k in range(len(scores))]
+        return np.array(got, np.int64), {"ends": 0.5}
+
+    plain = score_pairs(xs, ys, s, mode="full", backend="cpu", threshold=9)
+    with using("pair_ends", "cpu", "wordwise", ends):
+        got = score_pairs(xs, ys, s, mode="full", backend="cpu", threshold=9)
+        assert asked == [[0, 0, 13, 0, 14]]
+        assert got.alignments == plain.alignments and got.indices.tolist() == [2, 4]
+        assert got.timings["ends"] == 0.5 and "tb_ends" not in got.timings
+        glob = score_pairs(xs, ys, s, mode="full", backend="cpu", algorithm="global")
+        assert len(asked) == 1 and "tb_ends" in glob.timings
+
+    def wrong(*args, **kwargs):
+        raise ValueError("pair 2: score 13 given, but its best local score is 12")
+
+    with using("pair_ends", "cpu", "wordwise", wrong):
+        with pytest.raises(RuntimeError, match="internal error: .* pair 2: score 13 given"):
+            score_pairs(xs, ys, s, mode="full", backend="cpu")
+
+
 def test_alignment_table_to_pandas():
     pytest.importorskip("pandas")
     s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
