@@ -9,8 +9,9 @@ the same run; the alignments of the two backends must be identical (exit 1 other
 GCUPS = pairs x x x y / seconds (scope "call": the whole call). Input (``--input``):
 "arrays" (default: two 2-D NumPy uint8 arrays of characters, one row a sequence) or
 "list" (lists of str). Each line records the input form and, in params.timings, the
-call's steps (``PairScores.timings``: encode, kernels, "align" and within it the
-traceback's tb_ends / tb_starts / tb_paths / tb_render).
+call's steps (``PairScores.timings``: encode, kernels, "align" and within it the end
+cells (on the GPU the pair kernel's "ends", on the CPU the traceback's tb_ends) and the
+traceback's tb_starts / tb_paths / tb_render).
 """
 
 from __future__ import annotations

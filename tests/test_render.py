@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from reference import dp
 from warpalign import Scoring, score_pairs
 from warpalign._backends.cpu.render import render_many
 from warpalign._backends.cpu.traceback import path_score
 from warpalign._backends.render import cigar_text, render_paths
+from warpalign.errors import TracebackError
 from warpalign.results import Alignment, AlignmentTable, _pair_counts
 from warpalign.traceback import align_codes, align_pairs, align_pairs_table, cigar_string
 
@@ -143,6 +145,55 @@ def test_align_pairs_table_rejects_bad_input():
                           [0, 2], [2, 2], s)
 
 
+@pytest.mark.parametrize("algorithm", ["local", "semiglobal", "global"])
+@pytest.mark.parametrize("scoring", [AFFINE, BLOSUM], ids=["affine", "blosum"])
+def test_align_pairs_table_given_ends_equal_its_own_end_pass(scoring, algorithm):
+    """Ends given (as score_pairs' pair kernel gives them on the GPU): no end pass, the same
+    table. The ends are tests/reference.py's DP (DESIGN.md's tie rule), the pairs those of
+    the table test (all-equal pairs: ties in many cells; repeats; empty sides)."""
+    rng = np.random.default_rng(6)
+    pairs = _pairs(rng, 24, 20 if scoring is BLOSUM else 4)
+    qcat = np.concatenate([q for q, _ in pairs])
+    tcat = np.concatenate([t for _, t in pairs])
+    ql, tl = np.array([len(q) for q, _ in pairs]), np.array([len(t) for _, t in pairs])
+    qs, ts = np.cumsum(ql) - ql, np.cumsum(tl) - tl
+    args = (qcat, qs, ql, tcat, ts, tl, scoring, algorithm)
+    ends = np.array([dp(q.tolist(), t.tolist(), scoring.matrix.tolist(), scoring.gap_open,
+                        scoring.gap_extend, algorithm) for q, t in pairs], np.int64)
+    timings: dict = {}
+    given = align_pairs_table(*args, threads=1, ends=ends, timings=timings)
+    assert "tb_ends" not in timings and "tb_starts" in timings
+    assert given == align_pairs_table(*args, threads=1)
+    assert given.scores.tolist() == ends[:, 0].tolist()
+    keep = ends[:, 0] != 0 if algorithm == "local" else slice(None)
+    assert given.query_ends[keep].tolist() == ends[keep, 1].tolist()
+    assert given.target_ends[keep].tolist() == ends[keep, 2].tolist()
+
+
+def test_align_pairs_table_rejects_wrong_given_ends():
+    """An end cell no alignment of the given score ends at, or a score an alignment ending
+    there beats, is an error, never a table; so are ends outside their pair, of the wrong
+    shape, or off the corner (global) or the last row (semiglobal)."""
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    q, t = s.encode("TACTGAC"), s.encode("GAACTGAGGTT")
+    args = (q, [0], [7], t, [0], [11], s)
+    assert align_pairs_table(*args, ends=[[10, 6, 7]]).cigars() == ["5M"]   # ACTGA
+    for wrong in ([10, 6, 6], [10, 5, 7], [11, 6, 7], [9, 6, 7], [4, 2, 2]):
+        with pytest.raises(TracebackError):
+            align_pairs_table(*args, ends=[wrong])
+    for wrong, word in (([[10, 6]], "shape"), ([[10, 8, 7]], "no local end"),
+                        ([[10, 6, 12]], "no local end"), ([[-1, 0, 0]], "no local end"),
+                        ([[10.0, 6, 7]], "integer")):
+        with pytest.raises(ValueError, match=word):
+            align_pairs_table(*args, ends=wrong)
+    with pytest.raises(ValueError, match="no global end of a 7 x 11 pair"):
+        align_pairs_table(*args, "global", ends=[[0, 7, 10]])
+    with pytest.raises(ValueError, match="no semiglobal end"):
+        align_pairs_table(*args, "semiglobal", ends=[[0, 6, 10]])
+    # a local score of 0 has no cell: its row is empty whatever the cell says
+    assert align_pairs_table(*args, ends=[[0, 3, 3]])[0].cigar == ""
+
+
 def test_score_pairs_full_table():
     s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
     xs = ["TACTG", "AAAA", "ACGTACGT", ""]
@@ -169,6 +220,42 @@ def test_score_pairs_full_table():
     picked = score_pairs(xs, ys, s, mode="full", backend="cpu", threshold=5)
     assert picked.indices.tolist() == [0, 2]
     assert picked.alignments == [want[0], want[2]]
+
+
+def test_score_pairs_full_takes_its_ends_from_the_pair_ends_engine():
+    """Where the backend has a ``pair_ends`` engine (the GPU's pair kernel), mode full
+    (local) asks it for the end cells of the reported pairs (the others' scores given as
+    0) and runs no end pass; an engine that finds no cell for a score is an internal
+    error; global alignments keep the end pass. Here a stand-in engine on the CPU row."""
+    from warpalign._backends.cpu.pairwise import score_end
+    from warpalign._backends.registry import using
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    xs = ["TACTG", "AAAA", "ACGTACGT", "", "GATTACA"]
+    ys = ["GAACTGA", "CCCC", "ACGAACGT", "ACGT", "TTGATTACAGG"]
+    asked = []
+
+    def ends(xcodes, xoff, ycodes, yoff, scoring, scores, *, largest=None):
+        asked.append(scores.tolist())
+        got = [score_end(xcodes[xoff[k]:xoff[k + 1]], ycodes[yoff[k]:yoff[k + 1]],
+                         scoring.matrix, scoring.gap_open, scoring.gap_extend, 0)
+               if scores[k] else (0, 0, 0) for k in range(len(scores))]
+        return np.array(got, np.int64), {"ends": 0.5}
+
+    plain = score_pairs(xs, ys, s, mode="full", backend="cpu", threshold=9)
+    with using("pair_ends", "cpu", "wordwise", ends):
+        got = score_pairs(xs, ys, s, mode="full", backend="cpu", threshold=9)
+        assert asked == [[0, 0, 13, 0, 14]]
+        assert got.alignments == plain.alignments and got.indices.tolist() == [2, 4]
+        assert got.timings["ends"] == 0.5 and "tb_ends" not in got.timings
+        glob = score_pairs(xs, ys, s, mode="full", backend="cpu", algorithm="global")
+        assert len(asked) == 1 and "tb_ends" in glob.timings
+
+    def wrong(*args, **kwargs):
+        raise ValueError("pair 2: score 13 given, but its best local score is 12")
+
+    with using("pair_ends", "cpu", "wordwise", wrong):
+        with pytest.raises(RuntimeError, match="internal error: .* pair 2: score 13 given"):
+            score_pairs(xs, ys, s, mode="full", backend="cpu")
 
 
 def test_alignment_table_to_pandas():

@@ -24,7 +24,7 @@ import numpy as np
 
 from ._backends import ALGORITHMS, BACKENDS, check_choice, numba_threads, resolve_threads
 from ._backends.cpu.pairwise import ALGORITHM_CODES, score_end
-from ._backends.registry import backend_for, engine_for, has_engine
+from ._backends.registry import backend_for, engine_for, has_engine, lookup
 from .buffers import gather
 from .choices import PAIRS_METHODS, PAIRS_MODES
 from .errors import AlphabetError, NotComputed
@@ -66,7 +66,8 @@ class PairScores:
             (``scores``, ``query_starts``, ..., ``cigar_text``/``cigar_offsets``,
             ``identities``, ``to_pandas()``) are read without an object per alignment.
         timings: seconds per step ("w2b", "swa", "b2w", "rescore", "align"; within
-            "align", mode full: "tb_ends", "tb_starts", "tb_paths", "tb_render").
+            "align", mode full: "ends" (local, on the GPU: the end cells by the pair
+            kernel; elsewhere "tb_ends"), "tb_starts", "tb_paths", "tb_render").
 
     Example:
         >>> from warpalign import Scoring
@@ -345,11 +346,25 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     if mode == "full":
         from .traceback import align_pairs_table
         t0 = time.perf_counter()
+        ends = None
+        ender = lookup("pair_ends", engine, "wordwise") if algorithm == "local" else None
+        if ender is not None:   # the end cells by the pair kernel (GPU): no tb_end pass
+            wanted = np.zeros(scores.size, np.int64)
+            wanted[indices] = scores[indices]
+            try:
+                found, seconds = ender(xcodes, xoff, ycodes, yoff, scoring, wanted,
+                                       largest=largest)
+            except ValueError as exc:   # a score the kernel finds no cell for: a bug
+                raise RuntimeError(f"internal error: the pair kernel's end cells (batch "
+                                   f"from pair {first}): {exc}") from exc
+            ends = found[indices]
+            for key, value in seconds.items():
+                timings[key] = timings.get(key, 0.0) + value
         # the codes stay where the kernel read them (on the GPU: no copy back)
         alignments = align_pairs_table(xcodes, xoff[indices], np.diff(xoff)[indices], ycodes,
                                        yoff[indices], np.diff(yoff)[indices], scoring,
                                        algorithm, engine=engine_for("traceback", engine, "auto"),
-                                       threads=threads, timings=timings)
+                                       threads=threads, timings=timings, ends=ends)
         differ = np.flatnonzero(alignments.scores != scores[indices])
         if differ.size:
             p = int(indices[differ[0]])

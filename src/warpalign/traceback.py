@@ -523,7 +523,7 @@ def align_pairs(pairs, scoring: Scoring, algorithm: str = "local", *,
 def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: Scoring,
                       algorithm: str = "local", *, engine: ManyTraceback | None = None,
                       max_full_cells: int | None = None, threads: int | None = None,
-                      timings: dict | None = None) -> AlignmentTable:
+                      timings: dict | None = None, ends=None) -> AlignmentTable:
     """:func:`align_pairs` of pairs given as arrays, as an :class:`AlignmentTable`.
 
     Pair k is ``qcodes[qstarts[k]:qstarts[k] + qlens[k]]`` against
@@ -533,7 +533,13 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     on the device and come back in two copies (the engine's ``render_flat``). Same alignments as
     :func:`align_pairs`, without work per pair in Python on the GPU's path. ``timings``:
     a dict that receives the seconds of each step ("tb_ends", "tb_starts", "tb_paths",
-    "tb_render": rendering, checks and the copy back).
+    "tb_render": rendering, checks and the copy back). ``ends``: each pair's (score, query
+    end, target end) when the caller has them (``score_pairs``' pair kernel on the GPU),
+    an (n, 3) integer array: then no end pass runs (no "tb_ends"). They are checked as
+    far as the later passes can: each end cell must end an alignment of exactly that
+    score (else :class:`~warpalign.errors.TracebackError`) and lie inside its pair (global:
+    at (m, n); semiglobal: on row m; else ``ValueError``); that the score is the pair's
+    best and the cell the tie rule's is the caller's word.
 
     Example:
         >>> from warpalign.scoring import Scoring
@@ -561,9 +567,12 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
             raise ValueError(f"{name} starts and lengths reach outside the {codes.shape[0]} codes")
     clock = _Clock(timings)
     _check_codes(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring)
-    ends = engine.ends_flat(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, code,
-                            threads=threads)
-    clock("tb_ends")
+    if ends is None:
+        ends = engine.ends_flat(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, code,
+                                threads=threads)
+        clock("tb_ends")
+    else:
+        ends = _given_ends(ends, qlen, tlen, algorithm)
     score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
     keep = np.flatnonzero(score != 0) if code == LOCAL else np.arange(n)
     score, qe, te = score[keep], qe[keep], te[keep]
@@ -599,6 +608,31 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     table = _table(got, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
     clock("tb_render")
     return table
+
+
+def _given_ends(ends, qlen: np.ndarray, tlen: np.ndarray, algorithm: str) -> np.ndarray:
+    """``align_pairs_table``'s ``ends`` as an (n, 3) int64 array, each cell inside its
+    pair (global: the corner; semiglobal: the last query row; local, score 0: anywhere)."""
+    got = np.asarray(ends)
+    if got.shape != (qlen.size, 3) or not np.issubdtype(got.dtype, np.integer):
+        raise ValueError(f"ends must be an integer array of shape ({qlen.size}, 3) (score, "
+                         f"query end, target end per pair): got {got.dtype} {got.shape}")
+    got = got.astype(np.int64)
+    code = ALGORITHM_CODES[algorithm]
+    score, qe, te = got[:, 0], got[:, 1], got[:, 2]
+    bad = (qe < 0) | (qe > qlen) | (te < 0) | (te > tlen)
+    if code == LOCAL:
+        bad = (score < 0) | ((score > 0) & bad)
+    else:
+        bad |= qe != qlen
+        if code == GLOBAL:
+            bad |= te != tlen
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"ends of pair {k}: ({int(score[k])}, {int(qe[k])}, {int(te[k])}) is "
+                         f"no {algorithm} end of a {int(qlen[k])} x {int(tlen[k])} "
+                         "pair")
+    return got
 
 
 def _segment_starts(qe: np.ndarray, te: np.ndarray, score: np.ndarray, scoring: Scoring

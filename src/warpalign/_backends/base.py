@@ -299,6 +299,18 @@ class PairKernel(Protocol):
                  largest: int | None = None) -> tuple[np.ndarray, np.ndarray, dict]: ...
 
 
+class PairEnds(Protocol):
+    """``score_pairs``' end cells (mode full, local): each pair's best local alignment's
+    (score, query end, target end) under DESIGN.md's tie rule, as ``cpu.pairwise.score_end``
+    gives them, from its exact ``scores`` (0: no end wanted, row (0, 0, 0)); codes and
+    offsets as :class:`PairKernel`. Returns the (pairs, 3) int64 array and seconds per
+    step; a score that is not its pair's maximum is a ``ValueError``."""
+
+    def __call__(self, xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray,
+                 yoff: np.ndarray, scoring: Any, scores: np.ndarray, *,
+                 largest: int | None = None) -> tuple[np.ndarray, dict]: ...
+
+
 class EncodeKernel(Protocol):
     """Characters to codes on a backend (``score_pairs``'s inputs), several arrays at once
     (a batch's two sides: one device-to-host read for all on "cuda"): each of ``raws`` a

@@ -30,6 +30,8 @@ align          long (cuda): a long pair's every pass       :class:`~.base.LongPa
                                                            whose ``LongPair`` is a
                                                            :class:`~.base.TracebackEngine`
 pairs          wordwise, bitsliced (cpu, cuda)             :class:`~.base.PairKernel`
+pair_ends      wordwise (cuda): local end cells of pairs   :class:`~.base.PairEnds`
+               of known scores (``score_pairs``, mode full)
 encode         auto (cpu, cuda): characters to codes by    :class:`~.base.EncodeKernel`
                the alphabet's table (``score_pairs``)
 locate         windows (cpu, cuda)                         :class:`~.base.SearchEngine`
@@ -108,6 +110,7 @@ TABLE: tuple[Row, ...] = (
     Row("pairs",       "cpu",  "bitsliced",    "cpu.bitsliced:score_pairs"),
     Row("pairs",       "cuda", "wordwise",     "cuda.pairs:score_wordwise"),
     Row("pairs",       "cuda", "bitsliced",    "cuda.pairs:score_bitsliced"),
+    Row("pair_ends",   "cuda", "wordwise",     "cuda.pair_ends:ends_wordwise"),
     Row("locate",      "cpu",  "windows",      "cpu:CpuBackend()"),
     Row("locate",      "cuda", "windows",      "cuda.search:CudaBackend()"),
     Row("locate",      "cuda", "windows16",    "cuda.windows"),
@@ -129,8 +132,9 @@ _NAMES = {"cpu": "CPU", "cuda": "CUDA"}
 #: What cannot run, in the error of an explicit backend="cuda" (the probe is per backend).
 _LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search kernels",
            "align": "the CUDA alignment kernels", "pairs": "the CUDA pair kernels",
-           "locate": "the CUDA locate kernels", "lcs": "the CUDA LCS backend",
-           "traceback": "the CUDA traceback kernels", "encode": "the CUDA encoding"}
+           "pair_ends": "the CUDA pair kernels", "locate": "the CUDA locate kernels",
+           "lcs": "the CUDA LCS backend", "traceback": "the CUDA traceback kernels",
+           "encode": "the CUDA encoding"}
 #: The jobs whose engine is a SearchEngine: a configured engine object may stand for it.
 _SEARCH_JOBS = ("search", "distributed", "align", "locate")
 _SEARCH_MEMBERS = ("name", "prepare", "scan", "search_batches")

@@ -24,6 +24,17 @@
 //            over c <= n).  Local pad rows stay 0.  Local 16-bit: an item whose running
 //            max reaches `thr` is flagged (no lane can wrap before a correct value >= thr
 //            has entered the maximum), so unflagged scores are exact.
+//            ENDS (local only): the end cell of each pair whose score S is known (from
+//            a scoring run; `target`, real units, 0: no end wanted).  S is the maximum
+//            of H, so DESIGN.md's tie rule picks the first column holding S, then the
+//            first row in it.  A lane's columns grow with its steps, so the first step of
+//            a band at which its running max of the band equals S (stored units) is its
+//            first column there, and only then (rare) are its R rows searched for the
+//            first one equal to S.  Lanes and bands reduce by (column, row) as one
+//            64-bit key (target end << 32 | query end, half-open); no hit: ~0.  The
+//            score is written too (the host checks it equals S).  Pad rows stay 0 and
+//            pad columns (past a pair's end, scores < 0) stay below S (> 0) or come
+//            after the real column holding it, so neither is picked.
 // ww_dna     word-wise, DNA local linear 16-bit (the bulk hot path): two columns per
 //            iteration (lane t at columns s - 2t, s + 1 - 2t), packed columns (ww_ypack).
 // bs_*       bitsliced: 32 pairs per word (bit k = pair k), values as S bit-planes.
@@ -67,6 +78,9 @@ template <> struct Lanes<16> {
     static __device__ __forceinline__ unsigned add(unsigned a, unsigned b) {
         return __vadd2(a, b);
     }
+    static __device__ __forceinline__ unsigned eq(unsigned a, unsigned b) {
+        return __vcmpeq2(a, b);                 // 0xffff in each equal half
+    }
     static __device__ __forceinline__ unsigned pack(int lo, int hi) {
         return ((unsigned)lo & 0xffffu) | ((unsigned)hi << 16);
     }
@@ -86,6 +100,9 @@ template <> struct Lanes<32> {
         return (unsigned)max((int)a, (int)b);
     }
     static __device__ __forceinline__ unsigned add(unsigned a, unsigned b) { return a + b; }
+    static __device__ __forceinline__ unsigned eq(unsigned a, unsigned b) {
+        return a == b ? 0xffffffffu : 0u;
+    }
     static __device__ __forceinline__ unsigned pack(int lo, int) { return (unsigned)lo; }
     static __device__ __forceinline__ int lo(unsigned v) { return (int)v; }
     static __device__ __forceinline__ int hi(unsigned) { return 0; }
@@ -101,6 +118,20 @@ __device__ __forceinline__ int ww_col0(int alg, int q, int go, int ge) {
     return (alg == ALG_LOCAL || q < 0) ? 0 : -(go + q * ge);
 }
 
+// ENDS: the key of the first of a lane's R rows (H stored units, the low or high half)
+// equal to `goal` at column j (0-based): target end j + 1 << 32 | query end (q0: the query
+// row index of the lane's first row, < 0 inside the pad).
+template <int W, int R>
+__device__ __forceinline__ unsigned long long ww_key(const unsigned (&h)[R], int goal, bool low,
+                                                     int j, int q0) {
+    typedef Lanes<W> L;
+    int r0 = R;
+#pragma unroll
+    for (int r = R - 1; r >= 0; --r)
+        if ((low ? L::lo(h[r]) : L::hi(h[r])) == goal) r0 = r;
+    return ((unsigned long long)(j + 1) << 32) | (unsigned)(q0 + r0 + 1);
+}
+
 // Top boundary H[0][c], real units.
 __device__ __forceinline__ int ww_top(int alg, int c, int go, int ge) {
     return (alg == ALG_GLOBAL && c > 0) ? -(go + (c - 1) * ge) : 0;
@@ -112,15 +143,18 @@ __device__ __forceinline__ int ww_top(int alg, int c, int go, int ge) {
 // bytes -1); else K*K ints S'(x, y) (code K-1 = pad).  S' = S + g for linear gaps.
 // bias: g (linear) or go (affine): stored H' = H + bias; linear stores G = H' - g = H.
 // bound: per item, (ncols + 2) words of H (and as many of F' after them, affine).
-template <int W, int R, bool AFFINE, int ALG, bool DNA>
+// target, ends (ENDS only, else unread): per pair its score S and its end cell's key.
+template <int W, int R, bool AFFINE, int ALG, bool DNA, bool ENDS>
 __global__ void __launch_bounds__(256, 2)
 ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict__ xoff,
           const unsigned char* __restrict__ ycodes, const long long* __restrict__ yoff,
           const int* __restrict__ items, int nitems, int G, int bands,
           const int* __restrict__ table, int K, int go, int ge, int thr, unsigned one,
           unsigned* __restrict__ bound, long long bstride,
-          int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged)
+          int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged,
+          const int* __restrict__ target, unsigned long long* __restrict__ ends)
 {
+    static_assert(!ENDS || ALG == ALG_LOCAL, "end cells: local alignments only");
     typedef Lanes<W> L;
     extern __shared__ int ww_smem[];
     const int twords = DNA ? 5 : K * K;
@@ -159,13 +193,25 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
     const unsigned negv = L::pack(L::NEG, L::NEG);
     const unsigned ypad = DNA ? 4u : (unsigned)(K - 1);
 
-    unsigned best = LOCAL ? (AFFINE ? bvec : 0u) : negv;
+    const unsigned best0 = LOCAL ? (AFFINE ? bvec : 0u) : negv;
+    unsigned best = best0;                // ENDS: the running max of the band
+    unsigned total = best0;               // ENDS: the max over the bands done
     int res_a = L::NEG, res_b = L::NEG;   // global / semiglobal readout, real units
+    // ENDS: S per pair in stored units (-1, never stored, for no end), the first cell's key
+    unsigned goal = 0u;
+    unsigned long long key_a = ~0ull, key_b = ~0ull;
+    if (ENDS) {
+        const int sa = pa >= 0 ? target[pa] : 0, sb = pb >= 0 ? target[pb] : 0;
+        const int sub = AFFINE ? go : 0;
+        goal = L::pack(sa > 0 ? sa + sub : -1, sb > 0 ? sb + sub : -1);
+    }
     unsigned* bufh = bound + (size_t)item * (size_t)bstride;
     unsigned* buff = bufh + (ncols + 2);
 
     for (int band = 0; band < bands; ++band) {
         const int row0 = band * G * R + t * R;   // first tile row of this lane
+        unsigned found = 0u;                     // ENDS: halves whose band hit is recorded
+        if (ENDS) best = best0;
         // per-row constants: score selector / table offsets, initial H (col 0), E', floor
         unsigned sel[R], Hc[R], Ec[R], fl[R];
 #pragma unroll
@@ -292,6 +338,16 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
                         for (int k = 0; k + 1 < R; k += 2)
                             best = L::max3(best, Hc[k], Hc[k + 1]);
                         if (R & 1) best = L::max2(best, Hc[R - 1]);
+                        if (ENDS) {
+                            const unsigned hit = L::eq(best, goal) & ~found;
+                            if (hit) {      // this lane's first column of the band with S
+                                found |= hit;
+                                if (hit & 0xffffu) key_a = min(key_a, ww_key<W, R>(
+                                    Hc, L::lo(goal), true, j, row0 - pada));
+                                if (PAIRS == 2 && (hit >> 16)) key_b = min(key_b, ww_key<W, R>(
+                                    Hc, L::hi(goal), false, j, row0 - padb));
+                            }
+                        }
                     }
                 }
                 outh = Hc[R - 1];
@@ -331,6 +387,14 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
             hu = rh;
             fu = rf;
         }
+        if (ENDS) total = L::max2(total, best);
+    }
+    if (ENDS) {
+        best = total;
+        for (int o = 1; o < G; o <<= 1) {
+            key_a = min(key_a, __shfl_xor_sync(FULL_MASK, key_a, o, G));
+            key_b = min(key_b, __shfl_xor_sync(FULL_MASK, key_b, o, G));
+        }
     }
     if (LOCAL) {
         for (int o = 1; o < G; o <<= 1) best = L::max2(best, __shfl_xor_sync(FULL_MASK, best, o, G));
@@ -339,10 +403,12 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
             const int ba = L::lo(best), bb = L::hi(best);
             if (pa >= 0) {
                 out[pa] = ba - sub;
+                if (ENDS) ends[pa] = key_a;
                 if (ba >= thr) flagged[atomicAdd(nflagged, 1)] = pa;
             }
             if (pb >= 0) {
                 out[pb] = bb - sub;
+                if (ENDS) ends[pb] = key_b;
                 if (bb >= thr) flagged[atomicAdd(nflagged, 1)] = pb;
             }
         }

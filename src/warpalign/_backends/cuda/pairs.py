@@ -21,6 +21,10 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
   lane, 2 or 4 columns per iteration), B2W (untranspose). ``s`` is chosen from the scoring and lengths so that no value
   can saturate (as the CPU version, :mod:`warpalign._backends.cpu.bitsliced`).
 
+``score_pairs(mode="full")``'s local end cells come from ww_kernel's ENDS form
+(:mod:`.pair_ends`, planned by the helpers here: :func:`ww_table`, :func:`launch_groups`,
+:func:`ww_items`).
+
 The pair kernels take the codes where they are (device arrays from the ``encode``
 engine, :mod:`.encode`: no copy to the host).
 
@@ -42,6 +46,7 @@ of the inputs the whole call is ~500-600 and ~230-290 GCUPS.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,7 +56,7 @@ from ..cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
 from .loader import require_cupy
 
 _FILE = "pairs.cu"
-_BLOCK = 256
+BLOCK = 256
 _BS_BLOCK = 128
 _BS_R = 4                    # rows per lane of bs_swa (one band = 128 rows)
 #: Columns per iteration of bs_swa (lane t works on columns s - C t .. s - C t + C - 1,
@@ -113,7 +118,7 @@ def _module(names: tuple[str, ...]):
     return get_module(_FILE, tuple(sorted(set(names))))
 
 
-class _Clock:
+class Clock:
     """CUDA events around steps; seconds per step after :meth:`finish`."""
 
     def __init__(self, cp):
@@ -139,7 +144,7 @@ def _check_runs(kernel_runs) -> None:
         raise ValueError(f"invalid kernel_runs: {kernel_runs!r}; expected an integer >= 1")
 
 
-def _rerun(clock: _Clock, nflag, run: int) -> None:
+def _rerun(clock: Clock, nflag, run: int) -> None:
     """Before a DP kernel launch: run 0 starts the ``swa`` clock; a repeated run (the
     ``kernel_runs`` knob) first clears the saturation counter outside the clock."""
     if run:
@@ -209,13 +214,13 @@ def plan_by_sort(xl: np.ndarray, yl: np.ndarray, widths: np.ndarray, rows: int
 def pack_offsets(items: np.ndarray, yl: np.ndarray, g: int, grid: int,
                  length: int | None = None) -> np.ndarray:
     """``ww_ypack``'s byte offsets (int64, item slots + 1) of each item slot's packed
-    columns: the grid's ``grid * _BLOCK // g`` slots (``items``: pairs of pair indices,
+    columns: the grid's ``grid * BLOCK // g`` slots (``items``: pairs of pair indices,
     -1 for none, filling the first slots) each get (its warp's widest item + 4 G + 4)
     bytes rounded up to words, the last 2,048 more (ww_dna's prefetch reads up to 2,048
     bytes ahead). ``length``: the target length when every pair has it (then no pair's
     length is read: the same offsets by arithmetic)."""
     nitems = items.size // 2
-    nall = grid * _BLOCK // g
+    nall = grid * BLOCK // g
     per_warp = 32 // g
     if length is not None:
         # every item slot holds a pair of this length; slots of a warp with one are wide
@@ -238,7 +243,7 @@ def pack_offsets(items: np.ndarray, yl: np.ndarray, g: int, grid: int,
     return ypoff
 
 
-def _upload(cp, arrays: list[np.ndarray]) -> list:
+def upload(cp, arrays: list[np.ndarray]) -> list:
     """Host arrays to the device in one copy (one CuPy array, not one each): a device
     view of each, in order, every one starting on a 256-byte boundary."""
     starts, at = [], 0
@@ -250,6 +255,103 @@ def _upload(cp, arrays: list[np.ndarray]) -> list:
         host[start:start + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
     device = cp.asarray(host)
     return [device[start:start + a.nbytes].view(a.dtype) for a, start in zip(arrays, starts)]
+
+
+@dataclass(frozen=True)
+class WwTable:
+    """A scoring as the word-wise kernels take it (:func:`ww_table`)."""
+
+    table: np.ndarray     # int32 words: DNA 5 (4 bytes each, then the pad column), else K*K
+    k: int                # K: the table's side (4 for DNA: codes A C G T)
+    dna: bool             # scores by PRMT (local, codes A/C/G/T, scores fitting a byte)
+    rows: int             # rows per lane
+    smax: int             # the largest stored score S' (the 16-bit threshold)
+    go: int
+    ge: int
+    affine: bool
+    bias: int             # g (linear) or go (affine): stored H' = H + bias
+    biggest: int          # the largest |score| or penalty (at least 1)
+    narrow: bool          # local: 16-bit lanes (else 32-bit)
+
+
+def ww_table(scoring, local: bool, xcodes, ycodes, largest: int | None,
+             rows: int | None) -> WwTable:
+    """The score table, the DNA choice and the rows per lane of ``scoring`` for the
+    word-wise kernels; ``largest``: the largest code when known (else read from the codes
+    where it matters); ``rows``: the DNA path's rows per lane (default
+    :data:`WW_DNA_ROWS`)."""
+    matrix = np.asarray(scoring.matrix, dtype=np.int64)
+    go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+    affine = go != ge
+    bias = go if affine else ge
+    alpha = matrix.shape[0]
+    biggest = max(int(np.abs(matrix).max()), go, ge, 1)
+    shift = 0 if affine else bias               # S' = S + g on linear gaps
+    dna_table = matrix[:4, :4] + shift
+    if largest is None and local and alpha >= 4:
+        largest = max(_top(xcodes), _top(ycodes))
+    dna = (local and alpha >= 4 and largest < 4
+           and int(dna_table.min()) >= -128 and int(dna_table.max()) <= 127)
+    if dna:
+        words = [int(sum((int(dna_table[x, y]) & 0xFF) << (8 * x) for x in range(4)))
+                 for y in range(4)] + [0xFFFFFFFF]
+        table = np.array(words, dtype=np.uint32).view(np.int32)
+        k = 4
+        rows = WW_DNA_ROWS[affine] if rows is None else int(rows)
+    else:
+        k = alpha + 1
+        pad = -(go + ge + 1)
+        tab = np.full((k, k), pad, dtype=np.int64)
+        tab[:alpha, :alpha] = matrix
+        table = (tab + shift).astype(np.int32).ravel()
+        rows = 16
+    smax = int(table.view(np.int8).max()) if dna else int(table.max())
+    return WwTable(table, k, dna, rows, smax, go, ge, affine, bias, biggest,
+                   4 * biggest + bias <= INT16_SMALL)
+
+
+def ww_threshold(bits: int, smax: int) -> int:
+    """The stored value from which a local 16-bit lane flags its item (no value can
+    wrap below it); 32-bit lanes: never."""
+    return 32767 - max(smax, 0) - 2 if bits == 16 else (1 << 30)
+
+
+def ww_items(order: np.ndarray, bits: int, g: int) -> tuple[np.ndarray, int, int]:
+    """A launch's items (pairs of pair indices for 16-bit lanes, -1 for none), their
+    count and the grid's blocks."""
+    per = 2 if bits == 16 else 1
+    items = np.full(-(-order.size // per) * per, -1, dtype=np.int32)
+    items[:order.size] = order
+    nitems = items.size // per
+    return items, nitems, -(-nitems * g // BLOCK)
+
+
+def ww_name(bits: int, rows: int, affine: bool, code: int, dna: bool, ends: bool) -> str:
+    """The name of a ww_kernel instance."""
+    flag = {True: "true", False: "false"}
+    return f"ww_kernel<{bits}, {rows}, {flag[affine]}, {code}, {flag[dna]}, {flag[ends]}>"
+
+
+def band_buffer(cp, bands: int, nitems: int, ncols: int, affine: bool, dummy):
+    """(stride, buffer) of a launch's band buffers (``dummy`` for one band)."""
+    if bands == 1:
+        return 0, dummy
+    bstride = (ncols + 2) * (2 if affine else 1)
+    return bstride, cp.empty(nitems * bstride, dtype=cp.uint32)
+
+
+def device_codes(cp, xcodes, ycodes):
+    """Both sides' codes on the device (a device array is used in place for y; x is
+    copied with 4 zero bytes past its end: ww_dna reads the x rows of a lane as whole
+    32-bit words)."""
+    d_x = cp.empty(xcodes.size + 4, dtype=cp.uint8)
+    d_x[xcodes.size:] = 0
+    if isinstance(xcodes, cp.ndarray):      # codes on the device already: no host copy
+        d_x[:xcodes.size] = xcodes
+    elif xcodes.size:
+        d_x[:xcodes.size].set(np.ascontiguousarray(xcodes, dtype=np.uint8))
+    d_y = cp.asarray(ycodes if ycodes.size else np.zeros(1, np.uint8))
+    return d_x, d_y
 
 
 def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
@@ -286,49 +388,20 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     xl = np.diff(xoff)
     yl = np.diff(yoff)
     ylen = int(yl[0]) if _uniform(yl) else None     # one target length: plans by arithmetic
-    matrix = np.asarray(scoring.matrix, dtype=np.int64)
-    go, ge = int(scoring.gap_open), int(scoring.gap_extend)
-    affine = go != ge
-    bias = go if affine else ge
-    alpha = matrix.shape[0]
-    biggest = max(int(np.abs(matrix).max()), go, ge, 1)
     local = code == LOCAL
+    tab = ww_table(scoring, local, xcodes, ycodes, largest, rows)
+    go, ge, affine, dna, rows = tab.go, tab.ge, tab.affine, tab.dna, tab.rows
     if local:
-        narrow = 4 * biggest + bias <= INT16_SMALL
-        widths = np.full(npairs, 16 if narrow else 32)
+        widths = np.full(npairs, 16 if tab.narrow else 32)
     else:
-        widths = np.where((xl + yl + 2) * biggest + bias <= INT16_BOUND, 16, 32)
-    shift = 0 if affine else bias               # S' = S + g on linear gaps
-    dna_table = matrix[:4, :4] + shift
-    if largest is None and local and alpha >= 4:
-        largest = max(_top(xcodes), _top(ycodes))
-    dna = (local and alpha >= 4 and largest < 4
-           and int(dna_table.min()) >= -128 and int(dna_table.max()) <= 127)
-    if dna:
-        words = [int(sum((int(dna_table[x, y]) & 0xFF) << (8 * x) for x in range(4)))
-                 for y in range(4)] + [0xFFFFFFFF]
-        table = np.array(words, dtype=np.uint32).view(np.int32)
-        k = 4
-        rows = WW_DNA_ROWS[affine] if rows is None else int(rows)
-    else:
-        k = alpha + 1
-        pad = -(go + ge + 1)
-        tab = np.full((k, k), pad, dtype=np.int64)
-        tab[:alpha, :alpha] = matrix
-        table = (tab + shift).astype(np.int32).ravel()
-        rows = 16
-    smax = int(table.view(np.int8).max()) if dna else int(table.max())
+        widths = np.where((xl + yl + 2) * tab.biggest + tab.bias <= INT16_BOUND, 16, 32)
 
     # the plan, on the host only: per launch its kernel, items and (ww_dna) column layout
     launches = []
     names = []
-    small = [xoff, yoff, table]                 # host arrays that go up in one copy
+    small = [xoff, yoff, tab.table]             # host arrays that go up in one copy
     for bits, g, bands, order in launch_groups(xl, yl, widths, rows):
-        per = 2 if bits == 16 else 1
-        items = np.full(-(-order.size // per) * per, -1, dtype=np.int32)
-        items[:order.size] = order
-        nitems = items.size // per
-        grid = -(-nitems * g // _BLOCK)
+        items, nitems, grid = ww_items(order, bits, g)
         pack = None
         if bits == 16 and dna and not affine:
             pf = WW_DNA_PREFETCH if prefetch is None else bool(prefetch)
@@ -338,8 +411,7 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
             pack = len(small) + 1               # where its offsets go in ``small``
             small += [items, pack_offsets(items, yl, g, grid, ylen)]
         else:
-            name = (f"ww_kernel<{bits}, {rows}, {'true' if affine else 'false'}, "
-                    f"{code}, {'true' if dna else 'false'}>")
+            name = ww_name(bits, rows, affine, code, dna, False)
             small.append(items)
         names.append(name)
         ncols = ylen if ylen is not None else int(yl[order].max())
@@ -347,17 +419,10 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
                          pack, ncols))
     mod = _module(tuple(names))
 
-    clock = _Clock(cp)
+    clock = Clock(cp)
     clock.mark("h2g")
-    # 4 zero bytes past the end: ww_dna reads the x rows of a lane as whole 32-bit words
-    d_x = cp.empty(xcodes.size + 4, dtype=cp.uint8)
-    d_x[xcodes.size:] = 0
-    if isinstance(xcodes, cp.ndarray):      # codes on the device already: no host copy
-        d_x[:xcodes.size] = xcodes
-    elif xcodes.size:
-        d_x[:xcodes.size].set(np.ascontiguousarray(xcodes, dtype=np.uint8))
-    d_y = cp.asarray(ycodes if ycodes.size else np.zeros(1, np.uint8))
-    device = _upload(cp, small)
+    d_x, d_y = device_codes(cp, xcodes, ycodes)
+    device = upload(cp, small)
     d_xo, d_yo, d_table = device[:3]
     clock.mark(None)
     d_res = cp.zeros(npairs + 1, dtype=cp.int32)  # the scores, then the saturation count
@@ -365,12 +430,8 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     d_flag = cp.empty(npairs, dtype=cp.int32)
     dummy = cp.zeros(1, dtype=cp.uint32)
     for name, bits, g, bands, nitems, grid, at, pack, ncols in launches:
-        thr = 32767 - max(smax, 0) - 2 if bits == 16 else (1 << 30)
-        bstride = 0
-        bound = dummy
-        if bands > 1:
-            bstride = (ncols + 2) * (2 if affine else 1)
-            bound = cp.empty(nitems * bstride, dtype=cp.uint32)
+        thr = ww_threshold(bits, tab.smax)
+        bstride, bound = band_buffer(cp, bands, nitems, ncols, affine, dummy)
         kern = mod.get_function(name)
         d_items = device[at]
         if pack is not None:
@@ -384,19 +445,19 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
                  ypk))
             for run in range(kernel_runs):
                 _rerun(clock, d_nflag, run)
-                kern((grid,), (_BLOCK,),
+                kern((grid,), (BLOCK,),
                      (d_x, d_xo, d_yo, ypk, d_ypoff, d_items, np.int32(nitems), np.int32(g),
                       np.int32(bands), d_table, np.int32(ge), np.int32(thr), np.uint32(1),
                       bound, np.int64(bstride), d_out, d_flag, d_nflag))
             continue
         for run in range(kernel_runs):
             _rerun(clock, d_nflag, run)
-            kern((grid,), (_BLOCK,),
+            kern((grid,), (BLOCK,),
                  (d_x, d_xo, d_y, d_yo, d_items, np.int32(nitems), np.int32(g),
-                  np.int32(bands), d_table, np.int32(k), np.int32(go), np.int32(ge),
+                  np.int32(bands), d_table, np.int32(tab.k), np.int32(go), np.int32(ge),
                   np.int32(thr), np.uint32(1), bound, np.int64(bstride), d_out, d_flag,
-                  d_nflag),
-                 shared_mem=int(table.size) * 4)
+                  d_nflag, dummy, dummy),
+                 shared_mem=int(tab.table.size) * 4)
     clock.mark("g2h")
     result = d_res.get()                        # the one sync of a call without saturation
     scores[:] = result[:npairs]
@@ -510,7 +571,7 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
     d_off = cp.asarray(offsets)
     cp.cuda.get_current_stream().synchronize()
     h2g = time.perf_counter() - t0
-    clock = _Clock(cp)
+    clock = Clock(cp)
     clock.mark("h2g")      # the small index arrays
     d_seq_s, d_seq_l = cp.asarray(seq_s), cp.asarray(seq_l)
     d_gm = cp.asarray(g_m.astype(np.int32))
@@ -532,7 +593,7 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
         nchunks = int(chunks[-1])
         if nchunks == 0:
             continue
-        w2b((-(-nchunks * 32 // _BLOCK),), (_BLOCK,),
+        w2b((-(-nchunks * 32 // BLOCK),), (BLOCK,),
             (d_codes, d_off, seq, d_chunks, off, cp.asarray(rows.astype(np.int32)),
              np.int32(groups), np.int64(nchunks), planes))
     for run in range(kernel_runs):
@@ -542,10 +603,10 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
                                     bound, d_boff, result))
     clock.mark("b2w")
     if transpose == "swap":
-        mod.get_function(b2w_name)((-(-groups // _BLOCK),), (_BLOCK,),
+        mod.get_function(b2w_name)((-(-groups // BLOCK),), (BLOCK,),
                                    (result, d_pair_of, np.int32(npairs), d_out))
     else:
-        mod.get_function(b2w_name)((-(-npairs // _BLOCK),), (_BLOCK,),
+        mod.get_function(b2w_name)((-(-npairs // BLOCK),), (BLOCK,),
                                    (result, np.int32(s), d_pair_of, np.int32(npairs), d_out))
     clock.mark("g2h")
     scores[:] = d_out.get()

@@ -5,7 +5,8 @@
 and equal to the CPU engine's (``cpu/traceback.py``: same recurrences, same comparisons):
 
 * :meth:`GpuTraceback.ends`: score and end cell of pairs whose scores alone are known
-  (``score_pairs``' reported pairs; ``tb_end``);
+  (``score_pairs``' reported pairs of global and semiglobal alignments, local ones take
+  theirs from the pair kernel, :mod:`.pair_ends`; ``tb_end``);
 
 * :meth:`GpuTraceback.starts`: the anchored reverse pass of every job (``traceback.cu``
   ``tb_start``, one warp per job) -> each alignment's start;

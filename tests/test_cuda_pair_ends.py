@@ -1,0 +1,221 @@
+"""End cells of local pair alignments by the word-wise pair kernel (issue 20).
+
+``cuda.pair_ends.ends_wordwise`` (ww_kernel's ENDS form) against the exact CPU kernel
+``cpu.pairwise.score_end``, tests/reference.py's DP (small pairs) and the traceback
+engine's ``tb_end`` (``GpuTraceback.ends_flat``), all under DESIGN.md's tie rule; and
+``score_pairs(mode="full")`` on the GPU, which takes its ends from there, against the CPU
+backend. Inputs: random pairs of varied lengths (empty sides, m > n, m = 1), repeats
+against themselves shifted and all-equal pairs (the best score in many cells of many
+columns and rows), queries of several bands (m > 32 lanes x R rows), DNA linear (the
+PRMT path, DNA=true) and affine, DNA with N (the table path), protein BLOSUM62 11/1,
+16-bit lanes and 32-bit ones (pairs past the 16-bit threshold, scorings too large for
+16 bits), rows per lane 16 / 24 / 32.
+
+Every test is cuda-marked and skips where no CUDA device answers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import concat
+from reference import dp
+from warpalign import Scoring, score_pairs
+from warpalign._backends.cpu.pairwise import score_end
+from warpalign.errors import BackendUnavailable
+
+pytestmark = pytest.mark.cuda
+
+PAPER = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)    # DNA linear (PRMT path)
+LINEAR = Scoring(match=1, mismatch=-3, gap_open=2, gap_extend=2)
+AFFINE = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)   # DNA affine (PRMT path)
+BLOSUM = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+#: 16-bit lanes whose threshold (32767 - 80 - 2 stored) a 600-letter identical pair passes:
+#: those pairs run in 32-bit lanes (DNA linear and affine, PRMT path)
+HIGH_LINEAR = Scoring(match=60, mismatch=-30, gap_open=20, gap_extend=20)
+HIGH_AFFINE = Scoring(match=60, mismatch=-30, gap_open=50, gap_extend=10)
+#: too large for 16-bit lanes at all (4 x 1000 + 800 > INT16_SMALL): every pair 32-bit
+WIDE = Scoring(match=1000, mismatch=-500, gap_open=800, gap_extend=300)
+SCORINGS = [PAPER, LINEAR, AFFINE, BLOSUM, HIGH_LINEAR, HIGH_AFFINE, WIDE]
+IDS = ["paper", "linear", "affine", "blosum", "high-linear", "high-affine", "wide"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cuda():
+    try:
+        from warpalign._backends.cuda.pairs import check_device
+        check_device()
+    except BackendUnavailable as exc:
+        pytest.skip(f"no CUDA device: {exc}")
+
+
+def _letters(scoring) -> str:
+    return "ACDEFGHIKLMNPQRSTVWY" if scoring is BLOSUM else "ACGT"
+
+
+def _pairs(rng, scoring, count=160, top=700):
+    """(query, target) strings: random, related (a mutated piece of the target), repeats
+    against themselves shifted, all-equal, and the edge shapes."""
+    letters = list(_letters(scoring))
+    out = []
+    for k in range(count):
+        m, n = (int(v) for v in rng.integers(0, top, 2))
+        t = "".join(rng.choice(letters, n))
+        if k % 5 == 0 and n:
+            a = int(rng.integers(0, n))
+            piece = list(t[a:a + max(m, 1)])
+            for i in np.flatnonzero(rng.random(len(piece)) < 0.1):
+                piece[i] = letters[int(rng.integers(0, len(letters)))]
+            q = "".join(piece)
+        elif k % 5 == 1:
+            unit = "".join(rng.choice(letters, int(rng.integers(1, 6))))
+            q = (unit * (m // len(unit) + 1))[:m]
+            t = (unit * (n // len(unit) + 2))[int(rng.integers(0, len(unit))):][:n]
+        elif k % 5 == 2:
+            q, t = letters[0] * m, letters[0] * n
+        else:
+            q = "".join(rng.choice(letters, m))
+        out.append((q, t))
+    a = letters[0]
+    out += [("", "ACGT"[:3]), (a * 3, ""), ("", ""), (a, a * 40), (a * 40, a), (a, a),
+            ("ACGT" * 300, "ACGT" * 20), ("ACGTACGT" * 80, "CGTACGTA" * 90),  # bands, m > n
+            (a * 1100, a * 300), (a * 600, a * 600)]                         # 32-bit at HIGH_*
+    if scoring is BLOSUM:
+        out = [(q.replace("ACGT", "WKPD"), t.replace("ACGT", "WKPD")) for q, t in out]
+    return out
+
+
+def _codes(pairs, scoring):
+    enc = scoring.alphabet.encode
+    xc, xo = concat([enc(q) for q, _ in pairs])
+    yc, yo = concat([enc(t) for _, t in pairs])
+    return xc, xo, yc, yo
+
+
+def _exact(pairs, scoring):
+    enc = scoring.alphabet.encode
+    return np.array([score_end(enc(q), enc(t), scoring.matrix, scoring.gap_open,
+                               scoring.gap_extend, 0) for q, t in pairs], np.int64)
+
+
+def _ends(pairs, scoring, scores, **kwargs):
+    from warpalign._backends.cuda.pair_ends import ends_wordwise
+    got, timings = ends_wordwise(*_codes(pairs, scoring), scoring, scores, **kwargs)
+    assert got.dtype == np.int64 and got.shape == (len(pairs), 3)
+    return got, timings
+
+
+def _same(got, want, pairs):
+    bad = np.flatnonzero((got != want).any(axis=1))
+    assert bad.size == 0, (f"{bad.size}/{len(pairs)} differ, e.g. pair {bad[0]} (lengths "
+                           f"{len(pairs[bad[0]][0])}, {len(pairs[bad[0]][1])}): kernel "
+                           f"{got[bad[0]].tolist()}, exact {want[bad[0]].tolist()}")
+
+
+@pytest.mark.parametrize("scoring", SCORINGS, ids=IDS)
+def test_kernel_ends_equal_the_exact_ends(scoring):
+    rng = np.random.default_rng(hash(scoring.gap_open * 7 + scoring.gap_extend) % 2 ** 32)
+    pairs = _pairs(rng, scoring)
+    want = _exact(pairs, scoring)
+    got, timings = _ends(pairs, scoring, want[:, 0])
+    _same(got, want, pairs)
+    assert set(timings) == {"ends"}
+
+
+@pytest.mark.parametrize("rows", [16, 24, 32])
+@pytest.mark.parametrize("scoring", [PAPER, AFFINE], ids=["linear", "affine"])
+def test_kernel_ends_any_rows_per_lane(scoring, rows):
+    """The DNA path's rows per lane change the tiles (G, bands, pad rows), not the ends."""
+    rng = np.random.default_rng(rows)
+    pairs = _pairs(rng, scoring, count=80, top=1200)
+    want = _exact(pairs, scoring)
+    _same(_ends(pairs, scoring, want[:, 0], rows=rows)[0], want, pairs)
+
+
+def test_kernel_ends_equal_the_reference_dp_and_tb_end():
+    """Small pairs full of ties: the ends are tests/reference.py's and tb_end's."""
+    from warpalign._backends.cuda.traceback import GpuTraceback
+    rng = np.random.default_rng(21)
+    for scoring in (PAPER, AFFINE, BLOSUM):
+        pairs = _pairs(rng, scoring, count=60, top=40)[:60]
+        enc = scoring.alphabet.encode
+        want = np.array([dp(list(enc(q)), list(enc(t)), scoring.matrix.tolist(),
+                            scoring.gap_open, scoring.gap_extend) for q, t in pairs], np.int64)
+        got, _ = _ends(pairs, scoring, want[:, 0])
+        _same(got, want, pairs)
+        xc, xo, yc, yo = _codes(pairs, scoring)
+        tb = GpuTraceback().ends_flat(xc, xo[:-1], np.diff(xo), yc, yo[:-1], np.diff(yo),
+                                      scoring, 0)
+        _same(got, tb, pairs)
+
+
+def test_kernel_ends_dna_with_n_take_the_table_path():
+    rng = np.random.default_rng(22)
+    pairs = [(q.replace("A", "N", 3), t.replace("C", "N", 2))
+             for q, t in _pairs(rng, AFFINE, count=60, top=300)]
+    for scoring in (PAPER, AFFINE):
+        want = _exact(pairs, scoring)
+        _same(_ends(pairs, scoring, want[:, 0])[0], want, pairs)
+
+
+def test_kernel_ends_of_device_codes_and_unwanted_pairs():
+    """Codes already on the device are read in place; a pair given score 0 gets no end."""
+    import cupy
+    rng = np.random.default_rng(23)
+    pairs = _pairs(rng, AFFINE, count=50, top=300)
+    want = _exact(pairs, AFFINE)
+    scores = want[:, 0].copy()
+    scores[::3] = 0
+    xc, xo, yc, yo = _codes(pairs, AFFINE)
+    from warpalign._backends.cuda.pair_ends import ends_wordwise
+    got, _ = ends_wordwise(cupy.asarray(xc), xo, cupy.asarray(yc), yo, AFFINE, scores)
+    want[::3] = 0
+    _same(got, want, pairs)
+
+
+def test_kernel_ends_reject_a_score_that_is_not_the_best():
+    rng = np.random.default_rng(24)
+    pairs = [p for p in _pairs(rng, PAPER, count=20, top=200) if p[0] and p[1]]
+    want = _exact(pairs, PAPER)
+    k = int(np.flatnonzero(want[:, 0] > 2)[0])
+    for delta in (1, -1):
+        scores = want[:, 0].copy()
+        scores[k] += delta
+        with pytest.raises(ValueError, match=f"pair {k}: score {scores[k]} given"):
+            _ends(pairs, PAPER, scores)
+    with pytest.raises(ValueError, match="pairs"):
+        _ends(pairs, PAPER, want[:-1, 0])
+
+
+@pytest.mark.parametrize("scoring", [PAPER, AFFINE, BLOSUM, HIGH_LINEAR, WIDE],
+                         ids=["paper", "affine", "blosum", "high-linear", "wide"])
+def test_score_pairs_full_on_the_gpu_equals_the_cpu(scoring):
+    """score_pairs mode full on the GPU (local: the pair kernel's ends, no tb_end pass;
+    saturated 16-bit pairs rescored, then ended in 32-bit lanes) equals the CPU backend."""
+    rng = np.random.default_rng(25)
+    pairs = _pairs(rng, scoring, count=100, top=500)
+    xs, ys = [q for q, _ in pairs], [t for _, t in pairs]
+    for threshold in (None, 40):
+        gpu = score_pairs(xs, ys, scoring, mode="full", threshold=threshold, backend="cuda")
+        cpu = score_pairs(xs, ys, scoring, mode="full", threshold=threshold, backend="cpu")
+        assert gpu.scores.tolist() == cpu.scores.tolist()
+        assert gpu.indices.tolist() == cpu.indices.tolist()
+        assert gpu.alignments == cpu.alignments
+        assert "ends" in gpu.timings and "tb_ends" not in gpu.timings
+    if scoring is HIGH_LINEAR:
+        assert gpu.saturated > 0
+    for method in ("wordwise", "bitsliced") if scoring is PAPER else ():
+        got = score_pairs(xs, ys, scoring, mode="full", method=method, backend="cuda")
+        assert got.alignments == cpu.alignments
+
+
+@pytest.mark.parametrize("algorithm", ["global", "semiglobal"])
+def test_score_pairs_full_global_keeps_its_end_pass(algorithm):
+    rng = np.random.default_rng(26)
+    pairs = _pairs(rng, AFFINE, count=40, top=200)
+    xs, ys = [q for q, _ in pairs], [t for _, t in pairs]
+    gpu = score_pairs(xs, ys, AFFINE, mode="full", algorithm=algorithm, backend="cuda")
+    cpu = score_pairs(xs, ys, AFFINE, mode="full", algorithm=algorithm, backend="cpu")
+    assert gpu.alignments == cpu.alignments
+    assert "tb_ends" in gpu.timings and "ends" not in gpu.timings
