@@ -517,12 +517,12 @@ def _sam_line(rec: SamRecord, lengths: dict[str, int], seen: set[str]) -> str:
     check_sam_names([qname])
     if isinstance(query, str):
         seq, qlen = (query or "*"), len(query)
-        if any(c in "*\t " for c in query):
+        if "*" in query or "\t" in query or " " in query:
             raise ValueError(f"query {qname!r} cannot be written as SAM SEQ (it contains "
                              f"'*', a tab or a space)")
     else:
         seq, qlen = "*", int(query)
-    if qual is not None and (len(qual) != qlen or any(not "!" <= c <= "~" for c in qual)):
+    if qual is not None and (len(qual) != qlen or not _sam_qual(qual)):
         raise ValueError(f"query {qname!r}: the quality string cannot be written as SAM "
                          f"QUAL ({len(qual)} characters for {qlen} bases, each '!' to '~')")
     qual = qual or "*"
@@ -547,9 +547,18 @@ def _sam_line(rec: SamRecord, lengths: dict[str, int], seen: set[str]) -> str:
                       "0", seq, qual, *tags])
 
 
+def _sam_qual(qual: str) -> bool:
+    """Every character of ``qual`` from '!' to '~' (string methods: no loop in Python)."""
+    return qual.isascii() and qual.isprintable() and " " not in qual
+
+
+#: The characters with a complement, both cases.
+_COMPLEMENTABLE = frozenset(IUPAC_COMPLEMENT) | frozenset(k.lower() for k in IUPAC_COMPLEMENT)
+
+
 def _reverse_complement_text(qname: str, seq: str) -> str:
-    bad = next((c for c in seq if c.upper() not in IUPAC_COMPLEMENT), None)
-    if bad is not None:
+    if not _COMPLEMENTABLE.issuperset(seq):
+        bad = next(c for c in seq if c not in _COMPLEMENTABLE)
         raise ValueError(f"query {qname!r}: a minus-strand alignment of a sequence with "
                          f"{bad!r}, which has no complement")
     return seq.translate(_COMPLEMENT_TEXT)[::-1]
