@@ -248,6 +248,18 @@ def test_sam_errors():
         write_sam([("q", "AC", "t", Alignment(5, None, 2, None, 2))], io.StringIO(), {"t": 2})
     with pytest.raises(ValueError, match="shorter"):
         sam_cigar(aln, 1)
+    for seq in ("A*", "A\t", "A "):
+        with pytest.raises(ValueError, match="cannot be written as SAM SEQ"):
+            write_sam([("q", seq, "t", aln)], io.StringIO(), {"t": 2})
+    for qual in ("I ", "I\x7f", "Ié", "I"):     # a space, DEL, non-ASCII, one short
+        with pytest.raises(ValueError, match="quality string cannot be written"):
+            write_sam([SamRecord("q", "AC", "t", aln, qual)], io.StringIO(), {"t": 2})
+    minus = Alignment(5, 0, 2, 0, 2, "2M", "AC", "AC", strand="-")
+    with pytest.raises(ValueError, match="'J', which has no complement"):
+        write_sam([("q", "aJ", "t", minus)], io.StringIO(), {"t": 2})
+    text = io.StringIO()
+    write_sam([SamRecord("q", "aCn", "t", minus, "!~I")], text, {"t": 2})
+    assert text.getvalue().splitlines()[-1].split("\t")[9:11] == ["nGt", "I~!"]
     text = io.StringIO()
     write_sam([("q", 7, "t", aln)], text, {"t": 2})  # length only: SEQ "*"
     assert text.getvalue().splitlines()[-1].split("\t")[5:10] == ["2M5S", "*", "0", "0", "*"]
