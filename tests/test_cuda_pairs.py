@@ -460,9 +460,11 @@ def test_chunked_encoding_finds_the_first_bad_character_in_any_chunk(chunk, thre
 
 
 def test_host_forms_in_many_staging_chunks_equal_the_list_form():
-    # whole score_pairs calls whose host inputs span several staging chunks (38 MB of ys,
-    # STAGE_BYTES = 16 MiB) and batches (the next batch staged while one is scored), and
-    # a bad character in the last chunk named as on the CPU
+    # whole score_pairs calls whose host inputs span several batches (the next batch
+    # staged while one is scored; 38 MB of ys, one staging chunk each at STAGE_BYTES =
+    # 64 MiB: several chunks of one array are test_chunked_encoding_finds_the_first_bad_
+    # character_in_any_chunk's), and
+    # a bad character at the end named as on the CPU
     pytest.importorskip("cupy")
     from warpalign.buffers import SequenceBuffer
     from warpalign.errors import AlphabetError

@@ -38,10 +38,13 @@ INVALID = 255
 _NONE = (1 << 64) - 1            # flags[0] when no character is INVALID
 
 #: Bytes per pinned staging buffer (two alternate) of host characters, and the most host
-#: threads that fill one. 16 MiB: the first fill and the last copy are the parts of the
-#: transfer that overlap nothing (~0.5 ms and ~0.3-0.6 ms at 32 and 25-50 GB/s).
-STAGE_BYTES = 1 << 24
-STAGE_THREADS = 8
+#: threads that fill one (at most the usable cores). The first fill and the last copy are
+#: the parts of the transfer that overlap nothing, but each chunk also costs a fill's
+#: start and a wait: 138 MB (32,768 pairs of 128 x 4,096) went up at 16.6 GB/s in 16 MiB
+#: chunks filled by 8 threads, 24.8 GB/s in 64 MiB chunks by 16 (score_pairs from NumPy
+#: 13.5 -> 11.4 ms; one H200 host of 16 cores, session 23, docs/gpu-notes.md).
+STAGE_BYTES = 1 << 26
+STAGE_THREADS = 16
 #: How :func:`encode` copies host characters up: "pinned" (the staging buffers above) or
 #: "pageable" (one ``cupy.asarray``: the driver stages it). Selectable per call
 #: (``staging=``) so both can be measured.
