@@ -30,6 +30,7 @@ import numpy as np
 
 from ...offsets import running_sums, runs_within
 from .loader import get_module, require_cupy
+from .pairs import upload
 
 _FILE = "traceback.cu"
 _NAMES = ("tb_start", "tb_path", "tb_end")
@@ -288,8 +289,8 @@ class GpuTraceback:
                 ks = gpu[group]
                 roff, rows = self._rows(tlen[ks])
                 res = cp.empty((3, len(ks)), cp.int32)
-                dev = [cp.asarray(x) for x in (qpos[ks], qlen[ks].astype(np.int32), tpos[ks],
-                                               tlen[ks].astype(np.int32), roff[:-1])]
+                dev = upload(cp, [qpos[ks], qlen[ks].astype(np.int32), tpos[ks],
+                                  tlen[ks].astype(np.int32), roff[:-1]])
                 end((-(-len(ks) // _WARPS),), (32 * _WARPS,),
                     (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], rows, matrix,
                      np.int32(scoring.matrix.shape[0]), np.int32(scoring.gap_open),
@@ -332,9 +333,9 @@ class GpuTraceback:
                 ks = gpu[group]
                 roff, rows = self._rows(te[ks])
                 res = cp.empty((2, len(ks)), cp.int32)
-                dev = [cp.asarray(x) for x in (qpos[ks], qe[ks].astype(np.int32), tpos[ks],
-                                               te[ks].astype(np.int32),
-                                               target[ks].astype(np.int32), roff[:-1])]
+                dev = upload(cp, [qpos[ks], qe[ks].astype(np.int32), tpos[ks],
+                                  te[ks].astype(np.int32), target[ks].astype(np.int32),
+                                  roff[:-1]])
                 start((-(-len(ks) // _WARPS),), (32 * _WARPS,),
                       (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], dev[5], rows, matrix,
                        np.int32(scoring.matrix.shape[0]), np.int32(go), np.int32(ge),
@@ -395,9 +396,8 @@ class GpuTraceback:
                 slots = cp.empty(max(int(slot[-1]), 1), cp.uint8)
                 res = cp.empty((2, len(ks)), cp.int32)
                 flags = cp.zeros(len(ks), cp.uint8)
-                dev = [cp.asarray(x) for x in (qpos[ks], ka.astype(np.int32), tpos[ks],
-                                               kb.astype(np.int32), roff[:-1], doff[:-1],
-                                               slot[:-1])]
+                dev = upload(cp, [qpos[ks], ka.astype(np.int32), tpos[ks], kb.astype(np.int32),
+                                  roff[:-1], doff[:-1], slot[:-1]])
                 path((-(-len(ks) // _WARPS),), (32 * _WARPS,),
                      (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], flags, dev[4], rows, dev[5],
                       dirs, dev[6], slots, matrix, np.int32(scoring.matrix.shape[0]),
@@ -416,7 +416,7 @@ class GpuTraceback:
                 total = int(bo[-1])
                 if not total:
                     continue
-                d_bo, d_len, d_ks = cp.asarray(bo), cp.asarray(blen), cp.asarray(ks)
+                d_bo, d_len, d_ks = upload(cp, [bo, blen, np.asarray(ks, np.int64)])
                 job = _path_of(d_bo, total, cp)
                 r = cp.arange(total, dtype=cp.int64) - d_bo[job]
                 ops[d_opoff[d_ks][job] + r] = slots[d_slot[job] + d_len[job] - 1 - r]
