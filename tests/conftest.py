@@ -71,6 +71,32 @@ def cuda():
         pytest.skip(f"no CUDA backend: {exc}")
 
 
+def skip_without_device(check) -> None:
+    """Run a CUDA module's ``check_device``; the test skips when no device can run it."""
+    try:
+        check()
+    except BackendUnavailable as exc:
+        pytest.skip(f"no CUDA device: {exc}")
+
+
+@pytest.fixture(scope="module")
+def pairs_device():
+    """The pair kernels' device (``_backends/cuda/pairs.py``); the test skips without one."""
+    from warpalign._backends.cuda.pairs import check_device
+    skip_without_device(check_device)
+
+
+@pytest.fixture(scope="module")
+def traceback_gpu():
+    """The CUDA traceback engine (the registry's shared one); the test skips without a
+    device."""
+    from warpalign._backends.registry import engine_for
+    try:
+        return engine_for("traceback", "cuda", "auto")
+    except BackendUnavailable as exc:
+        pytest.skip(f"no CUDA device: {exc}")
+
+
 @pytest.fixture(scope="module")
 def windows_gpu():
     """locate's GPU windows module (``_backends/cuda/windows.py``), its kernels loaded once;

@@ -177,3 +177,17 @@ def render_case(rng, size: int, count: int = 300, short: int = 0):
         cats.append(cat[:max(cat.size - short, 0)])
         starts.append(at.astype(np.int64))
     return ops, opoff, cats[0], starts[0], cats[1], starts[1]
+
+
+def render_cases(rng, size: int, count: int = 300, short: int = 0) -> list[tuple]:
+    """:func:`render_case`'s paths and the edge cases beside them: no paths, only empty
+    paths, and with ``short`` paths read from an empty query buffer (every position
+    clamps to code 0)."""
+    ops, opoff, qcat, qpos, tcat, tpos = render_case(rng, size, count=count, short=short)
+    cases = [(ops, opoff, qcat, qpos, tcat, tpos),
+             (ops[:0], opoff[:1], qcat, qpos[:0], tcat, tpos[:0]),                 # no paths
+             (ops[:0], np.zeros(4, np.int64), qcat, qpos[:3], tcat, tpos[:3])]     # empty ones
+    if short:
+        cases.append((ops[:300], np.array([0, 100, 300]), qcat[:0], np.array([0, 5]), tcat,
+                      tpos[:2]))
+    return cases

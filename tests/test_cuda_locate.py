@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from conftest import chrx as chrx_slice
+from conftest import skip_without_device
 from reference import mutate_dna, protein_read, related_case
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.scan import NARROW_LIMIT, score_end_method
-from warpalign.errors import BackendUnavailable
 from warpalign.locate import default_window, locate, span_bound, window_bounds
 from warpalign.scoring import Scoring
 
@@ -37,11 +37,8 @@ KERNELS = ("scan", "scan1", "antidiagonal", "blocked")
 
 @pytest.fixture(scope="module", autouse=True)
 def cuda():
-    try:
-        from warpalign._backends.cuda.scan import check_device
-        check_device()
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA device: {exc}")
+    from warpalign._backends.cuda.scan import check_device
+    skip_without_device(check_device)
 
 
 @pytest.fixture(scope="module")

@@ -23,9 +23,8 @@ from conftest import concat
 from reference import dp
 from warpalign import Scoring, score_pairs
 from warpalign._backends.cpu.pairwise import score_end
-from warpalign.errors import BackendUnavailable
 
-pytestmark = pytest.mark.cuda
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("pairs_device")]
 
 PAPER = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)    # DNA linear (PRMT path)
 LINEAR = Scoring(match=1, mismatch=-3, gap_open=2, gap_extend=2)
@@ -39,15 +38,6 @@ HIGH_AFFINE = Scoring(match=60, mismatch=-30, gap_open=50, gap_extend=10)
 WIDE = Scoring(match=1000, mismatch=-500, gap_open=800, gap_extend=300)
 SCORINGS = [PAPER, LINEAR, AFFINE, BLOSUM, HIGH_LINEAR, HIGH_AFFINE, WIDE]
 IDS = ["paper", "linear", "affine", "blosum", "high-linear", "high-affine", "wide"]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def cuda():
-    try:
-        from warpalign._backends.cuda.pairs import check_device
-        check_device()
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA device: {exc}")
 
 
 def _letters(scoring) -> str:

@@ -19,10 +19,9 @@ import pytest
 from conftest import concat
 from warpalign import Scoring
 from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
-from warpalign.errors import BackendUnavailable
 from warpalign.pairs import score_pairs
 
-pytestmark = pytest.mark.cuda
+pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("pairs_device")]
 
 _ROOT = Path(__file__).resolve().parents[1]
 PAPER = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)   # paper 000, Table II
@@ -31,15 +30,6 @@ AFFINE = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)  # paper 004
 BLOSUM = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 EDGES = [0, 1, 31, 32, 33, 63, 64, 65]
 METHODS = ["wordwise", "bitsliced"]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def cuda():
-    try:
-        from warpalign._backends.cuda.pairs import check_device
-        check_device()
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA device: {exc}")
 
 
 def exact(xs, ys, scoring, algorithm="local"):

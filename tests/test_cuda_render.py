@@ -11,11 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference import render_case
+from reference import render_cases
 from warpalign import Scoring
-from warpalign._backends.registry import engine_for
 from warpalign._backends.render import render_paths
-from warpalign.errors import BackendUnavailable
 
 pytestmark = pytest.mark.cuda
 
@@ -24,11 +22,8 @@ BLOSUM = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 
 @pytest.fixture(scope="module")
-def gpu():
-    try:
-        return engine_for("traceback", "cuda", "auto")
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA device: {exc}")
+def gpu(traceback_gpu):
+    return traceback_gpu
 
 
 def _symbols(scoring):
@@ -38,14 +33,7 @@ def _symbols(scoring):
 def _cases(scoring, short):
     rng = np.random.default_rng(31 + short)
     size = 20 if scoring is BLOSUM else 4
-    ops, opoff, qcat, qpos, tcat, tpos = render_case(rng, size, count=2_000, short=short)
-    cases = [(ops, opoff, qcat, qpos, tcat, tpos),
-             (ops[:0], opoff[:1], qcat, qpos[:0], tcat, tpos[:0]),                 # no paths
-             (ops[:0], np.zeros(4, np.int64), qcat, qpos[:3], tcat, tpos[:3])]     # empty ones
-    if short:      # an empty buffer: every position clamps to code 0
-        cases.append((ops[:300], np.array([0, 100, 300]), qcat[:0], np.array([0, 5]), tcat,
-                      tpos[:2]))
-    return cases
+    return render_cases(rng, size, count=2_000, short=short)
 
 
 def _same(want, got, device=True):

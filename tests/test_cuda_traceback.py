@@ -15,8 +15,6 @@ import numpy as np
 import pytest
 
 from warpalign import Scoring, search
-from warpalign._backends.registry import engine_for
-from warpalign.errors import BackendUnavailable
 from warpalign.traceback import align_codes, align_many
 
 pytestmark = pytest.mark.cuda
@@ -28,11 +26,8 @@ BLOSUM = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
 
 
 @pytest.fixture(scope="module")
-def gpu():
-    try:
-        return engine_for("traceback", "cuda", "auto")
-    except BackendUnavailable as exc:
-        pytest.skip(f"no CUDA device: {exc}")
+def gpu(traceback_gpu):
+    return traceback_gpu
 
 
 def _related(rng, m, size, rate=0.1):

@@ -361,7 +361,7 @@ def test_gpu_render_host_side_on_an_emulated_device(scoring, short):
     codes' ends; no paths, and only empty paths (no CIGAR launch)."""
     from types import SimpleNamespace
 
-    from reference import render_case
+    from reference import render_cases
     from warpalign._backends.cuda.loader import emulated
     from warpalign._backends.cuda.render import render_device
     launched = []
@@ -376,13 +376,7 @@ def test_gpu_render_host_side_on_an_emulated_device(scoring, short):
     size = 20 if scoring is BLOSUM else 4
     sym = SYMBOLS[id(scoring)]
     args = (scoring.matrix, scoring.gap_open, scoring.gap_extend)
-    ops, opoff, qcat, qpos, tcat, tpos = render_case(rng, size, short=short)
-    cases = [(ops, opoff, qcat, qpos, tcat, tpos),
-             (ops[:0], opoff[:1], qcat, qpos[:0], tcat, tpos[:0]),                 # no paths
-             (ops[:0], np.zeros(4, np.int64), qcat, qpos[:3], tcat, tpos[:3])]     # empty ones
-    if short:      # an empty buffer: every position clamps to code 0
-        cases.append((ops[:300], np.array([0, 100, 300]), qcat[:0], np.array([0, 5]), tcat,
-                      tpos[:2]))
+    cases = render_cases(rng, size, short=short)
     with emulated(np, modules):
         for case in cases:
             launched.clear()
@@ -398,4 +392,5 @@ def test_gpu_render_host_side_on_an_emulated_device(scoring, short):
     text = first.cigar.tobytes().decode()
     assert "1000M" in text and "12345I" in text and "100000D3M" in text
     # the case holds what it says: with codes cut off, the last path reads past the end
+    _, _, qcat, qpos, _, _ = cases[0]
     assert (qpos[-1] + first.used_q[-1] > qcat.size) == bool(short)

@@ -45,6 +45,27 @@ __device__ __forceinline__ long long rd_run_start(unsigned heads, int lane, long
     return mine ? base + 31 - __clz(mine) : open;
 }
 
+// One lane's view of a chunk of 32 ops starting at `base` (see above): its op (-2 past the
+// path's end `hi`), the op before it (lane 0: `before`, the last chunk's last op) and the op
+// after it (-1 past the path's end).
+struct RdLane {
+    long long p;
+    bool in;
+    int op, prev, next;
+};
+
+__device__ __forceinline__ RdLane rd_lane(const unsigned char* __restrict__ ops, long long base,
+                                          long long hi, int lane, int before) {
+    RdLane c;
+    c.p = base + lane;
+    c.in = c.p < hi;
+    c.op = c.in ? ops[c.p] : -2;
+    c.next = c.p + 1 < hi ? ops[c.p + 1] : -1;
+    c.prev = __shfl_up_sync(RD_FULL, c.op, 1);
+    if (lane == 0) c.prev = before;
+    return c;
+}
+
 extern "C" __global__ void render_walk(const unsigned char* __restrict__ ops,
                                        const long long* __restrict__ opoff, int paths,
                                        const unsigned char* __restrict__ qcat, long long qsize,
@@ -70,12 +91,10 @@ extern "C" __global__ void render_walk(const unsigned char* __restrict__ ops,
     int before = -1;                               // the op before the chunk
     const long long last_cell = (long long)K * K - 1;
     for (long long base = lo; base < hi; base += 32) {
-        const long long p = base + lane;
-        const bool in = p < hi;
-        const int op = in ? ops[p] : -2;
-        const int next = p + 1 < hi ? ops[p + 1] : -1;
-        int prev = __shfl_up_sync(RD_FULL, op, 1);
-        if (lane == 0) prev = before;
+        const RdLane c = rd_lane(ops, base, hi, lane, before);
+        const long long p = c.p;
+        const bool in = c.in;
+        const int op = c.op, prev = c.prev, next = c.next;
         const unsigned takes_q = __ballot_sync(RD_FULL, in && op != 2);
         const unsigned takes_t = __ballot_sync(RD_FULL, in && op != 1);
         const unsigned heads = __ballot_sync(RD_FULL, in && op != prev);
@@ -126,12 +145,10 @@ extern "C" __global__ void render_cigar(const unsigned char* __restrict__ ops,
     long long at = cigoff[path], open = lo;
     int before = -1;
     for (long long base = lo; base < hi; base += 32) {
-        const long long p = base + lane;
-        const bool in = p < hi;
-        const int op = in ? ops[p] : -2;
-        const int next = p + 1 < hi ? ops[p + 1] : -1;
-        int prev = __shfl_up_sync(RD_FULL, op, 1);
-        if (lane == 0) prev = before;
+        const RdLane c = rd_lane(ops, base, hi, lane, before);
+        const long long p = c.p;
+        const bool in = c.in;
+        const int op = c.op, prev = c.prev, next = c.next;
         const unsigned heads = __ballot_sync(RD_FULL, in && op != prev);
         long long run = 0;
         int width = 0;
