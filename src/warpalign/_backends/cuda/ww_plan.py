@@ -35,6 +35,7 @@ INT16_SMALL = 4000
 #: (first bad character, largest code); this one lets every launch run (no bad
 #: character, largest code 0). :mod:`.pairs_ahead` passes the encode's own flags instead.
 OPEN_GUARD = np.array([(1 << 64) - 1, 0, (1 << 64) - 1, 0], np.uint64)
+OPEN_GUARD.setflags(write=False)
 
 _POWERS = np.array([1, 2, 4, 8, 16, 32], np.int64)   # group sizes G
 
