@@ -556,3 +556,122 @@ def test_encode_sides_reads_every_side_in_one_call():
             assert (bad, top) == (wb, wt), where
             assert (counted is None) == (wn is None)
             assert counted is None or np.array_equal(counted, wn)
+
+
+# ------------------------------------------------- CuPy inputs planned before the flags
+# issue 22: for CuPy inputs and DNA local linear scoring the pairs_ahead engine queues the
+# encode, the plan's upload, ww_ypack and ww_dna, and reads flags and scores back once;
+# every outcome equals the other input forms' and the CPU's.
+
+
+class CountingAhead:
+    """The pairs_ahead engine, its calls counted (registry.using: no global patched)."""
+
+    def __init__(self):
+        from warpalign._backends.cuda import pairs_ahead
+        self.engine, self.calls, self.kept = pairs_ahead, 0, 0
+
+    def applies(self, scoring, algorithm):
+        return self.engine.applies(scoring, algorithm)
+
+    def encode_and_score(self, *args, **kwargs):
+        self.calls += 1
+        out = self.engine.encode_and_score(*args, **kwargs)
+        self.kept += out[1] is not None
+        return out
+
+
+def _counted():
+    from warpalign._backends.registry import using
+    return using("pairs_ahead", "cuda", "wordwise", CountingAhead())
+
+
+def test_cupy_2d_planned_ahead_equal_the_cpu():
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(80)
+    X, Y = _rows(rng, 3000, 128), _rows(rng, 3000, 700)
+    Y[:500, 200:328] = X[:500]                               # planted reads: high scores
+    Y[500:520, 10:138] = X[500:520] + 32                    # lowercase (a = A + 32)
+    X[600:610] += 32
+    want = score_pairs(X, Y, PAPER, backend="cpu", method="wordwise").scores.tolist()
+    assert max(want) == 256
+    with _counted() as ahead:
+        for method in ("auto", "wordwise"):
+            res = score_pairs(cp.asarray(X), cp.asarray(Y), PAPER, backend="cuda",
+                              method=method)
+            assert res.method == "wordwise" and res.scores.tolist() == want, method
+        res = score_pairs(cp.asarray(X), cp.asarray(Y), PAPER, backend="cuda",
+                          threshold=200, mode="full")
+        assert res.scores.tolist() == want
+        assert res.indices.tolist() == [i for i, v in enumerate(want) if v >= 200]
+        assert ahead.calls == ahead.kept == 3
+        # other input forms, scorings and methods keep the flags-first order
+        score_pairs(X, Y, PAPER, backend="cuda")
+        score_pairs(cp.asarray(X), cp.asarray(Y), AFFINE, backend="cuda")
+        score_pairs(cp.asarray(X), cp.asarray(Y), PAPER, backend="cuda", algorithm="global")
+        score_pairs(cp.asarray(X), cp.asarray(Y), PAPER, backend="cuda", method="bitsliced")
+        assert ahead.calls == 3
+
+
+def test_cupy_2d_planned_ahead_saturation_is_rescored():
+    cp = pytest.importorskip("cupy")
+    big = Scoring(match=10, mismatch=-10, gap_open=20, gap_extend=20)
+    rng = np.random.default_rng(81)
+    X, Y = _rows(rng, 300, 128), _rows(rng, 300, 4000)
+    Y[:4, 1000:1128] = X[:4]
+    Xl, Yl = _rows(rng, 40, 3400), _rows(rng, 40, 3500)
+    Yl[:3, 50:3450] = Xl[:3]                                 # 34,000: past 16-bit lanes
+    with _counted() as ahead:
+        for x, y in ((X, Y), (Xl, Yl)):
+            want = score_pairs(x, y, big, backend="cpu", method="wordwise").scores.tolist()
+            res = score_pairs(cp.asarray(x), cp.asarray(y), big, backend="cuda")
+            assert res.scores.tolist() == want
+        assert res.saturated >= 3 and max(want) == 34_000
+        assert ahead.kept == 2
+
+
+@pytest.mark.parametrize("where", ["x-first-row", "x-last-row", "y-first-row", "y-last-row",
+                                   "both-sides"])
+def test_cupy_2d_planned_ahead_bad_character_as_every_form(where):
+    # the same AlphabetError (record, position, character) as the NumPy and list forms
+    cp = pytest.importorskip("cupy")
+    from warpalign.errors import AlphabetError
+
+    rng = np.random.default_rng(82)
+    X, Y = _rows(rng, 400, 50), _rows(rng, 400, 300)
+    spots = {"x-first-row": [(X, 0, 0)], "x-last-row": [(X, 399, 49)],
+             "y-first-row": [(Y, 0, 17)], "y-last-row": [(Y, 399, 299)],
+             "both-sides": [(Y, 3, 5), (X, 250, 9)]}[where]
+    for array, row, col in spots:
+        array[row, col] = ord("#")
+    errors = []
+    with _counted() as ahead:
+        for x, y in ((cp.asarray(X), cp.asarray(Y)), (X, Y), (_texts(X), _texts(Y))):
+            with pytest.raises(AlphabetError) as caught:
+                score_pairs(x, y, PAPER, backend="cuda")
+            errors.append(str(caught.value))
+        assert ahead.calls == 1 and ahead.kept == 0
+    with pytest.raises(AlphabetError) as caught:
+        score_pairs(X, Y, PAPER, backend="cpu")
+    assert errors == [str(caught.value)] * 3
+    side = "xs" if spots[-1][0] is X else "ys"
+    assert errors[0].startswith(f"{side}[{spots[-1][1]}]: record 'seq{spots[-1][1]}', "
+                                f"position {spots[-1][2]} (0-based)")
+
+
+def test_cupy_2d_with_n_and_iupac_rerun_as_planned_after_the_flags():
+    # codes >= 4: the first pass scores nothing, the codes are scored on the table path
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(83)
+    X, Y = _rows(rng, 500, 100), _rows(rng, 500, 400)
+    Y[:100, 50:150] = X[:100]
+    for letters in (b"N", b"n", b"RYKM"):
+        x, y = X.copy(), Y.copy()
+        at = rng.integers(0, 400, 30)
+        y[at, at % 400] = np.frombuffer(letters, np.uint8)[at % len(letters)]
+        x[499, 99] = letters[0]
+        want = score_pairs(x, y, PAPER, backend="cpu", method="wordwise").scores.tolist()
+        with _counted() as ahead:
+            res = score_pairs(cp.asarray(x), cp.asarray(y), PAPER, backend="cuda")
+        assert res.method == "wordwise" and res.scores.tolist() == want, letters
+        assert ahead.calls == 1 and ahead.kept == 0
