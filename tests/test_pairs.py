@@ -372,7 +372,7 @@ def test_gpu_word_wise_launch_plan_covers_each_pair_once_in_order():
     # the host planner of the CUDA word-wise kernels (pure NumPy, issue 22): each pair in
     # exactly one launch, launches ordered by (bits, G, bands), pairs by (target, query)
     # length descending, ties by index descending (a stable sort reversed)
-    from warpalign._backends.cuda.ww_plan import launch_groups
+    from warpalign._backends.cuda.pairs import launch_groups
 
     rng = np.random.default_rng(22)
     for rows in (16, 24, 32):
@@ -398,7 +398,7 @@ def test_gpu_word_wise_plan_of_equal_lengths_equals_the_sorted_plan(seed):
     # issue 22: pairs all of one query length, one target length and one lane width (2-D
     # arrays) are planned without a sort; the plan is the general planner's, and the
     # packed-column offsets by arithmetic equal those read from each pair's length
-    from warpalign._backends.cuda.ww_plan import launch_groups, pack_offsets, plan_by_sort
+    from warpalign._backends.cuda.pairs import launch_groups, pack_offsets, plan_by_sort
 
     rng = np.random.default_rng(220 + seed)
     n = int(rng.choice([1, 2, 31, 33, 700, 4097]))

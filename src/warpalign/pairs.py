@@ -239,15 +239,14 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
     counting = needs_counts(scoring)
     counts = np.zeros(scoring.alphabet.size, np.int64) if counting else None
 
-    def sides(lo: int, hi: int):
-        """Where pairs lo..hi-1 start in each side's characters, and those characters."""
+    def prepare(lo: int, hi: int):
+        """Both sides of pairs lo..hi-1 encoded (on this backend) in one engine call:
+        (codes, offsets, largest code) each."""
+        t0 = time.perf_counter()
         starts = [int(side.offsets[lo]) for side in (x, y)]
-        return starts, [side.raw[a:int(side.offsets[hi])] for side, a in zip((x, y), starts)]
-
-    def checked(lo: int, hi: int, starts, encoded):
-        """Each side's (codes, offsets, largest code) from the encode engine's answer
-        (codes, first bad index, counts, largest code per side), the first bad
-        character raised (the xs side's first)."""
+        raws = [side.raw[a:int(side.offsets[hi])] for side, a in zip((x, y), starts)]
+        with numba_threads(threads):
+            encoded = encode(raws, table, check=check, counts=counting)
         out = []
         for side, a, (codes, bad, counted, top) in zip((x, y), starts, encoded):
             if bad >= 0:
@@ -255,62 +254,23 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
             if counting:
                 counts[:] += counted[:counts.size]
             out.append((codes, side.offsets[lo:hi + 1] - a, top))
-        return out
-
-    def prepare(lo: int, hi: int):
-        """Both sides of pairs lo..hi-1 encoded (on this backend) in one engine call:
-        (codes, offsets, largest code) each."""
-        t0 = time.perf_counter()
-        starts, raws = sides(lo, hi)
-        with numba_threads(threads):
-            encoded = encode(raws, table, check=check, counts=counting)
-        return checked(lo, hi, starts, encoded), time.perf_counter() - t0
-
-    def score(lo: int, hi: int, batch, scored=None) -> PairScores:
-        (xcodes, xoff, xtop), (ycodes, yoff, ytop) = batch
-        return _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold,
-                            mode=mode, method=method, engine=engine, algorithm=algorithm,
-                            names=names, threads=threads, first=lo, tops=(xtop, ytop),
-                            scored=scored)
-
-    def score_ahead(lo: int, hi: int) -> PairScores:
-        """Pairs lo..hi-1 by the ``pairs_ahead`` engine: planned before the encode's
-        flags are read, one read back. Scores it could not keep (a code >= 4: N, IUPAC)
-        come from the same codes as every other batch's do, planned after the flags
-        (:func:`_score_codes`): the same scores either way (cuda/pairs_ahead.py says
-        why)."""
-        starts, raws = sides(lo, hi)
-        offsets = [side.offsets[lo:hi + 1] - a for side, a in zip((x, y), starts)]
-        encoded, scored, timings = ahead.encode_and_score(raws, table, *offsets, scoring,
-                                                          algorithm, check=check)
-        batch = checked(lo, hi, starts, encoded)            # a bad character raises here
-        if scored is not None:
-            return score(lo, hi, batch, scored=("wordwise", *scored, timings))
-        part = score(lo, hi, batch)
-        for key, value in timings.items():   # the discarded pass's steps count too
-            part.timings[key] = part.timings.get(key, 0.0) + value
-        return part
+        return out, time.perf_counter() - t0
 
     bounds = _batches(x.offsets, y.offsets, batch_residues)
     names = (x.name, y.name, x.first, y.first)
-    ahead = _ahead_engine(engine, (x, y), scoring, algorithm, method, counting)
     parts = []
     with contextlib.ExitStack() as stack:
         pool = (stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="warpalign-pairs"))
-                if len(bounds) > 1 and ahead is None else None)
+                if len(bounds) > 1 else None)
         upcoming = pool.submit(prepare, *bounds[0]) if pool else None
         for k, (lo, hi) in enumerate(bounds):
-            # the method for A C G T codes: the one chosen after the flags whenever the
-            # engine keeps its scores (a code >= 4 only rules bitsliced out)
-            if ahead is not None and hi > lo and _choose_method(
-                    method, engine, scoring, algorithm, None, x.offsets[lo:hi + 1], None,
-                    y.offsets[lo:hi + 1], names, lo, (0, 0)) == "wordwise":
-                parts.append(score_ahead(lo, hi))
-                continue
             batch, seconds = upcoming.result() if pool else prepare(lo, hi)
             if pool and k + 1 < len(bounds):   # the next batch is encoded (and copied) now
                 upcoming = pool.submit(prepare, *bounds[k + 1])
-            part = score(lo, hi, batch)
+            (xcodes, xoff, xtop), (ycodes, yoff, ytop) = batch
+            part = _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold,
+                                mode=mode, method=method, engine=engine, algorithm=algorithm,
+                                names=names, threads=threads, first=lo, tops=(xtop, ytop))
             part.timings["encode"] = part.timings.get("encode", 0.0) + seconds
             parts.append(part)
     if counting:
@@ -354,26 +314,19 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
 
 
 def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mode, method,
-                 engine, algorithm, names, threads, first, tops=None,
-                 scored=None) -> PairScores:
+                 engine, algorithm, names, threads, first, tops=None) -> PairScores:
     """One batch of encoded pairs (codes on the host, or on the device for "cuda");
     indices in the result are relative to the batch, ``first`` its first pair. ``tops``:
     the largest code of each side when the encode engine reported them (None: the codes
-    are read for them where needed; on a device that is a reduction and a sync each).
-    ``scored``: (method, scores, saturated pairs, timings) the ``pairs_ahead`` engine
-    already computed for these codes (None: the method is chosen and its kernel run)."""
+    are read for them where needed; on a device that is a reduction and a sync each)."""
     tops = _Largest(xcodes, ycodes) if tops is None else tops
-    if scored is None:
-        chosen = _choose_method(method, engine, scoring, algorithm, xcodes, xoff, ycodes,
-                                yoff, names, first, tops)
-        kernel = engine_for("pairs", engine, chosen)
-        largest = tops.known() if isinstance(tops, _Largest) else max(tops)
-        with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
-            scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring,
-                                                algorithm, largest=largest)
-    else:
-        chosen, scores, saturated, timings = scored
-        largest = max(tops)
+    chosen = _choose_method(method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff,
+                            names, first, tops)
+    kernel = engine_for("pairs", engine, chosen)
+    largest = tops.known() if isinstance(tops, _Largest) else max(tops)
+    with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
+        scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm,
+                                            largest=largest)
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
     if saturated.size:
@@ -510,20 +463,6 @@ def _choose_method(method, backend, scoring, algorithm, xcodes, xoff, ycodes, yo
             continue
         speed[meth] = gcups
     return max(speed, key=speed.get) if speed else "wordwise"
-
-
-def _ahead_engine(engine: str, sides, scoring: Scoring, algorithm: str, method: str,
-                  counting: bool):
-    """The ``pairs_ahead`` engine (encode and score with one read back, the plan made
-    before the encode's flags are read) when this call may use it, else None: every
-    side's characters on the device (CuPy), "cuda", a method that may be word-wise, no
-    counts wanted, and a scoring it takes (DNA local linear gaps). Each batch still
-    takes it only where the method chosen for A C G T codes is "wordwise"."""
-    if (engine != "cuda" or counting or method not in ("auto", "wordwise")
-            or not all(side.on_device for side in sides)):
-        return None
-    ahead = lookup("pairs_ahead", engine, "wordwise")
-    return ahead if ahead is not None and ahead.applies(scoring, algorithm) else None
 
 
 def _largest(codes) -> int:

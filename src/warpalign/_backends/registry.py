@@ -34,8 +34,6 @@ pair_ends      wordwise (cuda): local end cells of pairs   :class:`~.base.PairEn
                of known scores (``score_pairs``, mode full)
 encode         auto (cpu, cuda): characters to codes by    :class:`~.base.EncodeKernel`
                the alphabet's table (``score_pairs``)
-pairs_ahead    wordwise (cuda): encode and score a batch   :class:`~.base.PairsAhead`
-               of CuPy inputs, one read (``score_pairs``)
 locate         windows (cpu, cuda)                         :class:`~.base.SearchEngine`
 locate         windows16 (cuda): the windows kept resident :class:`~.base.WindowKernels`
 locate         scan, scan1, antidiagonal, blocked          :class:`~.base.ScanKernel`
@@ -113,7 +111,6 @@ TABLE: tuple[Row, ...] = (
     Row("pairs",       "cuda", "wordwise",     "cuda.pairs:score_wordwise"),
     Row("pairs",       "cuda", "bitsliced",    "cuda.pairs:score_bitsliced"),
     Row("pair_ends",   "cuda", "wordwise",     "cuda.pair_ends:ends_wordwise"),
-    Row("pairs_ahead", "cuda", "wordwise",     "cuda.pairs_ahead"),
     Row("locate",      "cpu",  "windows",      "cpu:CpuBackend()"),
     Row("locate",      "cuda", "windows",      "cuda.search:CudaBackend()"),
     Row("locate",      "cuda", "windows16",    "cuda.windows"),
@@ -137,7 +134,7 @@ _LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search 
            "align": "the CUDA alignment kernels", "pairs": "the CUDA pair kernels",
            "pair_ends": "the CUDA pair kernels", "locate": "the CUDA locate kernels",
            "lcs": "the CUDA LCS backend", "traceback": "the CUDA traceback kernels",
-           "encode": "the CUDA encoding", "pairs_ahead": "the CUDA pair kernels"}
+           "encode": "the CUDA encoding"}
 #: The jobs whose engine is a SearchEngine: a configured engine object may stand for it.
 _SEARCH_JOBS = ("search", "distributed", "align", "locate")
 _SEARCH_MEMBERS = ("name", "prepare", "scan", "search_batches")

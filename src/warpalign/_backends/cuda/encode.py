@@ -224,54 +224,18 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
         if any(on_device):
             stream.wait_event(current.record())
     with stream:
-        flags = cp.asarray(clear_flags(len(raws)))
-        out = _queue(cp, raws, table, flags, stream, staging, chunk, threads)
+        d_table = cp.asarray(np.ascontiguousarray(table, dtype=np.uint8))
+        flags = cp.asarray(np.tile(np.array([_NONE, 0], np.uint64), max(1, len(raws))))
+        out = []
+        for k, raw in enumerate(raws):
+            codes = cp.empty(raw.size, dtype=cp.uint8)
+            launch = _launcher(d_table, codes, flags[2 * k:2 * k + 2])
+            if on_device[k]:
+                launch(cp.ascontiguousarray(raw), 0, raw.size)
+            else:
+                _stage_into(raw, stream, launch, staging, chunk, threads)
+            out.append(codes)
     return _results(cp, out, flags, check, counts, stream)
-
-
-def clear_flags(sides: int) -> np.ndarray:
-    """The encode kernel's flags before any launch, two words per side (first bad
-    character: none; largest code: 0), on the host."""
-    return np.tile(np.array([_NONE, 0], np.uint64), max(1, sides))
-
-
-def side_flags(words, k: int, check: bool = True) -> tuple[int, int]:
-    """(index of the first character without a code or -1, largest code) of side ``k``
-    from the flags read back (``words``: the host copy of the flag words)."""
-    first, top = int(words[2 * k]), int(words[2 * k + 1])
-    return (first if check and first != _NONE else -1), top
-
-
-def encode_queued(raws, table: np.ndarray, flags) -> list:
-    """Queue the encoding of CuPy arrays of characters (1-D ``uint8`` each) on the current
-    stream, after the work queued there, and return their device codes at once: nothing
-    is read back. ``flags``: a device uint64 array of two words per array, set to
-    :func:`clear_flags` (on this stream) by the caller; the kernels leave in it what
-    :func:`side_flags` reads once the caller has copied it back (:mod:`.pairs_ahead`:
-    with the pair kernels' scores, in one read)."""
-    cp = _cupy()
-    for raw in raws:
-        if not isinstance(raw, cp.ndarray) or raw.dtype != cp.uint8 or raw.ndim != 1:
-            raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
-                            f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
-    stream = cp.cuda.get_current_stream()
-    return _queue(cp, raws, table, flags, stream, STAGING, None, None)
-
-
-def _queue(cp, raws, table: np.ndarray, flags, stream, staging: str, chunk, threads) -> list:
-    """The encode kernels of every array queued on ``stream`` (the current stream): CuPy
-    arrays where they are, NumPy arrays through staging; returns the device codes."""
-    d_table = cp.asarray(np.ascontiguousarray(table, dtype=np.uint8))
-    out = []
-    for k, raw in enumerate(raws):
-        codes = cp.empty(raw.size, dtype=cp.uint8)
-        launch = _launcher(d_table, codes, flags[2 * k:2 * k + 2])
-        if isinstance(raw, cp.ndarray):
-            launch(cp.ascontiguousarray(raw), 0, raw.size)
-        else:
-            _stage_into(raw, stream, launch, staging, chunk, threads)
-        out.append(codes)
-    return out
 
 
 def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads) -> None:
@@ -292,11 +256,12 @@ def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads) 
 def _results(cp, codes: list, flags, check: bool, counts: bool, stream) -> list[tuple]:
     """:func:`encode_sides`'s answer: the flags of every side read in one copy, once the
     kernels on ``stream`` are done."""
-    words = flags.get(stream=stream)
+    words = [int(v) for v in flags.get(stream=stream)]
     stream.synchronize()
     out = []
     for k, side in enumerate(codes):
-        bad, top = side_flags(words, k, check)
+        first, top = words[2 * k], words[2 * k + 1]
+        bad = first if check and first != _NONE else -1
         counted = None
         if counts and bad < 0:
             with stream:

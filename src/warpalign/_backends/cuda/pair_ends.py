@@ -22,8 +22,8 @@ import numpy as np
 
 from ..cpu.pairwise import LOCAL
 from .loader import get_module, require_cupy
-from .pairs import Clock, band_buffer, device_codes, upload, ww_table
-from .ww_plan import BLOCK, launch_groups, ww_items, ww_name, ww_threshold
+from .pairs import (BLOCK, Clock, band_buffer, device_codes, launch_groups, upload, ww_items,
+                    ww_name, ww_table, ww_threshold)
 
 _NONE = np.uint64(0xFFFFFFFFFFFFFFFF)   # the kernel's key for "no cell holds S"
 #: Rows per lane of the ENDS kernels (every scoring): with 16, no ENDS instance spills

@@ -10,8 +10,7 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
   several bands of 32 R rows past that), sorted by target length and packed two per
   32-bit register (16-bit DPX) where the values fit: local always (a pair whose maximum
   reaches the 16-bit threshold is flagged and rescored exactly by the caller), global and
-  semiglobal when ``(m + n + 2) * max|score or penalty|`` stays under
-  :data:`.ww_plan.INT16_BOUND`;
+  semiglobal when ``(m + n + 2) * max|score or penalty|`` stays under ``INT16_BOUND``;
   otherwise one pair per register (32-bit DPX). DNA local scoring (codes A/C/G/T only,
   scores fitting a byte) looks scores up with one PRMT per cell pair; any other scoring
   reads a K x K table in shared memory. DNA local with linear gaps runs ``ww_dna`` (two
@@ -23,9 +22,8 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
   can saturate (as the CPU version, :mod:`warpalign._backends.cpu.bitsliced`).
 
 ``score_pairs(mode="full")``'s local end cells come from ww_kernel's ENDS form
-(:mod:`.pair_ends`, planned by the helpers of :mod:`.ww_plan`, where the word-wise plan is
-made: :func:`.ww_plan.plan_wordwise`). :mod:`.pairs_ahead` makes that plan before the
-encode engine's flags are read, for CuPy inputs (issue 22).
+(:mod:`.pair_ends`, planned by the helpers here: :func:`ww_table`, :func:`launch_groups`,
+:func:`ww_items`).
 
 The pair kernels take the codes where they are (device arrays from the ``encode``
 engine, :mod:`.encode`: no copy to the host).
@@ -48,17 +46,17 @@ of the inputs the whole call is ~500-600 and ~230-290 GCUPS.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..cpu.bitsliced import unsupported as bitsliced_unsupported
 from ..cpu.bitsliced import value_bits
-from ..cpu.pairwise import ALGORITHM_CODES, LOCAL
+from ..cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
 from .loader import require_cupy
-from .ww_plan import (BLOCK, WwPlan, WwTable, needs_largest, plan_wordwise, score_table,
-                      ww_threshold)
 
 _FILE = "pairs.cu"
+BLOCK = 256
 _BS_BLOCK = 128
 _BS_R = 4                    # rows per lane of bs_swa (one band = 128 rows)
 #: Columns per iteration of bs_swa (lane t works on columns s - C t .. s - C t + C - 1,
@@ -67,13 +65,19 @@ _BS_R = 4                    # rows per lane of bs_swa (one band = 128 rows)
 #: kernel GCUPS C = 2 / 4: n = 1,024: 4,020 / 3,968; 4,096: 4,059 / 4,166; 16,384:
 #: 4,105 / 4,260 (bench/results/pairs_gpu.jsonl).
 BS_COLS4_FROM = 4096
-#: bs_swa's columns (BS_PREFETCH, by columns per iteration): 0 loaded where used, 1
-#: loaded one iteration ahead into registers, 3 that and an L2 prefetch 8 iterations
-#: ahead. Kernel GCUPS at n = 1,024 / 4,096 / 16,384, 32,768 pairs, m = 128, one H100
-#: (bench/results/pairs_gpu.jsonl, docs/gpu-notes.md session 16): 0 / 1 / 3:
-#: 3,967-3,983 / 4,167-4,169 / 4,261 and 4,238-4,242 / 4,426-4,428 / 4,533 and 4,063 /
-#: 4,516-4,517 / 4,623-4,624 (C = 2 below BS_COLS4_FROM, 4 from it). ww_dna's prefetch:
-#: :data:`.ww_plan.WW_DNA_PREFETCH`.
+#: Word-wise DNA-path rows per lane (linear gaps: ww_dna; affine: ww_kernel); the table
+#: path (any other scoring) uses 16 rows, one chain. ww_dna on an H200, 32,768 pairs,
+#: m = 128, n = 16,384, kernel time: R = 32: 8,182 GCUPS, R = 16: 7,729.
+WW_DNA_ROWS = {False: 32, True: 24}
+#: ww_dna's column bytes, loaded one iteration ahead, are also prefetched to L2 2,048
+#: bytes ahead (True). bs_swa's columns (BS_PREFETCH, by columns per iteration): 0 loaded
+#: where used, 1 loaded one iteration ahead into registers, 3 that and an L2 prefetch 8
+#: iterations ahead. Kernel GCUPS at n = 1,024 / 4,096 / 16,384, 32,768 pairs, m = 128,
+#: one H100, same runs (bench/results/pairs_gpu.jsonl, docs/gpu-notes.md session 16):
+#: ww_dna without / with the prefetch 7,752 / 7,881 / 7,923 and 7,867 / 8,006 / 8,073;
+#: bs_swa 0 / 1 / 3: 3,967-3,983 / 4,167-4,169 / 4,261 and 4,238-4,242 / 4,426-4,428 /
+#: 4,533 and 4,063 / 4,516-4,517 / 4,623-4,624 (C = 2 below BS_COLS4_FROM, 4 from it).
+WW_DNA_PREFETCH = True
 BS_PREFETCH = {2: 1, 4: 3}
 #: Bitsliced W2B/B2W: "ballot" (bs_w2b: three __ballot_sync per position and warp;
 #: bs_b2w: a bit gather per pair) or "swap" (bs_w2b_swap / bs_b2w_swap: paper 000's
@@ -84,6 +88,11 @@ BS_PREFETCH = {2: 1, 4: 3}
 #: 0.240 / 0.658 / 2.28 ms; B2W 15 us against 4-5 us; the kernel and scores identical.
 BS_TRANSPOSE = "swap"
 BS_TRANSPOSES = ("ballot", "swap")
+#: Global/semiglobal pairs use 16-bit lanes when every value stays within this bound.
+INT16_BOUND = 14000
+#: Local 16-bit lanes: scores and penalties must stay this small (else 32-bit lanes).
+INT16_SMALL = 4000
+
 
 def _cupy():
     return require_cupy("backend 'cuda'")
@@ -148,6 +157,92 @@ def _rerun(clock: Clock, nflag, run: int) -> None:
 # --------------------------------------------------------------------------- word-wise
 
 
+_POWERS = np.array([1, 2, 4, 8, 16, 32], np.int64)   # group sizes G
+
+
+def _tiles(m: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Group size G (power of two <= 32) and band count per query length."""
+    need = np.maximum(1, -(-m // rows))                       # lanes of R rows
+    g = _POWERS[np.searchsorted(_POWERS, np.minimum(need, 32))]  # smallest power >= need
+    bands = np.where(need > 32, -(-m // (32 * rows)), 1)
+    return g, bands
+
+
+def launch_groups(xl: np.ndarray, yl: np.ndarray, widths: np.ndarray, rows: int
+                  ) -> list[tuple[int, int, int, np.ndarray]]:
+    """(bits, G, bands, pairs) per word-wise launch, in launch order (16-bit lanes first,
+    then G, then bands ascending); each launch's pairs by target length, then query
+    length, both descending (ties: higher index first). Pairs all of one query length,
+    one target length and one lane width (a 2-D array on each side) are one launch, in
+    descending index order, planned without a sort (issue 22: the sort took ~1 ms of
+    host time per call of 32,768 pairs on an H100's host, the GPU idle meanwhile); any
+    other input goes to :func:`plan_by_sort`, which gives the same plan for them."""
+    if xl.size and _uniform(xl) and _uniform(yl) and _uniform(widths):
+        g, bands = _tiles(xl[:1], rows)
+        return [(32 if int(widths[0]) == 32 else 16, int(g[0]), int(bands[0]),
+                 np.arange(xl.size - 1, -1, -1, dtype=np.int64))]
+    return plan_by_sort(xl, yl, widths, rows)
+
+
+def _uniform(values: np.ndarray) -> bool:
+    """Whether every value equals the first (True for none)."""
+    return values.size == 0 or bool((values == values[0]).all())
+
+
+def plan_by_sort(xl: np.ndarray, yl: np.ndarray, widths: np.ndarray, rows: int
+                 ) -> list[tuple[int, int, int, np.ndarray]]:
+    """:func:`launch_groups` for any lengths: one stable sort for all launches and one
+    pass per launch (the planner of a call of 32,768 pairs took ~4 ms of host time with
+    a sort and an ``np.unique`` per (bits, G), 2-core development machine)."""
+    g_of, bands_of = _tiles(xl, rows)
+    top = int(bands_of.max(initial=1)) + 1
+    group = ((widths == 32) * 6 + np.searchsorted(_POWERS, g_of)) * top + bands_of
+    longest = int(xl.max(initial=0)) + 1
+    if int(yl.max(initial=0)) < (1 << 62) // longest:     # one key: yl major, xl minor
+        ascending = np.argsort(yl * longest + xl, kind="stable")
+    else:
+        ascending = np.lexsort((xl, yl))
+    grouped = group[ascending]
+    out = []
+    for key in np.flatnonzero(np.bincount(group)).tolist():
+        rest, bands = divmod(key, top)
+        out.append((32 if rest >= 6 else 16, 1 << (rest % 6), bands,
+                    ascending[grouped == key][::-1]))
+    return out
+
+
+def pack_offsets(items: np.ndarray, yl: np.ndarray, g: int, grid: int,
+                 length: int | None = None) -> np.ndarray:
+    """``ww_ypack``'s byte offsets (int64, item slots + 1) of each item slot's packed
+    columns: the grid's ``grid * BLOCK // g`` slots (``items``: pairs of pair indices,
+    -1 for none, filling the first slots) each get (its warp's widest item + 4 G + 4)
+    bytes rounded up to words, the last 2,048 more (ww_dna's prefetch reads up to 2,048
+    bytes ahead). ``length``: the target length when every pair has it (then no pair's
+    length is read: the same offsets by arithmetic)."""
+    nitems = items.size // 2
+    nall = grid * BLOCK // g
+    per_warp = 32 // g
+    if length is not None:
+        # every item slot holds a pair of this length; slots of a warp with one are wide
+        wide = -(-nitems // per_warp) * per_warp
+        full = (int(length) + 4 * g + 4 + 3) // 4 * 4
+        empty = (4 * g + 4 + 3) // 4 * 4
+        at = np.arange(nall + 1, dtype=np.int64)
+        ypoff = np.where(at <= wide, at * full, wide * full + (at - wide) * empty)
+        ypoff[-1] += 2048
+        return ypoff
+    cols = np.zeros(nall, np.int64)
+    pair = items.reshape(-1, 2)
+    cols[:nitems] = np.maximum(np.where(pair[:, 0] >= 0, yl[pair[:, 0]], 0),
+                               np.where(pair[:, 1] >= 0, yl[pair[:, 1]], 0))
+    wmax = np.repeat(cols.reshape(-1, per_warp).max(axis=1), per_warp)
+    sizes = (wmax + 4 * g + 4 + 3) // 4 * 4
+    sizes[-1] += 2048
+    ypoff = np.zeros(nall + 1, np.int64)
+    np.cumsum(sizes, out=ypoff[1:])
+    return ypoff
+
+
 def upload(cp, arrays: list[np.ndarray]) -> list:
     """Host arrays to the device in one copy (one CuPy array, not one each): a device
     view of each, in order, every one starting on a 256-byte boundary."""
@@ -162,13 +257,79 @@ def upload(cp, arrays: list[np.ndarray]) -> list:
     return [device[start:start + a.nbytes].view(a.dtype) for a, start in zip(arrays, starts)]
 
 
+@dataclass(frozen=True)
+class WwTable:
+    """A scoring as the word-wise kernels take it (:func:`ww_table`)."""
+
+    table: np.ndarray     # int32 words: DNA 5 (4 bytes each, then the pad column), else K*K
+    k: int                # K: the table's side (4 for DNA: codes A C G T)
+    dna: bool             # scores by PRMT (local, codes A/C/G/T, scores fitting a byte)
+    rows: int             # rows per lane
+    smax: int             # the largest stored score S' (the 16-bit threshold)
+    go: int
+    ge: int
+    affine: bool
+    bias: int             # g (linear) or go (affine): stored H' = H + bias
+    biggest: int          # the largest |score| or penalty (at least 1)
+    narrow: bool          # local: 16-bit lanes (else 32-bit)
+
+
 def ww_table(scoring, local: bool, xcodes, ycodes, largest: int | None,
              rows: int | None) -> WwTable:
-    """:func:`.ww_plan.score_table`, the largest code read from the codes (two
-    reductions, a sync each) where it is needed and not given."""
-    if largest is None and needs_largest(scoring, local):
+    """The score table, the DNA choice and the rows per lane of ``scoring`` for the
+    word-wise kernels; ``largest``: the largest code when known (else read from the codes
+    where it matters); ``rows``: the DNA path's rows per lane (default
+    :data:`WW_DNA_ROWS`)."""
+    matrix = np.asarray(scoring.matrix, dtype=np.int64)
+    go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+    affine = go != ge
+    bias = go if affine else ge
+    alpha = matrix.shape[0]
+    biggest = max(int(np.abs(matrix).max()), go, ge, 1)
+    shift = 0 if affine else bias               # S' = S + g on linear gaps
+    dna_table = matrix[:4, :4] + shift
+    if largest is None and local and alpha >= 4:
         largest = max(_top(xcodes), _top(ycodes))
-    return score_table(scoring, local, largest, rows)
+    dna = (local and alpha >= 4 and largest < 4
+           and int(dna_table.min()) >= -128 and int(dna_table.max()) <= 127)
+    if dna:
+        words = [int(sum((int(dna_table[x, y]) & 0xFF) << (8 * x) for x in range(4)))
+                 for y in range(4)] + [0xFFFFFFFF]
+        table = np.array(words, dtype=np.uint32).view(np.int32)
+        k = 4
+        rows = WW_DNA_ROWS[affine] if rows is None else int(rows)
+    else:
+        k = alpha + 1
+        pad = -(go + ge + 1)
+        tab = np.full((k, k), pad, dtype=np.int64)
+        tab[:alpha, :alpha] = matrix
+        table = (tab + shift).astype(np.int32).ravel()
+        rows = 16
+    smax = int(table.view(np.int8).max()) if dna else int(table.max())
+    return WwTable(table, k, dna, rows, smax, go, ge, affine, bias, biggest,
+                   4 * biggest + bias <= INT16_SMALL)
+
+
+def ww_threshold(bits: int, smax: int) -> int:
+    """The stored value from which a local 16-bit lane flags its item (no value can
+    wrap below it); 32-bit lanes: never."""
+    return 32767 - max(smax, 0) - 2 if bits == 16 else (1 << 30)
+
+
+def ww_items(order: np.ndarray, bits: int, g: int) -> tuple[np.ndarray, int, int]:
+    """A launch's items (pairs of pair indices for 16-bit lanes, -1 for none), their
+    count and the grid's blocks."""
+    per = 2 if bits == 16 else 1
+    items = np.full(-(-order.size // per) * per, -1, dtype=np.int32)
+    items[:order.size] = order
+    nitems = items.size // per
+    return items, nitems, -(-nitems * g // BLOCK)
+
+
+def ww_name(bits: int, rows: int, affine: bool, code: int, dna: bool, ends: bool) -> str:
+    """The name of a ww_kernel instance."""
+    flag = {True: "true", False: "false"}
+    return f"ww_kernel<{bits}, {rows}, {flag[affine]}, {code}, {flag[dna]}, {flag[ends]}>"
 
 
 def band_buffer(cp, bands: int, nitems: int, ncols: int, affine: bool, dummy):
@@ -199,10 +360,9 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
                    largest: int | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Scores of pairs (x_i, y_i) on the GPU, one pair per 16- or 32-bit DPX lane.
 
-    ``rows``: rows per lane of the DNA path (default :data:`.ww_plan.WW_DNA_ROWS`; for
+    ``rows``: rows per lane of the DNA path (default :data:`WW_DNA_ROWS`; for
     measurements and tests);
-    ``prefetch``: ww_dna's L2 prefetch of its columns (default
-    :data:`.ww_plan.WW_DNA_PREFETCH`).
+    ``prefetch``: ww_dna's L2 prefetch of its columns (default :data:`WW_DNA_PREFETCH`).
     ``kernel_runs`` (benchmarks): launch each DP kernel that many times back to back;
     the result is the same and ``swa`` is the mean time per run, i.e. the kernel with
     the GPU already busy rather than just after the host-to-device copy.
@@ -211,92 +371,109 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     DNA local scoring with linear gaps (16-bit lanes) runs ``ww_dna`` (packed columns by
     ``ww_ypack``, timed as step ``pack``), the rest ww_kernel.
 
-    The host plans every launch before any copy (:func:`.ww_plan.plan_wordwise`: no
-    sync on the way); the offsets, the score table and each launch's items and
-    packed-column offsets go up in one copy, and the scores come back with the
-    saturation count in one read (the flagged pairs, when there are any, in a second).
+    The host plans every launch before any copy (no sync on the way); the offsets, the
+    score table and each launch's items and packed-column offsets go up in one copy, and
+    the scores come back with the saturation count in one read (the flagged pairs, when
+    there are any, in a second).
     """
     cp = _cupy()
     _check_runs(kernel_runs)
+    code = ALGORITHM_CODES[algorithm]
     npairs = len(xoff) - 1
+    scores = np.zeros(npairs, dtype=np.int32)
     if npairs == 0:
-        return np.zeros(0, dtype=np.int32), np.zeros(0, np.int64), {}
-    if largest is None and needs_largest(scoring, ALGORITHM_CODES[algorithm] == LOCAL):
-        largest = max(_top(xcodes), _top(ycodes))
-    plan = plan_wordwise(xoff, yoff, scoring, algorithm, largest, rows=rows, prefetch=prefetch)
+        return scores, np.zeros(0, np.int64), {}
+    xoff = np.asarray(xoff, np.int64)
+    yoff = np.asarray(yoff, np.int64)
+    xl = np.diff(xoff)
+    yl = np.diff(yoff)
+    ylen = int(yl[0]) if _uniform(yl) else None     # one target length: plans by arithmetic
+    local = code == LOCAL
+    tab = ww_table(scoring, local, xcodes, ycodes, largest, rows)
+    go, ge, affine, dna, rows = tab.go, tab.ge, tab.affine, tab.dna, tab.rows
+    if local:
+        widths = np.full(npairs, 16 if tab.narrow else 32)
+    else:
+        widths = np.where((xl + yl + 2) * tab.biggest + tab.bias <= INT16_BOUND, 16, 32)
+
+    # the plan, on the host only: per launch its kernel, items and (ww_dna) column layout
+    launches = []
+    names = []
+    small = [xoff, yoff, tab.table]             # host arrays that go up in one copy
+    for bits, g, bands, order in launch_groups(xl, yl, widths, rows):
+        items, nitems, grid = ww_items(order, bits, g)
+        pack = None
+        if bits == 16 and dna and not affine:
+            pf = WW_DNA_PREFETCH if prefetch is None else bool(prefetch)
+            name = (f"ww_dna<{rows}, {'true' if bands > 1 else 'false'}, "
+                    f"{'true' if pf else 'false'}>")
+            names.append("ww_ypack")
+            pack = len(small) + 1               # where its offsets go in ``small``
+            small += [items, pack_offsets(items, yl, g, grid, ylen)]
+        else:
+            name = ww_name(bits, rows, affine, code, dna, False)
+            small.append(items)
+        names.append(name)
+        ncols = ylen if ylen is not None else int(yl[order].max())
+        launches.append((name, bits, g, bands, nitems, grid, len(small) - 1 - (pack is not None),
+                         pack, ncols))
+    mod = _module(tuple(names))
+
     clock = Clock(cp)
-    d_res = cp.zeros(npairs + 1, dtype=cp.int32)  # the scores, then the saturation count
-    d_flag = launch_wordwise(cp, plan, xcodes, ycodes, clock, d_res, kernel_runs=kernel_runs)
-    clock.mark("g2h")
-    result = d_res.get()                        # the one sync of a call without saturation
-    flagged = flagged_pairs(d_flag, int(result[npairs]))
-    clock.mark(None)
-    timings = clock.finish()
-    timings["swa"] = timings.get("swa", 0.0) / kernel_runs
-    return plan.finish(result[:npairs]), flagged, timings
-
-
-def flagged_pairs(d_flag, count: int) -> np.ndarray:
-    """The indices of the pairs a 16-bit lane flagged (``count`` of them: a read only
-    when there are any), ascending."""
-    if not count:
-        return np.zeros(0, np.int64)
-    return np.sort(d_flag[:count].get()).astype(np.int64)
-
-
-def launch_wordwise(cp, plan: WwPlan, xcodes, ycodes, clock: Clock, res, *, guard=None,
-                    kernel_runs: int = 1):
-    """Queue ``plan``'s launches on the current stream (nothing is read back): its small
-    arrays go up in one copy, then per launch ww_ypack and ww_dna, or ww_kernel. ``res``:
-    a zeroed device int32 array of pairs + 1 that receives the scores and then the count
-    of flagged pairs; ``guard``: a device uint64[4] that ww_ypack and ww_dna read
-    first, the encode engine's flags (:mod:`.pairs_ahead`; None: the plan's
-    :data:`.ww_plan.OPEN_GUARD`). Returns the device array of the flagged pairs."""
-    npairs = plan.npairs
-    tab = plan.tab
-    mod = _module(plan.names)
     clock.mark("h2g")
     d_x, d_y = device_codes(cp, xcodes, ycodes)
-    device = upload(cp, list(plan.small))
-    d_xo, d_yo, d_table, d_guard = device[:4]
-    if guard is not None:
-        d_guard = guard
+    device = upload(cp, small)
+    d_xo, d_yo, d_table = device[:3]
     clock.mark(None)
-    d_out, d_nflag = res[:npairs], res[npairs:npairs + 1]
+    d_res = cp.zeros(npairs + 1, dtype=cp.int32)  # the scores, then the saturation count
+    d_out, d_nflag = d_res[:npairs], d_res[npairs:]
     d_flag = cp.empty(npairs, dtype=cp.int32)
     dummy = cp.zeros(1, dtype=cp.uint32)
-    for launch in plan.launches:
-        thr = ww_threshold(launch.bits, tab.smax)
-        bstride, bound = band_buffer(cp, launch.bands, launch.nitems, launch.ncols,
-                                     tab.affine, dummy)
-        kern = mod.get_function(launch.name)
-        d_items = device[launch.items]
-        if launch.pack is not None:
-            d_ypoff = device[launch.pack]
+    for name, bits, g, bands, nitems, grid, at, pack, ncols in launches:
+        thr = ww_threshold(bits, tab.smax)
+        bstride, bound = band_buffer(cp, bands, nitems, ncols, affine, dummy)
+        kern = mod.get_function(name)
+        d_items = device[at]
+        if pack is not None:
+            d_ypoff = device[pack]
             nall = d_ypoff.size - 1
-            ypk = cp.empty(int(plan.small[launch.pack][-1]) // 4, dtype=cp.uint32)
+            ypk = cp.empty(int(small[pack][-1]) // 4, dtype=cp.uint32)
             clock.mark("pack")
             mod.get_function("ww_ypack")(
                 (min(nall, 65535),), (128,),
-                (d_y, d_yo, d_items, np.int32(launch.nitems), np.int32(2 * launch.g), d_ypoff,
-                 np.int32(nall), ypk, d_guard))
+                (d_y, d_yo, d_items, np.int32(nitems), np.int32(2 * g), d_ypoff, np.int32(nall),
+                 ypk))
             for run in range(kernel_runs):
                 _rerun(clock, d_nflag, run)
-                kern((launch.grid,), (BLOCK,),
-                     (d_x, d_xo, d_yo, ypk, d_ypoff, d_items, np.int32(launch.nitems),
-                      np.int32(launch.g), np.int32(launch.bands), d_table, np.int32(tab.ge),
-                      np.int32(thr), np.uint32(1), bound, np.int64(bstride), d_out, d_flag,
-                      d_nflag, d_guard))
+                kern((grid,), (BLOCK,),
+                     (d_x, d_xo, d_yo, ypk, d_ypoff, d_items, np.int32(nitems), np.int32(g),
+                      np.int32(bands), d_table, np.int32(ge), np.int32(thr), np.uint32(1),
+                      bound, np.int64(bstride), d_out, d_flag, d_nflag))
             continue
         for run in range(kernel_runs):
             _rerun(clock, d_nflag, run)
-            kern((launch.grid,), (BLOCK,),
-                 (d_x, d_xo, d_y, d_yo, d_items, np.int32(launch.nitems), np.int32(launch.g),
-                  np.int32(launch.bands), d_table, np.int32(tab.k), np.int32(tab.go),
-                  np.int32(tab.ge), np.int32(thr), np.uint32(1), bound, np.int64(bstride),
-                  d_out, d_flag, d_nflag, dummy, dummy),
+            kern((grid,), (BLOCK,),
+                 (d_x, d_xo, d_y, d_yo, d_items, np.int32(nitems), np.int32(g),
+                  np.int32(bands), d_table, np.int32(tab.k), np.int32(go), np.int32(ge),
+                  np.int32(thr), np.uint32(1), bound, np.int64(bstride), d_out, d_flag,
+                  d_nflag, dummy, dummy),
                  shared_mem=int(tab.table.size) * 4)
-    return d_flag
+    clock.mark("g2h")
+    result = d_res.get()                        # the one sync of a call without saturation
+    scores[:] = result[:npairs]
+    nflag = int(result[npairs])
+    flagged = (np.sort(d_flag[:nflag].get()).astype(np.int64) if nflag
+               else np.zeros(0, np.int64))
+    clock.mark(None)
+    timings = clock.finish()
+    timings["swa"] = timings.get("swa", 0.0) / kernel_runs
+    if not local:
+        col0 = np.where(xl > 0, -(go + (xl - 1) * ge), 0)   # H[m][0]
+        if code == GLOBAL:
+            scores[:] = np.where(yl == 0, col0, scores)
+        elif code == SEMIGLOBAL:
+            scores[:] = np.maximum(scores, col0)
+    return scores, flagged, timings
 
 
 # --------------------------------------------------------------------------- bitsliced
