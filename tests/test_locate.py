@@ -546,8 +546,8 @@ class FakeGpuWindows:
         return True
 
     @staticmethod
-    def wanted_windows(m):
-        return 64
+    def wanted_windows(m, packed=False):
+        return 32 if packed else 64
 
     def resident(self, records):
         from types import SimpleNamespace
@@ -601,6 +601,7 @@ class FakeGpuWindows:
     def window_cells_packed(self, ref, pack, s, starts, lengths, best_ends=False, timed=True):
         """Each query's window_cells (so subclasses' engines apply); the launch noted."""
         self.packed = getattr(self, "packed", []) + [pack.count]
+        self.packed_windows = getattr(self, "packed_windows", []) + [len(starts)]
         got = [self.window_cells(ref, q, s, starts, lengths, best_ends=best_ends, timed=timed)
                for q in pack.queries]
         return [c for c, _, _ in got], [f for _, f, _ in got], 0.0

@@ -21,6 +21,7 @@ from warpalign._backends.cpu.traceback import CpuTraceback
 from warpalign._backends.cuda import window_plan as wp
 from warpalign._backends.registry import using
 from warpalign.locate import PACK_READS, locate, locate_many_encoded
+from warpalign.locate_core import plan_search
 from warpalign.spans import query_score_bound
 
 
@@ -224,6 +225,15 @@ class PackingFake(FakeGpuWindows):
         return wp.pack_capacity(m)
 
 
+class FewWindowsFake(PackingFake):
+    """A device that a few windows fill (phiX's windows then longer than four overlaps):
+    half as many for packed launches, whose items are whole warps."""
+
+    @staticmethod
+    def wanted_windows(m, packed=False):
+        return 4 if packed else 8
+
+
 @pytest.mark.parametrize("mode", ["score", "end", "full"])
 def test_many_reads_pack_their_strands(mode):
     """The many-reads path packs reads' strands (equal length and score bound) three per
@@ -236,7 +246,7 @@ def test_many_reads_pack_their_strands(mode):
     reads += [ref[1000:1070], ref[2000:2300]]                      # 70 bp; 300 bp: alone
     codes = PAPER_002.encode(ref)
     codes.setflags(write=False)
-    with gpu_windows_as(PackingFake()) as fake, \
+    with gpu_windows_as(FewWindowsFake()) as fake, \
             using("traceback", "cuda", "auto", CpuTraceback()):
         for top in (1, 2):
             got = list(locate_many_encoded([PAPER_002.encode(r) for r in reads], ["phiX"],
@@ -246,6 +256,15 @@ def test_many_reads_pack_their_strands(mode):
                            backend="cpu") for r in reads]
             assert got == want
         assert fake.packed and max(fake.packed) == 3 and min(fake.packed) >= 2
+        # packed launches cut the reference into as many windows as fill the device with
+        # whole-warp items (the fake: 4 where one query's launch takes 8), longer ones
+        single = plan_search(PAPER_002.encode(reads[0]), [codes], PAPER_002, 1, mode, "auto",
+                             "cuda", None, None)
+        packed = plan_search(PAPER_002.encode(reads[0]), [codes], PAPER_002, 1, mode, "auto",
+                             "cuda", None, None, packed=True)
+        assert packed.width > single.width
+        assert len(packed.pieces) in fake.packed_windows
+        assert len(single.pieces) not in fake.packed_windows
         # one hit with ends: every packed part's ends in one call, none on the launches
         assert (fake.ends_many > 0) == (mode != "score")
         fake.packed = []

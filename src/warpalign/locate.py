@@ -338,7 +338,8 @@ def _reads_hits(qs: list[np.ndarray], records, scoring: Scoring, o: _Options, se
     batch = pack and o.top == 1 and (o.mode != "score" or second)
     plans = [[(s, plan_search(strand_query(q, s, scoring.alphabet), records, scoring,
                               o.top + second, o.mode, o.method, o.backend, o.window,
-                              o.threads, best_ends=not batch)) for s in o.strands] for q in qs]
+                              o.threads, best_ends=not batch, packed=pack))
+              for s in o.strands] for q in qs]
     flat = [plan for read in plans for _, plan in read]
     cells = iter(score_packed(flat) if pack else [None] * len(flat))
     searches = [[(s, plan.search(next(cells), lazy=True)) for s, plan in read]

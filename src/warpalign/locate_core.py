@@ -215,11 +215,15 @@ def score_packed(plans: list[SearchPlan]) -> list[np.ndarray | None]:
 
 def plan_search(q: np.ndarray, records: list[np.ndarray], scoring: Scoring, top: int,
                 mode: str, method: str, backend: str, window: int | None,
-                threads: int | None, *, best_ends: bool = True) -> SearchPlan:
+                threads: int | None, *, best_ends: bool = True,
+                packed: bool = False) -> SearchPlan:
     """:func:`make_search` up to its first pieces: the query's span bound, windows and
     scorer (nothing is scored yet). ``best_ends=False``: the GPU's scans give scores only,
     even where ends are wanted (the caller finds the ends of the hits' windows itself,
-    :meth:`~warpalign.locate_scorers.WindowScorer.ends_batch`)."""
+    :meth:`~warpalign.locate_scorers.WindowScorer.ends_batch`). ``packed``: the first
+    pieces will be scored several queries per launch (:func:`score_packed`): the default
+    windows are as many as such launches fill the device with, so longer (their overlaps
+    are a smaller share of the cells)."""
     sq = query_score_bound(q, scoring)   # once per call: every span bound below uses it
     span = span_from(sq, len(q), scoring, 1)
     first = None   # the first pass's overlap bound (two passes), else None
@@ -232,7 +236,8 @@ def plan_search(q: np.ndarray, records: list[np.ndarray], scoring: Scoring, top:
                                threads=threads)
         if window is None:
             first = first_pass_span(q, scoring, top, sq=sq)
-            width = scorer.default_window(span if first is None else first, residues)
+            width = scorer.default_window(span if first is None else first, residues,
+                                          packed=packed)
         else:
             width = int(window)
         if span is not None and span > width and first is None:

@@ -87,11 +87,12 @@ class WindowScorer:
             self.lazy = True
             self._gpu = kernels
 
-    def default_window(self, span: int | None, residues: int) -> int:
+    def default_window(self, span: int | None, residues: int, packed: bool = False) -> int:
         """The window length for this scorer (:func:`default_window`; on the GPU enough
-        windows to fill the device once)."""
+        windows to fill the device once, ``packed``: in launches of several queries)."""
         if self.lazy:
-            return default_window(span, residues, self._gpu.wanted_windows(len(self.q)))
+            return default_window(span, residues,
+                                  self._gpu.wanted_windows(len(self.q), packed=packed))
         return default_window(span, residues)
 
     def __call__(self, pieces: list[np.ndarray]) -> np.ndarray:

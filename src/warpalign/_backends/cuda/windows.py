@@ -82,15 +82,19 @@ _SMS: dict[int, int] = {}          # SM count per device id
 _cache = ReadOnlyMemo(CACHE_SIZE)   # resident references by records and device
 
 
-def wanted_windows(m: int) -> int:
+def wanted_windows(m: int, packed: bool = False) -> int:
     """Windows that fill the current device once: two per item, items of G lanes, 2 blocks
-    of 256 threads per SM."""
+    of 256 threads per SM. ``packed``: for launches of several queries (:func:`pack_plan`:
+    an item is a whole warp, whatever one query's G), where queries of ``m`` symbols pack;
+    so fewer, longer windows, and less of the reference scored twice in their overlaps."""
     cp = require_cupy("locate on the GPU")
     dev = cp.cuda.Device().id
     sms = _SMS.get(dev)
     if sms is None:
         sms = _SMS[dev] = cp.cuda.Device(dev).attributes["MultiProcessorCount"]
     _, g, _ = plan(m)
+    if packed and pack_capacity(m) > 1:
+        g = 32
     return 2 * sms * _BLOCKS_PER_SM * _BLOCK // g
 
 
