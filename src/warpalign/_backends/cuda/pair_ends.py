@@ -22,8 +22,9 @@ import numpy as np
 
 from ..cpu.pairwise import LOCAL
 from .loader import get_module, require_cupy
-from .pairs import (BLOCK, Clock, band_buffer, device_codes, launch_groups, upload, ww_items,
-                    ww_name, ww_table, ww_threshold)
+from .pairs import (BLOCK, Clock, band_buffer, device_codes, launch_groups, ww_items, ww_name,
+                    ww_table, ww_threshold)
+from .transfer import upload
 
 _NONE = np.uint64(0xFFFFFFFFFFFFFFFF)   # the kernel's key for "no cell holds S"
 #: Rows per lane of the ENDS kernels (every scoring): with 16, no ENDS instance spills

@@ -54,6 +54,7 @@ from ..cpu.bitsliced import unsupported as bitsliced_unsupported
 from ..cpu.bitsliced import value_bits
 from ..cpu.pairwise import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
 from .loader import require_cupy
+from .transfer import upload
 
 _FILE = "pairs.cu"
 BLOCK = 256
@@ -241,20 +242,6 @@ def pack_offsets(items: np.ndarray, yl: np.ndarray, g: int, grid: int,
     ypoff = np.zeros(nall + 1, np.int64)
     np.cumsum(sizes, out=ypoff[1:])
     return ypoff
-
-
-def upload(cp, arrays: list[np.ndarray]) -> list:
-    """Host arrays to the device in one copy (one CuPy array, not one each): a device
-    view of each, in order, every one starting on a 256-byte boundary."""
-    starts, at = [], 0
-    for a in arrays:
-        starts.append(at)
-        at += -(-a.nbytes // 256) * 256
-    host = np.zeros(max(at, 1), np.uint8)
-    for a, start in zip(arrays, starts):
-        host[start:start + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-    device = cp.asarray(host)
-    return [device[start:start + a.nbytes].view(a.dtype) for a, start in zip(arrays, starts)]
 
 
 @dataclass(frozen=True)

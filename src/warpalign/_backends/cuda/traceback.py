@@ -30,7 +30,7 @@ import numpy as np
 
 from ...offsets import running_sums, runs_within
 from .loader import get_module, require_cupy
-from .pairs import upload
+from .transfer import upload
 
 _FILE = "traceback.cu"
 _NAMES = ("tb_start", "tb_path", "tb_end")
