@@ -405,13 +405,19 @@ class Search:
         (record, lo, hi), their common best score), or None (nothing to find). Open seams
         are closed first. A caller may find these ends itself (for many searches at once)
         and hand them to :meth:`put_ends`."""
+        tied = self._tied_best()
+        return None if tied is None else self._ends_wanted(tied)
+
+    def _tied_best(self) -> np.ndarray | None:
+        """The pieces at the best score (None: no piece is left), open seams closed and
+        pieces a cut left unscored scored first."""
         if self.seams_open:
             self.close_seams()
         self._score_unscored()
         if not len(self.p):
             return None
         b = self.best
-        return self._ends_wanted(np.flatnonzero(b[:, 0] == b[:, 0].max()))
+        return np.flatnonzero(b[:, 0] == b[:, 0].max())
 
     def _ends_wanted(self, tied: np.ndarray):
         b = self.best
@@ -462,13 +468,10 @@ class Search:
     def pop(self, ends: bool = True) -> Hit | None:
         """The next hit by the tie rule (None when nothing scores above 0). ``ends=False``:
         only its score is wanted (no end cells are computed; the piece is any of the best)."""
-        if self.seams_open:
-            self.close_seams()
-        self._score_unscored()
-        if not len(self.p):
+        cand = self._tied_best()   # the tie rule among the best
+        if cand is None:
             return None
         b = self.best
-        cand = np.flatnonzero(b[:, 0] == b[:, 0].max())   # the tie rule among the best
         if ends:
             self._resolve(cand)
         k = int(cand[np.lexsort((b[cand, 1], b[cand, 2], self.p[cand, 0]))[0]])
