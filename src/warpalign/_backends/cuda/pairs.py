@@ -23,7 +23,9 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
 
 ``score_pairs(mode="full")``'s local end cells come from ww_kernel's ENDS form
 (:mod:`.pair_ends`, planned by the helpers here: :func:`ww_table`, :func:`launch_groups`,
-:func:`ww_items`).
+:func:`ww_items`); without a threshold in one pass with the scoring kernels, which
+:func:`score_wordwise` plans (:func:`plan_wordwise`) and queues (:func:`queue_wordwise`)
+for it too.
 
 The pair kernels take the codes where they are (device arrays from the ``encode``
 engine, :mod:`.encode`: no copy to the host).
@@ -341,6 +343,97 @@ def device_codes(cp, xcodes, ycodes):
     return d_x, d_y
 
 
+@dataclass(frozen=True)
+class WwPlan:
+    """:func:`score_wordwise`'s launches, planned on the host before any copy
+    (:func:`plan_wordwise`); :func:`queue_wordwise` queues them."""
+
+    tab: WwTable
+    code: int                 # the algorithm's kernel code
+    launches: list            # (name, bits, G, bands, nitems, grid, at, pack, ncols) each
+    names: tuple              # the kernels to load (``_module``)
+    small: list               # host arrays that go up in one copy (``at``/``pack`` index it)
+
+
+def plan_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring, algorithm: str,
+                  *, rows: int | None, prefetch: bool | None, largest: int | None) -> WwPlan:
+    """The plan of :func:`score_wordwise` (arguments as there; offsets int64, pairs >= 1):
+    per launch its kernel, items and (ww_dna) column layout; ``small`` starts with the
+    offsets and the score table, then each launch's items (and packed-column offsets)."""
+    code = ALGORITHM_CODES[algorithm]
+    xl = np.diff(xoff)
+    yl = np.diff(yoff)
+    ylen = int(yl[0]) if _uniform(yl) else None     # one target length: plans by arithmetic
+    local = code == LOCAL
+    tab = ww_table(scoring, local, xcodes, ycodes, largest, rows)
+    if local:
+        widths = np.full(xl.size, 16 if tab.narrow else 32)
+    else:
+        widths = np.where((xl + yl + 2) * tab.biggest + tab.bias <= INT16_BOUND, 16, 32)
+    launches = []
+    names = []
+    small = [xoff, yoff, tab.table]
+    for bits, g, bands, order in launch_groups(xl, yl, widths, tab.rows):
+        items, nitems, grid = ww_items(order, bits, g)
+        pack = None
+        if bits == 16 and tab.dna and not tab.affine:
+            pf = WW_DNA_PREFETCH if prefetch is None else bool(prefetch)
+            name = (f"ww_dna<{tab.rows}, {'true' if bands > 1 else 'false'}, "
+                    f"{'true' if pf else 'false'}>")
+            names.append("ww_ypack")
+            pack = len(small) + 1               # where its offsets go in ``small``
+            small += [items, pack_offsets(items, yl, g, grid, ylen)]
+        else:
+            name = ww_name(bits, tab.rows, tab.affine, code, tab.dna, False)
+            small.append(items)
+        names.append(name)
+        ncols = ylen if ylen is not None else int(yl[order].max())
+        launches.append((name, bits, g, bands, nitems, grid, len(small) - 1 - (pack is not None),
+                         pack, ncols))
+    return WwPlan(tab, code, launches, tuple(names), small)
+
+
+def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag, d_nflag,
+                   clock: Clock, kernel_runs: int = 1) -> None:
+    """Queue ``plan``'s kernels on the current stream (``mod``: a module of its
+    ``names``; ``device``: ``plan.small`` uploaded): each pair's score into ``d_out``
+    (int32, real units before :func:`score_wordwise`'s global/semiglobal readout), the
+    flagged pairs into ``d_flag`` and their count into ``d_nflag``; steps ``pack`` and
+    ``swa`` on ``clock``."""
+    tab = plan.tab
+    d_xo, d_yo, d_table = device[:3]
+    dummy = cp.zeros(1, dtype=cp.uint32)
+    for name, bits, g, bands, nitems, grid, at, pack, ncols in plan.launches:
+        thr = ww_threshold(bits, tab.smax)
+        bstride, bound = band_buffer(cp, bands, nitems, ncols, tab.affine, dummy)
+        kern = mod.get_function(name)
+        d_items = device[at]
+        if pack is not None:
+            d_ypoff = device[pack]
+            nall = d_ypoff.size - 1
+            ypk = cp.empty(int(plan.small[pack][-1]) // 4, dtype=cp.uint32)
+            clock.mark("pack")
+            mod.get_function("ww_ypack")(
+                (min(nall, 65535),), (128,),
+                (d_y, d_yo, d_items, np.int32(nitems), np.int32(2 * g), d_ypoff, np.int32(nall),
+                 ypk))
+            for run in range(kernel_runs):
+                _rerun(clock, d_nflag, run)
+                kern((grid,), (BLOCK,),
+                     (d_x, d_xo, d_yo, ypk, d_ypoff, d_items, np.int32(nitems), np.int32(g),
+                      np.int32(bands), d_table, np.int32(tab.ge), np.int32(thr), np.uint32(1),
+                      bound, np.int64(bstride), d_out, d_flag, d_nflag))
+            continue
+        for run in range(kernel_runs):
+            _rerun(clock, d_nflag, run)
+            kern((grid,), (BLOCK,),
+                 (d_x, d_xo, d_y, d_yo, d_items, np.int32(nitems), np.int32(g),
+                  np.int32(bands), d_table, np.int32(tab.k), np.int32(tab.go), np.int32(tab.ge),
+                  np.int32(thr), np.uint32(1), bound, np.int64(bstride), d_out, d_flag,
+                  d_nflag, dummy, dummy),
+                 shared_mem=int(tab.table.size) * 4)
+
+
 def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yoff: np.ndarray,
                    scoring, algorithm: str = "local", *, rows: int | None = None,
                    prefetch: bool | None = None, kernel_runs: int = 1,
@@ -365,86 +458,25 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     """
     cp = _cupy()
     _check_runs(kernel_runs)
-    code = ALGORITHM_CODES[algorithm]
     npairs = len(xoff) - 1
     scores = np.zeros(npairs, dtype=np.int32)
     if npairs == 0:
         return scores, np.zeros(0, np.int64), {}
     xoff = np.asarray(xoff, np.int64)
     yoff = np.asarray(yoff, np.int64)
-    xl = np.diff(xoff)
-    yl = np.diff(yoff)
-    ylen = int(yl[0]) if _uniform(yl) else None     # one target length: plans by arithmetic
-    local = code == LOCAL
-    tab = ww_table(scoring, local, xcodes, ycodes, largest, rows)
-    go, ge, affine, dna, rows = tab.go, tab.ge, tab.affine, tab.dna, tab.rows
-    if local:
-        widths = np.full(npairs, 16 if tab.narrow else 32)
-    else:
-        widths = np.where((xl + yl + 2) * tab.biggest + tab.bias <= INT16_BOUND, 16, 32)
-
-    # the plan, on the host only: per launch its kernel, items and (ww_dna) column layout
-    launches = []
-    names = []
-    small = [xoff, yoff, tab.table]             # host arrays that go up in one copy
-    for bits, g, bands, order in launch_groups(xl, yl, widths, rows):
-        items, nitems, grid = ww_items(order, bits, g)
-        pack = None
-        if bits == 16 and dna and not affine:
-            pf = WW_DNA_PREFETCH if prefetch is None else bool(prefetch)
-            name = (f"ww_dna<{rows}, {'true' if bands > 1 else 'false'}, "
-                    f"{'true' if pf else 'false'}>")
-            names.append("ww_ypack")
-            pack = len(small) + 1               # where its offsets go in ``small``
-            small += [items, pack_offsets(items, yl, g, grid, ylen)]
-        else:
-            name = ww_name(bits, rows, affine, code, dna, False)
-            small.append(items)
-        names.append(name)
-        ncols = ylen if ylen is not None else int(yl[order].max())
-        launches.append((name, bits, g, bands, nitems, grid, len(small) - 1 - (pack is not None),
-                         pack, ncols))
-    mod = _module(tuple(names))
+    plan = plan_wordwise(xcodes, xoff, ycodes, yoff, scoring, algorithm, rows=rows,
+                         prefetch=prefetch, largest=largest)
+    mod = _module(plan.names)
 
     clock = Clock(cp)
     clock.mark("h2g")
     d_x, d_y = device_codes(cp, xcodes, ycodes)
-    device = upload(cp, small)
-    d_xo, d_yo, d_table = device[:3]
+    device = upload(cp, plan.small)
     clock.mark(None)
     d_res = cp.zeros(npairs + 1, dtype=cp.int32)  # the scores, then the saturation count
     d_out, d_nflag = d_res[:npairs], d_res[npairs:]
     d_flag = cp.empty(npairs, dtype=cp.int32)
-    dummy = cp.zeros(1, dtype=cp.uint32)
-    for name, bits, g, bands, nitems, grid, at, pack, ncols in launches:
-        thr = ww_threshold(bits, tab.smax)
-        bstride, bound = band_buffer(cp, bands, nitems, ncols, affine, dummy)
-        kern = mod.get_function(name)
-        d_items = device[at]
-        if pack is not None:
-            d_ypoff = device[pack]
-            nall = d_ypoff.size - 1
-            ypk = cp.empty(int(small[pack][-1]) // 4, dtype=cp.uint32)
-            clock.mark("pack")
-            mod.get_function("ww_ypack")(
-                (min(nall, 65535),), (128,),
-                (d_y, d_yo, d_items, np.int32(nitems), np.int32(2 * g), d_ypoff, np.int32(nall),
-                 ypk))
-            for run in range(kernel_runs):
-                _rerun(clock, d_nflag, run)
-                kern((grid,), (BLOCK,),
-                     (d_x, d_xo, d_yo, ypk, d_ypoff, d_items, np.int32(nitems), np.int32(g),
-                      np.int32(bands), d_table, np.int32(ge), np.int32(thr), np.uint32(1),
-                      bound, np.int64(bstride), d_out, d_flag, d_nflag))
-            continue
-        for run in range(kernel_runs):
-            _rerun(clock, d_nflag, run)
-            kern((grid,), (BLOCK,),
-                 (d_x, d_xo, d_y, d_yo, d_items, np.int32(nitems), np.int32(g),
-                  np.int32(bands), d_table, np.int32(tab.k), np.int32(go), np.int32(ge),
-                  np.int32(thr), np.uint32(1), bound, np.int64(bstride), d_out, d_flag,
-                  d_nflag, dummy, dummy),
-                 shared_mem=int(tab.table.size) * 4)
+    queue_wordwise(cp, plan, mod, d_x, d_y, device, d_out, d_flag, d_nflag, clock, kernel_runs)
     clock.mark("g2h")
     result = d_res.get()                        # the one sync of a call without saturation
     scores[:] = result[:npairs]
@@ -454,11 +486,13 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     clock.mark(None)
     timings = clock.finish()
     timings["swa"] = timings.get("swa", 0.0) / kernel_runs
-    if not local:
+    if plan.code != LOCAL:
+        xl, yl = np.diff(xoff), np.diff(yoff)
+        go, ge = plan.tab.go, plan.tab.ge
         col0 = np.where(xl > 0, -(go + (xl - 1) * ge), 0)   # H[m][0]
-        if code == GLOBAL:
+        if plan.code == GLOBAL:
             scores[:] = np.where(yl == 0, col0, scores)
-        elif code == SEMIGLOBAL:
+        elif plan.code == SEMIGLOBAL:
             scores[:] = np.maximum(scores, col0)
     return scores, flagged, timings
 
