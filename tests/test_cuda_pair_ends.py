@@ -3,8 +3,9 @@
 ``cuda.pair_ends.ends_wordwise`` (ww_kernel's ENDS form) against the exact CPU kernel
 ``cpu.pairwise.score_end``, tests/reference.py's DP (small pairs) and the traceback
 engine's ``tb_end`` (``GpuTraceback.ends_flat``), all under DESIGN.md's tie rule; and
-``score_pairs(mode="full")`` on the GPU, which takes its ends from there, against the CPU
-backend. Inputs: random pairs of varied lengths (empty sides, m > n, m = 1), repeats
+``cuda.pair_ends.score_ends_wordwise`` (the scoring kernels and the ENDS form in one
+pass); ``score_pairs(mode="full")`` on the GPU, which takes its ends from there, against
+the CPU backend. Inputs: random pairs of varied lengths (empty sides, m > n, m = 1), repeats
 against themselves shifted and all-equal pairs (the best score in many cells of many
 columns and rows), queries of several bands (m > 32 lanes x R rows), DNA linear (the
 PRMT path, DNA=true) and affine, DNA with N (the table path), protein BLOSUM62 11/1,
@@ -182,24 +183,66 @@ def test_kernel_ends_reject_a_score_that_is_not_the_best():
                          ids=["paper", "affine", "blosum", "high-linear", "wide"])
 def test_score_pairs_full_on_the_gpu_equals_the_cpu(scoring):
     """score_pairs mode full on the GPU (local: the pair kernel's ends, no tb_end pass;
-    saturated 16-bit pairs rescored, then ended in 32-bit lanes) equals the CPU backend."""
+    without a threshold scores and ends in one fused pass (the ``pairs_full`` row), its
+    saturated 16-bit pairs rescored with their ends on the host; with one, saturated
+    pairs rescored, then ended in 32-bit lanes) equals the CPU backend."""
+    from warpalign._backends.cuda.pair_ends import score_ends_wordwise
+    from warpalign._backends.registry import using
     rng = np.random.default_rng(25)
     pairs = _pairs(rng, scoring, count=100, top=500)
     xs, ys = [q for q, _ in pairs], [t for _, t in pairs]
+    calls = []
+
+    def fused(*args, **kwargs):        # the real engine, counted
+        calls.append(len(args[1]) - 1)
+        return score_ends_wordwise(*args, **kwargs)
+
     every = None
-    for threshold in (None, 40):
-        gpu = score_pairs(xs, ys, scoring, mode="full", threshold=threshold, backend="cuda")
-        cpu = score_pairs(xs, ys, scoring, mode="full", threshold=threshold, backend="cpu")
-        assert gpu.scores.tolist() == cpu.scores.tolist()
-        assert gpu.indices.tolist() == cpu.indices.tolist()
-        assert gpu.alignments == cpu.alignments
-        assert "ends" in gpu.timings and "tb_ends" not in gpu.timings
-        every = cpu if threshold is None else every
-    if scoring is HIGH_LINEAR:
-        assert gpu.saturated > 0
-    for method in ("wordwise", "bitsliced") if scoring is PAPER else ():
-        got = score_pairs(xs, ys, scoring, mode="full", method=method, backend="cuda")
-        assert got.alignments == every.alignments        # every pair (no threshold)
+    with using("pairs_full", "cuda", "wordwise", fused):
+        for threshold in (None, 40):
+            gpu = score_pairs(xs, ys, scoring, mode="full", threshold=threshold, backend="cuda")
+            cpu = score_pairs(xs, ys, scoring, mode="full", threshold=threshold, backend="cpu")
+            assert calls == [len(pairs)]       # the fused pass without a threshold only
+            assert gpu.scores.tolist() == cpu.scores.tolist()
+            assert gpu.indices.tolist() == cpu.indices.tolist()
+            assert gpu.alignments == cpu.alignments
+            assert "ends" in gpu.timings and "tb_ends" not in gpu.timings
+            if scoring is HIGH_LINEAR:
+                assert gpu.saturated > 0
+            every = cpu if threshold is None else every
+        for method in ("wordwise", "bitsliced") if scoring is PAPER else ():
+            got = score_pairs(xs, ys, scoring, mode="full", method=method, backend="cuda")
+            assert got.alignments == every.alignments        # every pair (no threshold)
+        assert calls == [len(pairs)] * (2 if scoring is PAPER else 1)   # not bitsliced
+
+
+@pytest.mark.parametrize("scoring", SCORINGS, ids=IDS)
+def test_fused_scores_and_ends_equal_the_exact_ones(scoring):
+    """score_ends_wordwise (the scoring kernels and ww_kernel's ENDS form in one pass):
+    the scores of the pairs it does not flag and their ends are the exact ones; flagged
+    pairs (16-bit lanes past the threshold: HIGH_*) have no end; codes on the device are
+    read in place."""
+    import cupy
+    from warpalign._backends.cuda.pair_ends import score_ends_wordwise
+    from warpalign._backends.cuda.pairs import score_wordwise
+    rng = np.random.default_rng(27)
+    pairs = _pairs(rng, scoring, count=120, top=700)
+    want = _exact(pairs, scoring)
+    xc, xo, yc, yo = _codes(pairs, scoring)
+    scores, flagged, ends, timings = score_ends_wordwise(xc, xo, yc, yo, scoring)
+    plain, plain_flagged, _ = score_wordwise(xc, xo, yc, yo, scoring)
+    assert scores.dtype == np.int32 and flagged.dtype == np.int64 and ends.dtype == np.int64
+    assert scores.tolist() == plain.tolist() and flagged.tolist() == plain_flagged.tolist()
+    assert (flagged.size > 0) == (scoring in (HIGH_LINEAR, HIGH_AFFINE))
+    sure = np.ones(len(pairs), bool)
+    sure[flagged] = False
+    assert (scores[sure] == want[sure, 0]).all()
+    want[~sure] = 0
+    _same(ends, want, pairs)
+    assert {"h2g", "swa", "ends", "g2h"} <= set(timings) <= {"h2g", "pack", "swa", "ends", "g2h"}
+    on_device = score_ends_wordwise(cupy.asarray(xc), xo, cupy.asarray(yc), yo, scoring)
+    assert on_device[0].tolist() == scores.tolist()
+    assert np.array_equal(on_device[2], ends)
 
 
 @pytest.mark.parametrize("algorithm", ["global", "semiglobal"])

@@ -427,6 +427,64 @@ def test_gpu_word_wise_plan_of_equal_lengths_equals_the_sorted_plan(seed):
             assert all(np.array_equal(a[3], b[3]) for a, b in zip(got, want))
 
 
+def test_gpu_ends_plan_covers_each_wanted_pair_once():
+    # the ENDS launches' host plan (cuda/pair_ends.py, issue 20; pure NumPy): the wanted
+    # pairs (batch indices) each in exactly one ww_kernel ENDS launch of its lane width,
+    # in launch_groups' order, items padded with -1, the band buffers as wide as the
+    # launch's longest target
+    from warpalign._backends.cuda.pair_ends import ENDS_ROWS, plan_ends
+    from warpalign._backends.cuda.pairs import launch_groups, ww_table
+
+    rng = np.random.default_rng(20)
+    n = 900
+    xl, yl = rng.integers(0, 2500, n), rng.integers(0, 60, n)
+    codes = np.zeros(1, np.uint8)
+    for scoring in (Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1),
+                    Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)):
+        tab = ww_table(scoring, True, codes, codes, 0, ENDS_ROWS)
+        pairs = np.sort(rng.choice(n, 600, replace=False))
+        widths = np.where(rng.random(600) < 0.3, 32, 16)
+        plan = plan_ends(pairs, xl[pairs], yl[pairs], widths, tab)
+        groups = launch_groups(xl[pairs], yl[pairs], widths, tab.rows)
+        assert [(la.bits, la.g, la.bands) for la in plan] == [k[:3] for k in groups]
+        seen = []
+        for la in plan:
+            per = 2 if la.bits == 16 else 1
+            real = la.items[la.items >= 0]
+            assert la.items.dtype == np.int32 and la.items.size == la.nitems * per
+            assert (la.items[real.size:] == -1).all() and la.items.size - real.size < per
+            assert la.grid == -(-la.nitems * la.g // 256)
+            assert la.ncols == int(yl[real].max())
+            affine = "true" if tab.affine else "false"
+            dna = "true" if tab.dna else "false"
+            assert la.name == f"ww_kernel<{la.bits}, {tab.rows}, {affine}, 0, {dna}, true>"
+            assert (widths[np.searchsorted(pairs, real)] == la.bits).all()
+            seen += real.tolist()
+        assert sorted(seen) == pairs.tolist()
+
+
+def test_gpu_fused_ends_take_the_ends_table():
+    # score_pairs mode full's fused pass (issue 20) runs its ENDS launches on the scoring
+    # run's table at ENDS_ROWS: the table ends_wordwise builds for the same scoring
+    from warpalign._backends.cuda.pair_ends import ENDS_ROWS, ends_table
+    from warpalign._backends.cuda.pairs import ww_table
+
+    acgt, with_n = np.array([0, 1, 2, 3], np.uint8), np.array([0, 4, 2], np.uint8)
+    for scoring in (Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1),
+                    Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1),
+                    Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1),
+                    Scoring(match=1000, mismatch=-500, gap_open=800, gap_extend=300)):
+        for codes in (acgt, with_n):
+            got = ends_table(ww_table(scoring, True, codes, codes, None, None))
+            want = ww_table(scoring, True, codes, codes, None, ENDS_ROWS)
+            assert np.array_equal(got.table, want.table)
+            assert (got.k, got.dna, got.rows, got.smax, got.go, got.ge, got.affine,
+                    got.narrow) == (want.k, want.dna, want.rows, want.smax, want.go, want.ge,
+                                    want.affine, want.narrow)
+    assert ww_table(Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1), True, acgt, acgt,
+                    None, None).rows != ENDS_ROWS    # the DNA scoring run's rows differ
+
+
 def test_encode_sides_reports_each_side_and_its_largest_code():
     # the CPU encode engine (registry "encode"): both sides in one call, per side the
     # codes, the first bad character, the counts and the largest code written

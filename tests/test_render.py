@@ -258,6 +258,70 @@ def test_score_pairs_full_takes_its_ends_from_the_pair_ends_engine():
             score_pairs(xs, ys, s, mode="full", backend="cpu")
 
 
+def test_score_pairs_full_takes_scores_and_ends_from_one_fused_pass():
+    """Where the backend has a ``pairs_full`` engine for the method (the GPU's word-wise
+    kernels, issue 20), mode full of every pair (no threshold, local) takes scores,
+    saturated pairs and end cells from it in one call and asks no ``pair_ends`` engine;
+    a saturated pair (its score and end from the pass discarded) is rescored on the host
+    and its end taken from the rescoring. With a threshold, another algorithm or method,
+    today's path runs. A pass that finds no end for a score of its own is an internal
+    error. Here stand-in engines on the CPU rows."""
+    from warpalign._backends.cpu.pairwise import score_end
+    from warpalign._backends.registry import using
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    xs = ["TACTG", "AAAA", "ACGTACGT", "", "GATTACA"]
+    ys = ["GAACTGA", "CCCC", "ACGAACGT", "ACGT", "TTGATTACAGG"]
+    fused, ended = [], []
+
+    def exact(xcodes, xoff, ycodes, yoff, k):
+        return score_end(xcodes[xoff[k]:xoff[k + 1]], ycodes[yoff[k]:yoff[k + 1]], s.matrix,
+                         s.gap_open, s.gap_extend, 0)
+
+    def one_pass(xcodes, xoff, ycodes, yoff, scoring, *, largest=None):
+        fused.append(len(xoff) - 1)
+        found = np.array([exact(xcodes, xoff, ycodes, yoff, k) for k in range(len(xoff) - 1)],
+                         np.int64)
+        scores = found[:, 0].astype(np.int32)
+        last = len(xoff) - 2                  # saturated: a wrong score, no end
+        scores[last] = 7
+        found[last] = 0
+        return scores, np.array([last]), found, {"swa": 0.25, "ends": 0.5}
+
+    def ends(xcodes, xoff, ycodes, yoff, scoring, scores, *, largest=None):
+        ended.append(scores.tolist())
+        return np.array([exact(xcodes, xoff, ycodes, yoff, k) if scores[k] else (0, 0, 0)
+                         for k in range(len(scores))], np.int64), {"ends": 0.125}
+
+    plain = score_pairs(xs, ys, s, mode="full", backend="cpu")
+    with using("pairs_full", "cpu", "wordwise", one_pass), \
+            using("pair_ends", "cpu", "wordwise", ends):
+        got = score_pairs(xs, ys, s, mode="full", backend="cpu", method="wordwise")
+        assert fused == [5] and ended == []
+        assert got.scores.tolist() == plain.scores.tolist() == [8, 0, 13, 0, 14]
+        assert got.alignments == plain.alignments and got.saturated == 1
+        assert got.timings["ends"] == 0.5 and got.timings["swa"] == 0.25
+        assert "rescore" in got.timings and "tb_ends" not in got.timings
+        parts = score_pairs(xs, ys, s, mode="full", backend="cpu", method="wordwise",
+                            batch_residues=20)            # one pass per batch
+        assert fused[1:] == [2, 2, 1] and parts.alignments == plain.alignments
+        assert parts.saturated == 3
+        del fused[1:]
+        picked = score_pairs(xs, ys, s, mode="full", backend="cpu", threshold=9)
+        assert fused == [5] and ended == [[0, 0, 13, 0, 14]]
+        assert picked.alignments == [plain.alignments[2], plain.alignments[4]]
+        glob = score_pairs(xs, ys, s, mode="full", backend="cpu", algorithm="global")
+        assert fused == [5] and "tb_ends" in glob.timings
+        bits = score_pairs(xs, ys, s, mode="full", backend="cpu", method="bitsliced")
+        assert fused == [5] and len(ended) == 2 and bits.alignments == plain.alignments
+
+    def wrong(*args, **kwargs):
+        raise ValueError("pair 2: score 13 given, but its best local score is 12")
+
+    with using("pairs_full", "cpu", "wordwise", wrong):
+        with pytest.raises(RuntimeError, match="internal error: .* pair 2: score 13 given"):
+            score_pairs(xs, ys, s, mode="full", backend="cpu", method="wordwise")
+
+
 def test_alignment_table_to_pandas():
     pytest.importorskip("pandas")
     s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)

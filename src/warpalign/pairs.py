@@ -65,9 +65,10 @@ class PairScores:
             :class:`~warpalign.results.Alignment` (made when indexed) whose columns
             (``scores``, ``query_starts``, ..., ``cigar_text``/``cigar_offsets``,
             ``identities``, ``to_pandas()``) are read without an object per alignment.
-        timings: seconds per step ("w2b", "swa", "b2w", "rescore", "align"; within
-            "align", mode full: "ends" (local, on the GPU: the end cells by the pair
-            kernel; elsewhere "tb_ends"), "tb_starts", "tb_paths", "tb_render").
+        timings: seconds per step ("w2b", "swa", "b2w", "rescore", "align"; mode full:
+            "ends" (local, on the GPU: the end cells' kernels, within "align", or with no
+            threshold in the scoring's pass, beside "swa"; elsewhere "tb_ends"), and
+            within "align" "tb_starts", "tb_paths", "tb_render").
 
     Example:
         >>> from warpalign import Scoring
@@ -324,9 +325,22 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
                             names, first, tops)
     kernel = engine_for("pairs", engine, chosen)
     largest = tops.known() if isinstance(tops, _Largest) else max(tops)
+    # every pair aligned, local: scores and end cells in one pass where the backend has one
+    fused = (lookup("pairs_full", engine, chosen)
+             if mode == "full" and threshold is None and algorithm == "local" else None)
+    found = None
     with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
-        scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm,
-                                            largest=largest)
+        if fused is None:
+            scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm,
+                                                largest=largest)
+        else:
+            try:
+                scores, saturated, found, timings = fused(xcodes, xoff, ycodes, yoff, scoring,
+                                                          largest=largest)
+            except ValueError as exc:   # the pass finds no end for a score of its own: a bug
+                raise RuntimeError(f"internal error: the pair kernel's end cells (batch "
+                                   f"from pair {first}): {exc}") from exc
+            found = np.array(found, dtype=np.int64)
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
     if saturated.size:
@@ -334,9 +348,11 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
         code = ALGORITHM_CODES[algorithm]
         xh, yh = _host(xcodes), _host(ycodes)
         for p in saturated.tolist():
-            s, _, _ = score_end(xh[xoff[p]:xoff[p + 1]], yh[yoff[p]:yoff[p + 1]],
+            s, i, j = score_end(xh[xoff[p]:xoff[p + 1]], yh[yoff[p]:yoff[p + 1]],
                                 scoring.matrix, scoring.gap_open, scoring.gap_extend, code)
             scores[p] = s
+            if found is not None:   # the fused pass's end is of a wrong score: this one's
+                found[p] = (s, i, j)
         timings["rescore"] = time.perf_counter() - t0
     indices = alignments = None
     if threshold is not None:
@@ -346,8 +362,9 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     if mode == "full":
         from .traceback import align_pairs_table
         t0 = time.perf_counter()
-        ends = None
-        ender = lookup("pair_ends", engine, "wordwise") if algorithm == "local" else None
+        ends = found[indices] if found is not None else None
+        ender = (lookup("pair_ends", engine, "wordwise")
+                 if algorithm == "local" and found is None else None)
         if ender is not None:   # the end cells by the pair kernel (GPU): no tb_end pass
             wanted = np.zeros(scores.size, np.int64)
             wanted[indices] = scores[indices]

@@ -311,6 +311,21 @@ class PairEnds(Protocol):
                  largest: int | None = None) -> tuple[np.ndarray, dict]: ...
 
 
+class PairScoresEnds(Protocol):
+    """``score_pairs(mode="full")`` of every pair, local, in one pass where a backend has
+    it: the scores as :class:`PairKernel` gives them and the ends as :class:`PairEnds`.
+    Returns (scores int32, indices of the pairs a narrow kernel saturated, (pairs, 3)
+    int64 ends: (score, query end, target end) of every other pair of score > 0, else
+    (0, 0, 0), saturated pairs included (the job rescores them and takes their ends from
+    there), seconds per step); an end cell the pass cannot find for a score of its own
+    is a ``ValueError``."""
+
+    def __call__(self, xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray,
+                 yoff: np.ndarray, scoring: Any, *,
+                 largest: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                      dict]: ...
+
+
 class EncodeKernel(Protocol):
     """Characters to codes on a backend (``score_pairs``'s inputs), several arrays at once
     (a batch's two sides: one device-to-host read for all on "cuda"): each of ``raws`` a

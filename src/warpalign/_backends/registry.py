@@ -32,6 +32,9 @@ align          long (cuda): a long pair's every pass       :class:`~.base.LongPa
 pairs          wordwise, bitsliced (cpu, cuda)             :class:`~.base.PairKernel`
 pair_ends      wordwise (cuda): local end cells of pairs   :class:`~.base.PairEnds`
                of known scores (``score_pairs``, mode full)
+pairs_full     wordwise (cuda): scores and local end cells :class:`~.base.PairScoresEnds`
+               in one pass (``score_pairs``, mode full,
+               no threshold)
 encode         auto (cpu, cuda): characters to codes by    :class:`~.base.EncodeKernel`
                the alphabet's table (``score_pairs``)
 locate         windows (cpu, cuda)                         :class:`~.base.SearchEngine`
@@ -111,6 +114,7 @@ TABLE: tuple[Row, ...] = (
     Row("pairs",       "cuda", "wordwise",     "cuda.pairs:score_wordwise"),
     Row("pairs",       "cuda", "bitsliced",    "cuda.pairs:score_bitsliced"),
     Row("pair_ends",   "cuda", "wordwise",     "cuda.pair_ends:ends_wordwise"),
+    Row("pairs_full",  "cuda", "wordwise",     "cuda.pair_ends:score_ends_wordwise"),
     Row("locate",      "cpu",  "windows",      "cpu:CpuBackend()"),
     Row("locate",      "cuda", "windows",      "cuda.search:CudaBackend()"),
     Row("locate",      "cuda", "windows16",    "cuda.windows"),
@@ -132,7 +136,8 @@ _NAMES = {"cpu": "CPU", "cuda": "CUDA"}
 #: What cannot run, in the error of an explicit backend="cuda" (the probe is per backend).
 _LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search kernels",
            "align": "the CUDA alignment kernels", "pairs": "the CUDA pair kernels",
-           "pair_ends": "the CUDA pair kernels", "locate": "the CUDA locate kernels",
+           "pair_ends": "the CUDA pair kernels", "pairs_full": "the CUDA pair kernels",
+           "locate": "the CUDA locate kernels",
            "lcs": "the CUDA LCS backend", "traceback": "the CUDA traceback kernels",
            "encode": "the CUDA encoding"}
 #: The jobs whose engine is a SearchEngine: a configured engine object may stand for it.

@@ -2,35 +2,128 @@
 
 ``score_pairs(..., mode="full")`` knows every pair's exact score S after its scoring run
 (saturated pairs rescored); its traceback needs each local alignment's end cell under
-DESIGN.md's tie rule. :func:`ends_wordwise` runs ``ww_kernel`` once more in its ENDS form
-(``pairs.cu``): S is the maximum of H, so the end is the first column holding S, then the
-first row in it; each lane notes that cell as its running maximum reaches S, and the
-item reduces the lanes' cells. This replaces a second DP of another kind per pair (the
-traceback engine's ``tb_end``, one warp per pair: ~8x the pair kernel's time for 32,768
-pairs of 128 x 1,024 on an H100).
+DESIGN.md's tie rule. ``ww_kernel``'s ENDS form (``pairs.cu``) finds it: S is the maximum
+of H, so the end is the first column holding S, then the first row in it; each lane notes
+that cell as its running maximum reaches S, and the item reduces the lanes' cells. This
+replaces a second DP of another kind per pair (the traceback engine's ``tb_end``, one
+warp per pair: ~8x the pair kernel's time for 32,768 pairs of 128 x 1,024 on an H100).
 
-The plan is :func:`~.pairs.score_wordwise`'s (same tables, tiles and launch groups),
-with two differences: every launch is ``ww_kernel`` (DNA included, ``DNA=true``; ww_dna
-has no end cells), and a pair runs in 32-bit lanes when its stored score reaches the
-16-bit threshold (the pairs the scoring run flagged and rescored), so no lane can wrap.
-Pairs with S == 0 are not launched (a local alignment of score 0 has no cell).
+Two engines run it:
+
+* :func:`ends_wordwise` (row ``pair_ends``): the ends of pairs of given scores, planned,
+  copied up and read on their own (``score_pairs`` with a threshold: the reported pairs).
+* :func:`score_ends_wordwise` (row ``pairs_full``): ``score_pairs(mode="full")`` of every
+  pair, local, in one pass: :func:`~.pairs.score_wordwise`'s launches and the ENDS ones
+  planned together, every host array in one copy up, the ENDS kernels queued on the same
+  stream after the scoring kernels with the scoring run's own device scores as targets,
+  and the scores, the saturation count, the ENDS maxima and the end keys back in one read
+  (issue 20: the second plan, copy and read of the separate pass took ~2.4 of its 3.5 ms
+  for 32,768 pairs of 128 x 1,024 on an H200, the ENDS kernels 1.14).
+
+The ENDS plan (:func:`plan_ends`) is the scoring plan's kind (same tables, tiles and
+launch groups), with two differences: every launch is ``ww_kernel`` (DNA included,
+``DNA=true``; ww_dna has no end cells), at :data:`ENDS_ROWS` rows per lane; and lanes are
+32-bit for a pair whose score reaches the 16-bit threshold (:func:`ends_wordwise`: the
+pairs the scoring run flagged and rescored), so no lane can wrap. The fused pass cannot
+know those pairs up front: it runs every pair in the scoring's own lanes and discards the
+ends of the pairs its scoring run flagged (their 16-bit scores, its targets, are wrong);
+the job takes their exact ends from its rescoring (``cpu.pairwise.score_end`` gives the
+end cell with the score).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..cpu.pairwise import LOCAL
 from .loader import get_module, require_cupy
-from .pairs import (BLOCK, Clock, band_buffer, device_codes, launch_groups, ww_items, ww_name,
-                    ww_table, ww_threshold)
+from .pairs import (BLOCK, Clock, WwTable, band_buffer, device_codes, launch_groups,
+                    plan_wordwise, queue_wordwise, ww_items, ww_name, ww_table, ww_threshold)
 from .transfer import upload
 
 _NONE = np.uint64(0xFFFFFFFFFFFFFFFF)   # the kernel's key for "no cell holds S"
+_FILE = "pairs.cu"
 #: Rows per lane of the ENDS kernels (every scoring): with 16, no ENDS instance spills
 #: (sm_90 ptxas: DNA linear R = 32 and DNA affine R = 24 spill 80 bytes, R = 16 none), and
 #: a 128-letter read fills G = 8 lanes without pad rows. Not yet timed against R = 24.
 ENDS_ROWS = 16
+
+
+@dataclass(frozen=True)
+class EndsLaunch:
+    """One launch of ``ww_kernel``'s ENDS form (:func:`plan_ends`)."""
+
+    name: str             # the ww_kernel instance
+    bits: int             # 16 or 32-bit lanes
+    g: int                # lanes per item
+    bands: int
+    items: np.ndarray     # int32 pair indices (two per item for 16-bit lanes, -1: none)
+    nitems: int
+    grid: int             # blocks of BLOCK threads
+    ncols: int            # the longest target of the launch (band buffers)
+
+
+def plan_ends(pairs: np.ndarray, xl: np.ndarray, yl: np.ndarray, widths: np.ndarray,
+              tab: WwTable) -> list[EndsLaunch]:
+    """The ENDS launches of ``pairs`` (indices in the batch; ``xl``, ``yl``, ``widths``:
+    their query and target lengths and lane bits, in the same order), in
+    :func:`~.pairs.launch_groups`' order, ``tab.rows`` rows per lane."""
+    out = []
+    for bits, g, bands, order in launch_groups(xl, yl, widths, tab.rows):
+        items, nitems, grid = ww_items(pairs[order], bits, g)
+        out.append(EndsLaunch(ww_name(bits, tab.rows, tab.affine, LOCAL, tab.dna, True), bits,
+                              g, bands, items, nitems, grid, int(yl[order].max())))
+    return out
+
+
+def ends_table(tab: WwTable) -> WwTable:
+    """The ENDS launches' table of a local scoring run's ``tab`` (what :func:`ends_wordwise`
+    builds by ``ww_table(..., ENDS_ROWS)``): the same scores, :data:`ENDS_ROWS` rows per
+    lane on the DNA path (the table path has 16 whatever is asked)."""
+    return replace(tab, rows=ENDS_ROWS) if tab.dna else tab
+
+
+def _module(launches: list[EndsLaunch]):
+    return get_module(_FILE, tuple(sorted({launch.name for launch in launches})))
+
+
+def _queue_ends(cp, mod, tab: WwTable, launches: list[EndsLaunch], d_items: list, codes: tuple,
+                d_table, d_target, d_out, d_keys, d_flag, d_nflag) -> None:
+    """Queue the ENDS launches on the current stream (``d_items``: their items on the
+    device; ``codes``: x codes, x offsets, y codes, y offsets there): per pair the
+    kernel's maximum into ``d_out``, the end key into ``d_keys`` (left as it is where no
+    cell holds the target), its 16-bit flags into ``d_flag``/``d_nflag``."""
+    d_x, d_xo, d_y, d_yo = codes
+    dummy = cp.zeros(1, dtype=cp.uint32)
+    for launch, items in zip(launches, d_items):
+        bstride, bound = band_buffer(cp, launch.bands, launch.nitems, launch.ncols, tab.affine,
+                                     dummy)
+        mod.get_function(launch.name)(
+            (launch.grid,), (BLOCK,),
+            (d_x, d_xo, d_y, d_yo, items, np.int32(launch.nitems), np.int32(launch.g),
+             np.int32(launch.bands), d_table, np.int32(tab.k), np.int32(tab.go),
+             np.int32(tab.ge), np.int32(ww_threshold(launch.bits, tab.smax)), np.uint32(1),
+             bound, np.int64(bstride), d_out, d_flag, d_nflag, d_target, d_keys),
+            shared_mem=int(tab.table.size) * 4)
+
+
+def _fill(out: np.ndarray, sure: np.ndarray, scores: np.ndarray, got: np.ndarray,
+          keys: np.ndarray) -> None:
+    """Rows ``sure`` of ``out`` from their exact scores and the ENDS kernel's maxima and
+    keys (arrays over all pairs); a pair of score 0 keeps (0, 0, 0). A maximum other than
+    the score, or no key for a score > 0, is a ValueError."""
+    bad = np.flatnonzero((got[sure] != scores[sure])
+                         | ((scores[sure] > 0) & (keys[sure] == _NONE)))
+    if bad.size:
+        p = int(sure[bad[0]])
+        raise ValueError(f"pair {p}: score {int(scores[p])} given, but its best local score "
+                         f"is {int(got[p])}")
+    need = sure[scores[sure] > 0]
+    out[need, 0] = scores[need]
+    out[need, 1] = (keys[need] & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    out[need, 2] = (keys[need] >> np.uint64(32)).astype(np.int64)
 
 
 def ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring,
@@ -63,47 +156,93 @@ def ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring,
     need = np.flatnonzero(scores > 0)
     if need.size == 0:
         return out, {}
-    xl, yl = np.diff(xoff)[need], np.diff(yoff)[need]
     tab = ww_table(scoring, True, xcodes, ycodes, largest, ENDS_ROWS if rows is None else rows)
     stored = scores[need] + (tab.go if tab.affine else 0)
     widths = np.where(tab.narrow & (stored < ww_threshold(16, tab.smax)), 16, 32)
-    launches, small = [], [xoff, yoff, tab.table, np.where(scores > 0, scores, 0).astype(np.int32)]
-    for bits, g, bands, order in launch_groups(xl, yl, widths, tab.rows):
-        items, nitems, grid = ww_items(need[order], bits, g)
-        small.append(items)
-        launches.append((ww_name(bits, tab.rows, tab.affine, LOCAL, tab.dna, True), bits, g,
-                         bands, nitems, grid, int(yl[order].max()), len(small) - 1))
-    mod = get_module("pairs.cu", tuple(sorted({launch[0] for launch in launches})))
+    launches = plan_ends(need, np.diff(xoff)[need], np.diff(yoff)[need], widths, tab)
+    mod = _module(launches)
 
     clock = Clock(cp)
     clock.mark(None)
     d_x, d_y = device_codes(cp, xcodes, ycodes)
-    device = upload(cp, small)
-    d_xo, d_yo, d_table, d_target = device[:4]
+    device = upload(cp, [xoff, yoff, tab.table, np.where(scores > 0, scores, 0).astype(np.int32)]
+                    + [launch.items for launch in launches])
     d_out = cp.zeros(npairs, dtype=cp.int32)
     d_keys = cp.full(npairs, _NONE, dtype=cp.uint64)
-    d_flag = cp.empty(npairs, dtype=cp.int32)
-    d_nflag = cp.zeros(1, dtype=cp.int32)
-    dummy = cp.zeros(1, dtype=cp.uint32)
     clock.mark("ends")
-    for name, bits, g, bands, nitems, grid, ncols, at in launches:
-        bstride, bound = band_buffer(cp, bands, nitems, ncols, tab.affine, dummy)
-        mod.get_function(name)(
-            (grid,), (BLOCK,),
-            (d_x, d_xo, d_y, d_yo, device[at], np.int32(nitems), np.int32(g), np.int32(bands),
-             d_table, np.int32(tab.k), np.int32(tab.go), np.int32(tab.ge),
-             np.int32(ww_threshold(bits, tab.smax)), np.uint32(1), bound, np.int64(bstride),
-             d_out, d_flag, d_nflag, d_target, d_keys),
-            shared_mem=int(tab.table.size) * 4)
+    _queue_ends(cp, mod, tab, launches, device[4:], (d_x, device[0], d_y, device[1]), device[2],
+                device[3], d_out, d_keys, cp.empty(npairs, dtype=cp.int32),
+                cp.zeros(1, dtype=cp.int32))
     clock.mark(None)
-    got, keys = d_out.get()[need], d_keys.get()[need]
+    got, keys = d_out.get(), d_keys.get()
     timings = clock.finish()
-    bad = np.flatnonzero((got != scores[need]) | (keys == _NONE))
-    if bad.size:
-        k = int(bad[0])
-        raise ValueError(f"pair {int(need[k])}: score {int(scores[need[k]])} given, but its "
-                         f"best local score is {int(got[k])}")
-    out[need, 0] = scores[need]
-    out[need, 1] = (keys & np.uint64(0xFFFFFFFF)).astype(np.int64)
-    out[need, 2] = (keys >> np.uint64(32)).astype(np.int64)
+    _fill(out, need, scores, got, keys)
     return out, timings
+
+
+def score_ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring, *,
+                        largest: int | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """Local scores of pairs as :func:`~.pairs.score_wordwise` and their end cells as
+    :func:`ends_wordwise`, in one pass (the module docstring; arguments as there).
+
+    Returns (scores int32, the indices of the pairs the scoring run flagged (their scores
+    are wrong: the caller rescores them), (pairs, 3) int64 ends: (score, query end,
+    target end) of every other pair of score > 0, (0, 0, 0) for the rest, flagged pairs
+    included, seconds per step: ``h2g`` (the one copy up), ``pack``, ``swa`` (the scoring
+    kernels), ``ends`` (the ENDS kernels), ``g2h`` (the read)).
+
+    Raises:
+        ValueError: a pair the scoring run did not flag whose ENDS maximum differs from
+            its score, or of score > 0 without an end cell (a bug: the kernels disagree).
+    """
+    cp = require_cupy("backend 'cuda'")
+    npairs = len(xoff) - 1
+    scores = np.zeros(npairs, np.int32)
+    ends = np.zeros((npairs, 3), np.int64)
+    if npairs == 0:
+        return scores, np.zeros(0, np.int64), ends, {}
+    xoff = np.asarray(xoff, np.int64)
+    yoff = np.asarray(yoff, np.int64)
+    plan = plan_wordwise(xcodes, xoff, ycodes, yoff, scoring, "local", rows=None,
+                         prefetch=None, largest=largest)
+    tab = ends_table(plan.tab)
+    launches = plan_ends(np.arange(npairs, dtype=np.int64), np.diff(xoff), np.diff(yoff),
+                         np.full(npairs, 16 if tab.narrow else 32), tab)
+    mod = get_module(_FILE, tuple(sorted(set(plan.names))))   # score_wordwise's module
+    ends_mod = _module(launches)
+
+    clock = Clock(cp)
+    clock.mark("h2g")
+    d_x, d_y = device_codes(cp, xcodes, ycodes)
+    device = upload(cp, plan.small + [launch.items for launch in launches])
+    clock.mark(None)
+    # what is read, in one buffer: the end keys (uint64), then as int32 the scores, the
+    # saturation count and the ENDS kernels' maxima
+    buf = cp.zeros(2 * npairs + 1, dtype=cp.uint64)
+    d_keys = buf[:npairs]
+    d_keys.fill(_NONE)
+    words = buf.view(cp.int32)
+    d_out, d_nflag = words[2 * npairs:3 * npairs], words[3 * npairs:3 * npairs + 1]
+    d_max = words[3 * npairs + 1:4 * npairs + 1]
+    d_flag = cp.empty(npairs, dtype=cp.int32)
+    queue_wordwise(cp, plan, mod, d_x, d_y, device, d_out, d_flag, d_nflag, clock)
+    clock.mark("ends")
+    # the ENDS kernels' own 16-bit flags (a flagged pair's lanes) are not read
+    _queue_ends(cp, ends_mod, tab, launches, device[len(plan.small):],
+                (d_x, device[0], d_y, device[1]), device[2], d_out, d_max, d_keys,
+                cp.empty(npairs, dtype=cp.int32), cp.zeros(1, dtype=cp.int32))
+    clock.mark("g2h")
+    host = buf.get()                       # the one sync of a call without saturation
+    got = host.view(np.int32)
+    scores[:] = got[2 * npairs:3 * npairs]
+    nflag = int(got[3 * npairs])
+    flagged = (np.sort(d_flag[:nflag].get()).astype(np.int64) if nflag
+               else np.zeros(0, np.int64))
+    clock.mark(None)
+    timings = clock.finish()
+    sure = np.ones(npairs, bool)           # every pair but the flagged: both kernels agree
+    sure[flagged] = False
+    _fill(ends, np.flatnonzero(sure), scores, got[3 * npairs + 1:4 * npairs + 1],
+          host[:npairs])
+    return scores, flagged, ends, timings
