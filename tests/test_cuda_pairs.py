@@ -556,3 +556,36 @@ def test_encode_sides_reads_every_side_in_one_call():
             assert (bad, top) == (wb, wt), where
             assert (counted is None) == (wn is None)
             assert counted is None or np.array_equal(counted, wn)
+
+
+def test_kept_plans_serve_every_thread_and_shape(monkeypatch):
+    # issue 22: score_wordwise keeps the plan of one query and one target length with its
+    # device arrays (planned_wordwise); eight threads scoring 2-D inputs of three shapes
+    # and two scorings at once, with room for only two plans (plans made, taken and
+    # evicted while other threads launch from them), each get the exact scores
+    from concurrent.futures import ThreadPoolExecutor
+
+    cp = pytest.importorskip("cupy")
+    from warpalign._backends.cuda import pairs as gpu
+
+    monkeypatch.setattr(gpu, "_plans", type(gpu._plans)())
+    monkeypatch.setattr(gpu, "PLAN_CACHE", 2)
+    rng = np.random.default_rng(71)
+    cases = []
+    for k in range(24):
+        n, m, w = ((96, 40, 300), (64, 33, 257), (130, 64, 128))[k % 3]
+        x, y = _rows(rng, n, m), _rows(rng, n, w)
+        y[: n // 2, 10:10 + m] = x[: n // 2]
+        scoring = (PAPER, AFFINE)[k % 2]
+        cases.append((x, y, scoring, exact(_texts(x), _texts(y), scoring)))
+
+    def run(case):
+        x, y, scoring, want = case
+        for put in (cp.asarray, np.asarray):
+            got = score_pairs(put(x), put(y), scoring, method="wordwise", backend="cuda")
+            assert got.scores.tolist() == want
+        return True
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(run, cases))
+    assert 1 <= len(gpu._plans) <= 2

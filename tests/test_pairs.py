@@ -485,6 +485,81 @@ def test_gpu_fused_ends_take_the_ends_table():
                     None, None).rows != ENDS_ROWS    # the DNA scoring run's rows differ
 
 
+class _HostCupy:
+    """Enough of CuPy for the word-wise planner's upload: NumPy arrays as device arrays,
+    device 0, a stream whose synchronize is counted."""
+
+    def __init__(self):
+        self.uploads = 0
+        self.syncs = 0
+        host = self
+
+        class Device:
+            id = 0
+
+        class Stream:
+            def synchronize(self):
+                host.syncs += 1
+
+        self.cuda = type("cuda", (), {"Device": Device,
+                                      "get_current_stream": staticmethod(Stream)})
+
+    def asarray(self, a):
+        self.uploads += 1
+        return np.array(a)
+
+
+def test_gpu_word_wise_plans_of_one_shape_are_kept(monkeypatch):
+    # issue 22: score_wordwise keeps the plan (and its uploaded arrays) of inputs of one
+    # query and one target length: the same shape, scoring and code range is planned and
+    # uploaded once; any other shape, scoring, algorithm or code range, or offsets that
+    # are not arithmetic, plan anew; the least recently used plan goes first; the kept
+    # plan is the plan plan_wordwise makes
+    from warpalign._backends.cuda import pairs as gpu
+
+    monkeypatch.setattr(gpu, "_plans", type(gpu._plans)())
+    monkeypatch.setattr(gpu, "PLAN_CACHE", 3)
+    cp = _HostCupy()
+    paper = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    affine = Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1)
+
+    def offsets(n, m):
+        return np.arange(n + 1, dtype=np.int64) * m
+
+    def plan(n, m, w, scoring=paper, algorithm="local", largest=3, xoff=None):
+        xoff = offsets(n, m) if xoff is None else xoff
+        codes = np.zeros(1, np.uint8)
+        return gpu.planned_wordwise(cp, codes, xoff, codes, offsets(n, w), scoring, algorithm,
+                                    rows=None, prefetch=None, largest=largest)
+
+    first, device = plan(100, 40, 300)
+    assert (cp.uploads, cp.syncs) == (1, 1)
+    again, device2 = plan(100, 40, 300)
+    assert again is first and device2 is device and cp.uploads == 1
+    fresh = gpu.plan_wordwise(np.zeros(1, np.uint8), offsets(100, 40), np.zeros(1, np.uint8),
+                              offsets(100, 300), paper, "local", rows=None, prefetch=None,
+                              largest=3)
+    assert first.launches == fresh.launches and first.names == fresh.names
+    assert all(np.array_equal(a, b) for a, b in zip(first.small, fresh.small))
+    assert all(np.array_equal(a, d) for a, d in zip(first.small, device))
+    for other in ({"n": 101}, {"m": 41}, {"w": 301}, {"scoring": affine},
+                  {"algorithm": "global"}, {"largest": 4}):
+        args = {"n": 100, "m": 40, "w": 300, **other}
+        kept = cp.uploads
+        assert plan(**args)[0] is not first and cp.uploads == kept + 1, other
+    assert len(gpu._plans) == 3                              # the oldest went out
+    kept = cp.uploads
+    plan(100, 40, 300)
+    assert cp.uploads == kept + 1                            # evicted: planned anew
+    ragged = offsets(100, 40)
+    ragged[50:] += 1                                         # one query of 41
+    syncs = cp.syncs
+    plan(100, 40, 300, xoff=ragged)
+    plan(100, 40, 300, xoff=ragged)
+    assert cp.uploads == kept + 3 and cp.syncs == syncs      # not kept, no sync
+    assert plan(100, 40, 300, largest=None)[0] is not plan(100, 40, 300, largest=None)[0]
+
+
 def test_encode_sides_reports_each_side_and_its_largest_code():
     # the CPU encode engine (registry "encode"): both sides in one call, per side the
     # codes, the first bad character, the counts and the largest code written
