@@ -191,3 +191,88 @@ def test_warm_up_reports_nothing_the_call_reports(monkeypatch):
     assert failing.calls == 1 and len(caught) == 1 and "no CUDA device" in str(caught[0].message)
     with pytest.raises(BackendUnavailable, match="no CUDA device"):
         registry.engine_for("job-x", "cuda")
+
+
+class _Driver:
+    """A stand-in libcuda: records its calls; ``fail`` names a call that returns an error."""
+
+    def __init__(self, fail=None):
+        self.calls, self.fail = [], fail
+
+    def __getattr__(self, name):
+        if not name.startswith("cu"):
+            raise AttributeError(name)
+
+        def call(*args):
+            self.calls.append(name)
+            return 1 if name == self.fail else 0
+        return call
+
+
+def _probe_with(monkeypatch, driver, cupy_imported=False, cupy_error=None):
+    """_probe_cuda with ``driver`` as libcuda and a stand-in CuPy (or ``cupy_error``
+    raised by its import); returns the order of events."""
+    import ctypes
+    import sys
+
+    from warpalign._backends import registry
+    from warpalign._backends.cuda import loader
+
+    events = []
+
+    def cdll(name):
+        assert name == "libcuda.so.1"
+        if isinstance(driver, Exception):
+            raise driver
+        return driver
+
+    class Runtime:
+        @staticmethod
+        def free(ptr):
+            events.append("runtime context")
+
+    def require_cupy(why):
+        events.append("import")
+        if cupy_error is not None:
+            raise cupy_error
+        return type("cupy", (), {"cuda": type("cuda", (), {"runtime": Runtime})})
+
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
+    monkeypatch.setattr(loader, "require_cupy", require_cupy)
+    if cupy_imported:
+        monkeypatch.setitem(sys.modules, "cupy", object())
+    else:
+        monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    try:
+        registry._probe_cuda()
+    finally:
+        if not isinstance(driver, Exception):
+            events.append(tuple(driver.calls))
+    return events
+
+
+def test_cuda_probe_makes_the_context_beside_the_import(monkeypatch):
+    # issue 21: the driver's init and device 0's primary context run on a thread beside
+    # CuPy's import; its hold on the context is released once the runtime holds it
+    driver = _Driver()
+    events = _probe_with(monkeypatch, driver)
+    assert events[:2] == ["import", "runtime context"]
+    assert events[2] == ("cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain",
+                         "cuDevicePrimaryCtxRelease_v2")
+    # CuPy imported already: its device may not be 0; the runtime alone makes the context
+    driver = _Driver()
+    assert _probe_with(monkeypatch, driver, cupy_imported=True) == [
+        "import", "runtime context", ()]
+    # a driver that fails, or none: nothing held, nothing released, no error of its own
+    driver = _Driver(fail="cuInit")
+    assert _probe_with(monkeypatch, driver)[2] == ("cuInit",)
+    driver = _Driver(fail="cuDevicePrimaryCtxRetain")
+    assert _probe_with(monkeypatch, driver)[2] == ("cuInit", "cuDeviceGet",
+                                                   "cuDevicePrimaryCtxRetain")
+    assert _probe_with(monkeypatch, OSError("libcuda.so.1: cannot open")) == [
+        "import", "runtime context"]
+    # CuPy missing: the probe's error is CuPy's, and the driver's hold is still released
+    driver = _Driver()
+    with pytest.raises(BackendUnavailable, match="needs CuPy"):
+        _probe_with(monkeypatch, driver, cupy_error=BackendUnavailable("needs CuPy"))
+    assert driver.calls[-1] == "cuDevicePrimaryCtxRelease_v2"
