@@ -205,7 +205,13 @@ class _Driver:
 
         def call(*args):
             self.calls.append(name)
-            return 1 if name == self.fail else 0
+            if name == self.fail:
+                return 1
+            said = {"cuDeviceGetCount": 1, "cuDeviceGetAttribute": 132,
+                    "cuDeviceTotalMem_v2": 80 << 30}.get(name)
+            if said is not None:               # the answer goes where the first argument points
+                args[0]._obj.value = said
+            return 0
         return call
 
 
@@ -257,7 +263,8 @@ def test_cuda_probe_makes_the_context_beside_the_import(monkeypatch):
     driver = _Driver()
     events = _probe_with(monkeypatch, driver)
     assert events[:2] == ["import", "runtime context"]
-    assert events[2] == ("cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain",
+    facts = ("cuDeviceGetCount", "cuDeviceGetAttribute", "cuDeviceTotalMem_v2")
+    assert events[2] == ("cuInit", "cuDeviceGet", *facts, "cuDevicePrimaryCtxRetain",
                          "cuDevicePrimaryCtxRelease_v2")
     # CuPy imported already: its device may not be 0; the runtime alone makes the context
     driver = _Driver()
@@ -267,7 +274,7 @@ def test_cuda_probe_makes_the_context_beside_the_import(monkeypatch):
     driver = _Driver(fail="cuInit")
     assert _probe_with(monkeypatch, driver)[2] == ("cuInit",)
     driver = _Driver(fail="cuDevicePrimaryCtxRetain")
-    assert _probe_with(monkeypatch, driver)[2] == ("cuInit", "cuDeviceGet",
+    assert _probe_with(monkeypatch, driver)[2] == ("cuInit", "cuDeviceGet", *facts,
                                                    "cuDevicePrimaryCtxRetain")
     assert _probe_with(monkeypatch, OSError("libcuda.so.1: cannot open")) == [
         "import", "runtime context"]
@@ -276,3 +283,19 @@ def test_cuda_probe_makes_the_context_beside_the_import(monkeypatch):
     with pytest.raises(BackendUnavailable, match="needs CuPy"):
         _probe_with(monkeypatch, driver, cupy_error=BackendUnavailable("needs CuPy"))
     assert driver.calls[-1] == "cuDevicePrimaryCtxRelease_v2"
+
+
+def test_device_facts_come_from_the_probes_driver_thread(monkeypatch):
+    # issue 21: the driver thread reads the device count, device 0's SMs and memory before
+    # CuPy loads (the command line lays the database out meanwhile); none where no such
+    # thread ran or the driver did not answer
+    from warpalign._backends import registry
+
+    monkeypatch.setattr(registry, "_driver", [])
+    assert registry.device_facts(timeout=0.01) is None
+    _probe_with(monkeypatch, _Driver())
+    assert registry.device_facts() == registry.DeviceFacts(1, 132, 80 << 30)
+    _probe_with(monkeypatch, _Driver(fail="cuDeviceGetAttribute"))
+    assert registry.device_facts() is None
+    _probe_with(monkeypatch, _Driver(fail="cuInit"))
+    assert registry.device_facts() is None

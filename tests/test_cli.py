@@ -431,3 +431,36 @@ def test_search_loads_only_its_job(files):
                          check=True)
     assert got.stdout.strip() == "[]"
     assert (tmp / "out.tsv").read_text().count("\n") > 0
+
+
+def test_search_lays_the_database_out_while_cupy_loads(files, capsys, monkeypatch):
+    # issue 21: with a warm-up started and the driver's facts known, the command line
+    # makes the opened database's resident layout before the search (remembered for the
+    # upload), a FASTA database's too (built in memory, read-only); not for several
+    # devices, a database the device cannot hold, --gpu-memory, or unknown facts
+    from types import SimpleNamespace
+
+    from warpalign._backends import registry
+    from warpalign._backends.cuda import layout
+
+    tmp, q, t = files
+    assert run_cli(capsys, "makedb", t, tmp / "db")[0] == 0
+    made = []
+    monkeypatch.setattr(layout, "prefetch", lambda offsets, sms: made.append(
+        (offsets.flags.writeable, len(offsets), sms)))
+    monkeypatch.setattr(registry, "warm_up", lambda job, backend: SimpleNamespace())
+    for facts, argv, want in (
+            (registry.DeviceFacts(1, 132, 80 << 30), (), [(False, 5, 132)]),
+            (registry.DeviceFacts(2, 132, 80 << 30), (), []),
+            (registry.DeviceFacts(1, 132, 1 << 20), (), []),          # too small a device
+            (None, (), []),
+            (registry.DeviceFacts(1, 132, 80 << 30), ("--gpu-memory", "1G"), [])):
+        made.clear()
+        monkeypatch.setattr(registry, "device_facts", lambda timeout=1.0, f=facts: f)
+        code, out, _ = run_cli(capsys, "search", q, tmp / "db", "--backend", "cpu", *argv)
+        assert code == 0 and "t1" in out and made == want, (facts, argv)
+    made.clear()
+    monkeypatch.setattr(registry, "device_facts",
+                        lambda timeout=1.0: registry.DeviceFacts(1, 132, 80 << 30))
+    assert run_cli(capsys, "search", q, t, "--backend", "cpu")[0] == 0   # a FASTA database
+    assert made == [(False, 5, 132)]

@@ -111,3 +111,35 @@ def test_stable_order_is_numpys_stable_argsort(high):
                                       np.argsort(lengths, kind="stable"))
         np.testing.assert_array_equal(stable_order(lengths, descending=True),
                                       np.argsort(-lengths, kind="stable"))
+
+
+def test_resident_layouts_are_made_once_for_read_only_offsets(monkeypatch):
+    # issue 21: a resident layout of read-only offsets (an opened database's memory map)
+    # is made once per process, so the one the command line makes ahead (prefetch, while
+    # CuPy loads) is the one a default CUDA backend's upload takes; other offsets are laid
+    # out on every call
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import layout
+    from warpalign._backends.cuda.kernels import _rows
+    from warpalign._backends.cuda.search import CudaBackend
+
+    monkeypatch.setattr(layout, "_resident", type(layout._resident)(2))
+    lengths = _lengths(7, 4000)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    frozen = offsets.copy()
+    frozen.setflags(write=False)
+    ahead = layout.prefetch(frozen, 132)
+    backend = SimpleNamespace(_rows16=_rows(None, 16), _rows32=_rows(None, 32),
+                              tuning=config.Tuning(), _warps=lambda: config.resident_warps(132))
+    assert CudaBackend._layout(backend, frozen, resident=True) is ahead
+    want = make_layout(offsets, ROWS16, ROWS32, warps=config.resident_warps(132),
+                       group_min=config.Tuning().pair_group_min, guide=config.Tuning().pair_guide)
+    for name in ("words", "longs", "lengths"):
+        assert np.array_equal(getattr(ahead, name), getattr(want, name))
+    assert (ahead.buckets16, ahead.buckets32, ahead.gfirst, ahead.ngroups) == (
+        want.buckets16, want.buckets32, want.gfirst, want.ngroups)
+    assert layout.prefetch(frozen, 114) is not ahead                  # another device
+    assert CudaBackend._layout(backend, frozen) is not ahead          # streamed: not kept
+    assert CudaBackend._layout(backend, offsets, resident=True) is not \
+        CudaBackend._layout(backend, offsets, resident=True)          # writeable: not kept

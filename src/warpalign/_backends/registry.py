@@ -183,21 +183,34 @@ class _DriverInit(threading.Thread):
     after the other they took 0.44-0.56 s, side by side 0.29-0.37 s (fresh processes,
     one H200 host, session 24). The context is the runtime's own (the primary one): the
     runtime finds it made. Any failure leaves everything to the runtime, which reports
-    it. :meth:`release` drops this thread's hold on the context once the runtime holds
-    it."""
+    it. On the way it reads what :func:`device_facts` gives (known, or not, once
+    ``facts_known`` is set). :meth:`release` drops this thread's hold on the context once
+    the runtime holds it."""
 
     def __init__(self) -> None:
         super().__init__(name="warpalign-cuda-init", daemon=True)
         self._held = None
+        self.facts: DeviceFacts | None = None
+        self.facts_known = threading.Event()
 
     def run(self) -> None:
         import ctypes
-        with contextlib.suppress(Exception):
-            lib = ctypes.CDLL("libcuda.so.1")
-            device, context = ctypes.c_int(), ctypes.c_void_p()
-            if (lib.cuInit(0) == 0 and lib.cuDeviceGet(ctypes.byref(device), 0) == 0
-                    and lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device) == 0):
-                self._held = (lib, device)
+        try:
+            with contextlib.suppress(Exception):
+                lib = ctypes.CDLL("libcuda.so.1")
+                device, context = ctypes.c_int(), ctypes.c_void_p()
+                count, sms, total = ctypes.c_int(), ctypes.c_int(), ctypes.c_size_t()
+                if lib.cuInit(0) != 0 or lib.cuDeviceGet(ctypes.byref(device), 0) != 0:
+                    return
+                if (lib.cuDeviceGetCount(ctypes.byref(count)) == 0
+                        and lib.cuDeviceGetAttribute(ctypes.byref(sms), 16, device) == 0
+                        and lib.cuDeviceTotalMem_v2(ctypes.byref(total), device) == 0):
+                    self.facts = DeviceFacts(count.value, sms.value, total.value)
+                self.facts_known.set()
+                if lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device) == 0:
+                    self._held = (lib, device)
+        finally:
+            self.facts_known.set()
 
     def release(self) -> None:
         """Wait for the thread, then release its hold on the context (if it has one)."""
@@ -211,12 +224,41 @@ class _DriverInit(threading.Thread):
                 release(device)
 
 
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What the driver said of the visible devices before CuPy was loaded: their count,
+    and device 0's multiprocessors and memory (bytes)."""
+
+    devices: int
+    multiprocessors: int
+    memory: int
+
+
+_driver_lock = threading.Lock()
+_driver: list[_DriverInit] = []     # the probe's driver thread, once one ran
+
+
+def device_facts(timeout: float = 1.0) -> DeviceFacts | None:
+    """The :class:`DeviceFacts` read by the CUDA probe's driver thread (a warm-up's: see
+    :meth:`Registry.warm_up`), waiting up to ``timeout`` seconds for them; None where no
+    such thread ran (CuPy already imported, no warm-up yet) or the driver did not say.
+    Lets the command line prepare host work for the device (the database's layout)
+    while CuPy still loads."""
+    with _driver_lock:
+        driver = _driver[-1] if _driver else None
+    if driver is None or not driver.facts_known.wait(timeout):
+        return None
+    return driver.facts
+
+
 def _probe_cuda() -> None:
     from .cuda.loader import require_cupy
     # before CuPy is imported its current device is 0: that device's context is made
     # beside the import (once imported, the device may be another: the runtime makes it)
     driver = None if "cupy" in sys.modules else _DriverInit()
     if driver is not None:
+        with _driver_lock:
+            _driver[:] = [driver]
         driver.start()
     try:
         cupy = require_cupy("the CUDA backend")   # BackendUnavailable: CuPy missing, or no device

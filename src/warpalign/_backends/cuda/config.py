@@ -307,6 +307,12 @@ class Tuning:
     one_warp_cells: int = ONE_WARP_CELLS       # largest candidate pair whose end one warp finds
 
 
+def resident_warps(multiprocessors: int) -> int:
+    """Warps resident on a device of ``multiprocessors`` SMs at once (every kernel's
+    occupancy: BLOCKS_PER_SM blocks of BLOCK threads)."""
+    return int(multiprocessors) * BLOCKS_PER_SM * (BLOCK // 32)
+
+
 def resident_budget(free_bytes: int, sequences: int = 0) -> int:
     """Residues of ``sequences`` targets that a device with ``free_bytes`` free can hold
     with a search's buffers (RESIDENT_BYTES per residue, SEQUENCE_BYTES per sequence,
@@ -317,7 +323,7 @@ def resident_budget(free_bytes: int, sequences: int = 0) -> int:
 
 def chain_share(longest: int, residues: int, sms: int) -> float:
     """:func:`chain_groups`' ``share`` for a target set on a device of ``sms`` SMs."""
-    return longest * sms * BLOCKS_PER_SM * (BLOCK // 32) / max(residues, 1)
+    return longest * resident_warps(sms) / max(residues, 1)
 
 
 def device_chain_groups(lengths, share: float, kp: int, smem_limit: int, *, most: int,

@@ -38,7 +38,7 @@ from .loader import require_compiler, require_cupy
 from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket,
                       _empty, ends_after_scores, top_candidates)
 from .kernels import _SMEM_LIMIT, KernelRuns, _rows
-from .layout import Layout, make_layout
+from .layout import Layout, make_layout, resident_layout
 from .multi import MultiSearch
 from .packed import PackedSearch
 from .streamed import StreamedSearch
@@ -202,17 +202,19 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
 
     def _warps(self) -> int:
         """Warps resident on the device at once (every kernel's occupancy)."""
-        return self._sms * config.BLOCKS_PER_SM * (config.BLOCK // 32)
+        return config.resident_warps(self._sms)
 
-    def _layout(self, offsets, group_min: int | None = None) -> Layout:
+    def _layout(self, offsets, group_min: int | None = None, *, resident: bool = False
+                ) -> Layout:
         """The host layout of targets with ``offsets`` (:func:`.layout.make_layout`) for
         this backend's kernel table, device and tuning; ``group_min``: the packed target
-        groups' fewest columns (default ``tuning.pair_group_min``)."""
+        groups' fewest columns (default ``tuning.pair_group_min``); ``resident``: a
+        resident target set's, remembered (:func:`.layout.resident_layout`)."""
         if group_min is None:
             group_min = self.tuning.pair_group_min
-        return make_layout(offsets, self._rows16, self._rows32, warps=self._warps(),
-                           group_min=group_min,
-                           guide=self.tuning.pair_guide)
+        make = resident_layout if resident else make_layout
+        return make(offsets, self._rows16, self._rows32, warps=self._warps(),
+                    group_min=group_min, guide=self.tuning.pair_guide)
 
     def resident_budget(self, sequences: int = 0) -> int:
         """Residues of ``sequences`` targets that the current device can hold with a
@@ -244,7 +246,7 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         t0 = time.perf_counter()
         host = np.ascontiguousarray(targets.codes, dtype=np.uint8)
         if layout is None:
-            layout = self._layout(targets.offsets)
+            layout = self._layout(targets.offsets, resident=True)
         if codes is None:
             codes = cp.empty(max(host.size, 1), dtype=cp.uint8)
         if host.size:
