@@ -38,17 +38,10 @@ from .loader import require_compiler, require_cupy
 from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket,
                       _empty, ends_after_scores, top_candidates)
 from .kernels import _SMEM_LIMIT, KernelRuns, _rows
-from .encode import stage
 from .layout import Layout, make_layout, resident_layout
 from .multi import MultiSearch
 from .packed import PackedSearch
 from .streamed import StreamedSearch
-
-#: A resident upload's codes from this many bytes on go up through the pinned staging
-#: buffers filled by several threads (:func:`.encode.stage`), not one pageable copy: a
-#: Swiss-Prot-sized database's 187 MB from its memory map, ~6 GB/s pageable against
-#: ~15-25 GB/s staged on an H100/H200 host (session 23's staging sweep).
-STAGE_CODES_FROM = 1 << 24
 
 METHODS = ("auto", "warp")
 
@@ -254,13 +247,10 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         host = np.ascontiguousarray(targets.codes, dtype=np.uint8)
         if layout is None:
             layout = self._layout(targets.offsets, resident=True)
-        if codes is None and host.size >= STAGE_CODES_FROM:
-            codes = stage(host)      # complete on return (the staging stream synchronized)
-        else:
-            if codes is None:
-                codes = cp.empty(max(host.size, 1), dtype=cp.uint8)
-            if host.size:
-                codes[:host.size].set(host, stream=cp.cuda.get_current_stream())
+        if codes is None:
+            codes = cp.empty(max(host.size, 1), dtype=cp.uint8)
+        if host.size:
+            codes[:host.size].set(host, stream=cp.cuda.get_current_stream())
         words, longs = cp.asarray(layout.words), cp.asarray(layout.longs)
         if max_code is None:
             max_code = int(host.max()) if host.size else -1
