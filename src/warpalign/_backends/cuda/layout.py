@@ -26,8 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base import ReadOnlyMemo
-from . import config
-from .config import KernelConfig
+from .config import KernelConfig, Tuning, resident_warps, rows
 from ...offsets import running_sums
 
 #: Elements each list of ``words`` (int32) and ``longs`` (int64) starts at a multiple of
@@ -229,7 +228,6 @@ def prefetch(offsets, multiprocessors: int) -> Layout:
     on its main thread while CuPy loads on the warm-up thread (~0.12 s of the 500-query
     search's start on an H100 host, session 24), the device's SM count from the driver
     (:func:`~warpalign._backends.registry.device_facts`)."""
-    tuning = config.Tuning()
-    return resident_layout(offsets, config.rows(16), config.rows(32),
-                           warps=config.resident_warps(multiprocessors),
+    tuning = Tuning()
+    return resident_layout(offsets, rows(16), rows(32), warps=resident_warps(multiprocessors),
                            group_min=tuning.pair_group_min, guide=tuning.pair_guide)
