@@ -245,6 +245,7 @@ def _probe_with(monkeypatch, driver, cupy_imported=False, cupy_error=None):
 
     monkeypatch.setattr(ctypes, "CDLL", cdll)
     monkeypatch.setattr(loader, "require_cupy", require_cupy)
+    monkeypatch.setattr(registry, "_driver", [])     # this test's driver thread only
     if cupy_imported:
         monkeypatch.setitem(sys.modules, "cupy", object())
     else:
