@@ -38,13 +38,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..cpu.pairwise import LOCAL
-from .loader import get_module, require_cupy
+from .loader import require_cupy
 from .pairs import (BLOCK, Clock, WwTable, band_buffer, device_codes, launch_groups,
-                    plan_wordwise, queue_wordwise, ww_items, ww_name, ww_table, ww_threshold)
+                    pairs_module, plan_wordwise, queue_wordwise, ww_items, ww_name, ww_table,
+                    ww_threshold)
 from .transfer import upload
 
 _NONE = np.uint64(0xFFFFFFFFFFFFFFFF)   # the kernel's key for "no cell holds S"
-_FILE = "pairs.cu"
 #: Rows per lane of the ENDS kernels (every scoring): with 16, no ENDS instance spills
 #: (sm_90 ptxas: DNA linear R = 32 and DNA affine R = 24 spill 80 bytes, R = 16 none), and
 #: a 128-letter read fills G = 8 lanes without pad rows. Not yet timed against R = 24.
@@ -83,10 +83,6 @@ def ends_table(tab: WwTable) -> WwTable:
     builds by ``ww_table(..., ENDS_ROWS)``): the same scores, :data:`ENDS_ROWS` rows per
     lane on the DNA path (the table path has 16 whatever is asked)."""
     return replace(tab, rows=ENDS_ROWS) if tab.dna else tab
-
-
-def _module(launches: list[EndsLaunch]):
-    return get_module(_FILE, tuple(sorted({launch.name for launch in launches})))
 
 
 def _queue_ends(cp, mod, tab: WwTable, launches: list[EndsLaunch], d_items: list, codes: tuple,
@@ -160,7 +156,7 @@ def ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring,
     stored = scores[need] + (tab.go if tab.affine else 0)
     widths = np.where(tab.narrow & (stored < ww_threshold(16, tab.smax)), 16, 32)
     launches = plan_ends(need, np.diff(xoff)[need], np.diff(yoff)[need], widths, tab)
-    mod = _module(launches)
+    mod = pairs_module(launch.name for launch in launches)
 
     clock = Clock(cp)
     clock.mark(None)
@@ -209,8 +205,8 @@ def score_ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scor
     tab = ends_table(plan.tab)
     launches = plan_ends(np.arange(npairs, dtype=np.int64), np.diff(xoff), np.diff(yoff),
                          np.full(npairs, 16 if tab.narrow else 32), tab)
-    mod = get_module(_FILE, tuple(sorted(set(plan.names))))   # score_wordwise's module
-    ends_mod = _module(launches)
+    mod = pairs_module(plan.names)                      # score_wordwise's module
+    ends_mod = pairs_module(launch.name for launch in launches)
 
     clock = Clock(cp)
     clock.mark("h2g")

@@ -118,7 +118,8 @@ def device_name() -> str:
     return cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()
 
 
-def _module(names: tuple[str, ...]):
+def pairs_module(names):
+    """The module of ``pairs.cu`` holding the kernels ``names`` (compiled once each)."""
     from .loader import get_module
     return get_module(_FILE, tuple(sorted(set(names))))
 
@@ -353,7 +354,7 @@ class WwPlan:
     tab: WwTable
     code: int                 # the algorithm's kernel code
     launches: list            # (name, bits, G, bands, nitems, grid, at, pack, ncols) each
-    names: tuple              # the kernels to load (``_module``)
+    names: tuple              # the kernels to load (``pairs_module``)
     small: list               # host arrays that go up in one copy (``at``/``pack`` index it)
 
 
@@ -520,7 +521,7 @@ def score_wordwise(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yof
     yoff = np.asarray(yoff, np.int64)
     plan, device = planned_wordwise(cp, xcodes, xoff, ycodes, yoff, scoring, algorithm,
                                     rows=rows, prefetch=prefetch, largest=largest)
-    mod = _module(plan.names)
+    mod = pairs_module(plan.names)
 
     clock = Clock(cp)
     clock.mark("h2g")
@@ -638,7 +639,7 @@ def score_bitsliced(xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray, yo
         w2b_name, b2w_name = "bs_w2b_swap", f"bs_b2w_swap<{s}>"
     else:
         w2b_name, b2w_name = "bs_w2b", "bs_b2w"
-    mod = _module((w2b_name, b2w_name, swa_name))
+    mod = pairs_module((w2b_name, b2w_name, swa_name))
 
     t0 = time.perf_counter()
     d_codes = cp.asarray(codes)
