@@ -334,12 +334,9 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
             scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm,
                                                 largest=largest)
         else:
-            try:
+            with _ends_bug(first):
                 scores, saturated, found, timings = fused(xcodes, xoff, ycodes, yoff, scoring,
                                                           largest=largest)
-            except ValueError as exc:   # the pass finds no end for a score of its own: a bug
-                raise RuntimeError(f"internal error: the pair kernel's end cells (batch "
-                                   f"from pair {first}): {exc}") from exc
             found = np.array(found, dtype=np.int64)
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
@@ -368,12 +365,9 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
         if ender is not None:   # the end cells by the pair kernel (GPU): no tb_end pass
             wanted = np.zeros(scores.size, np.int64)
             wanted[indices] = scores[indices]
-            try:
+            with _ends_bug(first):
                 found, seconds = ender(xcodes, xoff, ycodes, yoff, scoring, wanted,
                                        largest=largest)
-            except ValueError as exc:   # a score the kernel finds no cell for: a bug
-                raise RuntimeError(f"internal error: the pair kernel's end cells (batch "
-                                   f"from pair {first}): {exc}") from exc
             ends = found[indices]
             for key, value in seconds.items():
                 timings[key] = timings.get(key, 0.0) + value
@@ -392,6 +386,17 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     return PairScores(scores, method=chosen, backend=engine, saturated=saturated.size,
                       threshold=None if threshold is None else int(threshold),
                       indices=indices, alignments=alignments, mode=mode, timings=timings)
+
+
+@contextlib.contextmanager
+def _ends_bug(first: int):
+    """The pair kernel's end cells finding no cell for a score of its own (a ValueError
+    of the engine) is a bug, never a result: a RuntimeError naming the batch."""
+    try:
+        yield
+    except ValueError as exc:
+        raise RuntimeError(f"internal error: the pair kernel's end cells (batch from pair "
+                           f"{first}): {exc}") from exc
 
 
 def _merge(parts: list[PairScores], method: str, engine: str, threshold, mode) -> PairScores:
