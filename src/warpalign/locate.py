@@ -362,9 +362,8 @@ def _picks_with_second(reads: list[list[tuple[str | None, Search]]], o: _Options
     firsts: list[tuple[int, Hit] | None] = []
     for read in reads:
         searches = [search for _, search in read]
-        heads = _heads(searches)
-        k = heads.index(max(heads))
-        if heads[k] < o.floor:
+        k = _leader(searches, o.floor)
+        if k is None:
             firsts.append(None)
             continue
         hit = searches[k].pop(ends=True)
@@ -385,8 +384,8 @@ def _picks_with_second(reads: list[list[tuple[str | None, Search]]], o: _Options
             out.append(([], 0))
             continue
         k, hit = first
-        after = max(_heads([search for _, search in read]))
-        out.append(([_found(read[k], hit, o.mode)], after if after >= o.floor else 0))
+        out.append(([_found(read[k], hit, o.mode)],
+                    _next_score([search for _, search in read], o.floor)))
     return out
 
 
@@ -398,9 +397,8 @@ def _winners_ends(reads: list[list[Search]], o: _Options) -> None:
     from .locate_scorers import WindowScorer
     jobs, owners = [], []
     for searches in reads:
-        heads = _heads(searches)
-        k = heads.index(max(heads))
-        if heads[k] < o.floor:
+        k = _leader(searches, o.floor)
+        if k is None:
             continue
         wanted = searches[k].ends_wanted()
         if wanted is None:
@@ -421,30 +419,43 @@ def _pick(searches: list[tuple[str | None, Search]], o: _Options, second: bool
     strand it came from is cut and looked at again."""
     taken: list[tuple[int, Hit]] = []
     uncut: list[Hit | None] = [None] * len(searches)
+    strands = [search for _, search in searches]
 
-    def heads() -> list[int]:
+    def cut_taken() -> list[Search]:
         for k, hit in enumerate(uncut):
             if hit is not None:   # the strand's last hit, cut out before its next is sought
-                searches[k][1].cut(hit)
+                strands[k].cut(hit)
                 uncut[k] = None
-        return _heads([search for _, search in searches])
+        return strands
 
     after = 0
     while len(taken) < o.top:
-        h = heads()
-        k = h.index(max(h))
-        if h[k] < o.floor:
+        k = _leader(cut_taken(), o.floor)
+        if k is None:
             break
         more = len(taken) + 1 < o.top or second
-        hit = searches[k][1].pop(ends=o.mode != "score" or more)
+        hit = strands[k].pop(ends=o.mode != "score" or more)
         taken.append((k, hit))
         if more:
             uncut[k] = hit
     else:
         if second:
-            after = max(heads())
-            after = after if after >= o.floor else 0
+            after = _next_score(cut_taken(), o.floor)
     return [_found(searches[k], hit, o.mode) for k, hit in taken], after
+
+
+def _leader(searches: list[Search], floor: int) -> int | None:
+    """The strand of the next hit (the best head, ties to the earlier strand), or None
+    where no head reaches ``floor``."""
+    heads = _heads(searches)
+    k = heads.index(max(heads))
+    return k if heads[k] >= floor else None
+
+
+def _next_score(searches: list[Search], floor: int) -> int:
+    """The best head (SAM's next score), or 0 below ``floor``."""
+    after = max(_heads(searches))
+    return after if after >= floor else 0
 
 
 def _heads(searches: list[Search]) -> list[int]:
