@@ -166,7 +166,12 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
 
     Characters are encoded by the alphabet's table on the backend that scores them (on the
     CPU in one pass; on the GPU after the copy up through pinned staging buffers, or where
-    a CuPy array already is).
+    a CuPy array already is). When both sides are CuPy arrays and the scoring is local
+    DNA with linear gaps (16-bit word-wise lanes), a batch is encoded and scored by the
+    plan of A C G T codes and read back once (flags, scores and saturation count
+    together); an N or another IUPAC code seen by the encode makes the kernels write
+    nothing and the batch is scored again as planned for its codes, a bad character is
+    named as in every other form.
     Pairs are scored in batches of at most ``batch_residues`` residues (xs and ys
     together; the next batch is encoded and copied while one is scored), so that inputs
     larger than the GPU's memory stream through it.
@@ -240,14 +245,14 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
     counting = needs_counts(scoring)
     counts = np.zeros(scoring.alphabet.size, np.int64) if counting else None
 
-    def prepare(lo: int, hi: int):
-        """Both sides of pairs lo..hi-1 encoded (on this backend) in one engine call:
-        (codes, offsets, largest code) each."""
-        t0 = time.perf_counter()
+    def sides(lo: int, hi: int):
+        """Where pairs lo..hi-1 start in each side's characters, and those characters."""
         starts = [int(side.offsets[lo]) for side in (x, y)]
-        raws = [side.raw[a:int(side.offsets[hi])] for side, a in zip((x, y), starts)]
-        with numba_threads(threads):
-            encoded = encode(raws, table, check=check, counts=counting)
+        return starts, [side.raw[a:int(side.offsets[hi])] for side, a in zip((x, y), starts)]
+
+    def checked(lo: int, hi: int, starts, encoded):
+        """Each side's (codes, offsets, largest code) from the encode engine's answer, the
+        first bad character raised (the xs side's first)."""
         out = []
         for side, a, (codes, bad, counted, top) in zip((x, y), starts, encoded):
             if bad >= 0:
@@ -255,23 +260,63 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
             if counting:
                 counts[:] += counted[:counts.size]
             out.append((codes, side.offsets[lo:hi + 1] - a, top))
-        return out, time.perf_counter() - t0
+        return out
+
+    def prepare(lo: int, hi: int):
+        """Both sides of pairs lo..hi-1 encoded (on this backend) in one engine call:
+        (codes, offsets, largest code) each."""
+        t0 = time.perf_counter()
+        starts, raws = sides(lo, hi)
+        with numba_threads(threads):
+            encoded = encode(raws, table, check=check, counts=counting)
+        return checked(lo, hi, starts, encoded), time.perf_counter() - t0
+
+    def score(lo: int, batch, scored=None) -> PairScores:
+        (xcodes, xoff, xtop), (ycodes, yoff, ytop) = batch
+        return _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold,
+                            mode=mode, method=method, engine=engine, algorithm=algorithm,
+                            names=names, threads=threads, first=lo, tops=(xtop, ytop),
+                            scored=scored)
+
+    def score_ahead(lo: int, hi: int) -> PairScores:
+        """Pairs lo..hi-1 by the ``pairs_ahead`` engine: encoded and scored by the plan of
+        codes below 4 with one read back. Where it kept no scores (a code >= 4: N, IUPAC)
+        the same codes are scored as every other batch's are, planned after the flags
+        (:func:`_score_codes`): the same scores either way (cuda/pairs_ahead.py says
+        why)."""
+        starts, raws = sides(lo, hi)
+        offsets = [side.offsets[lo:hi + 1] - a for side, a in zip((x, y), starts)]
+        encoded, scored, timings = ahead.encode_and_score(raws, table, *offsets, scoring,
+                                                          algorithm, check=check)
+        batch = checked(lo, hi, starts, encoded)            # a bad character raises here
+        if scored is not None:
+            return score(lo, batch, scored=("wordwise", *scored, timings))
+        part = score(lo, batch)
+        for key, value in timings.items():   # the discarded pass's steps count too
+            part.timings[key] = part.timings.get(key, 0.0) + value
+        return part
 
     bounds = _batches(x.offsets, y.offsets, batch_residues)
     names = (x.name, y.name, x.first, y.first)
+    ahead = _ahead_engine(engine, (x, y), scoring, algorithm, method, mode, threshold,
+                          counting)
     parts = []
     with contextlib.ExitStack() as stack:
         pool = (stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="warpalign-pairs"))
-                if len(bounds) > 1 else None)
+                if len(bounds) > 1 and ahead is None else None)
         upcoming = pool.submit(prepare, *bounds[0]) if pool else None
         for k, (lo, hi) in enumerate(bounds):
+            # the method for codes below 4: where "wordwise", the one chosen after the
+            # flags whenever the engine keeps its scores (a code >= 4 rules out bitsliced)
+            if ahead is not None and hi > lo and _choose_method(
+                    method, engine, scoring, algorithm, None, x.offsets[lo:hi + 1], None,
+                    y.offsets[lo:hi + 1], names, lo, (0, 0)) == "wordwise":
+                parts.append(score_ahead(lo, hi))
+                continue
             batch, seconds = upcoming.result() if pool else prepare(lo, hi)
             if pool and k + 1 < len(bounds):   # the next batch is encoded (and copied) now
                 upcoming = pool.submit(prepare, *bounds[k + 1])
-            (xcodes, xoff, xtop), (ycodes, yoff, ytop) = batch
-            part = _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold,
-                                mode=mode, method=method, engine=engine, algorithm=algorithm,
-                                names=names, threads=threads, first=lo, tops=(xtop, ytop))
+            part = score(lo, batch)
             part.timings["encode"] = part.timings.get("encode", 0.0) + seconds
             parts.append(part)
     if counting:
@@ -315,22 +360,30 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
 
 
 def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mode, method,
-                 engine, algorithm, names, threads, first, tops=None) -> PairScores:
+                 engine, algorithm, names, threads, first, tops=None,
+                 scored=None) -> PairScores:
     """One batch of encoded pairs (codes on the host, or on the device for "cuda");
     indices in the result are relative to the batch, ``first`` its first pair. ``tops``:
     the largest code of each side when the encode engine reported them (None: the codes
-    are read for them where needed; on a device that is a reduction and a sync each)."""
+    are read for them where needed; on a device that is a reduction and a sync each).
+    ``scored``: (method, scores, saturated pairs, timings) the ``pairs_ahead`` engine
+    computed for these codes already (None: the method is chosen and its kernel run)."""
     tops = _Largest(xcodes, ycodes) if tops is None else tops
-    chosen = _choose_method(method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff,
-                            names, first, tops)
-    kernel = engine_for("pairs", engine, chosen)
+    chosen = scored[0] if scored is not None else _choose_method(
+        method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff, names, first, tops)
+    kernel = engine_for("pairs", engine, chosen) if scored is None else None
     largest = tops.known() if isinstance(tops, _Largest) else max(tops)
     # every pair aligned, local: scores and end cells in one pass where the backend has one
     fused = (lookup("pairs_full", engine, chosen)
              if mode == "full" and threshold is None and algorithm == "local" else None)
+    if scored is not None and fused is not None:
+        raise RuntimeError("internal error: scores given to a batch of the fused "
+                           "scores-and-ends pass")
     found = None
     with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
-        if fused is None:
+        if scored is not None:
+            scores, saturated, timings = scored[1:]
+        elif fused is None:
             scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm,
                                                 largest=largest)
         else:
@@ -485,6 +538,22 @@ def _choose_method(method, backend, scoring, algorithm, xcodes, xoff, ycodes, yo
             continue
         speed[meth] = gcups
     return max(speed, key=speed.get) if speed else "wordwise"
+
+
+def _ahead_engine(engine: str, sides, scoring: Scoring, algorithm: str, method: str,
+                  mode: str, threshold, counting: bool):
+    """The ``pairs_ahead`` engine (encode and score with one read back, planned before the
+    encode's flags are read) when this call may use it, else None: "cuda", every side's
+    characters on the device (CuPy), a method that may be word-wise, no counts wanted,
+    not the fused scores-and-ends pass (mode "full" without a threshold), and a scoring
+    it takes (``applies``). Each batch still takes it only where the method chosen for
+    codes below 4 is "wordwise"."""
+    if (engine != "cuda" or counting or method not in ("auto", "wordwise")
+            or (mode == "full" and threshold is None)
+            or not all(side.on_device for side in sides)):
+        return None
+    ahead = lookup("pairs_ahead", engine, "wordwise")
+    return ahead if ahead is not None and ahead.applies(scoring, algorithm) else None
 
 
 def _largest(codes) -> int:

@@ -5,7 +5,8 @@ no backend, so ``cpu/`` and ``cuda/`` import it freely).
 Data: :class:`TargetSet` (encoded targets) in, :class:`ScoreBatch` (scores, ends) out.
 Interfaces (``typing.Protocol``, checked by type checkers, not at run time):
 :class:`SearchEngine` (``search``, ``distributed``, ``align``'s score pass, ``locate``'s
-windows), :class:`PairKernel` and :class:`EncodeKernel` (``score_pairs``),
+windows), :class:`PairKernel`, :class:`EncodeKernel` and :class:`PairsAhead`
+(``score_pairs``),
 :class:`ScanKernel` and :class:`WindowKernels` (``locate``), :class:`LcsKernels` (``lcs``),
 :class:`LongPairKernels` and :class:`TracebackEngine` (``align`` of a long pair on a
 device), :class:`ManyTraceback` (``traceback``: the alignments of many reported hits at once).
@@ -338,6 +339,24 @@ class EncodeKernel(Protocol):
 
     def __call__(self, raws: Sequence[Any], table: np.ndarray, check: bool = True,
                  counts: bool = False) -> list[tuple[Any, int, np.ndarray | None, int]]: ...
+
+
+class PairsAhead(Protocol):
+    """``score_pairs``' encode and word-wise scoring of one batch of device inputs in one
+    engine call, planned before the encode's flags are read (CUDA, CuPy inputs: one
+    device-to-host read in all; issue 22). ``applies(scoring, algorithm)``: whether it
+    can score them (a plan that depends on the codes only through "all below 4").
+    ``encode_and_score``: ``raws`` the two sides' characters (device arrays), ``table``
+    as :class:`EncodeKernel`'s, offsets as :class:`PairKernel`'s; returns (per side
+    :class:`EncodeKernel`'s tuple, counts None; (scores, indices of the saturated pairs)
+    when every code is below 4, else None: nothing scored, the caller names the bad
+    character or scores the codes by the :class:`PairKernel`; seconds per step)."""
+
+    def applies(self, scoring: Any, algorithm: str) -> bool: ...
+
+    def encode_and_score(self, raws: Sequence[Any], table: np.ndarray, xoff: np.ndarray,
+                         yoff: np.ndarray, scoring: Any, algorithm: str = "local", *,
+                         check: bool = True) -> tuple[list[tuple], tuple | None, dict]: ...
 
 
 class ScanKernel(Protocol):

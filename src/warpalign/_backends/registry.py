@@ -37,6 +37,8 @@ pairs_full     wordwise (cuda): scores and local end cells :class:`~.base.PairSc
                no threshold)
 encode         auto (cpu, cuda): characters to codes by    :class:`~.base.EncodeKernel`
                the alphabet's table (``score_pairs``)
+pairs_ahead    wordwise (cuda): encode and score a batch   :class:`~.base.PairsAhead`
+               of CuPy inputs, one read (``score_pairs``)
 locate         windows (cpu, cuda)                         :class:`~.base.SearchEngine`
 locate         windows16 (cuda): the windows kept resident :class:`~.base.WindowKernels`
 locate         scan, scan1, antidiagonal, blocked          :class:`~.base.ScanKernel`
@@ -116,6 +118,7 @@ TABLE: tuple[Row, ...] = (
     Row("pairs",       "cuda", "bitsliced",    "cuda.pairs:score_bitsliced"),
     Row("pair_ends",   "cuda", "wordwise",     "cuda.pair_ends:ends_wordwise"),
     Row("pairs_full",  "cuda", "wordwise",     "cuda.pair_ends:score_ends_wordwise"),
+    Row("pairs_ahead", "cuda", "wordwise",     "cuda.pairs_ahead"),
     Row("locate",      "cpu",  "windows",      "cpu:CpuBackend()"),
     Row("locate",      "cuda", "windows",      "cuda.search:CudaBackend()"),
     Row("locate",      "cuda", "windows16",    "cuda.windows"),
@@ -140,7 +143,7 @@ _LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search 
            "pair_ends": "the CUDA pair kernels", "pairs_full": "the CUDA pair kernels",
            "locate": "the CUDA locate kernels",
            "lcs": "the CUDA LCS backend", "traceback": "the CUDA traceback kernels",
-           "encode": "the CUDA encoding"}
+           "encode": "the CUDA encoding", "pairs_ahead": "the CUDA pair kernels"}
 #: The jobs whose engine is a SearchEngine: a configured engine object may stand for it.
 _SEARCH_JOBS = ("search", "distributed", "align", "locate")
 _SEARCH_MEMBERS = ("name", "prepare", "scan", "search_batches")

@@ -1,11 +1,14 @@
 // Characters to codes in one pass (score_pairs' encode engine on the GPU, encode.py).
 //
 // codes[i] = table[raw[i]] for i < n; the smallest base + i whose code is 255 (the
-// alphabet's INVALID) goes to flags[0] (atomicMin; left as is when there is none) and the
-// largest code to flags[1] (atomicMax), so the caller reads both bad characters and the
-// DNA test (codes < 4) back as two words, after all chunks. A thread walks its bytes in
-// increasing order (grid-stride), so its first INVALID is its smallest; a warp reduces by
-// shuffles and one lane per warp does the atomics. Blocks are whole warps.
+// alphabet's INVALID) goes to flags[0] complemented (atomicMax of ~(base + i): the
+// smallest index is the largest complement; 0 means none) and the largest code to
+// flags[1] (atomicMax), so the caller clears the flags with a memset (no copy up) and
+// reads both bad characters and the DNA test (codes < 4) back as two words, after all
+// chunks (pairs.cu's ww_ypack and ww_dna read the largest codes as their guard). A
+// thread walks its bytes in increasing order (grid-stride), so its first INVALID is its
+// smallest; a warp reduces by shuffles and one lane per warp does the atomics. Blocks are
+// whole warps.
 
 __global__ void encode_bytes(const unsigned char* __restrict__ raw, long long n,
                              const unsigned char* __restrict__ table,
@@ -31,7 +34,7 @@ __global__ void encode_bytes(const unsigned char* __restrict__ raw, long long n,
         top = h > top ? h : top;
     }
     if ((threadIdx.x & 31) == 0) {
-        if (bad != ~0ull) atomicMin(&flags[0], bad);
+        if (bad != ~0ull) atomicMax(&flags[0], ~bad);
         if (top) atomicMax(&flags[1], top);
     }
 }

@@ -35,7 +35,7 @@ _BLOCK = 256
 _MAX_BLOCKS = 2048
 #: The code of a character without one (as ``cpu.encode.INVALID``).
 INVALID = 255
-_NONE = (1 << 64) - 1            # flags[0] when no character is INVALID
+_MASK = (1 << 64) - 1            # flags[0] holds ~index of the first INVALID (0: none)
 
 #: Bytes per pinned staging buffer (two alternate) of host characters, and the most host
 #: threads that fill one (at most the usable cores). The first fill and the last copy are
@@ -158,6 +158,64 @@ def _kernel():
     return get_functions(_FILE, ("encode_bytes",))["encode_bytes"]
 
 
+#: Score tables kept on the device, per (device, table bytes): at most this many (a
+#: process uses one per alphabet); past it a call uploads its own. A kept table is never
+#: dropped: kernels queued on other threads' streams may still read it.
+TABLES_KEPT = 16
+_tables: dict = {}
+_tables_lock = threading.Lock()
+
+
+def device_table(cp, table: np.ndarray):
+    """The alphabet's code table (256 bytes) on the current device, uploaded once and kept
+    (:data:`TABLES_KEPT`): immutable, only read by the kernels, and complete before it is
+    kept (any stream may read it after)."""
+    host = np.ascontiguousarray(table, dtype=np.uint8)
+    key = (cp.cuda.Device().id, host.tobytes())
+    with _tables_lock:
+        kept = _tables.get(key)
+    if kept is not None:
+        return kept
+    d_table = cp.asarray(host)
+    cp.cuda.get_current_stream().synchronize()
+    with _tables_lock:
+        if key in _tables or len(_tables) < TABLES_KEPT:
+            return _tables.setdefault(key, d_table)
+    return d_table
+
+
+def new_flags(cp, sides: int):
+    """The encode kernel's flags before any launch, two zero words per side (no bad
+    character, largest code 0), made on the device by a memset (no copy up)."""
+    return cp.zeros(2 * max(1, sides), dtype=cp.uint64)
+
+
+def side_flags(words, k: int, check: bool = True) -> tuple[int, int]:
+    """(index of the first character without a code or -1, largest code) of side ``k``
+    from the flag words read back (host integers or a NumPy ``uint64`` array)."""
+    first, top = int(words[2 * k]), int(words[2 * k + 1])
+    return (~first & _MASK if check and first else -1), top
+
+
+def queue_encode(cp, raws, table: np.ndarray, codes, flags) -> None:
+    """Queue the encoding of CuPy arrays of characters (1-D ``uint8`` each, read in place)
+    into the device arrays ``codes`` (one per array, as long) on the current stream, after
+    the work queued there; nothing is read back. ``flags``: :func:`new_flags` of as many
+    sides, on this stream; the kernels leave in it what :func:`side_flags` reads once the
+    caller has copied it back (:mod:`.pairs_ahead`: with the scores, in one read).
+
+    Raises:
+        TypeError: an array that is not a 1-D ``uint8`` CuPy array.
+    """
+    for raw in raws:
+        if not isinstance(raw, cp.ndarray) or raw.dtype != cp.uint8 or raw.ndim != 1:
+            raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
+                            f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
+    d_table = device_table(cp, table)
+    for k, (raw, out) in enumerate(zip(raws, codes)):
+        _launcher(d_table, out, flags[2 * k:2 * k + 2])(cp.ascontiguousarray(raw), 0, raw.size)
+
+
 def _launcher(d_table, codes, flags):
     """``launch(device_chars, lo, hi)``: chars ``[lo, hi)`` of the input encoded into
     ``codes[lo:hi]`` on the current stream, ``flags`` (two words) updated."""
@@ -224,8 +282,8 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
         if any(on_device):
             stream.wait_event(current.record())
     with stream:
-        d_table = cp.asarray(np.ascontiguousarray(table, dtype=np.uint8))
-        flags = cp.asarray(np.tile(np.array([_NONE, 0], np.uint64), max(1, len(raws))))
+        d_table = device_table(cp, table)
+        flags = new_flags(cp, len(raws))
         out = []
         for k, raw in enumerate(raws):
             codes = cp.empty(raw.size, dtype=cp.uint8)
@@ -260,8 +318,7 @@ def _results(cp, codes: list, flags, check: bool, counts: bool, stream) -> list[
     stream.synchronize()
     out = []
     for k, side in enumerate(codes):
-        first, top = words[2 * k], words[2 * k + 1]
-        bad = first if check and first != _NONE else -1
+        bad, top = side_flags(words, k, check)
         counted = None
         if counts and bad < 0:
             with stream:

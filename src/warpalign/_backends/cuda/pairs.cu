@@ -635,12 +635,27 @@ __device__ __forceinline__ void bs_max_keep(unsigned (&d)[S], const unsigned (&x
 // Per cell pair: PRMT + VIADDMNMX + VIMNMX3 + 1/2 VIMNMX3 (running max) on the ALU pipe,
 // one IMAD (H' - g) on the FMA pipe.
 
+// The guard of ww_ypack and ww_dna: the encode engine's flags (encode.cu: x side's first
+// bad character and largest code, then y side's).  For CuPy inputs the host queues both
+// kernels before it has read the flags (pairs_ahead.py: a plan for codes A C G T only);
+// when either side has a code above 3 (an N, IUPAC, or 255 for a character without a
+// code) both return at once, writing nothing, and the host discards the scores and names
+// the bad character or scores the codes again on the path planned for them.  Callers
+// without flags pass four zero words (always open).
+__device__ __forceinline__ bool ww_guard_closed(const unsigned long long* __restrict__ guard)
+{
+    return guard[1] > 3ull || guard[3] > 3ull;
+}
+
 // items' packed columns: item i's bytes start at ypoff[i]; byte k holds column k - front.
+// Codes are clamped to 4 (the pad): whatever the codes, every byte addresses one of the
+// 25 entries of ww_dna's pair table, so no byte can lead a read out of it.
 __global__ void ww_ypack(const unsigned char* __restrict__ ycodes, const long long* __restrict__ yoff,
                          const int* __restrict__ items, int nitems, int front,
                          const long long* __restrict__ ypoff, int nall,
-                         unsigned* __restrict__ ypk)
+                         unsigned* __restrict__ ypk, const unsigned long long* __restrict__ guard)
 {
+    if (ww_guard_closed(guard)) return;
     for (int i = blockIdx.x; i < nall; i += gridDim.x) {
         const int pa = i < nitems ? items[2 * i] : -1;
         const int pb = i < nitems ? items[2 * i + 1] : -1;
@@ -655,8 +670,8 @@ __global__ void ww_ypack(const unsigned char* __restrict__ ycodes, const long lo
 #pragma unroll
             for (int b = 0; b < 4; ++b) {
                 const int j = 4 * w + b - front;
-                const unsigned ya = (j >= 0 && j < na) ? (unsigned)ycodes[oa + j] : 4u;
-                const unsigned yb = (j >= 0 && j < nb) ? (unsigned)ycodes[ob + j] : 4u;
+                const unsigned ya = (j >= 0 && j < na) ? min((unsigned)ycodes[oa + j], 4u) : 4u;
+                const unsigned yb = (j >= 0 && j < nb) ? min((unsigned)ycodes[ob + j], 4u) : 4u;
                 v |= (8u * (5u * ya + yb)) << (8 * b);
             }
             ypk[(base >> 2) + w] = v;
@@ -697,7 +712,9 @@ __device__ __forceinline__ void ww_words(const unsigned char* __restrict__ x, lo
     for (int k = 0; k <= R / 4; ++k) w[k] = __ldg(p + k);
 }
 
-// ypk / ypoff: ww_ypack's columns.  Other arguments as ww_kernel (local, linear, DNA).
+// ypk / ypoff: ww_ypack's columns; guard: as ww_ypack's (when closed the whole grid returns
+// at once: out, flagged and nflagged are left as they are).  Other arguments as ww_kernel
+// (local, linear, DNA).
 template <int R, bool BANDED, bool PF>
 __global__ void __launch_bounds__(256, 2)
 ww_dna(const unsigned char* __restrict__ xcodes, const long long* __restrict__ xoff,
@@ -705,8 +722,10 @@ ww_dna(const unsigned char* __restrict__ xcodes, const long long* __restrict__ x
        const long long* __restrict__ ypoff, const int* __restrict__ items, int nitems, int G,
        int bands, const int* __restrict__ table, int ge, int thr, unsigned one,
        unsigned* __restrict__ bound, long long bstride,
-       int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged)
+       int* __restrict__ out, int* __restrict__ flagged, int* __restrict__ nflagged,
+       const unsigned long long* __restrict__ guard)
 {
+    if (ww_guard_closed(guard)) return;     // before __syncthreads: every thread returns
     __shared__ uint2 pairtab[25];
     if (threadIdx.x < 25)
         pairtab[threadIdx.x] = make_uint2((unsigned)table[threadIdx.x / 5],

@@ -448,15 +448,17 @@ def planned_wordwise(cp, xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
 
 
 def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag, d_nflag,
-                   clock: Clock, kernel_runs: int = 1) -> None:
+                   clock: Clock, kernel_runs: int = 1, guard=None) -> None:
     """Queue ``plan``'s kernels on the current stream (``mod``: a module of its
     ``names``; ``device``: ``plan.small`` uploaded): each pair's score into ``d_out``
     (int32, real units before :func:`score_wordwise`'s global/semiglobal readout), the
     flagged pairs into ``d_flag`` and their count into ``d_nflag``; steps ``pack`` and
-    ``swa`` on ``clock``."""
+    ``swa`` on ``clock``. ``guard``: the encode's device flags, read by ww_ypack and
+    ww_dna (pairs.cu: they write nothing when a code is above 3); None: always open."""
     tab = plan.tab
     d_xo, d_yo, d_table = device[:3]
-    dummy = cp.zeros(1, dtype=cp.uint32)
+    dummy = cp.zeros(4, dtype=cp.uint64)        # unused buffers, and the open guard
+    guard = dummy if guard is None else guard
     for name, bits, g, bands, nitems, grid, at, pack, ncols in plan.launches:
         thr = ww_threshold(bits, tab.smax)
         bstride, bound = band_buffer(cp, bands, nitems, ncols, tab.affine, dummy)
@@ -470,13 +472,13 @@ def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag,
             mod.get_function("ww_ypack")(
                 (min(nall, 65535),), (128,),
                 (d_y, d_yo, d_items, np.int32(nitems), np.int32(2 * g), d_ypoff, np.int32(nall),
-                 ypk))
+                 ypk, guard))
             for run in range(kernel_runs):
                 _rerun(clock, d_nflag, run)
                 kern((grid,), (BLOCK,),
                      (d_x, d_xo, d_yo, ypk, d_ypoff, d_items, np.int32(nitems), np.int32(g),
                       np.int32(bands), d_table, np.int32(tab.ge), np.int32(thr), np.uint32(1),
-                      bound, np.int64(bstride), d_out, d_flag, d_nflag))
+                      bound, np.int64(bstride), d_out, d_flag, d_nflag, guard))
             continue
         for run in range(kernel_runs):
             _rerun(clock, d_nflag, run)
