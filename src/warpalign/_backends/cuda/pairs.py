@@ -28,7 +28,8 @@ Both functions have the pair-kernel signature of :mod:`warpalign.pairs`::
 for it too.
 
 The pair kernels take the codes where they are (device arrays from the ``encode``
-engine, :mod:`.encode`: no copy to the host).
+engine, :mod:`.encode`: no copy to the host). For CuPy inputs :mod:`.pairs_ahead` queues
+the kept plan's ww_ypack/ww_dna right after the encode, guarded by its flags.
 
 Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack), ``w2b``, ``swa``,
 ``b2w``, ``g2h`` (scores back), by CUDA events around each step.
