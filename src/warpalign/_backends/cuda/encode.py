@@ -212,14 +212,17 @@ def queue_encode(cp, raws, table: np.ndarray, codes, flags) -> None:
             raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
                             f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
     d_table = device_table(cp, table)
+    kernel = _kernel()                          # looked up once for both sides
     for k, (raw, out) in enumerate(zip(raws, codes)):
-        _launcher(d_table, out, flags[2 * k:2 * k + 2])(cp.ascontiguousarray(raw), 0, raw.size)
+        launch = _launcher(d_table, out, flags[2 * k:2 * k + 2], kernel)
+        launch(cp.ascontiguousarray(raw), 0, raw.size)
 
 
-def _launcher(d_table, codes, flags):
+def _launcher(d_table, codes, flags, kernel=None):
     """``launch(device_chars, lo, hi)``: chars ``[lo, hi)`` of the input encoded into
-    ``codes[lo:hi]`` on the current stream, ``flags`` (two words) updated."""
-    kernel = _kernel()
+    ``codes[lo:hi]`` on the current stream, ``flags`` (two words) updated; ``kernel``:
+    ``encode_bytes`` when the caller has it."""
+    kernel = _kernel() if kernel is None else kernel
 
     def launch(chars, lo: int, hi: int) -> None:
         n = hi - lo
@@ -284,10 +287,11 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
     with stream:
         d_table = device_table(cp, table)
         flags = new_flags(cp, len(raws))
+        kernel = _kernel()
         out = []
         for k, raw in enumerate(raws):
             codes = cp.empty(raw.size, dtype=cp.uint8)
-            launch = _launcher(d_table, codes, flags[2 * k:2 * k + 2])
+            launch = _launcher(d_table, codes, flags[2 * k:2 * k + 2], kernel)
             if on_device[k]:
                 launch(cp.ascontiguousarray(raw), 0, raw.size)
             else:
