@@ -15,6 +15,7 @@ import pytest
 
 from warpalign import Scoring
 from warpalign._backends.cpu.encode import encode as cpu_encode
+from warpalign._backends.cpu.encode import encode_sides as cpu_encode_sides
 from warpalign._backends.cpu.pairwise import LOCAL, score_end
 from warpalign._backends.cpu.wordwise import score_pairs as cpu_wordwise
 from warpalign._backends.cuda import encode as gpu_encode
@@ -62,6 +63,22 @@ class DevArray(np.ndarray):
 DevArray.__module__ = "cupy._emulated"
 
 
+class _Stream:
+    """The emulated device's one stream (a context manager, as CuPy's)."""
+
+    def synchronize(self):
+        pass
+
+    def record(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 class Device:
     """Just enough of CuPy for the pairs_ahead engine: arrays, the current stream, events
     and the three kernels it launches (encode_bytes, ww_ypack, ww_dna), each emulated from
@@ -72,7 +89,7 @@ class Device:
 
     def __init__(self, scoring):
         self.scoring, self.reads, self.uploads, self.launched = scoring, 0, 0, []
-        stream = SimpleNamespace(synchronize=lambda: None, record=lambda: None)
+        stream = _Stream()
         event = SimpleNamespace(record=lambda stream=None: None, synchronize=lambda: None)
         self.cuda = SimpleNamespace(get_current_stream=lambda: stream, Event=lambda: event,
                                     get_elapsed_time=lambda a, b: 0.0,
@@ -239,6 +256,27 @@ def test_the_table_is_kept_per_device_and_bytes():
         spare = np.arange(256, dtype=np.uint8)
         a, b = gpu_encode.device_table(device, spare), gpu_encode.device_table(device, spare)
     assert a is not b and device.uploads == 4                # full: uploaded, not kept
+
+
+def test_encode_sides_of_device_arrays_report_as_the_cpu_engine():
+    # the flags-first encode (N, bad characters, empty sides) with the flags cleared by a
+    # memset: the same first bad character and largest code as the CPU engine's
+    rng = np.random.default_rng(69)
+    table = PAPER.alphabet.code_table
+    acgt = np.frombuffer(b"ACGTacgt", np.uint8)[rng.integers(0, 8, 5001)]
+    withn = np.frombuffer(b"ACGTN", np.uint8)[rng.integers(0, 5, 7000)]
+    broken = acgt.copy()
+    broken[[4321, 400, 4000]] = ord("!")
+    sides = [acgt, withn, broken, np.zeros(0, np.uint8), broken[:1]]
+    want = [(bad, top) for _, bad, _, top in cpu_encode_sides(sides, table)]
+    assert want[2] == (400, 255)
+    device = Device(PAPER)
+    with emulated(device, device.module):
+        got = gpu_encode.encode_sides([device.put(s) for s in sides], table)
+    assert [(bad, top) for _, bad, _, top in got] == want
+    assert all(np.array_equal(np.asarray(c), cpu_encode(s, table)[0])
+               for (c, *_), s in zip(got, sides))
+    assert device.uploads == 1                                 # the table; flags: a memset
 
 
 def test_ahead_scores_with_one_read_back():
