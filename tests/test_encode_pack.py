@@ -255,6 +255,9 @@ def test_packed_staging_equals_the_byte_path(device, chunk, threads):
                 packed += hi - lo
         assert sum(copied(log)) == crossed and unpacked == packed
         assert packed >= 50_000 + 60_000
+        # one kernel per chunk: a side shorter than a chunk is one chunk
+        launches = sum(what in ("unpack_dna", "encode_bytes") for what, _ in log)
+        assert launches == sum(-(-r.size // size) for r in raws), launches
 
 
 def test_counts_and_device_sides_take_the_byte_path(device):

@@ -57,12 +57,14 @@ __global__ void unpack_dna(const unsigned char* __restrict__ packed, long long n
         if (aligned && at + 4 <= n) {
             const unsigned int c0 = p & 3u, c1 = (p >> 2) & 3u, c2 = (p >> 4) & 3u, c3 = p >> 6;
             *reinterpret_cast<unsigned int*>(codes + at) = c0 | c1 << 8 | c2 << 16 | c3 << 24;
-            top = max(top, max(max(c0, c1), max(c2, c3)));
+            const unsigned int a = c0 > c1 ? c0 : c1, b = c2 > c3 ? c2 : c3;
+            top = a > top ? a : top;
+            top = b > top ? b : top;
         } else {
             for (int k = 0; k < 4 && at + k < n; ++k) {
                 const unsigned int c = (p >> (2 * k)) & 3u;
                 codes[at + k] = (unsigned char)c;
-                top = max(top, c);
+                top = c > top ? c : top;
             }
         }
     }

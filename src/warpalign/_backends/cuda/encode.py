@@ -331,9 +331,10 @@ def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads,
     if staging == "pageable":
         launch(cp.asarray(host), 0, host.size)
         return
-    size = min(STAGE_BYTES if chunk is None else max(1, int(chunk)), max(host.size, 1))
+    size = STAGE_BYTES if chunk is None else max(1, int(chunk))
     if unpack is not None:
         size = max(4, size - size % 4)     # chunks start at multiples of 4 characters
+    size = min(size, max(host.size, 1))
     chars = [cp.empty(size, dtype=cp.uint8) for _ in range(2 if host.size > size else 1)]
     # chunk k lands in chars[k % 2] (its characters, or their codes in the first quarter):
     # its next copy is queued after this chunk's kernel on the same stream, so it never
