@@ -87,10 +87,12 @@ def _pack_words(w, o):
     for i in range(w.size):
         x = w[i]
         k = ((x >> np.uint64(1)) ^ (x >> np.uint64(2))) & _TWOS    # a code per byte
-        b0 = k & _ONES
         b1 = (k >> np.uint64(1)) & _ONES
-        # the lower-case letter of each code: a + 2 b0 + 6 b1 + 11 b0 b1 (a c g t)
-        letter = _LOW_A + (b0 << np.uint64(1)) + b1 * np.uint64(6) + (b0 & b1) * np.uint64(11)
+        t = k & b1                                                 # 1 for T
+        # the lower-case letter of each code, a + 2 k + 2 b1 + 11 t: a c g t (shifts and
+        # adds: a 64-bit vector multiply is slow or missing)
+        letter = _LOW_A + ((k + b1) << np.uint64(1)) + t + (t << np.uint64(1)) \
+            + (t << np.uint64(3))
         bad |= (x | _FOLD) ^ letter
         p = k | (k >> np.uint64(6))    # bytes 0, 2, 4, 6: c0 | c1 << 2, c2 | c3 << 2, ...
         p = (p & _NIBBLES) | ((p >> np.uint64(12)) & _HIGH_NIBBLES)
