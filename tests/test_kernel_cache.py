@@ -192,7 +192,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 def test_import_loads_neither_numba_nor_cupy():
     got = _python("import warpalign, warpalign.cli, sys\n"
                   "from warpalign import Scoring, search, Database\n"
-                  "import warpalign._backends.cuda\n"
+                  "import warpalign._backends.cuda, warpalign._backends.cuda.encode\n"
                   "bad = [m for m in ('numba', 'cupy') if m in sys.modules]\n"
                   "assert not bad, bad")
     assert got.returncode == 0, got.stderr

@@ -38,3 +38,42 @@ __global__ void encode_bytes(const unsigned char* __restrict__ raw, long long n,
         if (top) atomicMax(&flags[1], top);
     }
 }
+
+// 2-bit codes to byte codes (the packed staging of encode.py): packed[i] holds the codes
+// of characters 4i..4i+3 as c0 | c1 << 2 | c2 << 4 | c3 << 6 (past n: padding), all of
+// them A C G T (the host checked every character, and that the table gives A C G T the
+// codes 0 1 2 3), so none is INVALID: flags[0] stays as it is and the largest code goes
+// to flags[1], as encode_bytes would set them. A thread writes the four codes of one
+// packed byte as one word where codes is 4-byte aligned (a chunk starts at a multiple of
+// 4 characters of an aligned array), byte by byte at the end or where it is not.
+__global__ void unpack_dna(const unsigned char* __restrict__ packed, long long n,
+                           unsigned char* __restrict__ codes,
+                           unsigned long long* __restrict__ flags)
+{
+    const long long bytes = (n + 3) >> 2;
+    const bool aligned = (reinterpret_cast<unsigned long long>(codes) & 3ull) == 0;
+    unsigned int top = 0;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < bytes; i += stride) {
+        const unsigned int p = packed[i];
+        const long long at = i << 2;
+        if (aligned && at + 4 <= n) {
+            const unsigned int c0 = p & 3u, c1 = (p >> 2) & 3u, c2 = (p >> 4) & 3u, c3 = p >> 6;
+            *reinterpret_cast<unsigned int*>(codes + at) = c0 | c1 << 8 | c2 << 16 | c3 << 24;
+            const unsigned int a = c0 > c1 ? c0 : c1, b = c2 > c3 ? c2 : c3;
+            top = a > top ? a : top;
+            top = b > top ? b : top;
+        } else {
+            for (int k = 0; k < 4 && at + k < n; ++k) {
+                const unsigned int c = (p >> (2 * k)) & 3u;
+                codes[at + k] = (unsigned char)c;
+                top = c > top ? c : top;
+            }
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned int h = __shfl_down_sync(0xffffffffu, top, o);
+        top = h > top ? h : top;
+    }
+    if ((threadIdx.x & 31) == 0 && top) atomicMax(&flags[1], (unsigned long long)top);
+}

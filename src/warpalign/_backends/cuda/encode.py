@@ -14,6 +14,14 @@ in one pass; the host reads two words per side back, both sides of a batch in on
   while the other's copy runs, and each chunk is encoded on the device right after its
   copy, on the same stream. The host never encodes, and only two chunks of characters are
   on the device at a time (the codes are the only full-size device array).
+* Packed staging (the default, :data:`STAGING` "packed"): when the table gives A, C, G, T
+  (either case) the codes 0, 1, 2, 3 (:func:`packs`) and no counts are asked, the fill
+  threads write 2-bit codes, four to a byte (``cpu/pack2.py``, Numba), so the fill writes
+  and the copy carries a quarter of the bytes, and ``unpack_dna`` writes the same byte
+  codes on the device. A chunk with a character outside ACGTacgt (N, IUPAC codes, a bad
+  character) and every later chunk of that side go up as characters and through
+  ``encode_bytes``, which names a bad character as ever: codes, first bad index and
+  largest code are those of the byte path in every case.
 
 The copy stream is non-blocking, so a batch of ``score_pairs`` staged here overlaps the
 pair kernels of the previous batch on the caller's stream.
@@ -21,6 +29,7 @@ pair kernels of the previous batch on the caller's stream.
 
 from __future__ import annotations
 
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -45,11 +54,12 @@ _MASK = (1 << 64) - 1            # flags[0] holds ~index of the first INVALID (0
 #: 13.5 -> 11.4 ms; one H200 host of 16 cores, session 23, docs/gpu-notes.md).
 STAGE_BYTES = 1 << 26
 STAGE_THREADS = 16
-#: How :func:`encode` copies host characters up: "pinned" (the staging buffers above) or
-#: "pageable" (one ``cupy.asarray``: the driver stages it). Selectable per call
-#: (``staging=``) so both can be measured.
-STAGING = "pinned"
-STAGINGS = ("pinned", "pageable")
+#: How :func:`encode` copies host characters up: "packed" (the staging buffers above
+#: carrying 2-bit codes where :func:`packs` allows, else as "pinned"), "pinned" (the
+#: staging buffers carrying the characters) or "pageable" (one ``cupy.asarray``: the
+#: driver stages it). Selectable per call (``staging=``) so each can be measured.
+STAGING = "packed"
+STAGINGS = ("packed", "pinned", "pageable")
 #: Below this many bytes a staging buffer is filled by the calling thread alone.
 _SPLIT_FROM = 1 << 20
 
@@ -91,6 +101,16 @@ def _fill_pool() -> ThreadPoolExecutor:
         return _pool[0]
 
 
+def packs(table: np.ndarray) -> bool:
+    """Whether 2-bit staging reproduces ``table``: it gives A, C, G, T and a, c, g, t the
+    codes 0, 1, 2, 3 (the table itself is read, not the alphabet's name), and this host
+    is little-endian (``cpu/pack2.py`` reads eight characters as one word)."""
+    table = np.asarray(table)
+    return (sys.byteorder == "little" and table.shape == (256,)
+            and all(int(table[up]) == k == int(table[low])
+                    for k, (up, low) in enumerate(zip(b"ACGT", b"acgt"))))
+
+
 def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
     """``view[:] = src`` by up to ``threads`` threads (one below :data:`_SPLIT_FROM`)."""
     if threads <= 1 or src.size < _SPLIT_FROM:
@@ -103,12 +123,54 @@ def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
         f.result()
 
 
+def _fill_bytes(buffer: np.ndarray, src: np.ndarray, threads: int) -> tuple[int, str]:
+    """The characters ``src`` themselves into ``buffer``: (bytes used, "bytes")."""
+    _fill(buffer[:src.size], src, threads)
+    return src.size, "bytes"
+
+
+def _pack(buffer: np.ndarray, src: np.ndarray, threads: int) -> bool:
+    """The 2-bit codes of ``src`` into ``buffer[:(src.size + 3) // 4]`` by up to
+    ``threads`` threads, slices cut at multiples of 4 characters (a packed byte is never
+    shared); whether every character was one of ACGTacgt (else the buffer is undefined).
+    Numba is imported (and the kernel's cached compile loaded) on this path only."""
+    from ..cpu.pack2 import pack_slice
+    stop = np.zeros(1, np.uint8)     # set by the first slice that meets another character
+    if threads <= 1 or src.size < _SPLIT_FROM:
+        return bool(pack_slice(src, buffer[:(src.size + 3) // 4], stop))
+    cuts = [4 * c for c in np.linspace(0, src.size // 4, threads + 1).astype(np.int64).tolist()]
+    cuts[-1] = src.size
+    done = [_fill_pool().submit(pack_slice, src[a:b], buffer[a // 4:(b + 3) // 4], stop)
+            for a, b in zip(cuts[:-1], cuts[1:])]
+    found = [f.result() for f in done]   # every slice, before the buffer is copied or refilled
+    return all(found)
+
+
+class _PackedFill:
+    """A side's fill for packed staging: each chunk's 2-bit codes, until a chunk holds a
+    character outside ACGTacgt; that chunk and every later one carry the characters
+    (a side with N or IUPAC codes, or a bad character, pays one chunk's packing at most,
+    less when the slices stop early)."""
+
+    def __init__(self) -> None:
+        self.packing = True
+
+    def __call__(self, buffer: np.ndarray, src: np.ndarray, threads: int) -> tuple[int, str]:
+        if self.packing:
+            if _pack(buffer, src, threads):
+                return (src.size + 3) // 4, "packed"
+            self.packing = False
+        return _fill_bytes(buffer, src, threads)
+
+
 def _upload(host: np.ndarray, stream, into, then=None, chunk: int | None = None,
-            threads: int | None = None) -> None:
+            threads: int | None = None, fill=_fill_bytes) -> None:
     """Host bytes ``host`` to the device in chunks through pinned buffers, on ``stream``:
-    ``into(j, lo, hi)`` is the device array (hi - lo bytes) that receives ``host[lo:hi]``
-    (``j``: which of the two buffers carries it), ``then(device, lo, hi)`` is queued on
-    ``stream`` after that copy. Returns once every copy has left the pinned buffers
+    ``fill(buffer, host[lo:hi], threads)`` writes what carries the chunk into a pinned
+    buffer and returns (bytes used, form): by default the characters, "bytes";
+    ``into(j, lo, hi, used)`` is the device array (``used`` bytes) that receives them
+    (``j``: which of the two buffers carries it), ``then(device, lo, hi, form)`` is queued
+    on ``stream`` after that copy. Returns once every copy has left the pinned buffers
     (kernels queued by ``then`` may still run)."""
     cp = _cupy()
     n = host.size
@@ -125,13 +187,12 @@ def _upload(host: np.ndarray, stream, into, then=None, chunk: int | None = None,
             j = k % len(buffers)
             if copied[j] is not None:
                 copied[j].synchronize()        # this buffer's previous copy is done
-            view = buffers[j][:hi - lo]
-            _fill(view, host[lo:hi], threads)
-            device = into(j, lo, hi)
-            device.set(view, stream=stream)
+            used, form = fill(buffers[j], host[lo:hi], threads)
+            device = into(j, lo, hi, used)
+            device.set(buffers[j][:used], stream=stream)
             copied[j] = stream.record()
             if then is not None:
-                then(device, lo, hi)
+                then(device, lo, hi, form)
     finally:
         for event in copied:                   # the pinned buffers go back to their pool
             if event is not None:
@@ -148,14 +209,15 @@ def stage(host: np.ndarray, chunk: int | None = None, threads: int | None = None
     stream = _staging_stream()
     with stream:
         out = cp.empty(host.size, dtype=cp.uint8)
-    _upload(host, stream, lambda j, lo, hi: out[lo:hi], chunk=chunk, threads=threads)
+    _upload(host, stream, lambda j, lo, hi, used: out[lo:hi], chunk=chunk, threads=threads)
     stream.synchronize()
     return out
 
 
-def _kernel():
+def _kernels(pack: bool) -> dict:
+    """``encode_bytes``, and ``unpack_dna`` for packed staging (compiled at once)."""
     from .loader import get_functions
-    return get_functions(_FILE, ("encode_bytes",))["encode_bytes"]
+    return get_functions(_FILE, ("encode_bytes", "unpack_dna") if pack else ("encode_bytes",))
 
 
 #: Score tables kept on the device, per (device, table bytes): at most this many (a
@@ -212,17 +274,16 @@ def queue_encode(cp, raws, table: np.ndarray, codes, flags) -> None:
             raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
                             f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
     d_table = device_table(cp, table)
-    kernel = _kernel()                          # looked up once for both sides
+    kernels = _kernels(False)                   # looked up once for both sides
     for k, (raw, out) in enumerate(zip(raws, codes)):
-        launch = _launcher(d_table, out, flags[2 * k:2 * k + 2], kernel)
+        launch = _launcher(kernels, d_table, out, flags[2 * k:2 * k + 2])
         launch(cp.ascontiguousarray(raw), 0, raw.size)
 
 
-def _launcher(d_table, codes, flags, kernel=None):
+def _launcher(kernels: dict, d_table, codes, flags):
     """``launch(device_chars, lo, hi)``: chars ``[lo, hi)`` of the input encoded into
-    ``codes[lo:hi]`` on the current stream, ``flags`` (two words) updated; ``kernel``:
-    ``encode_bytes`` when the caller has it."""
-    kernel = _kernel() if kernel is None else kernel
+    ``codes[lo:hi]`` on the current stream, ``flags`` (two words) updated."""
+    kernel = kernels["encode_bytes"]
 
     def launch(chars, lo: int, hi: int) -> None:
         n = hi - lo
@@ -234,14 +295,30 @@ def _launcher(d_table, codes, flags, kernel=None):
     return launch
 
 
+def _unpacker(kernels: dict, codes, flags):
+    """``unpack(device_packed, lo, hi)``: the 2-bit codes of chars ``[lo, hi)`` (``lo`` a
+    multiple of 4) written as byte codes into ``codes[lo:hi]`` on the current stream, the
+    largest into ``flags[1]`` (a packed chunk has no bad character)."""
+    kernel = kernels["unpack_dna"]
+
+    def unpack(packed, lo: int, hi: int) -> None:
+        n = hi - lo
+        if n <= 0:
+            return
+        blocks = min(-(-((n + 3) // 4) // _BLOCK), _MAX_BLOCKS)
+        kernel((blocks,), (_BLOCK,), (packed, np.int64(n), codes[lo:hi], flags))
+    return unpack
+
+
 def encode(raw, table: np.ndarray, check: bool = True, counts: bool = False, *,
            staging: str | None = None, chunk: int | None = None,
            threads: int | None = None):
     """(device codes, index of the first character without a code or -1, occurrences of
     each code when ``counts``) of the characters ``raw``: a CuPy array, read in place
     (never written) on the caller's current stream after the work queued there, or a
-    NumPy array, copied by ``staging`` (default :data:`STAGING`; ``chunk`` and
-    ``threads`` as :func:`stage`) and encoded chunk by chunk on the staging stream.
+    NumPy array, copied by ``staging`` (one of :data:`STAGINGS`, default :data:`STAGING`;
+    ``chunk`` and ``threads`` as :func:`stage`) and encoded chunk by chunk on the staging
+    stream.
     Returns once the codes are complete. One side of :func:`encode_sides`.
 
     Raises:
@@ -264,7 +341,9 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
 
     All arrays are encoded on one stream: the caller's current stream when every array is
     a CuPy array, else this thread's staging stream (which first waits for the work queued
-    on the caller's stream, so CuPy arrays made there are complete).
+    on the caller's stream, so CuPy arrays made there are complete). Host arrays go up
+    as 2-bit codes when ``staging`` is "packed", the table :func:`packs` and ``counts``
+    is False.
     """
     cp = _cupy()
     staging = STAGING if staging is None else staging
@@ -284,35 +363,49 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
         stream = _staging_stream()
         if any(on_device):
             stream.wait_event(current.record())
+    pack = staging == "packed" and not counts and not all(on_device) and packs(table)
+    kernels = _kernels(pack)
     with stream:
         d_table = device_table(cp, table)
         flags = new_flags(cp, len(raws))
-        kernel = _kernel()
         out = []
         for k, raw in enumerate(raws):
             codes = cp.empty(raw.size, dtype=cp.uint8)
-            launch = _launcher(d_table, codes, flags[2 * k:2 * k + 2], kernel)
+            flag_words = flags[2 * k:2 * k + 2]
+            launch = _launcher(kernels, d_table, codes, flag_words)
             if on_device[k]:
                 launch(cp.ascontiguousarray(raw), 0, raw.size)
             else:
-                _stage_into(raw, stream, launch, staging, chunk, threads)
+                unpack = _unpacker(kernels, codes, flag_words) if pack else None
+                _stage_into(raw, stream, launch, staging, chunk, threads, unpack)
             out.append(codes)
     return _results(cp, out, flags, check, counts, stream)
 
 
-def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads) -> None:
+def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads,
+                unpack=None) -> None:
     """Host characters up to the device on ``stream`` (the current stream), each chunk
-    encoded by ``launch`` right after its copy."""
+    encoded by ``launch`` right after its copy; with ``unpack``, chunks of 2-bit codes
+    (:class:`_PackedFill`) are unpacked by it instead."""
     cp = _cupy()
     if staging == "pageable":
         launch(cp.asarray(host), 0, host.size)
         return
-    size = min(STAGE_BYTES if chunk is None else max(1, int(chunk)), max(host.size, 1))
+    size = STAGE_BYTES if chunk is None else max(1, int(chunk))
+    if unpack is not None:
+        size = max(4, size - size % 4)     # chunks start at multiples of 4 characters
+    size = min(size, max(host.size, 1))
     chars = [cp.empty(size, dtype=cp.uint8) for _ in range(2 if host.size > size else 1)]
-    # chunk k lands in chars[k % 2]: its next copy is queued after this chunk's kernel on
-    # the same stream, so it never overwrites characters being read
-    _upload(host, stream, lambda j, lo, hi: chars[j][:hi - lo], launch, chunk=size,
-            threads=threads)
+    # chunk k lands in chars[k % 2] (its characters, or their codes in the first quarter):
+    # its next copy is queued after this chunk's kernel on the same stream, so it never
+    # overwrites bytes being read
+    fill = _fill_bytes if unpack is None else _PackedFill()
+
+    def then(device, lo: int, hi: int, form: str) -> None:
+        (unpack if form == "packed" else launch)(device, lo, hi)
+
+    _upload(host, stream, lambda j, lo, hi, used: chars[j][:used], then, chunk=size,
+            threads=threads, fill=fill)
 
 
 def _results(cp, codes: list, flags, check: bool, counts: bool, stream) -> list[tuple]:

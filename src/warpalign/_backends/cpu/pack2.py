@@ -1,0 +1,100 @@
+"""A, C, G, T characters to 2-bit codes, four to a byte: the host half of the CUDA encode
+engine's packed staging (``cuda/encode.py``, issue 22).
+
+``pack_slice(src, out, stop)`` writes the codes of ``src`` (characters, either case)
+into ``out``, byte i holding characters 4i..4i+3 as ``c0 | c1 << 2 | c2 << 4 | c3 << 6``
+(the last byte padded with code 0), and says whether every character was one of
+``ACGTacgt``. The code of such a character is :func:`code` ``((ch >> 1) ^ (ch >> 2)) & 3``:
+A 0, C 1, G 2, T 3 (the DNA alphabet's codes; the caller checks its table against
+:data:`LETTERS`).
+
+The loop reads eight characters as one little-endian 64-bit word and works on all eight
+bytes at once (no carry crosses a byte), branch free, so LLVM vectorizes it: the codes
+and their validity are a few shifts, masks and adds per word, and a character is valid
+exactly when its case-folded byte equals the lower-case letter of its own code. It reads
+``src`` once and writes a quarter of its bytes.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+#: The characters that pack, by code (their lower case packs to the same codes).
+LETTERS = b"ACGT"
+#: Characters between two looks at ``stop`` (a multiple of 8): a slice with a character
+#: outside ACGTacgt, or whose neighbour found one, stops within this many characters.
+_BLOCK = 1 << 16
+
+_ONES = np.uint64(0x0101010101010101)
+_TWOS = np.uint64(0x0303030303030303)
+_FOLD = np.uint64(0x2020202020202020)    # a letter's lower case
+_LOW_A = np.uint64(0x6161616161616161)   # 'a' in each byte
+_NIBBLES = np.uint64(0x000F000F000F000F)
+_HIGH_NIBBLES = np.uint64(0x00F000F000F000F0)
+
+
+def code(ch):
+    """The 2-bit code :func:`pack_slice` gives character ``ch`` (meaningful for
+    ACGTacgt only); ``ch`` an int or a ``uint8`` array."""
+    return ((ch >> 1) ^ (ch >> 2)) & 3
+
+
+@nb.njit(nogil=True, cache=True)
+def pack_slice(src, out, stop) -> bool:
+    """``out[:(src.size + 3) // 4]`` = the 2-bit codes of ``src``; True when every
+    character is one of ACGTacgt. Else False, ``stop[0]`` set to 1 and ``out`` undefined;
+    a slice that finds ``stop[0]`` set (by another slice of the same chunk) returns False
+    at its next block. Slices that run side by side give each its own part of ``out``.
+
+    Example:
+        >>> out = np.zeros(2, np.uint8)
+        >>> pack_slice(np.frombuffer(b"ACgtT", np.uint8), out, np.zeros(1, np.uint8))
+        True
+        >>> out.tolist()    # 0 | 1 << 2 | 2 << 4 | 3 << 6, then T and padding
+        [228, 3]
+    """
+    n = src.size
+    words = n >> 3
+    w = src[:8 * words].view(np.uint64)
+    o = out[:2 * words].view(np.uint16)
+    step = _BLOCK >> 3
+    for first in range(0, words, step):
+        if stop[0]:
+            return False
+        last = min(words, first + step)
+        if _pack_words(w[first:last], o[first:last]):
+            stop[0] = 1
+            return False
+    for j in range(2 * words, (n + 3) >> 2):
+        out[j] = 0
+    for j in range(8 * words, n):
+        c = src[j]
+        u = c | 0x20
+        if u != 0x61 and u != 0x63 and u != 0x67 and u != 0x74:
+            stop[0] = 1
+            return False
+        out[j >> 2] |= np.uint8((((c >> 1) ^ (c >> 2)) & 3) << (2 * (j & 3)))
+    return True
+
+
+@nb.njit(nogil=True, cache=True)
+def _pack_words(w, o):
+    """``o[i]`` = the two packed bytes of the eight characters of word ``w[i]``; nonzero
+    when a character is not one of ACGTacgt. (A loop from 0 over its own slices: LLVM
+    vectorizes it so, and not as a loop from a block's first word.)"""
+    bad = np.uint64(0)
+    for i in range(w.size):
+        x = w[i]
+        k = ((x >> np.uint64(1)) ^ (x >> np.uint64(2))) & _TWOS    # a code per byte
+        b1 = (k >> np.uint64(1)) & _ONES
+        t = k & b1                                                 # 1 for T
+        # the lower-case letter of each code, a + 2 k + 2 b1 + 11 t: a c g t (shifts and
+        # adds: a 64-bit vector multiply is slow or missing)
+        letter = _LOW_A + ((k + b1) << np.uint64(1)) + t + (t << np.uint64(1)) \
+            + (t << np.uint64(3))
+        bad |= (x | _FOLD) ^ letter
+        p = k | (k >> np.uint64(6))    # bytes 0, 2, 4, 6: c0 | c1 << 2, c2 | c3 << 2, ...
+        p = (p & _NIBBLES) | ((p >> np.uint64(12)) & _HIGH_NIBBLES)
+        o[i] = np.uint16((p & np.uint64(0xFF)) | ((p >> np.uint64(24)) & np.uint64(0xFF00)))
+    return bad

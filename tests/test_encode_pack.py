@@ -1,0 +1,316 @@
+"""Packed staging of the CUDA encode engine (issue 22), on the CPU: DNA characters cross
+to the device as 2-bit codes, four to a byte (``cpu/pack2.py``, Numba), and
+``encode.cu``'s ``unpack_dna`` writes the byte codes the byte path writes.
+
+* ``pack_slice`` against the DNA alphabet's own table: every byte 0..255 at every place
+  of a word and of the tail, lower case, lengths past every word and block boundary, an
+  empty input, the stop flag between slices;
+* the choice of path (:func:`~warpalign._backends.cuda.encode.packs`: the table itself);
+* ``encode_sides`` on a stand-in device (NumPy arrays for CuPy's, the two kernels
+  transcribed in NumPy): codes, first bad character, largest code and counts equal the CPU
+  engine's for every staging, chunk size and thread count, and the bytes that cross are
+  the packed ones exactly where packing applies (from the first chunk with another
+  character on, a side carries characters).
+
+The kernels themselves run in tests/test_cuda_pairs.py (cuda-marked).
+"""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from warpalign import Scoring
+from warpalign._backends.cpu import encode as cpu_encode
+from warpalign._backends.cpu.pack2 import LETTERS, code, pack_slice
+from warpalign._backends.cuda import encode as gpu
+from warpalign._backends.cuda.loader import emulated
+
+DNA = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1).alphabet
+PROTEIN = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1).alphabet
+ACGT = np.frombuffer(b"ACGTacgt", np.uint8)
+VALID = set(b"ACGTacgt")
+
+
+def packed_reference(src: np.ndarray) -> np.ndarray:
+    """The packed bytes of ``src`` from the alphabet's table (not from pack2's formula)."""
+    c = DNA.code_table[src]
+    assert c.max(initial=0) <= 3
+    c = np.concatenate([c, np.zeros(-c.size % 4, np.uint8)]).reshape(-1, 4).astype(np.uint8)
+    return c[:, 0] | c[:, 1] << 2 | c[:, 2] << 4 | c[:, 3] << 6
+
+
+def pack(src: np.ndarray, stop=None):
+    out = np.full((src.size + 3) // 4, 0xA5, np.uint8)     # garbage where nothing is written
+    stop = np.zeros(1, np.uint8) if stop is None else stop
+    return bool(pack_slice(src, out, stop)), out, stop
+
+
+def test_the_formula_gives_the_alphabet_codes():
+    assert LETTERS == b"ACGT"
+    letters = np.frombuffer(b"ACGTacgt", np.uint8)
+    assert code(letters).tolist() == DNA.code_table[letters].tolist() == [0, 1, 2, 3] * 2
+    assert [code(int(c)) for c in letters] == [0, 1, 2, 3] * 2
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33,
+                               (1 << 16) - 1, 1 << 16, (1 << 16) + 5, 3 * (1 << 16) + 13])
+def test_random_acgt_of_every_length_pack_as_the_table(n):
+    rng = np.random.default_rng(n)
+    src = ACGT[rng.integers(0, 8, n)]
+    ok, out, stop = pack(src)
+    assert ok and stop[0] == 0
+    assert np.array_equal(out, packed_reference(src))
+
+
+def test_read_only_and_offset_inputs():
+    raw = np.frombuffer(b"xACGTTGCAacgtA", np.uint8)        # read-only, odd offsets
+    for lo in range(1, 4):
+        src = raw[lo:]
+        ok, out, _ = pack(src)
+        assert ok == all(c in VALID for c in src)
+    ok, out, _ = pack(raw[1:])
+    assert ok and np.array_equal(out, packed_reference(raw[1:]))
+
+
+@pytest.mark.parametrize("n", [8, 13, 64, 70])
+def test_every_byte_at_every_place_is_checked(n):
+    # each of the 256 bytes at each place of the first word, the last whole word and the
+    # tail: packing succeeds exactly for ACGTacgt, and then equals the table
+    rng = np.random.default_rng(100 + n)
+    base = ACGT[rng.integers(0, 8, n)]
+    places = sorted({0, 1, 3, 7, min(n - 1, 8), n - (n % 8 or 8), n - 1})
+    for place in places:
+        for ch in range(256):
+            src = base.copy()
+            src[place] = ch
+            ok, out, stop = pack(src)
+            assert ok == (ch in VALID), (place, ch)
+            assert stop[0] == (0 if ok else 1)
+            if ok:
+                assert np.array_equal(out, packed_reference(src)), (place, ch)
+
+
+def test_a_bad_character_in_a_later_block_and_the_stop_flag():
+    rng = np.random.default_rng(7)
+    src = ACGT[rng.integers(0, 8, 5 * (1 << 16) + 3)]
+    src[4 * (1 << 16) + 11] = ord("N")
+    assert pack(src)[0] is False
+    src[4 * (1 << 16) + 11] = ord("a")
+    assert pack(src)[0] is True
+    # a neighbour's stop: the slice gives up at its next block, however clean it is
+    assert pack(src, np.ones(1, np.uint8))[0] is False
+    ok, out, stop = pack(np.zeros(0, np.uint8))
+    assert ok and out.size == 0 and stop[0] == 0
+
+
+def test_packs_reads_the_table_itself():
+    assert gpu.packs(DNA.code_table)
+    assert not gpu.packs(PROTEIN.code_table)
+    assert not gpu.packs(np.arange(256, dtype=np.uint8))          # "bytes"
+    for change in ((ord("a"), 255), (ord("T"), 4), (ord("c"), 2), (ord("G"), 1)):
+        table = DNA.code_table.copy()
+        table[change[0]] = change[1]
+        assert not gpu.packs(table), change
+    assert not gpu.packs(DNA.code_table[:128])
+
+
+# ------------------------------------------------------------------ stand-in device
+# encode.py's host side (chunks, pinned buffers, fills, launches, flags) with NumPy arrays
+# for CuPy's and the two kernels of encode.cu transcribed in NumPy.
+
+
+def stand_in(log: list):
+    class DeviceArray(np.ndarray):
+        def set(self, host, stream=None):
+            assert host.size == self.size and host.dtype == self.dtype
+            log.append(("copy", int(host.size)))
+            self[...] = host
+
+        def get(self, stream=None):
+            return np.array(self)
+
+    class Stream:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def record(self):
+            return SimpleNamespace(synchronize=lambda: None)
+
+        def wait_event(self, event):
+            pass
+
+        def synchronize(self):
+            pass
+
+    cuda = SimpleNamespace(Device=lambda: SimpleNamespace(id=0),
+                           Stream=lambda non_blocking=False: Stream(),
+                           get_current_stream=Stream, alloc_pinned_memory=bytearray)
+    return SimpleNamespace(
+        ndarray=DeviceArray, uint8=np.uint8, int32=np.int32, uint64=np.uint64, cuda=cuda,
+        empty=lambda n, dtype: np.empty(n, dtype).view(DeviceArray),
+        zeros=lambda n, dtype: np.zeros(n, dtype).view(DeviceArray),
+        asarray=lambda a: np.array(a).view(DeviceArray),
+        ascontiguousarray=lambda a: np.ascontiguousarray(a).view(DeviceArray),
+        bincount=lambda a, minlength=0: np.bincount(np.asarray(a),
+                                                    minlength=minlength).view(DeviceArray))
+
+
+def encode_bytes(grid, block, args):
+    chars, n, table, codes, base, flags = args
+    n = int(n)
+    assert chars.size >= n and codes.size == n and grid[0] * block[0] > 0
+    c = np.asarray(table)[np.asarray(chars[:n])]
+    codes[...] = c
+    bad = np.flatnonzero(c == gpu.INVALID)
+    if bad.size:
+        # the first bad character's index, complemented (atomicMax; 0: none)
+        flags[0] = max(int(flags[0]), ~(int(base) + int(bad[0])) & 0xFFFFFFFFFFFFFFFF)
+    flags[1] = max(int(flags[1]), int(c.max(initial=0)))
+
+
+def unpack_dna(grid, block, args):
+    packed, n, codes, flags = args
+    n = int(n)
+    assert packed.size == (n + 3) // 4 and codes.size == n
+    assert grid[0] * block[0] > 0 and codes.ctypes.data % 4 == 0   # chunks at 4-char marks
+    p = np.asarray(packed)
+    c = ((p[:, None] >> np.array([0, 2, 4, 6], np.uint8)) & 3).astype(np.uint8).ravel()[:n]
+    codes[...] = c
+    flags[1] = max(int(flags[1]), int(c.max(initial=0)))
+
+
+@pytest.fixture
+def device(monkeypatch):
+    """(stand-in CuPy, the log of copies and launches) for the test's calls."""
+    log = []
+    kernels = {"encode_bytes": encode_bytes, "unpack_dna": unpack_dna}
+
+    def modules(filename, names, defines=()):
+        assert filename == "encode.cu"
+        return SimpleNamespace(get_function=lambda name: (
+            lambda grid, block, args: (log.append((name, int(args[1]))),
+                                       kernels[name](grid, block, args))))
+
+    monkeypatch.setattr(gpu, "_staging", threading.local())   # no stand-in stream kept
+    monkeypatch.setattr(gpu, "_tables", {})                   # nor a stand-in table
+    monkeypatch.setattr(gpu, "_SPLIT_FROM", 64)               # slices on small chunks too
+    with emulated(stand_in(log), modules) as cp:
+        yield cp, log
+
+
+def sides(rng):
+    """Host sides: ACGT, mixed case of odd length, an N late, a bad character late, an
+    N at the start, empty."""
+    acgt = ACGT[rng.integers(0, 4, 50_000)]
+    mixed = ACGT[rng.integers(0, 8, 70_001)]
+    late_n = mixed.copy()
+    late_n[[60_003, 65_000]] = ord("N")
+    broken = mixed.copy()
+    broken[[40_001, 69_999]] = [ord("!"), ord("n")]
+    first_n = acgt.copy()
+    first_n[0] = ord("n")
+    return [acgt, mixed, late_n, broken, first_n, np.zeros(0, np.uint8)]
+
+
+def copied(log) -> list[int]:
+    return [size for what, size in log if what == "copy"]
+
+
+@pytest.mark.parametrize("chunk, threads", [(1000, 1), (4099, 3), (20_000, 8), (None, 4)])
+def test_packed_staging_equals_the_byte_path(device, chunk, threads):
+    cp, log = device
+    rng = np.random.default_rng(20)
+    raws = sides(rng)
+    table = DNA.code_table
+    want = cpu_encode.encode_sides(raws, table)
+    assert [w[1] for w in want] == [-1, -1, -1, 40_001, -1, -1]
+    assert [w[3] for w in want] == [3, 3, 4, 255, 4, 0]
+    for staging in gpu.STAGINGS:
+        log.clear()
+        got = gpu.encode_sides(raws, table, staging=staging, chunk=chunk, threads=threads)
+        for k, ((codes, bad, counted, top), (wc, wb, _, wt)) in enumerate(zip(got, want)):
+            assert isinstance(codes, cp.ndarray) and np.array_equal(codes.get(), wc), k
+            assert (bad, top, counted) == (wb, wt, None), (staging, k)
+        unpacked = sum(n for what, n in log if what == "unpack_dna")
+        if staging != "packed":     # "pageable": one cupy.asarray a side, no staging
+            assert unpacked == 0
+            assert sum(copied(log)) == (0 if staging == "pageable" else sum(map(len, raws)))
+            continue
+        # what crossed: per side, whole packed chunks until the first chunk with a
+        # character outside ACGTacgt, then characters
+        size = 1 << 26 if chunk is None else chunk - chunk % 4
+        crossed = packed = 0
+        for raw in raws:
+            falls = [k for k, c in enumerate(raw) if c not in VALID][:1]
+            for lo in range(0, raw.size, size):
+                hi = min(raw.size, lo + size)
+                if falls and falls[0] < hi:
+                    crossed += raw.size - lo
+                    break
+                crossed += (hi - lo + 3) // 4
+                packed += hi - lo
+        assert sum(copied(log)) == crossed and unpacked == packed
+        assert packed >= 50_000 + 60_000
+        # one kernel per chunk: a side shorter than a chunk is one chunk
+        launches = sum(what in ("unpack_dna", "encode_bytes") for what, _ in log)
+        assert launches == sum(-(-r.size // size) for r in raws), launches
+
+
+def test_counts_and_device_sides_take_the_byte_path(device):
+    cp, log = device
+    rng = np.random.default_rng(21)
+    raws = sides(rng)[:3]
+    want = cpu_encode.encode_sides(raws, DNA.code_table, counts=True)
+    got = gpu.encode_sides(raws, DNA.code_table, counts=True, chunk=4096, threads=2)
+    assert not [e for e in log if e[0] == "unpack_dna"]
+    for (codes, bad, counted, top), (wc, wb, wn, wt) in zip(got, want):
+        assert np.array_equal(codes.get(), wc) and (bad, top) == (wb, wt)
+        assert np.array_equal(counted, wn)
+    # a device side is encoded where it is; the host side beside it packs
+    log.clear()
+    got = gpu.encode_sides([cp.asarray(raws[0]), raws[1]], DNA.code_table, chunk=4096)
+    assert [n for what, n in log if what == "encode_bytes"] == [raws[0].size]
+    assert sum(n for what, n in log if what == "unpack_dna") == raws[1].size
+    assert np.array_equal(got[1][0].get(), want[1][0]) and got[1][3] == 3
+    # a protein table never packs, whatever its letters
+    log.clear()
+    protein = np.frombuffer(b"ACGTacgtWY", np.uint8)[rng.integers(0, 10, 9000)]
+    want = cpu_encode.encode_sides([protein], PROTEIN.code_table)
+    got = gpu.encode_sides([protein], PROTEIN.code_table, chunk=4096)
+    assert not [e for e in log if e[0] == "unpack_dna"]
+    assert np.array_equal(got[0][0].get(), want[0][0]) and got[0][3] == want[0][3]
+
+
+def test_stage_and_the_default(device):
+    _, log = device
+    raw = ACGT[np.random.default_rng(22).integers(0, 8, 10_001)]
+    assert np.array_equal(gpu.stage(raw, 999, 3).get(), raw)     # characters, as ever
+    assert sum(copied(log)) == raw.size
+    assert gpu.STAGING == "packed"
+    with pytest.raises(ValueError, match="invalid staging: 'mapped'"):
+        gpu.encode_sides([raw], DNA.code_table, staging="mapped")
+
+
+def test_slices_of_one_chunk_pack_as_one(monkeypatch):
+    # _pack cuts a chunk at multiples of 4 characters: any thread count gives the bytes
+    # of one pass, and a character outside ACGTacgt in any slice fails the chunk
+    monkeypatch.setattr(gpu, "_SPLIT_FROM", 16)
+    rng = np.random.default_rng(23)
+    for n in (16, 17, 99, 1003, 40_001):
+        src = ACGT[rng.integers(0, 8, n)]
+        want = packed_reference(src)
+        for threads in (1, 2, 3, 7, 16):
+            buffer = np.full(n, 0x5A, np.uint8)
+            assert gpu._pack(buffer, src, threads)
+            assert np.array_equal(buffer[:want.size], want), (n, threads)
+        for spot in (0, n // 3, n - 1):
+            bad = src.copy()
+            bad[spot] = ord("N")
+            assert not gpu._pack(np.zeros(n, np.uint8), bad, 5), (n, spot)
