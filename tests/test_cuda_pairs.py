@@ -449,6 +449,32 @@ def test_chunked_encoding_finds_the_first_bad_character_in_any_chunk(chunk, thre
     assert len(gpu.encode(np.zeros(0, np.uint8), table)[0]) == 0
 
 
+def test_device_encoding_at_every_place_of_a_16_character_word():
+    # encode.cu takes 16 characters at a time where the characters and the codes both start
+    # on 16 bytes, the rest byte by byte: a bad character at each place of the first words
+    # and of the tail, with another bad one after it, is the one reported, whether the
+    # slice starts on the 16-byte mark (offsets 0, 16) or off it (the byte path)
+    cp = pytest.importorskip("cupy")
+    from warpalign._backends.cpu import encode as cpu_encode
+    from warpalign._backends.cuda import encode as gpu
+
+    rng = np.random.default_rng(65)
+    table = PAPER.alphabet.code_table
+    raw = np.frombuffer(b"ACGTNacgtn", np.uint8)[rng.integers(0, 10, 4_133)]
+    for off in (0, 1, 4, 15, 16):
+        side = raw[off:]
+        codes, bad, _ = gpu.encode(cp.asarray(raw)[off:], table)
+        assert bad == -1 and np.array_equal(codes.get(), cpu_encode.encode(side, table)[0])
+        for spot in [*range(40), *range(len(side) - 40, len(side))]:
+            broken = side.copy()
+            broken[spot] = ord("#")
+            broken[min(spot + 17, len(side) - 1)] = ord("@")
+            dev = cp.asarray(np.concatenate([raw[:off], broken]))[off:]
+            codes, bad, _ = gpu.encode(dev, table, check=True)
+            assert bad == spot == cpu_encode.encode(broken, table)[1], (off, spot)
+            assert np.array_equal(codes.get(), cpu_encode.encode(broken, table, check=False)[0])
+
+
 def test_host_forms_in_many_staging_chunks_equal_the_list_form():
     # whole score_pairs calls whose host inputs span several batches (the next batch
     # staged while one is scored; 38 MB of ys, one staging chunk each at STAGE_BYTES =

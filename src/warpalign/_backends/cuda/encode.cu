@@ -10,6 +10,24 @@
 // smallest; a warp reduces by shuffles and one lane per warp does the atomics. Blocks are
 // whole warps.
 
+// Where raw and codes both start on 16 bytes, a thread takes 16 characters at a time (one
+// uint4 load and store: byte loads left ~3x of HBM's bandwidth unused on 138 MB, session
+// 25), the 16 lookups in increasing order; the characters past the last whole 16 go byte
+// by byte after them, so a thread's first INVALID is still its smallest index.
+__device__ __forceinline__ unsigned int encode_word(const unsigned char* t, unsigned int x,
+                                                    long long at, unsigned long long& top,
+                                                    unsigned long long& bad)
+{
+    const unsigned int c0 = t[x & 255u], c1 = t[(x >> 8) & 255u];
+    const unsigned int c2 = t[(x >> 16) & 255u], c3 = t[x >> 24];
+    const unsigned int a = c0 > c1 ? c0 : c1, b = c2 > c3 ? c2 : c3;
+    const unsigned int m = a > b ? a : b;
+    top = m > top ? m : top;
+    if (m == 255u && bad == ~0ull)
+        bad = (unsigned long long)(at + (c0 == 255u ? 0 : c1 == 255u ? 1 : c2 == 255u ? 2 : 3));
+    return c0 | c1 << 8 | c2 << 16 | c3 << 24;
+}
+
 __global__ void encode_bytes(const unsigned char* __restrict__ raw, long long n,
                              const unsigned char* __restrict__ table,
                              unsigned char* __restrict__ codes, long long base,
@@ -21,7 +39,26 @@ __global__ void encode_bytes(const unsigned char* __restrict__ raw, long long n,
     unsigned long long bad = ~0ull;
     unsigned long long top = 0;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long done = 0;
+    if (((reinterpret_cast<unsigned long long>(raw) | reinterpret_cast<unsigned long long>(codes))
+         & 15ull) == 0) {
+        const long long words = n >> 4;
+        const uint4* in = reinterpret_cast<const uint4*>(raw);
+        uint4* out = reinterpret_cast<uint4*>(codes);
+        for (long long w = first; w < words; w += stride) {
+            const uint4 v = in[w];
+            const long long at = base + (w << 4);
+            uint4 o;
+            o.x = encode_word(t, v.x, at, top, bad);
+            o.y = encode_word(t, v.y, at + 4, top, bad);
+            o.z = encode_word(t, v.z, at + 8, top, bad);
+            o.w = encode_word(t, v.w, at + 12, top, bad);
+            out[w] = o;
+        }
+        done = words << 4;
+    }
+    for (long long i = done + first; i < n; i += stride) {
         const unsigned char c = t[raw[i]];
         codes[i] = c;
         top = c > top ? c : top;
