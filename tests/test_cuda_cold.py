@@ -85,7 +85,7 @@ def test_cold_search_compiles_only_what_it_needs(cuda, tmp_path):
     assert first["hits"] == [[h.scores.tolist(), h.targets.tolist()] for h in want]
 
 
-@pytest.mark.parametrize("mode", ["score", "end"])
+@pytest.mark.parametrize("mode", ["score", "end", "full"])
 def test_many_packed_batches_equal_one(cuda, mode):
     """Tuning.pack_score_bytes small enough for 3 queries per packed batch: 14 queries run as several
     batches (the next one's host side made while the current one runs), the hits those of
@@ -108,8 +108,41 @@ def test_many_packed_batches_equal_one(cuda, mode):
 
     def hits(res):
         return [(h.scores.tolist(), h.targets.tolist(),
-                 None if h.query_ends is None else h.query_ends.tolist()) for h in res]
+                 None if h.query_ends is None else h.query_ends.tolist(),
+                 None if h.alignments is None else [a.cigar for a in h.alignments])
+                for h in res]
 
     many = hits(search(queries, db, BLOSUM62, top_k=6, mode=mode, backend=small))
     assert many == hits(search(queries, db, BLOSUM62, top_k=6, mode=mode, backend=cuda))
     assert many == hits(search(queries, db, BLOSUM62, top_k=6, mode=mode, backend="cpu"))
+
+
+def test_the_last_batch_cut_short_when_ends_are_reported(cuda):
+    """A search reporting ends or alignments over several packed batches cuts the last one
+    short (config.split_tail) and finds each batch's end cells while the next batch's
+    kernels run (high-priority streams): one list per batch, the same hits, ends and
+    CIGARs as one batch and as the CPU backend; mode score keeps the batches whole."""
+    from warpalign._backends.cuda import CudaBackend
+    from warpalign._backends.cuda.config import Tuning
+
+    rng = np.random.default_rng(12)
+    targets = _proteins(rng, 300, 1, 900)
+    targets[7] = targets[70] = targets[170]
+    queries = _proteins(rng, 40, 280, 340)
+    queries[37] = targets[170][100:420]
+    db = Database.from_sequences(targets, alphabet=BLOSUM62.alphabet)
+    small = CudaBackend(tuning=Tuning(pack_score_bytes=8 * len(targets) * 16))
+    handle = small.prepare(db.targets)
+    codes = [BLOSUM62.encode(q) for q in queries]
+    sizes = [len(b) for b in small.iter_batches(codes, handle, BLOSUM62, top_k=5, ends=True)]
+    assert sizes == [16, 16, 6, 2]
+    assert [len(b) for b in small.iter_batches(codes, handle, BLOSUM62, top_k=5)] == [16, 16, 8]
+
+    def hits(res):
+        return [(h.scores.tolist(), h.targets.tolist(), h.query_ends.tolist(),
+                 h.target_ends.tolist(), [a.cigar for a in h.alignments],
+                 [a.target_start for a in h.alignments]) for h in res]
+
+    many = hits(search(queries, db, BLOSUM62, top_k=5, mode="full", backend=small))
+    assert many == hits(search(queries, db, BLOSUM62, top_k=5, mode="full", backend=cuda))
+    assert many == hits(search(queries, db, BLOSUM62, top_k=5, mode="full", backend="cpu"))

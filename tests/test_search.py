@@ -197,6 +197,27 @@ def test_pack_batches_fill_rule():
     assert config.pack_batches([], kp, 100, smem) == []
 
 
+def test_split_tail_rule():
+    """A search reporting ends or alignments cuts its last packed batch short (no device
+    needed): the last quarter of its queries a batch of their own, where there are several
+    batches and both pieces pack; otherwise the batches as they were."""
+    from warpalign._backends.cuda import config
+
+    kp, smem = 25, 100 * 1024
+    lengths = [300 + (7 * i) % 40 for i in range(40)]
+    batches = config.pack_batches(lengths, kp, 16, smem)
+    assert batches == [list(range(0, 16)), list(range(16, 32)), list(range(32, 40))]
+    split = config.split_tail(batches, lengths, kp, smem)
+    assert split == batches[:2] + [list(range(32, 38)), [38, 39]]
+    assert sorted(i for b in split for i in b) == list(range(40))
+    assert config.split_tail(batches[:1], lengths, kp, smem) == batches[:1]   # one batch
+    assert config.split_tail([[0, 1], [2, 3]], lengths, kp, smem) == [[0, 1], [2, 3]]
+    assert config.split_tail([[0, 1, 2], [3], [4]], lengths, kp, smem) == [[0, 1, 2], [3], [4]]
+    uneven = [300] * 16 + [3000, 3000, 3000, 3000, 3000, 3000, 40, 40]
+    got = config.split_tail(config.pack_batches(uneven, kp, 16, smem), uneven, kp, smem)
+    assert got == [list(range(16)), list(range(16, 24))]      # [..., 40, 40] would not pack
+
+
 def test_resident_budget_rule():
     """Residues the CUDA backend keeps resident by default (no device needed): free memory
     less the reserve and the per-sequence bytes, over the bytes per residue; never below 0."""
