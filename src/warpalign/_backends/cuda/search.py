@@ -142,9 +142,8 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         got = getattr(self._local, "priority", None)
         if got is None:
             cp = self._cp
-            lo, hi = cp.cuda.runtime.deviceGetStreamPriorityRange()
             with cp.cuda.Device(self._device_id):
-                got = [cp.cuda.Stream(non_blocking=True, priority=hi)
+                got = [cp.cuda.Stream(non_blocking=True, priority=config.HIGH_PRIORITY)
                        for _ in range(len(self._streams))]
             self._local.priority = got
         return got
