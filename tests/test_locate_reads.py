@@ -25,13 +25,7 @@ from warpalign._backends.registry import using
 from warpalign.cli import main
 from warpalign.errors import ScoringError
 from warpalign.formats import mapping_quality, sam_cigar
-from warpalign.locate import (
-    CHUNK_READS,
-    PACK_READS,
-    TRACE_READS,
-    locate,
-    locate_many_encoded,
-)
+from warpalign.locate import CHUNK_READS, locate, locate_many_encoded
 from warpalign.reference import Reference
 from warpalign.strands import merge_alignments
 
@@ -142,10 +136,8 @@ def test_reference_build_open_and_inputs(tmp_path):
                                  again.names, again.records, PAPER_002, backend="cpu"))
 
 
-def test_reads_stream_in_trace_groups():
-    """locate_many_encoded on the CPU (no worker threads: the parts are scanned on the
-    caller's thread as results are asked for) gives its first result once one trace
-    group's reads are in, not the whole stream."""
+def test_reads_stream_in_chunks():
+    """locate_many_encoded pulls at most CHUNK_READS queries before its first result."""
     s = PAPER_004
     ref = s.encode("TTTTGATTACATTTTCCGGAACCTTTT")
     ref.setflags(write=False)
@@ -159,8 +151,7 @@ def test_reads_stream_in_trace_groups():
     results = locate_many_encoded(reads(), ["r"], [ref], s, mode="end", method="dp",
                                   backend="cpu")
     first = next(results)
-    group = -(-TRACE_READS // PACK_READS) * PACK_READS   # the parts one group takes
-    assert len(pulled) == group and (first.score, first.target_end) == (40, 23)
+    assert len(pulled) == CHUNK_READS and (first.score, first.target_end) == (40, 23)
     rest = list(results)
     assert len(rest) == CHUNK_READS + 4 and (rest[0].score, rest[0].target_end) == (35, 11)
 

@@ -21,18 +21,13 @@ gives; :func:`locate_many_encoded` is the same for encoded reads, as an iterator
 streams a FASTQ through it). The work shared by the reads is done once per call: the
 reference's records and codes are checked once, the GPU keeps one device copy of a
 read-only reference (a :class:`~warpalign.reference.Reference`: made once per device and
-shared by threads) and cuts its window table once. Reads go in parts of
-:data:`PACK_READS` (their strands' first passes packed several queries per windows launch
-on the GPU); on the GPU a pool of :data:`GPU_WORKERS` threads scans the parts, each on a
-CUDA stream of its own, so one part's host work runs while other parts' kernels do (a
-read's state belongs to its thread), at most :data:`CHUNK_READS` reads handed to it ahead
-of the results given back. As the parts come back (in order), the alignments of every
-:data:`TRACE_READS` reads (``mode="full"``) are traced together on the calling thread by
-the ``traceback`` job's engine (:func:`~warpalign.traceback.align_pairs_table`: on the GPU
-a few launches for the group, on the engine's own stream) while the workers scan later
-parts, and the group's results are given back at once; each alignment is exactly the one a
-single call traces. An error in a part's scan is raised when that part's turn comes;
-leaving early cancels the parts not started.
+shared by threads) and cuts its window table once. Reads go in batches of
+:data:`CHUNK_READS`: on the GPU, :data:`GPU_WORKERS` threads locate whole reads, each on a
+CUDA stream of its own, so one read's host work runs while other reads' kernels do (a
+read's state belongs to its thread); a batch's alignments (``mode="full"``) are traced
+together by the ``traceback`` job's engine (:func:`~warpalign.traceback.align_many`: on
+the GPU a few launches for the whole batch), each exactly the alignment a single call
+traces.
 
 Example:
     >>> from warpalign.scoring import Scoring
@@ -47,7 +42,6 @@ Example:
 
 from __future__ import annotations
 
-import collections
 import collections.abc
 import dataclasses
 import itertools
@@ -67,7 +61,6 @@ from .database import Database
 from .errors import ScoringError
 from .io import is_path, load_one, load_sequences, source_label
 from .locate_core import Hit, Search, plan_search, score_packed
-from .offsets import running_sums
 from .reference import Reference, is_reference_dir
 from .results import Alignment
 from .scoring import Scoring, check_input
@@ -85,15 +78,9 @@ MODES = LOCATE_MODES
 #: Methods by name; "auto" resolves to "windows".
 METHODS = LOCATE_METHODS
 ALGORITHMS = LOCATE_ALGORITHMS
-#: Reads the many-reads path hands to its scanning threads ahead of the results given
-#: back: a stream of reads holds at most this many (and one trace group) at a time.
+#: Reads per batch of the many-reads path: their alignments are traced together, and a
+#: stream of reads holds at most this many at a time.
 CHUNK_READS = 1024
-#: Reads whose alignments (``mode="full"``) are traced together, as soon as their scans
-#: are done, while the scanning threads go on with later reads. On the GPU a group costs a
-#: few launches and host steps whatever its size (~128 hits: a few tens of ms, all of it
-#: beside the scans), and the last group is the tail nothing hides: 128 of 1,000 reads
-#: keeps that tail an eighth of one batched trace, with eight groups' fixed costs.
-TRACE_READS = 128
 #: Threads locating reads at once on the GPU (each on its own CUDA stream): enough that the
 #: host work of one read (~0.3-0.6 ms, docs/gpu-notes.md) hides behind others' kernels.
 GPU_WORKERS = 4
@@ -208,10 +195,8 @@ def locate_many_encoded(queries: Iterable[np.ndarray], names: list[str],
                         strand: Strand = "both", min_score: int | None = None,
                         second: bool = False) -> Iterator[Any]:
     """:func:`locate_encoded` of each of many encoded queries, as an iterator of results
-    in query order (module docstring, "Many reads"): ``queries`` may be a generator (a
-    stream of any length), read on the calling thread as the work needs them, about
-    :data:`CHUNK_READS` + :data:`TRACE_READS` ahead of the results given back at most;
-    results come a trace group at a time.
+    in query order (module docstring, "Many reads"): it takes :data:`CHUNK_READS` queries
+    at a time from ``queries`` (which may be a generator: a stream of any length).
 
     ``second=True`` (with ``top=1``): each item is ``(result, second)``, ``second`` the score
     of the query's next hit after the reported one (0 when none scores at least
@@ -225,6 +210,7 @@ def locate_many_encoded(queries: Iterable[np.ndarray], names: list[str],
     tb = None
     if o.mode == "full":
         tb = engine_for("traceback", backend_for("traceback", o.backend, "auto"), "auto")
+    workers = GPU_WORKERS if kernels is not None else 1
     streams = threading.local()
 
     def some(qs: list[np.ndarray]) -> list[tuple[list[_Found], int]]:
@@ -236,59 +222,17 @@ def locate_many_encoded(queries: Iterable[np.ndarray], names: list[str],
         with stream:
             return _reads_hits(qs, records, scoring, o, second, pack=True)
 
-    parts = _parts(queries, scoring)
-    scanned = _scanned(parts, some, GPU_WORKERS) if kernels is not None else (
-        read for part in parts for read in some(part))
-    try:
-        group: list[tuple[list[_Found], int]] = []
-        for read in itertools.chain(scanned, [None]):
-            if read is not None:
-                group.append(read)
-                if len(group) < TRACE_READS:
-                    continue
-            _trace_batch([f for found, _ in group for f in found], scoring, tb, o.threads)
-            for found, after in group:
+    with ThreadPoolExecutor(workers, thread_name_prefix="warpalign-locate") as pool:
+        start = 0
+        for chunk in _batches(queries, CHUNK_READS):
+            qs = [_query_codes(q, scoring, f"query {start + i}") for i, q in enumerate(chunk)]
+            start += len(qs)
+            parts = [qs[k:k + PACK_READS] for k in range(0, len(qs), PACK_READS)]
+            done = [d for part in (pool.map(some, parts) if workers > 1 and len(parts) > 1
+                                   else map(some, parts)) for d in part]
+            _trace_batch([f for found, _ in done for f in found], scoring, tb, o.threads)
+            for found, after in done:
                 yield (o.result(found, names), after) if second else o.result(found, names)
-            group = []
-    finally:
-        scanned.close()   # an early exit or error: the pool's parts cancelled, threads ended
-
-
-def _parts(queries: Iterable[Any], scoring: Scoring) -> Iterator[list[np.ndarray]]:
-    """The queries' codes (each checked), :data:`PACK_READS` at a time, read from
-    ``queries`` as the parts are asked for."""
-    start = 0
-    for chunk in _batches(queries, PACK_READS):
-        yield [_query_codes(q, scoring, f"query {start + i}") for i, q in enumerate(chunk)]
-        start += len(chunk)
-
-
-def _scanned(parts: Iterator[list[np.ndarray]], scan: Any, workers: int
-             ) -> Iterator[Any]:
-    """``scan(part)``'s items of each part, in order, the parts run by a pool of
-    ``workers`` threads with at most :data:`CHUNK_READS` reads handed to it and not yet
-    given back (the next parts are taken from ``parts``, on the caller's thread, as each
-    part is given back). An exception of a part's scan is raised here when its turn
-    comes; leaving early (an exception, or the caller closing this generator) cancels
-    the parts not started and waits for those running (the pool's threads end here)."""
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="warpalign-locate")
-    pending: collections.deque = collections.deque()
-    ahead = 0
-    try:
-        while True:
-            while ahead < CHUNK_READS and (part := next(parts, None)) is not None:
-                pending.append((pool.submit(scan, part), len(part)))
-                ahead += len(part)
-            if not pending:
-                return
-            future, n = pending.popleft()
-            got = future.result()
-            ahead -= n
-            yield from got
-    finally:
-        for future, _ in pending:
-            future.cancel()
-        pool.shutdown(wait=True)
 
 
 # --------------------------------------------------------------------- one read's hits
@@ -342,8 +286,7 @@ class _Options:
 class _Found:
     """A reported hit of one read: strand, record, what its mode reports; in mode "full"
     until traced, its :func:`~warpalign.traceback.align_many` job and where the job's
-    segment begins in the record (``lo``; the traced alignment's target coordinates are
-    the segment's until :meth:`alignment` shifts them)."""
+    segment begins in the record (``lo``)."""
 
     strand: str | None
     r: int
@@ -352,7 +295,8 @@ class _Found:
     lo: int = 0
 
     def traced(self, aln: Alignment) -> None:
-        self.result = aln
+        self.result = dataclasses.replace(aln, target_start=aln.target_start + self.lo,
+                                          target_end=aln.target_end + self.lo)
         self.job = None
 
     def trace_alone(self, scoring: Scoring, threads: int) -> None:
@@ -371,13 +315,7 @@ class _Found:
         self.traced(aln)
 
     def alignment(self, names: list[str]) -> Alignment:
-        """The reported alignment: record, strand, coordinates in the record."""
-        aln = self.result
-        if not self.lo:
-            return dataclasses.replace(aln, record=names[self.r], strand=self.strand)
-        return dataclasses.replace(aln, record=names[self.r], strand=self.strand,
-                                   target_start=aln.target_start + self.lo,
-                                   target_end=aln.target_end + self.lo)
+        return dataclasses.replace(self.result, record=names[self.r], strand=self.strand)
 
 
 def _read_hits(q: np.ndarray, records, scoring: Scoring, o: _Options, second: bool = False
@@ -552,29 +490,19 @@ def _found(strand_search: tuple[str | None, Search], hit: Hit, mode: str) -> _Fo
 
 
 def _trace_batch(found: list[_Found], scoring: Scoring, engine: Any, threads: int) -> None:
-    """Trace every untraced hit of a group of reads at once: their jobs as one table of
-    pairs (:func:`~warpalign.traceback.align_pairs_table` on ``engine``, ends given: the
-    queries and segments joined in one buffer a side, no work per hit in Python on the
-    GPU's path; the alignments :func:`~warpalign.traceback.align_many` gives)."""
+    """Trace every untraced hit of a batch of reads at once (``align_many`` on ``engine``)."""
     todo = [f for f in found if f.job is not None]
     if not todo:
         return
-    from .traceback import TracebackError, align_pairs_table
-    jobs = [f.job for f in todo]
-    qlen = np.array([len(job[0]) for job in jobs], np.int64)
-    tlen = np.array([len(job[1]) for job in jobs], np.int64)
-    ends = np.array([job[2:] for job in jobs], np.int64)
+    from .traceback import TracebackError, align_many
     try:
-        table = align_pairs_table(np.concatenate([job[0] for job in jobs]),
-                                  running_sums(qlen)[:-1], qlen,
-                                  np.concatenate([job[1] for job in jobs]),
-                                  running_sums(tlen)[:-1], tlen, scoring, "local",
-                                  engine=engine, threads=threads, ends=ends)
+        alignments = align_many([f.job for f in todo], scoring, "local", engine=engine,
+                                threads=threads)
     except TracebackError as exc:
         raise RuntimeError(  # a disagreement between engines is a bug, never a result
             f"internal inconsistency in locate: a traceback disagrees with the scan: {exc}"
         ) from None
-    for f, aln in zip(todo, table):
+    for f, aln in zip(todo, alignments):
         f.traced(aln)
 
 
