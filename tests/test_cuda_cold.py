@@ -119,9 +119,8 @@ def test_many_packed_batches_equal_one(cuda, mode):
 
 def test_the_last_batch_cut_short_when_ends_are_reported(cuda):
     """A search reporting ends or alignments over several packed batches cuts the last one
-    short (config.split_tail) and finds each batch's end cells while the next batch's
-    kernels run (high-priority streams): one list per batch, the same hits, ends and
-    CIGARs as one batch and as the CPU backend; mode score keeps the batches whole."""
+    short (config.split_tail): one list per batch, the same hits, ends and CIGARs as one
+    batch and as the CPU backend; mode score keeps the batches whole."""
     from warpalign._backends.cuda import CudaBackend
     from warpalign._backends.cuda.config import Tuning
 

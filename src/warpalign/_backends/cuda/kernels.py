@@ -193,11 +193,10 @@ class KernelRuns:
         del boundary
 
     def _run32(self, handle, buckets, q, tables, scores, qends, tends, *, ends,
-               algorithm="local", first_stream=0, join=True, streams=None):
-        """The 32-bit kernels of ``buckets`` on ``streams`` (default: the calling thread's
-        :attr:`_streams`; bucket k on stream first_stream + k). ``join=False`` returns
-        without waiting: the caller joins the streams and keeps the returned buffers alive
-        until then."""
+               algorithm="local", first_stream=0, join=True):
+        """The 32-bit kernels of ``buckets`` on the calling thread's streams (bucket k on
+        stream first_stream + k). ``join=False`` returns without waiting: the caller joins
+        the streams and keeps the returned buffers alive until then."""
         cp = self._cp
         kp = tables.kp
         qrow = self._qrow(q, kp, kp)
@@ -209,7 +208,6 @@ class KernelRuns:
         # buffer freed early goes back to the pool and the next allocation reuses it)
         keep = [qrow, dummy]
         self._need([config.kernel_name(b.cfg, ends, algorithm) for b in buckets])
-        streams = self._streams if streams is None else streams
         main = cp.cuda.get_current_stream()
         ready = main.record()
         for k, b in enumerate(buckets):
@@ -218,7 +216,7 @@ class KernelRuns:
             boundary = (cp.empty(grid * (config.BLOCK // g) * 2 * m * 2, dtype=cp.int32)
                         if b.cfg.multi else cp.empty(2, dtype=cp.int32))
             keep.append(boundary)
-            s = streams[(first_stream + k) % len(streams)]
+            s = self._streams[(first_stream + k) % len(self._streams)]
             s.wait_event(ready)
             with s:
                 self._kernel(config.kernel_name(b.cfg, ends, algorithm), smem)(
@@ -230,15 +228,14 @@ class KernelRuns:
                     shared_mem=smem)
         if not join:
             return keep
-        self._join_streams(streams)
+        self._join_streams()
         del keep
         return None
 
-    def _join_streams(self, streams=None):
-        """The current stream waits for ``streams`` (default: the calling thread's
-        :attr:`_streams`), then the host for it."""
+    def _join_streams(self):
+        """The current stream waits for the calling thread's streams, then the host for it."""
         main = self._cp.cuda.get_current_stream()
-        for s in self._streams if streams is None else streams:
+        for s in self._streams:
             main.wait_event(s.record())
         main.synchronize()
 

@@ -133,21 +133,6 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         self._streams
         return self._local.copy
 
-    @property
-    def _priority_streams(self) -> list:
-        """The calling thread's streams for end cells, as many as :attr:`_streams`, at the
-        device's highest priority (clamped to the device's range): a packed batch's end
-        cells are found while the next batch's kernels run (:meth:`_packed_beside`), their
-        blocks taking the SMs as the passes free them."""
-        got = getattr(self._local, "priority", None)
-        if got is None:
-            cp = self._cp
-            with cp.cuda.Device(self._device_id):
-                got = [cp.cuda.Stream(non_blocking=True, priority=config.HIGH_PRIORITY)
-                       for _ in range(len(self._streams))]
-            self._local.priority = got
-        return got
-
     def _lane_streams(self, lane: int) -> list:
         """The calling thread's streams of a streamed search's ``lane``
         (:func:`~warpalign._backends.stream.lane`: the chunks alternate between lanes 0
@@ -473,16 +458,9 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         (a long pair keeps one block busy for milliseconds: queries run side by side), one
         join for all. The scores must equal the packed ones (a difference is a bug, raised,
         never a result)."""
-        if not jobs:
-            return []
-        streams = self._priority_streams
-        with streams[0]:      # never behind the next batch's kernels on this thread's streams
-            return self._candidate_ends_on(handle, scoring, jobs, streams)
-
-    def _candidate_ends_on(self, handle, scoring, jobs, streams) -> list[Candidates]:
         cp = self._cp
         n = handle.n
-        tables = self._tables(handle, scoring)
+        tables = self._tables(handle, scoring) if jobs else None
         launched, keep = [], []
         for q, cand in jobs:
             ids = np.arange(n) if cand.ids is None else np.asarray(cand.ids)
@@ -494,10 +472,10 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
             item = _Bucket(self._rows32[-1], dev, int(ids.size), 0)
             keep.append(self._run32(handle, [item], np.ascontiguousarray(q, dtype=np.uint8),
                                     tables, *arrays, ends=True, first_stream=len(launched),
-                                    join=False, streams=streams))
+                                    join=False))
             launched.append((cand, dev, arrays))
         if keep:
-            self._join_streams(streams)
+            self._join_streams()
         out = []
         for cand, dev, arrays in launched:
             if arrays is None:
@@ -581,48 +559,19 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
                 return self._packed_host([qs[i] for i in batch], handle, scoring)
 
         prepared = ahead(map(host, batches)) if len(batches) > 1 else None
-        before = None     # mode end/full: the packed batch whose end cells are still to find
         try:
             for batch in batches:
                 made = host(batch) if prepared is None else next(prepared)
                 sub = [qs[i] for i in batch]
                 if len(batch) < 2:
-                    if before is not None:
-                        yield self._batch_ends(before[0], handle, scoring, before[1])
-                        before = None
                     yield self._search_each(sub, handle, scoring, algorithm, ends, top_k,
                                             method)
-                elif ends:
-                    got = yield from self._packed_beside(sub, handle, scoring, top_k, made,
-                                                         before)
-                    before = (sub, got)
                 else:
-                    yield self.search_packed(sub, handle, scoring, top_k=top_k, host=made)
-            if before is not None:
-                yield self._batch_ends(before[0], handle, scoring, before[1])
+                    got = self.search_packed(sub, handle, scoring, top_k=top_k, host=made)
+                    yield self._batch_ends(sub, handle, scoring, got) if ends else got
         finally:
             if prepared is not None:
                 prepared.close()
-
-    def _packed_beside(self, qs, handle, scoring, top_k, host, before):
-        """:meth:`search_packed` of ``qs`` as a generator that, once this batch's kernels
-        are queued, yields the candidates of ``before`` (the previous packed batch's
-        (queries, candidates), or None: nothing) with their end cells, found on
-        high-priority streams while these kernels run (:meth:`_batch_ends`; ended one after
-        the other, a 500-query search's device waited ~0.08 s between its two batches on
-        one H100, session 24), and returns this batch's candidates."""
-        job = self._packed_start(qs, handle, scoring, top_k, host)
-        if job is None:
-            if before is not None:
-                yield self._batch_ends(before[0], handle, scoring, before[1])
-            return self._cut([self._scan_device(q, handle, scoring) for q in qs], handle.n,
-                             top_k)
-        with self._packed_run([job]):
-            self._packed_launch(job)
-            self._packed_cut(job, top_k)
-            if before is not None:
-                yield self._batch_ends(before[0], handle, scoring, before[1])
-            return self._packed_finish(job, top_k)
 
     def _pack_batches(self, qs, handle, scoring, tail: bool = False):
         """Query index batches for the packed kernel (:func:`config.pack_batches`, each
