@@ -7,6 +7,7 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -100,6 +101,29 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
         >>> res[0].targets.tolist(), res[0].scores.tolist()
         ([1, 0], [62, 17])
     """
+    return [hits for part in _search_parts(
+        queries, database, scoring, top_k=top_k, mode=mode, algorithm=algorithm,
+        backend=backend, progress=progress, method=method, evalue=evalue, threads=threads,
+        strand=strand, min_score=min_score, gpu_memory=gpu_memory) for hits in part]
+
+
+def _search_parts(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
+                  mode: str = "score", algorithm: str = "local", backend: str = "auto",
+                  progress: bool = False, method: str = "auto",
+                  evalue: float | None = None, threads: int | None = None,
+                  strand: Strand = "both", min_score: int | None = None,
+                  gpu_memory: int | float | str | None = None) -> Iterator[list[Hits]]:
+    """:func:`search`'s results in parts as they become final: lists of :class:`Hits` in
+    query order, non-empty, the very objects ``search`` returns (it joins them), so a
+    caller can write the first queries' hits while later batches are searched. The
+    arguments are checked, the queries loaded and the database made resident here, before
+    the first part is asked for; errors while searching come from the iteration.
+
+    A part is a batch of the engine's (one query from a CPU engine) in modes "score" and
+    "end", the hits traced together in mode "full" (:data:`TRACE_GROUP` queries or more,
+    the rest at the end); with both strands of a nucleotide query the hits are merged
+    across strands at the end, so all come in one last part. Close the iterator (or
+    exhaust it) to end the engine's work early."""
     check_choice("mode", mode, MODES)
     check_choice("algorithm", algorithm, ALGORITHMS)
     check_choice("method", method, METHODS)
@@ -122,6 +146,14 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     check_input(scoring, codes, source_label(queries, "queries"))
     engine = engine_for("search", backend, method)
     handle = _handle(engine, db, gpu_memory)
+    return _parts(engine, handle, db, scoring, names, codes, strands, top_k=top_k,
+                  mode=mode, algorithm=algorithm, progress=progress, method=method,
+                  evalue=evalue, threads=threads, min_score=min_score)
+
+
+def _parts(engine, handle, db, scoring, names, codes, strands, *, top_k, mode, algorithm,
+           progress, method, evalue, threads, min_score) -> Iterator[list[Hits]]:
+    """:func:`_search_parts`' iteration: the search, each part yielded once final."""
     order = np.asarray(db.order, dtype=np.int64)
     residues = db.residues
     results = []
@@ -139,6 +171,25 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
     # turns this off for the rest of the call.
     beside = early and tb_backend == "cuda"
     traced = 0
+    # results[:done] were yielded: one strand, a part once final (traced in mode full);
+    # both strands, all at the end (a query's hits are final once both strands are merged)
+    done = 0
+    ongoing = len(strands) == 1 and mode != "full"
+
+    def final(part, traced_now: bool) -> list[Hits]:
+        part = merge_strand_results(part, strands, top_k)
+        if mode == "full" and not traced_now:
+            # merged hits carry their strands: each is traced as it was scanned (above,
+            # before the merge, with the query as scanned, which the merge then tagged)
+            part = _with_alignments(part, codes[done:done + len(part)], db, scoring,
+                                    algorithm, tb_backend, threads)
+        if min_score is not None:
+            part = [h.take(h.scores >= min_score) for h in part]
+        if evalue is not None:
+            from .stats import apply_statistics
+            part = apply_statistics(part, db, scoring, evalue=evalue, algorithm=algorithm)
+        return part
+
     queries = zip(names * len(strands), runs)
     with _batches(engine, runs, handle, scoring, algorithm, mode, top_k, method,
                   threads) as lists, _progress(len(runs), progress) as bar:
@@ -159,18 +210,13 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
                 traced = len(results)
                 if on_cpu and time.perf_counter() - arrived > searched:
                     beside = False
-    results = merge_strand_results(results, strands, top_k)
-    if mode == "full" and traced < len(results):
-        # merged hits carry their strands: each is traced as it was scanned (above, before
-        # the merge, with the query as scanned, which the merge then tagged)
-        results[traced:] = _with_alignments(results[traced:], codes[traced:], db, scoring,
-                                            algorithm, tb_backend, threads)
-    if min_score is not None:
-        results = [h.take(h.scores >= min_score) for h in results]
-    if evalue is not None:
-        from .stats import apply_statistics
-        results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)
-    return results
+            ready = traced if early else len(results) if ongoing else done
+            if ready > done:
+                part = final(results[done:ready], True)
+                done = ready
+                yield part
+    if done < len(results) // len(strands):   # the untraced rest; both strands: all
+        yield final(results[done:], False)
 
 
 @contextlib.contextmanager

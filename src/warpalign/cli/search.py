@@ -227,14 +227,20 @@ def _chunks(source, residues: int = CHUNK_RESIDUES):
 def _search_streamed(args, queries, db, scoring, top_k, no_statistics) -> int:
     """Search a query file chunk by chunk, each chunk's hits written before the next is
     searched (bounded memory whatever the file's size); the next chunk is read and parsed
-    on a worker thread while the current one is searched. Hits as one whole call gives."""
+    on a worker thread while the current one is searched. Within a chunk each part of
+    hits is written as soon as the search has it final (``search._search_parts``: a batch,
+    or a traced group in mode full), so after the last kernel only the last part is left
+    to write. Hits as one whole call gives, byte for byte."""
+    import contextlib
+
     from ..formats import write_blast_tab, write_search_json, write_search_tsv
     from ..pipeline import ahead
-    from ..search import search
+    from ..search import _search_parts
     from ..stats import apply_statistics
     if args.format == "blast6" and no_statistics:   # NA columns, said once
         print(f"warpalign search: note: the evalue and bitscore columns are NA: "
               f"{no_statistics}", file=sys.stderr)
+    statistics = args.evalue is not None or (args.format == "blast6" and not no_statistics)
     bar = None
     if show_progress(args):
         from tqdm.auto import tqdm
@@ -242,24 +248,27 @@ def _search_streamed(args, queries, db, scoring, top_k, no_statistics) -> int:
     first = True
     with output(args.output) as out, ahead(_chunks(queries, args.chunk)) as chunks:
         for chunk in chunks:
-            results = search(chunk, db, scoring, top_k=top_k, mode=args.mode,
-                             algorithm=args.algorithm, backend=args.backend,
-                             threads=args.threads, strand=args.strand,
-                             gpu_memory=args.gpu_memory)
-            if args.min_score is not None:
-                results = [h.take(h.scores >= args.min_score) for h in results]
-            if args.evalue is not None or (args.format == "blast6" and not no_statistics):
-                results = apply_statistics(results, db, scoring, evalue=args.evalue,
-                                           algorithm=args.algorithm)
-            if args.format == "tsv":
-                write_search_tsv(results, out, header=args.header and first)
-            elif args.format == "blast6":
-                write_blast_tab(results, out, header=args.header and first, scoring=scoring)
-            else:
-                write_search_json(results, out)
-            first = False
-            if bar is not None:
-                bar.update(len(chunk))
+            parts = _search_parts(chunk, db, scoring, top_k=top_k, mode=args.mode,
+                                  algorithm=args.algorithm, backend=args.backend,
+                                  threads=args.threads, strand=args.strand,
+                                  gpu_memory=args.gpu_memory)
+            with contextlib.closing(parts):   # an error here ends the search's work
+                for results in parts:
+                    if args.min_score is not None:
+                        results = [h.take(h.scores >= args.min_score) for h in results]
+                    if statistics:
+                        results = apply_statistics(results, db, scoring, evalue=args.evalue,
+                                                   algorithm=args.algorithm)
+                    if args.format == "tsv":
+                        write_search_tsv(results, out, header=args.header and first)
+                    elif args.format == "blast6":
+                        write_blast_tab(results, out, header=args.header and first,
+                                        scoring=scoring)
+                    else:
+                        write_search_json(results, out)
+                    first = False
+                    if bar is not None:
+                        bar.update(len(results))
     if bar is not None:
         bar.close()
     return 0
