@@ -101,13 +101,13 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
         >>> res[0].targets.tolist(), res[0].scores.tolist()
         ([1, 0], [62, 17])
     """
-    return [hits for part in _search_parts(
+    return [hits for part in search_parts(
         queries, database, scoring, top_k=top_k, mode=mode, algorithm=algorithm,
         backend=backend, progress=progress, method=method, evalue=evalue, threads=threads,
         strand=strand, min_score=min_score, gpu_memory=gpu_memory) for hits in part]
 
 
-def _search_parts(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
+def search_parts(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
                   mode: str = "score", algorithm: str = "local", backend: str = "auto",
                   progress: bool = False, method: str = "auto",
                   evalue: float | None = None, threads: int | None = None,
@@ -153,7 +153,7 @@ def _search_parts(queries: Any, database: Any, scoring: Scoring, *, top_k: int =
 
 def _parts(engine, handle, db, scoring, names, codes, strands, *, top_k, mode, algorithm,
            progress, method, evalue, threads, min_score) -> Iterator[list[Hits]]:
-    """:func:`_search_parts`' iteration: the search, each part yielded once final."""
+    """:func:`search_parts`' iteration: the search, each part yielded once final."""
     order = np.asarray(db.order, dtype=np.int64)
     residues = db.residues
     results = []

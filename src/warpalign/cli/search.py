@@ -228,14 +228,14 @@ def _search_streamed(args, queries, db, scoring, top_k, no_statistics) -> int:
     """Search a query file chunk by chunk, each chunk's hits written before the next is
     searched (bounded memory whatever the file's size); the next chunk is read and parsed
     on a worker thread while the current one is searched. Within a chunk each part of
-    hits is written as soon as the search has it final (``search._search_parts``: a batch,
+    hits is written as soon as the search has it final (``search.search_parts``: a batch,
     or a traced group in mode full), so after the last kernel only the last part is left
     to write. Hits as one whole call gives, byte for byte."""
     import contextlib
 
     from ..formats import write_blast_tab, write_search_json, write_search_tsv
     from ..pipeline import ahead
-    from ..search import _search_parts
+    from ..search import search_parts
     from ..stats import apply_statistics
     if args.format == "blast6" and no_statistics:   # NA columns, said once
         print(f"warpalign search: note: the evalue and bitscore columns are NA: "
@@ -248,7 +248,7 @@ def _search_streamed(args, queries, db, scoring, top_k, no_statistics) -> int:
     first = True
     with output(args.output) as out, ahead(_chunks(queries, args.chunk)) as chunks:
         for chunk in chunks:
-            parts = _search_parts(chunk, db, scoring, top_k=top_k, mode=args.mode,
+            parts = search_parts(chunk, db, scoring, top_k=top_k, mode=args.mode,
                                   algorithm=args.algorithm, backend=args.backend,
                                   threads=args.threads, strand=args.strand,
                                   gpu_memory=args.gpu_memory)
