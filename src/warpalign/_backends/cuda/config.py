@@ -207,11 +207,11 @@ def split_tail(batches: list[list[int]], lengths, kp: int, smem_limit: int,
     Why: a search that reports ends or alignments ends with the last batch's end cells and
     tracing, which overlap nothing; the hits of the batches before it are traced on CPU
     threads beside the kernels of the next (a packed batch holds every SM until it ends:
-    end cells queued on high-priority streams beside it waited 3.5 s, session 25 call C). A last batch of 250 queries
-    of the 500 mmseqs2 queries left 0.23 s after the last kernel on one H100 (session 24,
-    call E; 4.4 s of kernels): a quarter of it cuts that tail to about a quarter while the
-    three quarters before it are traced (CPU: ~4 ms a query of 10 hits, 16 threads) within
-    the quarter's kernels (~18 ms a query)."""
+    end cells queued on high-priority streams beside it waited 3.5 s, session 25 call C).
+    A last batch of 250 of the 500 mmseqs2 queries left 0.28 s after the last kernel on
+    one H100 (session 24, call E; 4.4 s of kernels); its last quarter on its own left
+    0.17 s (session 25, call D), the three quarters before it traced on the CPU (0.21 s)
+    within the quarter's kernels (1.0 s)."""
     packed = [k for k, b in enumerate(batches) if len(b) > 1]
     if len(batches) < 2 or not packed or packed[-1] != len(batches) - 1:
         return batches
