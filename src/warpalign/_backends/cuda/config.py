@@ -117,9 +117,10 @@ PAIR_GUIDE = 2
 # database: 5,004 GCUPS packed, 4,101 one query at a time (docs/gpu-notes.md).
 PACK_MIN_FILL = 0.85
 PACK_SCORE_BYTES = 1 << 30
-#: The priority of the streams of short work beside a search's passes (traceback, end
-#: cells): the highest (CUDA clamps a number past its range, 0 to -5 on Hopper with CUDA
-#: 12-13, to the range's end; CuPy has no call that reads the range).
+#: The priority of the GPU traceback's streams, short work beside a search's passes: the
+#: highest (CUDA clamps a number past its range, 0 to -5 on Hopper with CUDA 12-13, to the
+#: range's end; CuPy has no call that reads the range). A batch's end cells no longer use
+#: it: beside the next packed batch they waited for it (session 25 call C, reverted).
 HIGH_PRIORITY = -5
 #: The share of the last packed batch's queries that :func:`split_tail` makes a batch of
 #: their own when a search reports ends or alignments.
@@ -187,15 +188,20 @@ def pack_batches(lengths, kp: int, per_batch: int, smem_limit: int) -> list[list
     out = []
     for lo in range(0, len(lengths), per):
         batch = list(range(lo, min(lo + per, len(lengths))))
-        sizes = [int(lengths[i]) for i in batch]
-        try:
-            R, passes, _ = pack_plan(sizes, kp, smem_limit)
-        except ValueError:      # the profile does not fit shared memory
-            out += [[i] for i in batch]
-            continue
-        fill = sum(sizes) / (2 * passes * 32 * R)
-        out += [batch] if fill >= PACK_MIN_FILL else [[i] for i in batch]
+        out += [batch] if _packs(batch, lengths, kp, smem_limit) else [[i] for i in batch]
     return out
+
+
+def _packs(batch: list[int], lengths, kp: int, smem_limit: int) -> bool:
+    """Whether the queries ``batch`` (indices into ``lengths``) run as one packed batch:
+    their profile fits ``smem_limit`` and :func:`pack_plan` fills at least PACK_MIN_FILL
+    of its rows with query rows."""
+    sizes = [int(lengths[i]) for i in batch]
+    try:
+        R, passes, _ = pack_plan(sizes, kp, smem_limit)
+    except ValueError:      # the profile does not fit shared memory
+        return False
+    return sum(sizes) / (2 * passes * 32 * R) >= PACK_MIN_FILL
 
 
 def split_tail(batches: list[list[int]], lengths, kp: int, smem_limit: int,
@@ -220,14 +226,8 @@ def split_tail(batches: list[list[int]], lengths, kp: int, smem_limit: int,
     if cut < 2 or len(last) - cut < 2:
         return batches
     pieces = [last[:cut], last[cut:]]
-    for piece in pieces:
-        sizes = [int(lengths[i]) for i in piece]
-        try:
-            R, passes, _ = pack_plan(sizes, kp, smem_limit)
-        except ValueError:
-            return batches
-        if sum(sizes) / (2 * passes * 32 * R) < PACK_MIN_FILL:
-            return batches
+    if not all(_packs(piece, lengths, kp, smem_limit) for piece in pieces):
+        return batches
     return batches[:-1] + pieces
 
 

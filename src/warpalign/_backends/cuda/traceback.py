@@ -58,8 +58,6 @@ def _batches(sizes, budget: int) -> list[np.ndarray]:
     return [order[lo:hi] for lo, hi in runs_within(sizes[order], budget)]
 
 
-
-
 class GpuTraceback:
     """The ``traceback`` job's CUDA engine (:class:`~warpalign._backends.base.ManyTraceback`)."""
 
