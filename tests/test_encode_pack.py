@@ -298,19 +298,29 @@ def test_stage_and_the_default(device):
         gpu.encode_sides([raw], DNA.code_table, staging="mapped")
 
 
-def test_slices_of_one_chunk_pack_as_one(monkeypatch):
-    # _pack cuts a chunk at multiples of 4 characters: any thread count gives the bytes
-    # of one pass, and a character outside ACGTacgt in any slice fails the chunk
-    monkeypatch.setattr(gpu, "_SPLIT_FROM", 16)
+def test_slices_of_one_chunk_pack_as_one(device, monkeypatch):
+    # a chunk is packed in slices cut at multiples of 4 characters: any thread count gives
+    # the codes of one pass, and a character outside ACGTacgt in any slice sends the whole
+    # chunk up as characters (chunk=n + 3: one chunk, rounded down to 4 characters)
+    _, log = device
+    monkeypatch.setattr(gpu, "_SPLIT_FROM", 16)               # slices from 16 characters
     rng = np.random.default_rng(23)
     for n in (16, 17, 99, 1003, 40_001):
         src = ACGT[rng.integers(0, 8, n)]
-        want = packed_reference(src)
+        want = cpu_encode.encode(src, DNA.code_table)[0]
         for threads in (1, 2, 3, 7, 16):
-            buffer = np.full(n, 0x5A, np.uint8)
-            assert gpu._pack(buffer, src, threads)
-            assert np.array_equal(buffer[:want.size], want), (n, threads)
+            log.clear()
+            (codes, bad, _, top), = gpu.encode_sides([src], DNA.code_table, chunk=n + 3,
+                                                     threads=threads)
+            assert np.array_equal(codes.get(), want) and (bad, top) == (-1, 3), (n, threads)
+            assert copied(log) == [(n + 3) // 4] and ("unpack_dna", n) in log, (n, threads)
         for spot in (0, n // 3, n - 1):
-            bad = src.copy()
-            bad[spot] = ord("N")
-            assert not gpu._pack(np.zeros(n, np.uint8), bad, 5), (n, spot)
+            withn = src.copy()
+            withn[spot] = ord("N")
+            log.clear()
+            (codes, bad, _, top), = gpu.encode_sides([withn], DNA.code_table, chunk=n + 3,
+                                                     threads=5)
+            assert copied(log) == [n] and ("encode_bytes", n) in log, (n, spot)
+            assert not [e for e in log if e[0] == "unpack_dna"], (n, spot)
+            assert np.array_equal(codes.get(), cpu_encode.encode(withn, DNA.code_table)[0])
+            assert (bad, top) == (-1, 4)

@@ -251,11 +251,16 @@ def test_the_table_is_kept_per_device_and_bytes():
         other = gpu_encode.device_table(device, BLOSUM.alphabet.code_table)
         assert other is not first and device.uploads == 2
         assert np.array_equal(np.asarray(first), table)
-    gpu_encode._tables.update({("full", k): None for k in range(gpu_encode.TABLES_KEPT)})
     with emulated(device, device.module):
+        for k in range(gpu_encode.TABLES_KEPT - 2):            # kept: TABLES_KEPT in all
+            gpu_encode.device_table(device, np.full(256, k, np.uint8))
+        assert device.uploads == gpu_encode.TABLES_KEPT
         spare = np.arange(256, dtype=np.uint8)
         a, b = gpu_encode.device_table(device, spare), gpu_encode.device_table(device, spare)
-    assert a is not b and device.uploads == 4                # full: uploaded, not kept
+        assert a is not b and device.uploads == gpu_encode.TABLES_KEPT + 2   # not kept
+        assert np.array_equal(np.asarray(a), spare)
+        assert gpu_encode.device_table(device, table) is first    # never dropped
+    assert device.uploads == gpu_encode.TABLES_KEPT + 2
 
 
 def test_encode_sides_of_device_arrays_report_as_the_cpu_engine():
