@@ -13,8 +13,9 @@ strands' cells); ``ratio_to_score`` compares with mode score of the same run.
 Beside the loop (``params.path`` "per_read"), issue 22's many-reads call (``path`` "many":
 all reads in one ``locate_many_encoded`` call, the same hits required), the CLI writing
 SAM from a FASTQ of the reads against the chromosome built once as a reference directory
-(``path`` "cli_sam", mode full, warm process; the median of ``--sam-repeat`` runs), and ``--single`` calls of one 256 bp read
-against the resident reference, mode full (``path`` "single_256", ``per_read_ms`` per call).
+(``path`` "cli_sam", mode full, warm process; the median of ``--sam-repeat`` runs), and
+``--single`` calls of one 256 bp read against the resident reference, mode full (``path``
+"single_256", ``per_read_ms`` per call).
 """
 
 from __future__ import annotations

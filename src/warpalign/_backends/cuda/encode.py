@@ -334,10 +334,10 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
                  staging: str | None = None, chunk: int | None = None,
                  threads: int | None = None) -> list[tuple]:
     """:func:`encode` of each character array in ``raws`` (the two sides of a batch of
-    ``score_pairs``), with one table upload, one flag array and one read of the flags
-    for all of them (one device-to-host sync, not one per side): per array (codes, first
-    bad index or -1, counts or None, largest code). The ``encode`` engine
-    (:class:`~warpalign._backends.base.EncodeKernel`).
+    ``score_pairs``), with the kept code table (:func:`device_table`), one flag array and
+    one read of the flags for all of them (one device-to-host sync, not one per side):
+    per array (codes, first bad index or -1, counts or None, largest code). The
+    ``encode`` engine (:class:`~warpalign._backends.base.EncodeKernel`).
 
     All arrays are encoded on one stream: the caller's current stream when every array is
     a CuPy array, else this thread's staging stream (which first waits for the work queued
