@@ -262,9 +262,10 @@ def side_flags(words, k: int, check: bool = True) -> tuple[int, int]:
 def queue_encode(cp, raws, table: np.ndarray, codes, flags) -> None:
     """Queue the encoding of CuPy arrays of characters (1-D ``uint8`` each, read in place)
     into the device arrays ``codes`` (one per array, as long) on the current stream, after
-    the work queued there; nothing is read back. ``flags``: :func:`new_flags` of as many
-    sides, on this stream; the kernels leave in it what :func:`side_flags` reads once the
-    caller has copied it back (:mod:`.pairs_ahead`: with the scores, in one read).
+    the work queued there; nothing is read back. ``flags``: two zero ``uint64`` words per
+    side, zeroed on this stream (:func:`new_flags`, or part of a buffer of the caller's
+    own: :mod:`.pairs_ahead` clears its flags and scores with one memset); the kernels
+    leave in them what :func:`side_flags` reads once the caller has copied them back.
 
     Raises:
         TypeError: an array that is not a 1-D ``uint8`` CuPy array.
