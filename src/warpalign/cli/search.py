@@ -241,12 +241,14 @@ def _search_streamed(args, queries, db, scoring, top_k, no_statistics) -> int:
         print(f"warpalign search: note: the evalue and bitscore columns are NA: "
               f"{no_statistics}", file=sys.stderr)
     statistics = args.evalue is not None or (args.format == "blast6" and not no_statistics)
-    bar = None
+    progress = contextlib.nullcontext()          # (None as the bar: no progress shown)
     if show_progress(args):
         from tqdm.auto import tqdm
-        bar = tqdm(unit="query", desc="search", leave=False)
+        progress = tqdm(unit="query", desc="search", leave=False)
     first = True
-    with output(args.output) as out, ahead(_chunks(queries, args.chunk)) as chunks:
+    # the bar is closed however the search ends (an error, Ctrl-C), after the output
+    with progress as bar, output(args.output) as out, \
+            ahead(_chunks(queries, args.chunk)) as chunks:
         for chunk in chunks:
             parts = search_parts(chunk, db, scoring, top_k=top_k, mode=args.mode,
                                   algorithm=args.algorithm, backend=args.backend,
@@ -269,8 +271,6 @@ def _search_streamed(args, queries, db, scoring, top_k, no_statistics) -> int:
                     first = False
                     if bar is not None:
                         bar.update(len(results))
-    if bar is not None:
-        bar.close()
     return 0
 
 
