@@ -117,11 +117,6 @@ PAIR_GUIDE = 2
 # database: 5,004 GCUPS packed, 4,101 one query at a time (docs/gpu-notes.md).
 PACK_MIN_FILL = 0.85
 PACK_SCORE_BYTES = 1 << 30
-#: The priority of the GPU traceback's streams, short work beside a search's passes: the
-#: highest (CUDA clamps a number past its range, 0 to -5 on Hopper with CUDA 12-13, to the
-#: range's end; CuPy has no call that reads the range). A batch's end cells no longer use
-#: it: beside the next packed batch they waited for it (session 25 call C, reverted).
-HIGH_PRIORITY = -5
 #: The share of the last packed batch's queries that :func:`split_tail` makes a batch of
 #: their own when a search reports ends or alignments.
 TAIL_SHARE = 0.25

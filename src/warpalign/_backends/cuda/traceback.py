@@ -29,7 +29,6 @@ import threading
 import numpy as np
 
 from ...offsets import running_sums, runs_within
-from .config import HIGH_PRIORITY
 from .loader import get_module, require_cupy
 from .transfer import upload
 
@@ -56,6 +55,11 @@ def _batches(sizes, budget: int) -> list[np.ndarray]:
         return [np.arange(sizes.size)]
     order = np.argsort(-sizes, kind="stable")
     return [order[lo:hi] for lo, hi in runs_within(sizes[order], budget)]
+
+
+#: The traceback streams' priority: the highest (CUDA clamps a number past its range, 0 to
+#: -5 on Hopper with CUDA 12-13, to the range's end; CuPy has no call that reads the range).
+_PRIORITY = -5
 
 
 class GpuTraceback:
@@ -94,7 +98,7 @@ class GpuTraceback:
             streams = self._local.streams = {}
         device = self._cp.cuda.Device().id
         if device not in streams:
-            streams[device] = self._cp.cuda.Stream(non_blocking=True, priority=HIGH_PRIORITY)
+            streams[device] = self._cp.cuda.Stream(non_blocking=True, priority=_PRIORITY)
         return streams[device]
 
     def _function(self, name: str):
