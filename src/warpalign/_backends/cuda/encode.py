@@ -111,14 +111,21 @@ def packs(table: np.ndarray) -> bool:
                     for k, (up, low) in enumerate(zip(b"ACGT", b"acgt"))))
 
 
+def _slices(size: int, threads: int, unit: int = 1) -> list[tuple[int, int]]:
+    """``threads`` consecutive slices (lo, hi) of ``size`` items, every cut but the end at
+    a multiple of ``unit``."""
+    cuts = [unit * c for c in np.linspace(0, size // unit, threads + 1).astype(np.int64).tolist()]
+    cuts[-1] = size
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
 def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
     """``view[:] = src`` by up to ``threads`` threads (one below :data:`_SPLIT_FROM`)."""
     if threads <= 1 or src.size < _SPLIT_FROM:
         np.copyto(view, src)
         return
-    cuts = np.linspace(0, src.size, threads + 1).astype(np.int64).tolist()
     done = [_fill_pool().submit(np.copyto, view[a:b], src[a:b])
-            for a, b in zip(cuts[:-1], cuts[1:])]
+            for a, b in _slices(src.size, threads)]
     for f in done:
         f.result()
 
@@ -138,10 +145,8 @@ def _pack(buffer: np.ndarray, src: np.ndarray, threads: int) -> bool:
     stop = np.zeros(1, np.uint8)     # set by the first slice that meets another character
     if threads <= 1 or src.size < _SPLIT_FROM:
         return bool(pack_slice(src, buffer[:(src.size + 3) // 4], stop))
-    cuts = [4 * c for c in np.linspace(0, src.size // 4, threads + 1).astype(np.int64).tolist()]
-    cuts[-1] = src.size
     done = [_fill_pool().submit(pack_slice, src[a:b], buffer[a // 4:(b + 3) // 4], stop)
-            for a, b in zip(cuts[:-1], cuts[1:])]
+            for a, b in _slices(src.size, threads, 4)]
     found = [f.result() for f in done]   # every slice, before the buffer is copied or refilled
     return all(found)
 
