@@ -108,11 +108,11 @@ def search(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
 
 
 def search_parts(queries: Any, database: Any, scoring: Scoring, *, top_k: int = 10,
-                  mode: str = "score", algorithm: str = "local", backend: str = "auto",
-                  progress: bool = False, method: str = "auto",
-                  evalue: float | None = None, threads: int | None = None,
-                  strand: Strand = "both", min_score: int | None = None,
-                  gpu_memory: int | float | str | None = None) -> Iterator[list[Hits]]:
+                 mode: str = "score", algorithm: str = "local", backend: str = "auto",
+                 progress: bool = False, method: str = "auto",
+                 evalue: float | None = None, threads: int | None = None,
+                 strand: Strand = "both", min_score: int | None = None,
+                 gpu_memory: int | float | str | None = None) -> Iterator[list[Hits]]:
     """:func:`search`'s results in parts as they become final: lists of :class:`Hits` in
     query order, non-empty, the very objects ``search`` returns (it joins them), so a
     caller can write the first queries' hits while later batches are searched. The

@@ -251,9 +251,9 @@ def _search_streamed(args, queries, db, scoring, top_k, no_statistics) -> int:
             ahead(_chunks(queries, args.chunk)) as chunks:
         for chunk in chunks:
             parts = search_parts(chunk, db, scoring, top_k=top_k, mode=args.mode,
-                                  algorithm=args.algorithm, backend=args.backend,
-                                  threads=args.threads, strand=args.strand,
-                                  gpu_memory=args.gpu_memory)
+                                 algorithm=args.algorithm, backend=args.backend,
+                                 threads=args.threads, strand=args.strand,
+                                 gpu_memory=args.gpu_memory)
             with contextlib.closing(parts):   # an error here ends the search's work
                 for results in parts:
                     if args.min_score is not None:
