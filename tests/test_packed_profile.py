@@ -63,3 +63,38 @@ def test_profile_rows_hold_each_querys_letters_and_padding(host_pinned, seed):
     lanes = packed.PackedSearch._pack_lanes(config.pack_plan([len(q) for q in qs], kp,
                                                              packed._SMEM_LIMIT)[2], R, passes)[0]
     np.testing.assert_array_equal(info.reshape(-1), lanes.reshape(-1))
+
+
+def test_memo_keeps_a_streamed_searchs_batches_and_its_bounds(host_pinned, monkeypatch):
+    # a streamed search builds each chunk's batches in turn: a cycle of 12 query groups
+    # must be built once, not once a chunk (8 entries rebuilt every one, session 26)
+    rng = np.random.default_rng(5)
+    kp = 26
+    P = rng.integers(0, 1 << 20, (kp, kp)).astype(np.int64)
+    h = hashlib.blake2b(P.tobytes())
+    groups = [[rng.integers(0, kp - 1, int(n)).astype(np.uint8) for n in rng.integers(20, 90, 6)]
+              for _ in range(12)]
+    built = []
+    plan = config.pack_plan
+    monkeypatch.setattr(config, "pack_plan", lambda *a: built.append(1) or plan(*a))
+    first = [packed._packed_profile(g, P, kp, h) for g in groups]
+    for _ in range(3):                                   # three more chunks
+        again = [packed._packed_profile(g, P, kp, h) for g in groups]
+        assert all(a is b for a, b in zip(first, again))
+    assert len(built) == 12
+    prof, info = first[0][2], first[0][3]
+    assert not prof.flags.writeable and not info.flags.writeable
+    with pytest.raises(ValueError):
+        prof[0, 0] = 1
+    # the bounds: entries, then pinned bytes (the least recently used out)
+    monkeypatch.setattr(packed, "PACKED_MEMO_ENTRIES", 4)
+    packed._PACKED_CACHE.clear()
+    for g in groups[:6]:
+        packed._packed_profile(g, P, kp, h)
+    assert len(packed._PACKED_CACHE) == 4 and len(built) == 18
+    packed._packed_profile(groups[2], P, kp, h)          # kept: the 4 last made
+    assert len(built) == 18
+    one = 4 * (first[0][2].size + first[0][3].size)
+    monkeypatch.setattr(packed, "PACKED_MEMO_BYTES", one)
+    packed._packed_profile(groups[0], P, kp, h)
+    assert len(packed._PACKED_CACHE) == 1 and len(built) == 19

@@ -468,16 +468,24 @@ class PackedSearch:
 
 _PACKED_CACHE: dict = {}
 _PACKED_LOCK = threading.Lock()
+#: The profile memo's bounds: entries and pinned bytes (least recently used out). A
+#: streamed search runs every chunk's batches in turn, each batch one profile per query
+#: group: with 8 entries the 500 mmseqs2 queries' ~10 profiles a chunk were rebuilt for
+#: every chunk (132 builds of 7-11 ms a search; 4 devices' threads built them in turns
+#: under the lock, session 26 call B). A profile costs ~50 bytes a query residue.
+PACKED_MEMO_ENTRIES = 64
+PACKED_MEMO_BYTES = 256 << 20
 
 
 def _packed_profile(qs, P, kp, P_hash):
     """(R, passes, profile, lane info, pinned memory) of a packed query batch on the host:
     pack_plan's layout, prof[pass][a][t][RS] = S[half A row][a] | S[half B row][a] << 16
     (rows past a query score the padding letter); profile and lane info are consecutive
-    views into the pinned memory. Memoized for the last few batches and shared by the
-    threads of a multi-device search, so each device only uploads it (building it takes
-    tens of ms, which the devices would otherwise pay one after another). ``P_hash``: the
-    blake2b state after P's bytes (kept with the scoring's tables)."""
+    views into the pinned memory (read-only). Memoized (:data:`PACKED_MEMO_ENTRIES`,
+    :data:`PACKED_MEMO_BYTES`) and shared by the threads of a multi-device search, so each
+    device only uploads it (building it takes tens of ms, which the devices would
+    otherwise pay one after another). ``P_hash``: the blake2b state after P's bytes (kept
+    with the scoring's tables)."""
     lengths = [len(q) for q in qs]
     digest = P_hash.copy()
     for q in qs:
@@ -485,8 +493,9 @@ def _packed_profile(qs, P, kp, P_hash):
         digest.update(q.tobytes())
     key = (kp, digest.hexdigest())
     with _PACKED_LOCK:
-        got = _PACKED_CACHE.get(key)
+        got = _PACKED_CACHE.pop(key, None)
         if got is not None:
+            _PACKED_CACHE[key] = got          # (the most recently used last)
             return got
         R, passes, halves = config.pack_plan(lengths, kp, _SMEM_LIMIT)
         info, owner, qrow = PackedSearch._pack_lanes(halves, R, passes)
@@ -513,7 +522,12 @@ def _packed_profile(qs, P, kp, P_hash):
         flat[words:] = info.reshape(-1).view(np.uint32)
         got = (R, passes, prof.reshape(passes, -1), flat[words:].view(np.int32).reshape(passes, -1),
                pinned)
-        if len(_PACKED_CACHE) >= 8:
+        for view in got[2:4]:
+            view.setflags(write=False)        # shared by every device and thread
+        size = 4 * flat.size
+        while _PACKED_CACHE and (len(_PACKED_CACHE) >= PACKED_MEMO_ENTRIES or size + sum(
+                4 * v[2].size + 4 * v[3].size for v in _PACKED_CACHE.values())
+                > PACKED_MEMO_BYTES):
             _PACKED_CACHE.pop(next(iter(_PACKED_CACHE)))
         _PACKED_CACHE[key] = got
         return got
