@@ -573,15 +573,17 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
             if prepared is not None:
                 prepared.close()
 
-    def _pack_batches(self, qs, handle, scoring, tail: bool = False):
+    def _pack_batches(self, qs, handle, scoring, tail: bool = False, n: int | None = None):
         """Query index batches for the packed kernel (:func:`config.pack_batches`, each
         within ``tuning.pack_score_bytes``); single queries where the scoring has no
         16-bit tables. ``tail``: the last batch cut short (:func:`config.split_tail`: a
-        search that reports ends or alignments)."""
-        n = handle.n
-        tables = self._tables(handle, scoring) if n and handle.residues else None
+        search that reports ends or alignments). ``n``: the target count the batches'
+        scores are sized for (default ``handle.n``; a streamed search gives every chunk
+        the largest chunk's, so all chunks run the same batches)."""
+        tables = self._tables(handle, scoring) if handle.n and handle.residues else None
         if tables is None or tables.s16 is None:
             return [[i] for i in range(len(qs))]
+        n = max(handle.n if n is None else n, handle.n)
         budget = self.tuning.pack_score_bytes
         if handle.score_bytes is not None:     # the memory limit's share (prepare)
             budget = min(budget, handle.score_bytes)
