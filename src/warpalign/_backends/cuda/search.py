@@ -573,22 +573,25 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
             if prepared is not None:
                 prepared.close()
 
-    def _pack_batches(self, qs, handle, scoring, tail: bool = False, n: int | None = None):
+    def _pack_batches(self, qs, handle, scoring, tail: bool = False, coarse: bool = False):
         """Query index batches for the packed kernel (:func:`config.pack_batches`, each
         within ``tuning.pack_score_bytes``); single queries where the scoring has no
         16-bit tables. ``tail``: the last batch cut short (:func:`config.split_tail`: a
-        search that reports ends or alignments). ``n``: the target count the batches'
-        scores are sized for (default ``handle.n``; a streamed search gives every chunk
-        the largest chunk's, so all chunks run the same batches)."""
-        tables = self._tables(handle, scoring) if handle.n and handle.residues else None
+        search that reports ends or alignments). ``coarse``: at most a power of two
+        queries a batch (a streamed search's chunks: chunks of similar target counts run
+        the same batches, their plans and profiles made once)."""
+        n = handle.n
+        tables = self._tables(handle, scoring) if n and handle.residues else None
         if tables is None or tables.s16 is None:
             return [[i] for i in range(len(qs))]
-        n = max(handle.n if n is None else n, handle.n)
         budget = self.tuning.pack_score_bytes
         if handle.score_bytes is not None:     # the memory limit's share (prepare)
             budget = min(budget, handle.score_bytes)
         lengths = [len(q) for q in qs]
-        batches = config.pack_batches(lengths, tables.kp, budget // max(8 * n, 1), _SMEM_LIMIT)
+        per = budget // max(8 * n, 1)
+        if coarse and per > 1:
+            per = 1 << (per.bit_length() - 1)
+        batches = config.pack_batches(lengths, tables.kp, per, _SMEM_LIMIT)
         return config.split_tail(batches, lengths, tables.kp, _SMEM_LIMIT) if tail else batches
 
     def _search_each(self, qs, handle, scoring, algorithm, ends, top_k, method):

@@ -79,12 +79,6 @@ class StreamedSearch:
         count = len(handle.chunks)
         tail = count if handle.tail else None          # the tail's index in the schedule
         parts = ([handle.tail] if handle.tail else []) + list(handle.chunks)
-        # every chunk runs the batches of the largest one's target count: the same query
-        # batches and groups chunk after chunk, their pack plans and profiles planned once
-        # (sized by each chunk's own count, the 500 mmseqs2 queries' ~5 batches differed
-        # from chunk to chunk: ~1,400 pack plans and 130 profiles a search, ~2.5 s of
-        # Python per device thread, four threads taking turns; session 26 call D)
-        most = max((stop - start for start, stop in parts), default=0)
         size = max(int(handle.biggest), 1)
         pinned = [np.frombuffer(cp.cuda.alloc_pinned_memory(size), np.uint8, size)
                   for _ in range(READ_AHEAD + 1 + (tail is not None))]
@@ -115,7 +109,7 @@ class StreamedSearch:
                         with streams[k][0]:
                             live[c].pending = self._chunk_start(
                                 qs, live[c], scoring, algorithm, ends, top_k, method,
-                                streams[k], shared[k] if own else None, most)
+                                streams[k], shared[k] if own else None)
                     else:
                         part = live.pop(c)
                         with streams[k][0]:
@@ -194,12 +188,16 @@ class StreamedSearch:
                 and (not ends or top_k is not None))
 
     def _chunk_start(self, qs, part, scoring, algorithm, ends, top_k, method, streams,
-                     shared, most):
+                     shared):
         """Queue on the current stream (its lane's first), behind ``part``'s upload,
-        every packed batch of its chunk (batches sized for ``most`` targets, the largest
-        chunk's count): profiles, passes and top-k cut (query groups on ``streams``, its
-        lane's); boundary buffers from ``shared`` go back at once (the
-        lane's next chunk queues behind these kernels). Returns the batches as (query
+        every packed batch of its chunk: profiles, passes and top-k cut (query groups on
+        ``streams``, its lane's); boundary buffers from ``shared`` go back at once (the
+        lane's next chunk queues behind these kernels). The batches hold a power of two
+        queries at most (``_pack_batches(coarse=True)``): sized by each chunk's own target
+        count, the 500 mmseqs2 queries' ~5 batches differed from chunk to chunk (~1,400
+        pack plans and 130 profiles a search, ~2.5 s of Python per device thread, four
+        threads taking turns; session 26 call D); sized by the largest chunk's, every
+        chunk ran 18 (call E). Returns the batches as (query
         indices, job or None: searched at the finish); [(None, None)] where the search
         does not run packed (all of it at the finish)."""
         dev = part.handle
@@ -207,7 +205,7 @@ class StreamedSearch:
         if not self._packs(qs, algorithm, ends, top_k, method):
             return [(None, None)]
         pending = []
-        for batch in self._pack_batches(qs, dev, scoring, n=most):
+        for batch in self._pack_batches(qs, dev, scoring, coarse=True):
             job = None
             if len(batch) >= 2:
                 job = self._packed_start([qs[i] for i in batch], dev, scoring, top_k,
