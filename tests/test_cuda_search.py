@@ -525,6 +525,11 @@ def test_two_devices_identical(cuda):
         "the packed batch went through the per-device threads"
     for a, b in zip(ra, rb):   # (each device's candidates: those >= its own k-th best)
         np.testing.assert_array_equal(_topk(a, 7), _topk(b, 7))
+    # reporting end cells, the devices' one batch is cut short (two lists: the first
+    # piece's hits are traced while the second runs); the same candidates
+    pieces = list(two.iter_batches(batch, h2, s, top_k=7, ends=True))
+    assert [len(p) for p in pieces] == [6, 2]
+    assert [len(p) for p in two.iter_batches(batch, h2, s, top_k=7)] == [8]
     # end cells: the merged top-k, each candidate ended on its target's device; a query
     # (near, repeated) whose best targets lie on both devices, one with none on device 1
     for qs in (batch, [batch[2]], [seqs[40], seqs[0], seqs[40][:60]]):

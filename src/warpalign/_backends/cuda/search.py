@@ -506,15 +506,18 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
     def iter_batches(self, queries, handle, scoring, *, algorithm="local", ends=False,
                      top_k=None, method="auto"):
         """:meth:`search_batches` as it completes: a list of Candidates per batch of
-        queries, in query order (a packed batch, a query searched alone; a chunked or
-        multi-device handle gives one list for all). The device work runs as the
-        iterator is advanced, on the thread that advances it (``search`` advances it on a
-        thread of its own, so hits of one batch are assembled while the next runs)."""
+        queries, in query order (a packed batch, a query searched alone; a chunked handle
+        gives one list for all, a multi-device one one or two: :meth:`_multi_pieces`). The
+        device work runs as the iterator is advanced, on the thread that advances it
+        (``search`` advances it on a thread of its own, so hits of one batch are assembled
+        while the next runs)."""
         check_choice("method", method, METHODS)
         check_choice("algorithm", algorithm, ALGORITHMS)
         qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
         if isinstance(handle, MultiTargets):
-            yield self._search_multi(qs, handle, scoring, algorithm, ends, top_k, method)
+            for piece in self._multi_pieces(qs, ends, scoring):
+                yield self._search_multi([qs[i] for i in piece], handle, scoring, algorithm,
+                                         ends, top_k, method)
             return
         if isinstance(handle, ChunkedTargets):
             with self._cp.cuda.Device(self._devices[0]):
@@ -530,6 +533,19 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         with self._cp.cuda.Device(handle.device):
             yield from self._iter_resident(qs, handle, scoring, algorithm, ends, top_k,
                                            method, packed=True)
+
+    @staticmethod
+    def _multi_pieces(qs, ends: bool, scoring) -> list[list[int]]:
+        """The query batches of a multi-device search: all at once, or, reporting ends or
+        alignments, cut short (:func:`config.cut_short`: ``search`` traces the first
+        piece's hits on the CPU while the devices search the second; as one batch, the
+        4-GPU search of 500 queries traced all 5,000 hits after the last kernel, mode full
+        2.62 s against 2.38 for mode score on 4 x H200, session 25 call E)."""
+        every = list(range(len(qs)))
+        if not ends or len(qs) < 8:
+            return [every]
+        kp = np.asarray(scoring.matrix).shape[0] + 1
+        return config.cut_short(every, [len(q) for q in qs], kp, _SMEM_LIMIT)
 
     def _search_resident(self, qs, handle, scoring, algorithm, ends, top_k, method, *,
                          packed):
