@@ -515,7 +515,7 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         check_choice("algorithm", algorithm, ALGORITHMS)
         qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
         if isinstance(handle, MultiTargets):
-            for piece in self._multi_pieces(qs, ends, scoring):
+            for piece in self._multi_pieces(qs, handle, ends, scoring):
                 yield self._search_multi([qs[i] for i in piece], handle, scoring, algorithm,
                                          ends, top_k, method)
             return
@@ -535,14 +535,16 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
                                            method, packed=True)
 
     @staticmethod
-    def _multi_pieces(qs, ends: bool, scoring) -> list[list[int]]:
+    def _multi_pieces(qs, handle, ends: bool, scoring) -> list[list[int]]:
         """The query batches of a multi-device search: all at once, or, reporting ends or
-        alignments, cut short (:func:`config.cut_short`: ``search`` traces the first
-        piece's hits on the CPU while the devices search the second; as one batch, the
-        4-GPU search of 500 queries traced all 5,000 hits after the last kernel, mode full
-        2.62 s against 2.38 for mode score on 4 x H200, session 25 call E)."""
+        alignments with every part resident, cut short (:func:`config.cut_short`:
+        ``search`` traces the first piece's hits on the CPU while the devices search the
+        second; as one batch, the 4-GPU search of 500 queries traced all 5,000 hits after
+        the last kernel, mode full 2.62 s against 2.38 for mode score on 4 x H200, session
+        25 call E). Streamed parts are not cut: each piece would stream every chunk."""
         every = list(range(len(qs)))
-        if not ends or len(qs) < 8:
+        if (not ends or len(qs) < 8
+                or not all(isinstance(p.handle, DeviceTargets) for p in handle.parts)):
             return [every]
         kp = np.asarray(scoring.matrix).shape[0] + 1
         return config.cut_short(every, [len(q) for q in qs], kp, _SMEM_LIMIT)
