@@ -469,10 +469,11 @@ class PackedSearch:
 _PACKED_CACHE: dict = {}
 _PACKED_LOCK = threading.Lock()
 #: The profile memo's bounds: entries and pinned bytes (least recently used out). A
-#: streamed search runs every chunk's batches in turn, each batch one profile per query
-#: group: with 8 entries the 500 mmseqs2 queries' ~10 profiles a chunk were rebuilt for
-#: every chunk (132 builds of 7-11 ms a search; 4 devices' threads built them in turns
-#: under the lock, session 26 call B). A profile costs ~50 bytes a query residue.
+#: streamed search runs the same batches chunk after chunk (``_pack_batches(coarse=
+#: True)``), each batch one profile per query group: the 500 mmseqs2 queries take ~10 a
+#: chunk, which 8 entries would rebuild for every chunk (7-11 ms each; a 4-GPU search's
+#: device threads build them in turns under the lock: session 26 call B built 132 a
+#: search). A profile costs ~50 bytes a query residue.
 PACKED_MEMO_ENTRIES = 64
 PACKED_MEMO_BYTES = 256 << 20
 
