@@ -436,3 +436,23 @@ def test_align_many_and_align_pairs_equal_one_at_a_time():
     bad = [(pairs[1][0], pairs[1][1], want[1].score + 1, want[1].query_end, want[1].target_end)]
     with pytest.raises(TracebackError):
         align_many(bad, s, "global")
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 7, 16, 17, 130])
+@pytest.mark.parametrize("threads", [None, 1, 2, 3, 8])
+def test_cpu_engine_runs_keep_the_items_order(count, threads):
+    """The CPU traceback engine's threads take runs of consecutive jobs: every item once,
+    in order, whatever the thread and item counts; an error in any run reaches the
+    caller."""
+    from warpalign._backends.cpu.traceback import CpuTraceback
+    seen = []
+    got = CpuTraceback._map(lambda x: seen.append(x) or x * x, list(range(count)), threads)
+    assert got == [x * x for x in range(count)] and sorted(seen) == list(range(count))
+
+    def boom(x):
+        if x == count - 1:
+            raise ValueError(f"job {x}")
+        return x
+    if count:
+        with pytest.raises(ValueError, match=f"job {count - 1}"):
+            CpuTraceback._map(boom, list(range(count)), threads)

@@ -542,13 +542,26 @@ class CpuTraceback:
 
     name = "cpu"
 
-    @staticmethod
-    def _map(fn, items, threads):
+    #: Runs of consecutive items a thread takes at a time, per thread: one future per item
+    #: cost ~50 us of pool traffic and GIL hand-offs, as much as a 300 x 400 protein job
+    #: (2,000 jobs: 0.19 s in futures of one job, 0.084 s in runs; 2-core machine).
+    RUNS_PER_THREAD = 8
+
+    @classmethod
+    def _map(cls, fn, items, threads):
+        """``[fn(item) for item in items]``, on ``threads`` threads: runs of consecutive
+        items (``RUNS_PER_THREAD`` a thread), taken by the threads as they come free."""
         if threads is None or threads <= 1 or len(items) < 2:
             return [fn(it) for it in items]
-        with ThreadPoolExecutor(max_workers=min(threads, len(items)),
+        runs = min(len(items), threads * cls.RUNS_PER_THREAD)
+        cut = [len(items) * k // runs for k in range(runs + 1)]
+
+        def run(k):
+            return [fn(it) for it in items[cut[k]:cut[k + 1]]]
+
+        with ThreadPoolExecutor(max_workers=min(threads, runs),
                                 thread_name_prefix="warpalign-tb") as pool:
-            return list(pool.map(fn, items))
+            return [got for part in pool.map(run, range(runs)) for got in part]
 
     def ends(self, items, scoring, algorithm: int, *, threads: int | None = None) -> np.ndarray:
         """(score, query end, target end) per item ``(q, t)``: ``pairwise.score_end`` (by
