@@ -34,8 +34,8 @@ import numpy as np
 
 from ..cpu.pairwise import LOCAL
 from .encode import queue_encode, side_flags
-from .loader import get_module, require_cupy
-from .pairs import Clock, planned_wordwise, queue_wordwise, ww_table
+from .loader import require_cupy
+from .pairs import Clock, pairs_module, planned_wordwise, queue_wordwise, ww_table
 
 _FLAGS = 32                      # bytes of the flags: two uint64 words per side
 
@@ -105,7 +105,7 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
     if plan.code != LOCAL or any(pack is None for *_, pack, _ in plan.launches):
         raise RuntimeError("internal error: pairs_ahead's plan has launches without the "
                            "guard (applies() and plan_wordwise disagree)")
-    mod = get_module("pairs.cu", tuple(sorted(set(plan.names))))
+    mod = pairs_module(plan.names)
     res = buf[scores_at:].view(cp.int32)
     d_flag = cp.empty(npairs, dtype=cp.int32)
     queue_wordwise(cp, plan, mod, buf, d_y, device, res[:npairs], d_flag, res[npairs:], clock,
