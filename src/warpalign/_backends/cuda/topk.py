@@ -86,11 +86,11 @@ def read_cut(xp, hits: np.ndarray, counts: np.ndarray, cap: int, row_scores: Seq
     good = np.flatnonzero(fit)
     if not good.size:
         return out
+    width = hits.shape[1]
     ids = hits[good, :, 0].astype(np.int64)
     sc = hits[good, :, 1].astype(np.int64)
-    valid = np.arange(hits.shape[1])[None, :] < count[good, None]
+    valid = np.arange(width)[None, :] < count[good, None]
     masked = np.where(valid, sc, np.iinfo(np.int64).min)     # empty slots sort lowest
-    width = hits.shape[1]
     kth = np.partition(masked, width - top_k, axis=1)[:, width - top_k]
     keep = valid & (sc >= kth[:, None])
     at_row, at_slot = np.nonzero(keep)
