@@ -32,6 +32,8 @@ def gpu():
 
 #: Every bit-parallel pass of lcs()/lcs_length() on the GPU, however small.
 ALL_ON_GPU = Cutoffs(gpu_cells=0)
+#: The kernel's shuffle layouts (cuda/lcs.SHFLS): two shuffles a step, or one (issue 22).
+SHFLS = ["two", "one"]
 
 
 def rapidfuzz_llcs(a: bytes, b: bytes):
@@ -62,39 +64,61 @@ def rand(rng, n, sigma=4, base=65):
     return (rng.integers(0, sigma, n) + base).astype(np.uint8).tobytes()
 
 
+@pytest.mark.parametrize("shfl", SHFLS)
 @pytest.mark.parametrize("backward", [False, True])
 @pytest.mark.parametrize("m,n", [(1, 1), (5, 300), (63, 63), (64, 64), (65, 65),
                                  (127, 1000), (128, 7), (129, 129), (2047, 3000),
                                  (2048, 2048), (2049, 2049), (4095, 4095), (4096, 4096),
                                  (4097, 4097), (70000, 5000), (300, 70000)])
-def test_vectors_word_boundaries(gpu, m, n, backward):
+def test_vectors_word_boundaries(gpu, m, n, backward, shfl):
     rng = np.random.default_rng(m * 7919 + n)
-    same_vector(gpu, rand(rng, m), rand(rng, n), backward)
+    same_vector(gpu, rand(rng, m), rand(rng, n), backward, shfl=shfl)
 
 
+@pytest.mark.parametrize("shfl", SHFLS)
 @pytest.mark.parametrize("k", [1, 2, 4])
 @pytest.mark.parametrize("max_bands", [None, 1, 3])
-def test_vectors_every_k_and_launch_split(gpu, k, max_bands):
+def test_vectors_every_k_and_launch_split(gpu, k, max_bands, shfl):
     """Each K, and patterns cut into several launches (carries through cin/cout); a text
     longer than the ring (64 chunks of 32 columns) exercises the back-pressure."""
     rng = np.random.default_rng(k * 10 + (max_bands or 0))
     p, t = rand(rng, 40000), rand(rng, 9000)
-    same_vector(gpu, p, t, False, k=k, max_bands=max_bands)
-    same_vector(gpu, p, t, True, k=k, max_bands=max_bands)
+    same_vector(gpu, p, t, False, k=k, max_bands=max_bands, shfl=shfl)
+    same_vector(gpu, p, t, True, k=k, max_bands=max_bands, shfl=shfl)
 
 
-def test_all_256_byte_values(gpu):
+@pytest.mark.parametrize("shfl", SHFLS)
+def test_all_256_byte_values(gpu, shfl):
     rng = np.random.default_rng(256)
     p = rng.integers(0, 256, 20000).astype(np.uint8)
     t = rng.integers(0, 256, 20000).astype(np.uint8)
     p[:256] = np.arange(256)
     t[-256:] = np.arange(256)[::-1]
-    llcs = same_vector(gpu, p, t)
-    same_vector(gpu, p, t, True)
+    llcs = same_vector(gpu, p, t, shfl=shfl)
+    same_vector(gpu, p, t, True, shfl=shfl)
     for k in (1, 2):
-        same_vector(gpu, p, t, k=k, max_bands=2)
+        same_vector(gpu, p, t, k=k, max_bands=2, shfl=shfl)
     ref = rapidfuzz_llcs(p.tobytes(), t.tobytes())
     assert ref is None or ref == llcs
+
+
+@pytest.mark.parametrize("shfl", SHFLS)
+@pytest.mark.parametrize("sigma", [20, 200])
+@pytest.mark.parametrize("k,m,n,max_bands", [(1, 2047, 31, None), (1, 2048, 32, None),
+                                             (1, 2049, 33, 1), (1, 6145, 2049, 2),
+                                             (2, 4097, 5000, None), (2, 12289, 700, 1),
+                                             (4, 8193, 65, 1)])
+def test_vectors_large_alphabet(gpu, shfl, sigma, k, m, n, max_bands):
+    """Protein-like (20) and 200 distinct bytes, so codes need more bits than DNA's:
+    lengths around a band (2048 symbols at K=1) and a chunk (32 columns), several bands,
+    launches cut in several (max_bands), a text longer than the ring; forward and
+    backward against the CPU, and the LLCS against rapidfuzz."""
+    rng = np.random.default_rng(sigma * 1000 + k * 100 + m + n)
+    p, t = rand(rng, m, sigma, 32), rand(rng, n, sigma, 32)
+    llcs = same_vector(gpu, p, t, False, k=k, max_bands=max_bands, shfl=shfl)
+    same_vector(gpu, p, t, True, k=k, max_bands=max_bands, shfl=shfl)
+    ref = rapidfuzz_llcs(p, t)
+    assert ref is None or llcs == ref
 
 
 @pytest.mark.parametrize("kind", ["random", "periodic", "identical", "disjoint", "one-empty",
@@ -218,9 +242,10 @@ def same_vectors(gpu, a, b, rows, **kw):
         assert bad.size == 0, f"pass {row}: words differ from {bad[:8]}, kw={kw}"
 
 
+@pytest.mark.parametrize("shfl", SHFLS)
 @pytest.mark.parametrize("k,max_bands", [(None, None), (1, None), (2, None), (4, None),
                                          (1, 3), (2, 2), (4, 1)])
-def test_batched_vectors_bit_exact(gpu, k, max_bands):
+def test_batched_vectors_bit_exact(gpu, k, max_bands, shfl):
     """A level's passes in one launch (or several waves when max_bands is small; passes
     larger than a wave go alone through final_vector): each vector equals the CPU kernel's.
     'N' only in a and 'Z' only in b get code 0 (no mask bit): they must match nothing."""
@@ -230,11 +255,13 @@ def test_batched_vectors_bit_exact(gpu, k, max_bands):
     a[rng.integers(0, a.size, 500)] = ord("N")
     b[rng.integers(0, b.size, 500)] = ord("Z")
     before = gpu.STATS["launches"]
-    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 48), k=k, max_bands=max_bands)
+    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 48), k=k, max_bands=max_bands,
+                 shfl=shfl)
     assert gpu.STATS["launches"] > before
 
 
-def test_batched_vectors_256_symbols(gpu):
+@pytest.mark.parametrize("shfl", SHFLS)
+def test_batched_vectors_256_symbols(gpu, shfl):
     """257 codes: the masks need 64 KiB per block at K=1 (few blocks per SM, K=4 does not
     fit), and code 0 is unused."""
     rng = np.random.default_rng(256)
@@ -242,8 +269,8 @@ def test_batched_vectors_256_symbols(gpu):
     b = rng.integers(0, 256, 20000).astype(np.uint8)
     a[:256] = np.arange(256)
     b[-256:] = np.arange(256)[::-1]
-    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 20))
-    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 20), max_bands=2)
+    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 20), shfl=shfl)
+    same_vectors(gpu, a, b, pass_rows(rng, a.size, b.size, 20), max_bands=2, shfl=shfl)
 
 
 def test_batched_vectors_disjoint_strings(gpu):
@@ -268,19 +295,20 @@ def test_full_lcs_default_cutoffs_batched(gpu, na, nb):
     assert len(s_gpu) == lcs_length(a, b, backend="cpu")
 
 
+@pytest.mark.parametrize("shfl", SHFLS)
 @pytest.mark.parametrize("sync", ["flag", "tagged"])
 @pytest.mark.parametrize("acc", ["shf", "imad"])
 @pytest.mark.parametrize("k,warps,max_bands", [(1, 1, None), (2, 2, None), (3, 1, None),
                                                (3, 4, 3), (4, 4, None), (2, 1, 2),
                                                (1, 4, 5)])
-def test_vectors_every_variant(gpu, sync, acc, k, warps, max_bands):
-    """Each kernel variant (ring hand-off, carry gathering), K = 3, several bands per block,
-    and launches cut in several (the tagged ring zeroed between launches), on a text longer
-    than the ring, forward and backward, bit for bit against the CPU."""
+def test_vectors_every_variant(gpu, sync, acc, shfl, k, warps, max_bands):
+    """Each kernel variant (ring hand-off, carry gathering, shuffles a step), K = 3, several
+    bands per block, and launches cut in several (the tagged ring zeroed between launches),
+    on a text longer than the ring, forward and backward, bit for bit against the CPU."""
     rng = np.random.default_rng(k * 100 + warps * 10 + (max_bands or 0))
     p, t = rand(rng, 40_000), rand(rng, 9_000)
     for backward in (False, True):
-        kw = dict(k=k, warps=warps, max_bands=max_bands, sync=sync, acc=acc)
+        kw = dict(k=k, warps=warps, max_bands=max_bands, sync=sync, acc=acc, shfl=shfl)
         llcs = same_vector(gpu, p, t, backward, **kw)
     ref = rapidfuzz_llcs(p, t)
     assert ref is None or llcs == ref
@@ -307,7 +335,11 @@ def test_band_placement_reported(gpu):
 
 
 def test_bad_tuning_is_an_error(gpu):
+    assert list(gpu.SHFLS) == SHFLS and gpu.SHFL in SHFLS
     p = np.frombuffer(b"ACGT" * 100, np.uint8)
-    for kw in ({"warps": 3}, {"sync": "fence"}, {"acc": "lea"}, {"staging": "mapped"}):
+    for kw in ({"warps": 3}, {"sync": "fence"}, {"acc": "lea"}, {"staging": "mapped"},
+               {"shfl": "three"}):
         with pytest.raises(ValueError):
             gpu.final_vector(p, 0, len(p), p, 0, len(p), False, **kw)
+    with pytest.raises(ValueError, match="shfl"):
+        gpu.Resident(p, p, shfl="three")

@@ -39,6 +39,17 @@
 //   consumer loads slot q+1 one chunk ahead and only waits if its tag is not there yet.
 // LCS_ACC_IMAD=0: the top lane's carry word is gathered by a funnel shift (ALU pipe);
 //   1: by acc*2 + carry (IMAD, FMA pipe): one ALU instruction less per step.
+// LCS_ONESHFL=0: two shuffles a step, __shfl_up of `out` (carry bit 31 | code bits 0..30)
+//   and __shfl(feed, i) for lane 0. 1: one __shfl(x, lane == 0 ? i : lane - 1) of
+//   x = out | feed, where `out` keeps the carry in bit 31 and the code in bits 16..30 (its
+//   low half is always 0) and feed, the lane's feed for the chunk, the carry in bit 15 and
+//   the code in bits 0..14: lane 0 takes x << 16 (its feed), the others x (a garbage low
+//   half: Step only reads bit 31, the mask address bits 16..30). Shuffles share the MIO
+//   pipe with the mask loads; per step this saves one SHFL for no extra ALU instruction
+//   (nvcc 13, sm_90, K=2: source lane SEL, lane 0's SHF, code LOP3 + LEA.HI, feed SEL and
+//   LOP3 against the SEL, two IMADs, SEL, IMAD and LOP3 of the two-shuffle step). Codes
+//   must fit in 15 bits: shared memory (sigma*K*256 bytes) bounds them far lower (< 1000),
+//   and lcs.py refuses more.
 // Blocks may hold several warps (lcs.py's `warps`): each warp takes its own band by ticket
 // and its own slice of shared memory; warps never wait for each other inside a block.
 //
@@ -61,6 +72,9 @@ typedef unsigned short u16;
 #endif
 #ifndef LCS_ACC_IMAD
 #define LCS_ACC_IMAD 0
+#endif
+#ifndef LCS_ONESHFL
+#define LCS_ONESHFL 0
 #endif
 #ifndef LCS_TIMEOUT_NS
 #define LCS_TIMEOUT_NS 10000000000ull   // 10 s without progress: give up (the host raises)
@@ -130,9 +144,20 @@ __device__ __noinline__ u64 wait_tag(const u64* slot, u32 tag, u32* err) {
     }
 }
 
-// One step of K words: CF <- bit 31 of `in`; for each word: u = v & m; v = (v + u + CF) |
-// (v & ~m), the carry chained; returns the carry out in bit 31 of the result, the code
-// (bits 0..30 of `in`) in the low bits.
+// Where `in` / `out` hold the code of the next column (the carry is bit 31): bits 0..30, or
+// 16..30 with LCS_ONESHFL (bits 0..15 of `in` are then another lane's feed, or zero).
+#if LCS_ONESHFL
+#define CODE_SHIFT 16
+#define CODE_BITS 0x7fffu
+#else
+#define CODE_SHIFT 0
+#define CODE_BITS 0x7fffffffu
+#endif
+#define FEED_CARRY (CODE_SHIFT == 0 ? 31 : 15)    // the carry's bit in a lane's feed
+
+// One step of K words: CF <- bit 31 of `in` (`add.cc t, in, 0x80000000` reads no other
+// bit); for each word: u = v & m; v = (v + u + CF) | (v & ~m), the carry chained; returns
+// the carry out in bit 31 of the result, the code of `in` where it was, other bits 0.
 template <int K>
 struct Step;
 
@@ -149,7 +174,7 @@ struct Step<1> {
             : "=r"(lo), "=r"(hi), "=r"(cf)
             : "r"(in), "r"((u32)v[0]), "r"((u32)(v[0] >> 32)), "r"((u32)u0), "r"((u32)(u0 >> 32)));
         v[0] = (((u64)hi << 32) | lo) | (v[0] & ~m[0]);
-        return (in & 0x7fffffffu) | (cf << 31);
+        return (in & (CODE_BITS << CODE_SHIFT)) | (cf << 31);
     }
 };
 
@@ -170,7 +195,7 @@ struct Step<2> {
               "r"((u32)u0), "r"((u32)(u0 >> 32)), "r"((u32)u1), "r"((u32)(u1 >> 32)));
         v[0] = (((u64)h0 << 32) | l0) | (v[0] & ~m[0]);
         v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
-        return (in & 0x7fffffffu) | (cf << 31);
+        return (in & (CODE_BITS << CODE_SHIFT)) | (cf << 31);
     }
 };
 
@@ -197,7 +222,7 @@ struct Step<3> {
         v[0] = (((u64)h0 << 32) | l0) | (v[0] & ~m[0]);
         v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
         v[2] = (((u64)h2 << 32) | l2) | (v[2] & ~m[2]);
-        return (in & 0x7fffffffu) | (cf << 31);
+        return (in & (CODE_BITS << CODE_SHIFT)) | (cf << 31);
     }
 };
 
@@ -228,7 +253,7 @@ struct Step<4> {
         v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
         v[2] = (((u64)h2 << 32) | l2) | (v[2] & ~m[2]);
         v[3] = (((u64)h3 << 32) | l3) | (v[3] & ~m[3]);
-        return (in & 0x7fffffffu) | (cf << 31);
+        return (in & (CODE_BITS << CODE_SHIFT)) | (cf << 31);
     }
 };
 
@@ -335,14 +360,26 @@ __device__ __forceinline__ void run_band(
     // Initial state (step 0): lane 0 works on column 0 (code txt(0)); the others on
     // negative columns (code 0, carry 0: no-ops). `out` of lane 0 "at step -1" hands
     // code(0) to lane 1, which works on column 0 at step 1.
+#if LCS_ONESHFL
+    // addr: the byte offset code*K*256 of the masks from the lane's column (one LEA.HI
+    // from bits 16..30 of `in`)
+    const char* const msm = reinterpret_cast<const char*>(sm + lane);
+    const u32 addr_scale = K * 256, addr_lane = 0, mask_step = 256;
+    const u32 feed_shift = lane == 0 ? 16u : 0u;   // lane 0 reads a feed, the others an out
+#else
+    // addr: the index code*K*32 + lane of the masks in sm
+    const u64* const msm = sm;
+    const u32 addr_scale = K * 32, addr_lane = lane, mask_step = 32;
+#endif
     const u32 code0 = txt(0);
-    u32 addr = (lane == 0 ? code0 : 0u) * (K * 32) + lane;
-    u32 out = lane == 0 ? code0 : 0u;
+    u32 addr = (lane == 0 ? code0 : 0u) * addr_scale + addr_lane;
+    u32 out = lane == 0 ? code0 << CODE_SHIFT : 0u;
     u32 acc = 0;
     u32 tnext = txt(lane + 1);              // codes of the feed, one chunk ahead
 
     for (long long q = 0; q < nq; ++q) {
-        // ---- feed of lane 0 for steps 32q .. 32q+31: code(32q+i+1) | carry(32q+i) << 31 ----
+        // ---- feed of lane 0 for steps 32q .. 32q+31: code(32q+i+1) and carry(32q+i), the
+        // carry in bit FEED_CARRY (lane i holds step 32q+i's) ----
         u32 fw = 0;
 #if LCS_TAGGED
         if (lane == 0) {
@@ -368,19 +405,37 @@ __device__ __forceinline__ void run_band(
         }
 #endif
         fw = __shfl_sync(FULL_MASK, fw, 0);
-        const u32 feed = tnext | (((fw >> lane) & 1u) << 31);
+        const u32 feed = tnext | (((fw >> lane) & 1u) << FEED_CARRY);
         tnext = txt((q + 1) * 32 + lane + 1);
+#if LCS_ONESHFL
+        // what a lane publishes: out | feed (out's low half is always 0); after each step
+        // below, the code in | one select of feed with or without bit 31 (the carry out)
+        const u32 feed_c = feed | 0x80000000u;
+        u32 x = out | feed;
+#endif
 
 #pragma unroll
         for (int i = 0; i < 32; ++i) {
+#if LCS_ONESHFL
+            const u32 in = __shfl_sync(FULL_MASK, x, lane == 0 ? i : lane - 1) << feed_shift;
+#else
             u32 in = __shfl_up_sync(FULL_MASK, out, 1);
             const u32 f = __shfl_sync(FULL_MASK, feed, i);
             in = lane == 0 ? f : in;
+#endif
             u64 mk[K];
 #pragma unroll
-            for (int k = 0; k < K; ++k) mk[k] = sm[addr + k * 32];
-            addr = (in & 0x7fffffffu) * (K * 32) + lane;
+            for (int k = 0; k < K; ++k)
+                mk[k] = *reinterpret_cast<const u64*>(msm + addr + k * mask_step);
+            const u32 code_in = in & (CODE_BITS << CODE_SHIFT);   // the code where it is
+            addr = (code_in >> CODE_SHIFT) * addr_scale + addr_lane;
             out = Step<K>::run(v, mk, in);
+#if LCS_ONESHFL
+            u32 pick;   // out >> 31 ? feed_c : feed, in asm: the compiler would OR in cf << 31
+            asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %3, 0;\n\tselp.b32 %0, %1, %2, p;\n\t}"
+                : "=r"(pick) : "r"(feed_c), "r"(feed), "r"(out >> 31));
+            x = code_in | pick;                         // out | feed
+#endif
 #if LCS_ACC_IMAD
             asm("mad.lo.u32 %0, %1, 2, %2;" : "=r"(acc) : "r"(acc), "r"(out >> 31));  // IMAD
 #else

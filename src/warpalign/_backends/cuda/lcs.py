@@ -11,14 +11,15 @@ one launch per wave and one copy back per level; the recursion, base cases and s
 on the host, smaller passes on the CPU threads.
 
 Kernel (``lcs.cu``): one warp per band of ``32*K`` words, lanes skewed by one text column,
-carries by one shuffle per step, bands chained through a ring buffer with release/acquire
-flags inside one persistent launch. Every band of a launch must be resident at once (a band
-waits for the one below it and, through the ring, for the one above), so launches are sized
-to the GPU's capacity (``K`` words per lane grows with the pattern; past 4 words per lane the
-pattern is cut into several launches in sequence, carries passed through a buffer of
-``|text|/8`` bytes) and concurrent launches from Hirschberg's worker threads share that
-capacity through a host-side budget. Should a launch still wait too long (``TIMEOUT_S``
-without progress), it aborts and the call raises ``BackendError`` naming the kernel.
+carries and codes by shuffles (two a step, or one: ``shfl``), bands chained through a ring
+buffer with release/acquire flags inside one persistent launch. Every band of a launch must
+be resident at once (a band waits for the one below it and, through the ring, for the one
+above), so launches are sized to the GPU's capacity (``K`` words per lane grows with the
+pattern; past 4 words per lane the pattern is cut into several launches in sequence, carries
+passed through a buffer of ``|text|/8`` bytes) and concurrent launches from Hirschberg's
+worker threads share that capacity through a host-side budget. Should a launch still wait
+too long (``TIMEOUT_S`` without progress), it aborts and the call raises ``BackendError``
+naming the kernel.
 
 Measured on one H200 (bench/results/lcs_gpu.jsonl): 76.7 T cells/s for a 10 M × 10 M LLCS
 (K=2, 2442 bands; K=4 gave 64 T there, hence the smallest K that fits), 78 T for 20 M × 10 M;
@@ -80,6 +81,11 @@ SYNCS = ("flag", "tagged")
 ACCS = ("shf", "imad")
 SYNC = "tagged"
 ACC = "imad"
+#: ``shfl``: "two" shuffles a step (the carry and code from the lane below, lane 0's feed) or
+#: "one" (both in one 32-bit word, codes in 15 bits: issue 22; not yet measured).
+SHFLS = ("two", "one")
+SHFL = "two"
+_ONE_SHFL_CODES = 1 << 15   # codes (0..sigma) "one" can carry; shared memory allows < 1000
 #: Warps (bands) per block of ``llcs_bands``: 1, 2 or 4 (how warps land on an SM's four
 #: schedulers).
 WARPS = 1
@@ -183,20 +189,25 @@ class _Device:
         self.kernels = {}
 
     def kernel(self, k: int, smem: int, timeout_s: float = TIMEOUT_S,
-               name: str = "llcs_bands", sync: str | None = None, acc: str | None = None):
+               name: str = "llcs_bands", sync: str | None = None, acc: str | None = None,
+               shfl: str | None = None):
         """``name<k>`` (llcs_bands: one pass; llcs_batch: a level's passes) with room for
         ``smem`` bytes of dynamic shared memory; or ``lcs_gather_texts`` / ``lcs_present``
-        (k ignored). ``sync`` / ``acc``: the variant (default :data:`SYNC` / :data:`ACC`)."""
+        (k ignored). ``sync`` / ``acc`` / ``shfl``: the variant (default :data:`SYNC` /
+        :data:`ACC` / :data:`SHFL`)."""
         sync = SYNC if sync is None else sync
         acc = ACC if acc is None else acc
+        shfl = SHFL if shfl is None else shfl
         if sync not in SYNCS:
             raise ValueError(f"invalid sync: {sync!r}; expected one of {SYNCS}")
         if acc not in ACCS:
             raise ValueError(f"invalid acc: {acc!r}; expected one of {ACCS}")
+        if shfl not in SHFLS:
+            raise ValueError(f"invalid shfl: {shfl!r}; expected one of {SHFLS}")
         with self.lock:
             plain = name in ("lcs_gather_texts", "lcs_present")
             full = name if plain else f"{name}<{k}>"
-            key = (full, timeout_s, sync, acc)
+            key = (full, timeout_s, sync, acc, shfl)
             fn = self.kernels.get(key)
             if fn is None:
                 names = (tuple(f"{n}<{kk}>" for n in ("llcs_bands", "llcs_batch") for kk in _KS)
@@ -204,7 +215,8 @@ class _Device:
                 mod = get_module(_FILE, names, (f"LCS_RING={_RING}",
                                                 f"LCS_TIMEOUT_NS={int(timeout_s * 1e9)}ull",
                                                 f"LCS_TAGGED={int(sync == 'tagged')}",
-                                                f"LCS_ACC_IMAD={int(acc == 'imad')}"))
+                                                f"LCS_ACC_IMAD={int(acc == 'imad')}",
+                                                f"LCS_ONESHFL={int(shfl == 'one')}"))
                 fn = mod.get_function(full)
                 with contextlib.suppress(Exception):   # a hint only
                     fn.preferred_shared_memory_carveout = 100
@@ -214,14 +226,15 @@ class _Device:
         return fn
 
     def blocks_per_sm(self, k: int, smem: int, name: str = "llcs_bands", warps: int = 1,
-                      sync: str | None = None, acc: str | None = None) -> int:
+                      sync: str | None = None, acc: str | None = None,
+                      shfl: str | None = None) -> int:
         """Resident blocks (of ``warps`` warps) per SM of the K-word kernel with ``smem``
         bytes of shared memory a block (0: does not fit)."""
         if smem > self.smem_optin:
             return 0
         by_smem = self.smem_sm // (smem + self.reserved)
         bpsm = min(_MAX_WARPS_PER_SM // warps, by_smem)
-        fn = self.kernel(k, smem, name=name, sync=sync, acc=acc)
+        fn = self.kernel(k, smem, name=name, sync=sync, acc=acc, shfl=shfl)
         with contextlib.suppress(Exception):   # no occupancy API: keep the estimate
             occ = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
                 fn.ptr, 32 * warps, smem)
@@ -249,15 +262,24 @@ def _stream():
     return s
 
 
+def _check_codes(sigma1: int, shfl: str | None) -> None:
+    """Refuse an alphabet whose codes (0..sigma1-1) the ``shfl`` variant cannot carry."""
+    if (SHFL if shfl is None else shfl) == "one" and sigma1 > _ONE_SHFL_CODES:
+        raise BackendUnavailable(f"LCS kernel (shfl='one'): an alphabet of {sigma1 - 1} "
+                                 f"symbols needs codes over 15 bits")
+
+
 def _plan(dev: _Device, words: int, sigma1: int, k: int | None, max_bands: int | None,
-          warps: int = 1, sync: str | None = None, acc: str | None = None):
+          warps: int = 1, sync: str | None = None, acc: str | None = None,
+          shfl: str | None = None):
     """(K, bands per launch, blocks per SM): the smallest K (of 1, 2, 4; or ``k``) whose
     bands all fit at once, else the K that fits the most words per launch (several
     launches). A block is ``warps`` bands."""
+    _check_codes(sigma1, shfl)
     best = None
     for kk in ((k,) if k else (1, 2, 4)):
         smem = sigma1 * kk * 32 * 8 * warps
-        bpsm = dev.blocks_per_sm(kk, smem, warps=warps, sync=sync, acc=acc)
+        bpsm = dev.blocks_per_sm(kk, smem, warps=warps, sync=sync, acc=acc, shfl=shfl)
         if bpsm == 0:
             continue
         cap = int(dev.sms * _SAFETY) * bpsm * warps
@@ -297,12 +319,13 @@ def _upload(host: np.ndarray, staging: str, stream):
 
 
 def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_bands=None,
-                 timeout_s=TIMEOUT_S, warps=None, sync=None, acc=None, staging=None,
-                 where=None):
+                 timeout_s=TIMEOUT_S, warps=None, sync=None, acc=None, shfl=None,
+                 staging=None, where=None):
     """The pattern's bit-vector after the whole text (see ``_backends/cpu/lcs.final_vector``).
     Tuning (tests, bench): ``k`` words per thread, ``max_bands`` bands per launch at most
     (default: chosen for the device); ``warps`` bands per block (default :data:`WARPS`);
-    ``sync`` / ``acc`` the kernel variant (:data:`SYNCS`, :data:`ACCS`); ``staging``
+    ``sync`` / ``acc`` / ``shfl`` the kernel variant (:data:`SYNCS`, :data:`ACCS`,
+    :data:`SHFLS`); ``staging``
     :data:`STAGINGS`; ``where``: a list that receives, per band of the first launch,
     ``(smid << 8) | warp slot`` (measuring aid). ``timeout_s`` seconds a band waits for
     the band below before the pass fails with BackendError.
@@ -351,9 +374,9 @@ def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_band
         _remap()(T_d, cmap_d, tc[:n])
         del P_d, T_d
         sigma1 = sigma + 1
-        K, cap, bpsm = _plan(dev, W, sigma1, k, max_bands, warps, sync, acc)
+        K, cap, bpsm = _plan(dev, W, sigma1, k, max_bands, warps, sync, acc, shfl)
         smem = sigma1 * K * 32 * 8 * warps
-        fn = dev.kernel(K, smem, timeout_s, sync=sync, acc=acc)
+        fn = dev.kernel(K, smem, timeout_s, sync=sync, acc=acc, shfl=shfl)
         V_d = cupy.empty(W, cupy.uint64)
         words_per_launch = cap * 32 * K
         launches = -(-W // words_per_launch)
@@ -423,17 +446,22 @@ class Resident:
     per lane) is chosen per level: 1 when all the level's bands fit at once (more warps on
     few bands), else 2 (measured best once the GPU is full), else 4 for passes that need it;
     a pass too large for any wave runs alone through :func:`final_vector`.
-    Per-call state only; not for use from several threads at once. Tuning (tests): ``k``
-    words per lane for every level, ``max_bands`` bands per wave at most."""
+    Per-call state only; not for use from several threads at once. Tuning (tests, bench):
+    ``k`` words per lane for every level, ``max_bands`` bands per wave at most, ``shfl``
+    the kernel variant (:data:`SHFLS`)."""
 
     def __init__(self, a: np.ndarray, b: np.ndarray, *, k: int | None = None,
-                 max_bands: int | None = None):
+                 max_bands: int | None = None, shfl: str | None = None):
         self.a, self.b = a, b
+        self.shfl = SHFL if shfl is None else shfl
+        if self.shfl not in SHFLS:
+            raise ValueError(f"invalid shfl: {shfl!r}; expected one of {SHFLS}")
         self.na = len(a)
         self.dev = _device()
         self.stream = cupy.cuda.Stream(non_blocking=True)
         cmap, sigma = lcs_plan.shared_alphabet(a, b)
         self.sigma1 = sigma + 1
+        _check_codes(self.sigma1, self.shfl)
         t0 = time.perf_counter()
         with self.stream:
             ev0, ev1 = cupy.cuda.Event(), cupy.cuda.Event()
@@ -449,7 +477,7 @@ class Resident:
         self.options = {}   # K -> (bands at once, blocks per SM, shared memory bytes)
         for kk in ((k,) if k else _KS):
             smem = self.sigma1 * kk * 32 * 8
-            bpsm = self.dev.blocks_per_sm(kk, smem, "llcs_batch")
+            bpsm = self.dev.blocks_per_sm(kk, smem, "llcs_batch", shfl=self.shfl)
             if bpsm > 0:
                 cap = int(self.dev.sms * _SAFETY) * bpsm
                 self.options[kk] = (min(cap, max_bands) if max_bands else cap, bpsm, smem)
@@ -487,7 +515,8 @@ class Resident:
         for i in alone.tolist():
             pat_is_a, p_lo, p_hi, t_lo, t_hi, backward = (int(x) for x in passes[i])
             pat, txt = (self.a, self.b) if pat_is_a else (self.b, self.a)
-            out[i] = final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, bool(backward))
+            out[i] = final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, bool(backward),
+                                  shfl=self.shfl)
         return out
 
     def _launch(self, desc, nb, K, cap, bpsm, smem) -> np.ndarray:
@@ -498,8 +527,8 @@ class Resident:
         wv = lcs_plan.waves(nb, cap)
         total_words = int((desc[:, 5] + desc[:, 6]).max())   # V offsets of the level
         text_len = int((desc[:, 7] + lcs_plan.padded_text(desc[:, 4])).max())
-        fn = self.dev.kernel(K, smem, name="llcs_batch")
-        gather = self.dev.kernel(K, 0, name="lcs_gather_texts")
+        fn = self.dev.kernel(K, smem, name="llcs_batch", shfl=self.shfl)
+        gather = self.dev.kernel(K, 0, name="lcs_gather_texts", shfl=self.shfl)   # same module
         stream = self.stream
         with stream:
             t0 = time.perf_counter()
