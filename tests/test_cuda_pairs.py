@@ -357,10 +357,12 @@ def test_cupy_inputs_equal_the_list_form(method):
     assert score_pairs(d_x, d_y, PAPER).backend == "cuda"     # auto: the arrays' device
 
 
-@pytest.mark.parametrize("scoring, letters", [(PAPER, b"ACGTNacgtn"), (AFFINE, b"ACGT"),
+@pytest.mark.parametrize("mode", ["full", "score"])   # score: ww_ypack_chars, several launches
+@pytest.mark.parametrize("scoring, letters", [(PAPER, b"ACGTNacgtn"), (PAPER, b"ACGTacgt"),
+                                              (AFFINE, b"ACGT"),
                                               (BLOSUM, b"ARNDCQEGHILKMFPSTWYV")],
-                         ids=["paper", "affine", "blosum62"])
-def test_cupy_buffer_of_unequal_lengths(scoring, letters):
+                         ids=["paper", "paper-acgt", "affine", "blosum62"])
+def test_cupy_buffer_of_unequal_lengths(scoring, letters, mode):
     cp = pytest.importorskip("cupy")
     from warpalign.buffers import SequenceBuffer
 
@@ -377,10 +379,12 @@ def test_cupy_buffer_of_unequal_lengths(scoring, letters):
                               cp.asarray(off))
 
     res = score_pairs(device_buffer(xs), device_buffer(ys), scoring, backend="cuda",
-                      method="wordwise", threshold=20, mode="full")
+                      method="wordwise", threshold=20, mode=mode)
     want = exact(xs, ys, scoring)
     assert res.scores.tolist() == want
     assert res.indices.tolist() == [i for i, s in enumerate(want) if s >= 20]
+    if mode == "full":
+        assert res.alignments.scores.tolist() == [s for s in want if s >= 20]
 
 
 def test_cupy_errors():

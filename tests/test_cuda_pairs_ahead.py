@@ -1,6 +1,7 @@
 """score_pairs from CuPy arrays with one read back (issue 22) on a device: the
-``pairs_ahead`` engine queues the encode, the kept plan of codes below 4, ww_ypack and
-ww_dna (guarded by the encode's flags) and reads flags, scores and saturation count
+``pairs_ahead`` engine queues the x encode, the kept plan of codes below 4,
+ww_ypack_chars (y's characters packed, y's encode flags; ww_ypack from y's codes in mode
+full) and ww_dna (guarded by the flags) and reads flags, scores and saturation count
 once; every outcome equals the CPU backend's and the other input forms'. Its host side
 is checked on the CPU (tests/test_pairs_ahead.py, an emulated device)."""
 
@@ -131,16 +132,30 @@ def test_cupy_2d_saturation_is_rescored():
         assert ahead.calls == ahead.kept == 2
 
 
-@pytest.mark.parametrize("where", ["x-first-row", "x-last-row", "y-first-row", "y-last-row",
-                                   "both-sides"])
-def test_cupy_2d_bad_character_as_every_form(where):
-    # the same AlphabetError (record, position, character) as the NumPy and list forms
+#: Bad characters (side, row, column; negative: from the end), the first one last (the xs
+#: side's first when both have one); "y-everywhere": column 5 of every y row.
+BAD_SPOTS = {"x-first-row": [("x", 0, 0)], "x-last-row": [("x", -1, -1)],
+             "y-first-row": [("y", 0, 17)], "y-first-char": [("y", 0, 0)],
+             "y-last-row": [("y", -1, -1)],
+             "y-several": [("y", -1, 0), ("y", -2, 3), ("y", 7, -1), ("y", 7, -2)],
+             "y-everywhere": [("y", 0, 5)], "both-sides": [("y", 3, 5), ("x", 250, 9)]}
+
+
+# 140,000 pairs of 16 x 24: ww_ypack_chars' grid (at most 65,535 blocks) strides over
+# 70,000 items of G = 1, so a block reduces the bad characters of several items
+@pytest.mark.parametrize("shape", [(400, 50, 300), (140_000, 16, 24)], ids=["400", "140000"])
+@pytest.mark.parametrize("where", list(BAD_SPOTS))
+def test_cupy_2d_bad_character_as_every_form(where, shape):
+    # the same AlphabetError (record, position, character) as the NumPy and list forms; y's
+    # through ww_ypack_chars' flags
     cp = pytest.importorskip("cupy")
     rng = np.random.default_rng(82)
-    X, Y = _rows(rng, 400, 50), _rows(rng, 400, 300)
-    spots = {"x-first-row": [(X, 0, 0)], "x-last-row": [(X, 399, 49)],
-             "y-first-row": [(Y, 0, 17)], "y-last-row": [(Y, 399, 299)],
-             "both-sides": [(Y, 3, 5), (X, 250, 9)]}[where]
+    n, m, w = shape
+    X, Y = _rows(rng, n, m), _rows(rng, n, w)
+    spots = [(X if side == "x" else Y, row % n, col % (m if side == "x" else w))
+             for side, row, col in BAD_SPOTS[where]]
+    if where == "y-everywhere":
+        Y[:, 5] = ord("#")
     for array, row, col in spots:
         array[row, col] = ord("#")
     errors = []
@@ -156,6 +171,55 @@ def test_cupy_2d_bad_character_as_every_form(where):
     side = "xs" if spots[-1][0] is X else "ys"
     assert errors[0].startswith(f"{side}[{spots[-1][1]}]: record 'seq{spots[-1][1]}', "
                                 f"position {spots[-1][2]} (0-based)")
+
+
+#: Query lengths that make several word-wise launches (G = 1, 2, 4, 32 and two bands).
+XLENS = (20, 60, 100, 700, 1100)
+#: Codes placed in the widest target of a launch counted from the end: (launch, column,
+#: character) each.
+LATE = {"clean": [], "N-late": [(-1, 10, "N")], "#-late": [(-1, 10, "#")],
+        "#-in-two": [(-1, 10, "#"), (-2, 5, "#")], "N-and-#": [(-1, 10, "#"), (-2, 5, "N")]}
+
+
+@pytest.mark.parametrize("late", list(LATE))
+def test_cupy_buffer_of_several_launches(late):
+    # a CuPy SequenceBuffer of several query lengths: one engine call of several launches
+    # (each ww_ypack_chars + ww_dna); an N or a bad character in the last launches only
+    # (earlier launches' ww_dna ran with the guard open) is still a rerun or the CPU's error
+    cp = pytest.importorskip("cupy")
+    from warpalign._backends.cuda import pairs as gpu
+    from warpalign.buffers import SequenceBuffer
+
+    rng = np.random.default_rng(86)
+    letters = np.frombuffer(b"ACGTacgt", np.uint8)
+    xlens = np.array(XLENS)[rng.integers(0, len(XLENS), 600)]
+    ylens = rng.integers(0, 1500, 600)
+    xs = [letters[rng.integers(0, 8, int(k))] for k in xlens]
+    ys = [letters[rng.integers(0, 8, int(k))] for k in ylens]
+    for x, y in zip(xs[::3], ys[::3]):
+        k = min(x.size // 2, y.size)
+        y[:k] = x[:k]
+    xoff, yoff = (np.concatenate([[0], np.cumsum([len(r) for r in rows])]) for rows in (xs, ys))
+    plan = gpu.plan_wordwise(None, xoff, None, yoff, PAPER, "local", rows=None, prefetch=None,
+                             largest=3)
+    launches = [[int(p) for p in plan.small[at] if p >= 0] for *_, at, _, _ in plan.launches]
+    assert len(launches) >= 4
+    for k, col, letter in LATE[late]:
+        ys[max(launches[k], key=lambda p: ys[p].size)][col] = ord(letter)
+    X, Y = np.concatenate(xs), np.concatenate(ys)
+    try:
+        want = _cpu(SequenceBuffer(X, xoff), SequenceBuffer(Y, yoff), PAPER).scores.tolist()
+    except AlphabetError as exc:
+        want = str(exc)
+    with _counted() as ahead:
+        try:
+            got = score_pairs(SequenceBuffer(cp.asarray(X), xoff),
+                              SequenceBuffer(cp.asarray(Y), yoff), PAPER,
+                              backend="cuda").scores.tolist()
+        except AlphabetError as exc:
+            got = str(exc)
+    assert got == want and ahead.calls == 1 and ahead.kept == (late == "clean")
+    assert isinstance(want, str) == ("#" in late)
 
 
 def test_cupy_2d_with_n_and_iupac_rerun_as_planned_after_the_flags():

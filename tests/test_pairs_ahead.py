@@ -1,9 +1,11 @@
 """score_pairs from CuPy arrays with one read back (issue 22), on the CPU: the
 ``pairs_ahead`` engine (``_backends/cuda/pairs_ahead.py``) and the job's use of it on an
-emulated device (``loader.emulated``): encode, the kept plan of codes below 4, ww_ypack
-and ww_dna queued with the encode's flags as their guard, one read; a closed guard (a
-bad character, an N) writes nothing. The kernels are stand-ins written from the comments
-of encode.cu and pairs.cu; the device tests (test_cuda_pairs.py) run the real ones."""
+emulated device (``loader.emulated``): the x encode, the kept plan of codes below 4,
+ww_ypack_chars (y's characters packed, y's encode flags) and ww_dna queued with the
+flags as its guard, one read; a closed guard (a bad character, an N) writes nothing and
+y is encoded after the read, as for saturated pairs; mode full encodes both sides first
+and packs y's codes (ww_ypack). The kernels are stand-ins written from the comments of
+encode.cu and pairs.cu; the device tests (test_cuda_pairs*.py) run the real ones."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from warpalign._backends.cuda import pairs as gpu_pairs
 from warpalign._backends.cuda import pairs_ahead
 from warpalign._backends.cuda.loader import emulated
 from warpalign._backends.registry import using
+from warpalign.buffers import SequenceBuffer
 from warpalign.errors import AlphabetError
 from warpalign.pairs import score_pairs
 
@@ -45,9 +48,12 @@ class DevArray(np.ndarray):
     """An array of the emulated device: a NumPy array whose copies to the host (``get``)
     are counted, and that the job takes for a CuPy array (``buffers.is_device_array``)."""
 
-    def get(self, stream=None):
+    def get(self, stream=None, out=None, blocking=True):
         self.owner.reads += 1
-        return np.array(self)
+        if out is None:
+            return np.array(self)
+        out[...] = self
+        return out
 
     def set(self, host, stream=None):
         self[...] = host
@@ -80,9 +86,10 @@ class _Stream:
 
 
 class Device:
-    """Just enough of CuPy for the pairs_ahead engine: arrays, the current stream, events
-    and the three kernels it launches (encode_bytes, ww_ypack, ww_dna), each emulated from
-    the comments of encode.cu and pairs.cu. ``launched``: (kernel, ran) in order."""
+    """Just enough of CuPy for the pairs_ahead engine: arrays, the current stream, events,
+    pinned host memory and the kernels it launches (encode_bytes, ww_ypack_chars,
+    ww_ypack, ww_dna), each emulated from the comments of encode.cu and pairs.cu.
+    ``launched``: (kernel, ran) in order."""
 
     uint8, int32, uint32, uint64, int64 = np.uint8, np.int32, np.uint32, np.uint64, np.int64
     ndarray = DevArray
@@ -93,7 +100,8 @@ class Device:
         event = SimpleNamespace(record=lambda stream=None: None, synchronize=lambda: None)
         self.cuda = SimpleNamespace(get_current_stream=lambda: stream, Event=lambda: event,
                                     get_elapsed_time=lambda a, b: 0.0,
-                                    Device=lambda: SimpleNamespace(id=0))
+                                    Device=lambda: SimpleNamespace(id=0),
+                                    alloc_pinned_memory=bytearray)
 
     def put(self, a):
         out = np.array(a).view(DevArray)
@@ -124,6 +132,8 @@ class Device:
             return self._encode
         if name == "ww_ypack":
             return self._ypack
+        if name == "ww_ypack_chars":
+            return self._ypack_chars
         assert name.startswith("ww_dna<"), name       # pairs_ahead launches no other
         return self._dna
 
@@ -157,6 +167,38 @@ class Device:
                 cols.append(col)
             out[ypoff[i]:ypoff[i + 1]] = 8 * (5 * cols[0] + cols[1])
 
+    def _ypack_chars(self, grid, block, args):
+        # ww_ypack's columns from y's characters by the encode table (clamped to 4), no
+        # guard; per block (item slots i, i + grid, ...) the smallest index whose code is
+        # 255 and the largest code, then at most two atomicMax on y's flags, each skipped
+        # when the flag holds as much already
+        y, yo, items, nitems, front, ypoff, nall, ypk, table, flags = args
+        assert flags.dtype == np.uint64 and flags.size == 2 and table.shape == (256,)
+        assert grid == (min(int(nall), 65535),) and block == (128,)
+        self.launched.append(("ww_ypack_chars", True))
+        out = ypk.view(np.uint8)
+        for first in range(grid[0]):
+            bad, top = None, 0
+            for i in range(first, int(nall), grid[0]):
+                pair = items[2 * i:2 * i + 2] if i < nitems else [-1, -1]
+                cols = []
+                for p in pair:
+                    col = np.full(int(ypoff[i + 1] - ypoff[i]), 4, np.int64)
+                    if p >= 0:
+                        at = np.arange(int(yo[p]), int(yo[p + 1]))
+                        code = np.asarray(table)[np.asarray(y)[at]].astype(np.int64)
+                        col[front:front + at.size] = np.minimum(code, 4)
+                        top = max(top, int(code.max(initial=0)))
+                        hits = at[code == 255]
+                        if hits.size:
+                            bad = int(hits.min()) if bad is None else min(bad, int(hits.min()))
+                    cols.append(col)
+                out[ypoff[i]:ypoff[i + 1]] = 8 * (5 * cols[0] + cols[1])
+            if bad is not None and (~bad & MASK) > int(flags[0]):
+                flags[0] = ~bad & MASK
+            if top > int(flags[1]):
+                flags[1] = top
+
     def _dna(self, grid, block, args):
         (x, xo, yo, ypk, ypoff, items, nitems, g, bands, table, ge, thr, one, bound,
          bstride, out, flagged, nflag, guard) = args
@@ -186,14 +228,28 @@ class Device:
                     out[p] = score
 
 
-def _ahead(device, xs: np.ndarray, ys: np.ndarray, scoring=PAPER):
-    """pairs_ahead on the emulated device for 2-D arrays of characters (host arrays)."""
-    table = scoring.alphabet.code_table
-    xoff = np.arange(xs.shape[0] + 1) * xs.shape[1]
-    yoff = np.arange(ys.shape[0] + 1) * ys.shape[1]
+def _joined(rows) -> tuple[np.ndarray, np.ndarray]:
+    """(characters, offsets) of a 2-D array or a list of 1-D arrays of characters."""
+    if isinstance(rows, np.ndarray):
+        return rows.ravel(), np.arange(rows.shape[0] + 1) * rows.shape[1]
+    return (np.concatenate(rows) if rows else np.zeros(0, np.uint8),
+            np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64))
+
+
+def _ahead(device, xs, ys, scoring=PAPER, **kwargs):
+    """pairs_ahead on the emulated device for 2-D arrays (or lists of rows) of characters
+    (host arrays)."""
+    (xraw, xoff), (yraw, yoff) = _joined(xs), _joined(ys)
     with emulated(device, device.module):
-        raws = [device.put(xs.ravel()), device.put(ys.ravel())]
-        return pairs_ahead.encode_and_score(raws, table, xoff, yoff, scoring, "local")
+        raws = [device.put(xraw), device.put(yraw)]
+        return pairs_ahead.encode_and_score(raws, scoring.alphabet.code_table, xoff, yoff,
+                                            scoring, "local", **kwargs)
+
+
+def _flags_and_codes(rows, scoring=PAPER):
+    """(first bad index, largest code, codes) of one side by the CPU encode engine."""
+    codes, bad, _ = cpu_encode(_joined(rows)[0], scoring.alphabet.code_table)
+    return bad, int(codes.max(initial=0)), codes
 
 
 def _rows(rng, rows, length, letters=b"ACGTacgt"):
@@ -291,21 +347,29 @@ def test_ahead_scores_with_one_read_back():
     device = Device(PAPER)
     sides, scored, timings = _ahead(device, xs, ys)
     assert device.reads == 1                                   # flags, scores and count
-    assert [name for name, _ in device.launched] == ["encode_bytes", "encode_bytes",
-                                                     "ww_ypack", "ww_dna"]
-    assert all(ran for _, ran in device.launched)
+    assert device.launched == [("encode_bytes", True), ("ww_ypack_chars", True),
+                               ("ww_dna", True)]              # y: no codes written
     scores, flagged = scored
     assert scores.tolist() == _exact(xs, ys, PAPER) and max(scores) >= 80
     assert flagged.size == 0 and {"encode", "pack", "swa", "g2h"} <= set(timings)
-    for (codes, bad, counted, top), raw in zip(sides, (xs, ys)):
-        want = cpu_encode(raw.ravel(), PAPER.alphabet.code_table)[0]
-        assert np.array_equal(np.asarray(codes), want)
-        assert bad == -1 and counted is None and top == 3
+    assert np.array_equal(np.asarray(sides[0][0]), _flags_and_codes(xs)[2])
+    assert sides[1][0] is None
+    assert all(bad == -1 and counted is None and top == 3 for _, bad, counted, top in sides)
     uploads = device.uploads                                   # the plan and the table
     device.launched.clear()
     again = _ahead(device, xs, ys)
     assert device.uploads == uploads and device.reads == 2     # both kept: no copy up
     assert again[1][0].tolist() == scores.tolist()
+    # codes=True (the caller reads y's codes after the scores): both sides encoded first,
+    # ww_ypack packs y's codes; the same scores
+    device.launched.clear()
+    sides, (kept, _), _ = _ahead(device, xs, ys, codes=True)
+    assert device.launched == [("encode_bytes", True), ("encode_bytes", True),
+                               ("ww_ypack", True), ("ww_dna", True)]
+    assert kept.tolist() == scores.tolist() and device.reads == 3
+    for (codes, bad, _, top), raw in zip(sides, (xs, ys)):
+        assert np.array_equal(np.asarray(codes), _flags_and_codes(raw)[2])
+        assert (bad, top) == (-1, 3)
 
 
 def test_ahead_saturated_pairs_are_read_in_a_second_copy():
@@ -314,30 +378,44 @@ def test_ahead_saturated_pairs_are_read_in_a_second_copy():
     ys = xs.copy()
     ys[4, 100:] = _rows(rng, 1, 3300, b"ACGT")[0]
     device = Device(BIG)
-    _, (scores, flagged), _ = _ahead(device, xs, ys, BIG)
+    sides, (scores, flagged), _ = _ahead(device, xs, ys, BIG)
     assert flagged.tolist() == [0, 1, 2, 3] and device.reads == 2
     assert (scores[:4] == -1).all() and scores[4] == _exact(xs[4:], ys[4:], BIG)[0]
+    # the caller rescores them from the codes: y's are encoded after the read
+    assert device.launched == [("encode_bytes", True), ("ww_ypack_chars", True),
+                               ("ww_dna", True), ("encode_bytes", True)]
+    assert np.array_equal(np.asarray(sides[1][0]), _flags_and_codes(ys, BIG)[2])
+    assert [(bad, top) for _, bad, _, top in sides] == [(-1, 3), (-1, 3)]
 
 
-@pytest.mark.parametrize("where", ["x-first", "x-last", "y-first", "y-last", "both"])
+BAD_SPOTS = {"x-first": [("x", 0, 0)], "x-last": [("x", 19, 29)], "y-first": [("y", 0, 0)],
+             "y-early": [("y", 0, 3)], "y-last": [("y", 19, 89)],
+             "y-several": [("y", 11, 2), ("y", 3, 89), ("y", 3, 88), ("y", 19, 0)],
+             "both": [("x", 4, 7), ("x", 9, 1), ("y", 2, 5)]}
+
+
+@pytest.mark.parametrize("where", list(BAD_SPOTS))
 def test_ahead_bad_character_scores_nothing(where):
-    # an invalid character closes the guard: ww_ypack and ww_dna return at once, the one
-    # read reports the first bad character of each side as the encode engine does
+    # an invalid character closes the guard: ww_dna returns at once; the one read reports
+    # the first bad character and largest code of each side as the CPU encode engine does
+    # (y's from ww_ypack_chars), and y is encoded after it (the codes the caller reruns)
     rng = np.random.default_rng(72)
     xs, ys = _rows(rng, 20, 30), _rows(rng, 20, 90)
-    spots = {"x-first": [("x", 0, 0)], "x-last": [("x", 19, 29)], "y-first": [("y", 0, 3)],
-             "y-last": [("y", 19, 89)], "both": [("x", 4, 7), ("x", 9, 1), ("y", 2, 5)]}[where]
+    spots = BAD_SPOTS[where]
     for side, row, col in spots:
         (xs if side == "x" else ys)[row, col] = ord("#")
     device = Device(PAPER)
     sides, scored, _ = _ahead(device, xs, ys)
     assert scored is None and device.reads == 1
-    assert device.launched[2:] == [("ww_ypack", False), ("ww_dna", False)]
-    for (_, bad, _, top), raw in zip(sides, (xs, ys)):
-        want = cpu_encode(raw.ravel(), PAPER.alphabet.code_table)[1]
-        assert bad == want and (top == 255) == (want >= 0)
-    assert sides[0][1] == (-1 if where.startswith("y") else
-                           min(r * 30 + c for s, r, c in spots if s == "x"))
+    assert device.launched == [("encode_bytes", True), ("ww_ypack_chars", True),
+                               ("ww_dna", False), ("encode_bytes", True)]
+    for (codes, bad, _, top), raw in zip(sides, (xs, ys)):
+        want_bad, want_top, want_codes = _flags_and_codes(raw)
+        assert (bad, top) == (want_bad, want_top)
+        assert np.array_equal(np.asarray(codes), want_codes)
+    for side, k, width in (("x", 0, 30), ("y", 1, 90)):
+        at = [r * width + c for s, r, c in spots if s == side]
+        assert sides[k][1] == (min(at) if at else -1) and (sides[k][3] == 255) == bool(at)
 
 
 def test_ahead_codes_above_3_score_nothing():
@@ -349,10 +427,95 @@ def test_ahead_codes_above_3_score_nothing():
     sides, scored, _ = _ahead(device, xs, ys)
     assert scored is None and device.reads == 1
     assert [(bad, top) for _, bad, _, top in sides] == [(-1, 3), (-1, 4)]
-    assert device.launched[2:] == [("ww_ypack", False), ("ww_dna", False)]
+    assert device.launched[1:] == [("ww_ypack_chars", True), ("ww_dna", False),
+                                   ("encode_bytes", True)]
+    assert np.array_equal(np.asarray(sides[1][0]), _flags_and_codes(ys)[2])
     xs[0, 0] = ord("R")
     sides, scored, _ = _ahead(Device(PAPER), xs, ys)
     assert scored is None and sides[0][3] == int(PAPER.alphabet.code_table[ord("R")]) > 4
+    ys[2, 7] = ord("Y")                       # IUPAC in y: its code is y's largest
+    sides, scored, _ = _ahead(Device(PAPER), xs, ys)
+    assert scored is None and sides[1][1:] == (-1, None, _flags_and_codes(ys)[1])
+    assert sides[1][3] == int(PAPER.alphabet.code_table[ord("Y")]) > 4
+
+
+def _ragged(rng, xlens, ylens, letters=b"ACGTacgt"):
+    """Rows of these lengths (lists of 1-D arrays), the first half of each x planted in
+    its y where it fits."""
+    alphabet = np.frombuffer(letters, np.uint8)
+    xs = [alphabet[rng.integers(0, len(alphabet), int(n))] for n in xlens]
+    ys = [alphabet[rng.integers(0, len(alphabet), int(n))] for n in ylens]
+    for x, y in zip(xs, ys):
+        k = min(x.size // 2, y.size)
+        y[:k] = x[:k]
+    return xs, ys
+
+
+def _launch_pairs(xs, ys):
+    """The pairs of each launch of the plan of codes below 4, in launch order."""
+    plan = gpu_pairs.plan_wordwise(None, _joined(xs)[1], None, _joined(ys)[1], PAPER, "local",
+                                   rows=None, prefetch=None, largest=3)
+    return [sorted(int(p) for p in plan.small[at] if p >= 0)
+            for *_, at, _, _ in plan.launches]
+
+
+#: Query lengths of five word-wise launches (G = 1, 2, 4 and 32, and two bands), with empty
+#: sequences on either side, and targets of many lengths.
+XLENS = [20, 0, 100, 31, 700, 1100, 5, 96, 64, 1100, 3, 650]
+YLENS = [90, 40, 0, 130, 800, 1200, 1, 333, 64, 7, 0, 1000]
+
+
+def test_ahead_several_launches_score_and_flag_as_one():
+    # pairs of several query lengths: a plan of several launches, each its own
+    # ww_ypack_chars and ww_dna; every y character is read by exactly one of them, so
+    # y's flags are the CPU engine's; the scores are exact, y is never encoded
+    rng = np.random.default_rng(86)
+    xs, ys = _ragged(rng, XLENS, YLENS)
+    launches = _launch_pairs(xs, ys)
+    assert len(launches) == 5
+    assert sorted(p for pairs in launches for p in pairs) == list(range(len(XLENS)))
+    device = Device(PAPER)
+    sides, scored, _ = _ahead(device, xs, ys)
+    assert device.launched == ([("encode_bytes", True)]
+                               + [("ww_ypack_chars", True), ("ww_dna", True)] * 5)
+    assert scored[0].tolist() == _exact(xs, ys, PAPER) and scored[1].size == 0
+    assert max(scored[0]) >= 1000 and device.reads == 1 and sides[1][0] is None
+    assert [(bad, top) for _, bad, _, top in sides] == [(-1, 3), (-1, 3)]
+
+
+#: Codes placed in the widest target of a launch counted from the end: (launch, column,
+#: character) each.
+LATE = {"N": [(-1, 10, "N")], "#": [(-1, 10, "#")], "#-in-two": [(-1, 10, "#"), (-2, 5, "#")],
+        "N-and-#": [(-1, 10, "#"), (-2, 5, "N")]}
+
+
+@pytest.mark.parametrize("late", list(LATE))
+def test_ahead_several_launches_a_late_code_discards_every_score(late):
+    # an N (or a bad character) only in pairs of the last launches: the earlier launches'
+    # ww_dna find the guard open and write scores, the later ones find it closed; the
+    # flags read back after every launch close it, so nothing is kept, and y's flags are
+    # the CPU engine's (the smallest bad index over all launches: "#-in-two" has the
+    # smaller in the last launch)
+    rng = np.random.default_rng(87)
+    xs, ys = _ragged(rng, XLENS, YLENS)
+    launches = _launch_pairs(xs, ys)
+    for k, col, letter in LATE[late]:
+        ys[max(launches[k], key=lambda p: YLENS[p])][col] = ord(letter)
+    device = Device(PAPER)
+    sides, scored, _ = _ahead(device, xs, ys)
+    assert scored is None and device.reads == 1
+    opened = len(launches) + min(k for k, *_ in LATE[late])
+    assert device.launched == ([("encode_bytes", True)]
+                               + [("ww_ypack_chars", True), ("ww_dna", True)] * opened
+                               + [("ww_ypack_chars", True), ("ww_dna", False)]
+                               * (len(launches) - opened) + [("encode_bytes", True)])
+    want_bad, want_top, want_codes = _flags_and_codes(ys)
+    assert (sides[1][1], sides[1][3]) == (want_bad, want_top)
+    assert (want_bad >= 0) == ("#" in late) and want_top == (255 if "#" in late else 4)
+    if late == "#-in-two":
+        assert want_bad == int(_joined(ys)[1][max(launches[-1], key=lambda p: YLENS[p])]) + 10
+    assert np.array_equal(np.asarray(sides[1][0]), want_codes)
+    assert sides[0][1:] == (-1, None, 3)
 
 
 def test_ahead_refuses_what_it_cannot_plan():
@@ -366,6 +529,12 @@ def test_ahead_refuses_what_it_cannot_plan():
         pairs_ahead.encode_and_score([xs.ravel(), device.put(xs.ravel())],
                                      PAPER.alphabet.code_table, np.array([0, 10, 20]),
                                      np.array([0, 10, 20]), PAPER)
+    # y characters outside every pair would escape ww_ypack_chars' flags
+    for yoff in ([0, 10, 19], [1, 10, 20]):
+        with emulated(device, device.module), pytest.raises(ValueError, match="0 to y's"):
+            pairs_ahead.encode_and_score([device.put(xs.ravel()), device.put(xs.ravel())],
+                                         PAPER.alphabet.code_table, np.array([0, 10, 20]),
+                                         np.array(yoff), PAPER)
 
 
 # ------------------------------------------------------- the job on the emulated device
@@ -381,12 +550,14 @@ class Job:
         self.device = Device(scoring)
         self.reruns = []
         self.ahead_calls = 0
+        self.codes = []                      # each engine call's ``codes`` keyword
 
     def applies(self, scoring, algorithm):
         return pairs_ahead.applies(scoring, algorithm)
 
     def encode_and_score(self, *args, **kwargs):
         self.ahead_calls += 1
+        self.codes.append(kwargs.get("codes"))
         with emulated(self.device, self.device.module):
             return pairs_ahead.encode_and_score(*args, **kwargs)
 
@@ -413,8 +584,13 @@ class Job:
         return self._stack.__exit__(*exc)
 
     def score(self, xs, ys, scoring, **kwargs):
-        return score_pairs(self.device.put(xs), self.device.put(ys), scoring, backend="cuda",
-                           **kwargs)
+        """score_pairs of device copies: 2-D arrays, or lists of rows as SequenceBuffers."""
+        def put(rows):
+            if isinstance(rows, np.ndarray):
+                return self.device.put(rows)
+            raw, offsets = _joined(rows)
+            return SequenceBuffer(self.device.put(raw), offsets)
+        return score_pairs(put(xs), put(ys), scoring, backend="cuda", **kwargs)
 
 
 def test_job_scores_cupy_rows_with_one_read():
@@ -428,7 +604,58 @@ def test_job_scores_cupy_rows_with_one_read():
         assert job.device.reads == 1 and job.ahead_calls == 1 and job.reruns == []
         res = job.score(xs, ys, PAPER, threshold=40)
         assert res.indices.tolist() == [i for i, s in enumerate(want) if s >= 40]
-        assert job.ahead_calls == 2 and job.reruns == []
+        assert job.ahead_calls == 2 and job.reruns == [] and job.codes == [False, False]
+    assert "ww_ypack" not in [name for name, _ in job.device.launched]
+
+
+def _host_ends(xcodes, xoff, ycodes, yoff, scoring, scores, *, largest=None):
+    """The pair_ends engine on the host: (score, query end, target end) of the pairs of a
+    positive score, from the codes (np.asarray of None would fail in score_end)."""
+    xh, yh = np.asarray(xcodes), np.asarray(ycodes)
+    out = np.zeros((len(xoff) - 1, 3), np.int64)
+    for p in np.flatnonzero(np.asarray(scores) > 0).tolist():
+        out[p] = score_end(xh[xoff[p]:xoff[p + 1]], yh[yoff[p]:yoff[p + 1]], scoring.matrix,
+                           scoring.gap_open, scoring.gap_extend, LOCAL)
+    return out, {}
+
+
+def test_job_mode_full_with_a_threshold_aligns_from_the_codes():
+    # mode full traces the pairs above the threshold from both sides' codes: the engine
+    # is asked for y's codes (encoded before ww_ypack), the alignments are the CPU's
+    from warpalign._backends.cpu.traceback import CpuTraceback
+
+    rng = np.random.default_rng(88)
+    xs, ys = _rows(rng, 30, 25), _rows(rng, 30, 90)
+    ys[:7, 20:45] = xs[:7]
+    want = score_pairs(xs, ys, PAPER, backend="cpu", threshold=30, mode="full")
+    assert want.indices.size >= 7
+    with Job(PAPER) as job, using("pair_ends", "cuda", "wordwise", _host_ends), \
+            using("traceback", "cuda", "auto", CpuTraceback()):
+        res = job.score(xs, ys, PAPER, threshold=30, mode="full")
+    assert res.scores.tolist() == want.scores.tolist()
+    assert res.indices.tolist() == want.indices.tolist()
+    assert res.alignments == list(want.alignments)
+    assert job.codes == [True] and job.reruns == [] and job.device.reads == 1
+    assert job.device.launched == [("encode_bytes", True), ("encode_bytes", True),
+                                   ("ww_ypack", True), ("ww_dna", True)]
+
+
+def test_job_several_launches_take_the_path():
+    # a CuPy SequenceBuffer of several query lengths (a plan of several launches) is
+    # scored by the engine in one call, with one read; an N in the last launch reruns
+    rng = np.random.default_rng(89)
+    xs, ys = _ragged(rng, XLENS, YLENS)
+    assert len(_launch_pairs(xs, ys)) > 1
+    want = _exact(xs, ys, PAPER)
+    with Job(PAPER) as job:
+        res = job.score(xs, ys, PAPER)
+        assert res.scores.tolist() == want and res.method == "wordwise"
+        assert job.ahead_calls == 1 and job.reruns == [] and job.device.reads == 1
+        ys[5][10] = ord("N")
+        res = job.score(xs, ys, PAPER, threshold=100)
+        assert res.scores.tolist() == _exact(xs, ys, PAPER)
+        assert res.indices.tolist() == [i for i, v in enumerate(res.scores) if v >= 100]
+        assert job.ahead_calls == 2 and job.reruns == [4]
 
 
 def test_job_rescores_saturated_pairs():
@@ -439,7 +666,8 @@ def test_job_rescores_saturated_pairs():
     with Job(BIG) as job:
         res = job.score(xs, ys, BIG)
     assert res.scores.tolist() == _exact(xs, ys, BIG) and res.saturated == 3
-    assert res.scores[0] == 34_000 and job.reruns == []
+    assert res.scores[0] == 34_000 and job.reruns == [] and job.codes == [False]
+    assert job.device.launched[-1] == ("encode_bytes", True)    # y's codes for the rescore
 
 
 @pytest.mark.parametrize("letter", [b"N", b"n", b"R"])

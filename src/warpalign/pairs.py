@@ -169,9 +169,9 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
     a CuPy array already is). When both sides are CuPy arrays and the scoring is local
     DNA with linear gaps (16-bit word-wise lanes), a batch is encoded and scored by the
     plan of A C G T codes and read back once (flags, scores and saturation count
-    together); an N or another IUPAC code seen by the encode makes the kernels write
-    nothing and the batch is scored again as planned for its codes, a bad character is
-    named as in every other form.
+    together); an N or another IUPAC code makes the pair kernel write nothing and the
+    batch is scored again as planned for its codes, a bad character is named as in
+    every other form.
     Pairs are scored in batches of at most ``batch_residues`` residues (xs and ys
     together; the next batch is encoded and copied while one is scored), so that inputs
     larger than the GPU's memory stream through it.
@@ -283,11 +283,13 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         codes below 4 with one read back. Where it kept no scores (a code >= 4: N, IUPAC)
         the same codes are scored as every other batch's are, planned after the flags
         (:func:`_score_codes`): the same scores either way (cuda/pairs_ahead.py says
-        why)."""
+        why). The engine gives the ys' codes only where they are read after the scores:
+        mode "full" (asked for), saturated pairs (rescored from them) and a rerun."""
         starts, raws = sides(lo, hi)
         offsets = [side.offsets[lo:hi + 1] - a for side, a in zip((x, y), starts)]
         encoded, scored, timings = ahead.encode_and_score(raws, table, *offsets, scoring,
-                                                          algorithm, check=check)
+                                                          algorithm, check=check,
+                                                          codes=mode == "full")
         batch = checked(lo, hi, starts, encoded)            # a bad character raises here
         if scored is not None:
             return score(lo, batch, scored=("wordwise", *scored, timings))

@@ -275,15 +275,25 @@ def queue_encode(cp, raws, table: np.ndarray, codes, flags) -> None:
     Raises:
         TypeError: an array that is not a 1-D ``uint8`` CuPy array.
     """
-    for raw in raws:
-        if not isinstance(raw, cp.ndarray) or raw.dtype != cp.uint8 or raw.ndim != 1:
-            raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
-                            f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
+    raws = [device_chars(cp, raw) for raw in raws]
     d_table = device_table(cp, table)
     kernels = _kernels(False)                   # looked up once for both sides
     for k, (raw, out) in enumerate(zip(raws, codes)):
         launch = _launcher(kernels, d_table, out, flags[2 * k:2 * k + 2])
-        launch(cp.ascontiguousarray(raw), 0, raw.size)
+        launch(raw, 0, raw.size)
+
+
+def device_chars(cp, raw):
+    """``raw`` as a C-contiguous 1-D ``uint8`` CuPy array of characters (``raw`` itself
+    when it is one).
+
+    Raises:
+        TypeError: an array that is not a 1-D ``uint8`` CuPy array.
+    """
+    if not isinstance(raw, cp.ndarray) or raw.dtype != cp.uint8 or raw.ndim != 1:
+        raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
+                        f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
+    return cp.ascontiguousarray(raw)
 
 
 def _launcher(kernels: dict, d_table, codes, flags):

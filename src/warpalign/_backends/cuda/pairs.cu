@@ -36,7 +36,8 @@
 //            pad columns (past a pair's end, scores < 0) stay below S (> 0) or come
 //            after the real column holding it, so neither is picked.
 // ww_dna     word-wise, DNA local linear 16-bit (the bulk hot path): two columns per
-//            iteration (lane t at columns s - 2t, s + 1 - 2t), packed columns (ww_ypack).
+//            iteration (lane t at columns s - 2t, s + 1 - 2t), packed columns (ww_ypack
+//            from y codes, or ww_ypack_chars from y characters, encoding them as it packs).
 // bs_*       bitsliced: 32 pairs per word (bit k = pair k), values as S bit-planes.
 //            bs_w2b transposes codes by __ballot_sync, bs_swa runs the paper's circuits
 //            (one warp per group of 32 pairs, R rows per lane, C columns per iteration
@@ -636,10 +637,13 @@ __device__ __forceinline__ void bs_max_keep(unsigned (&d)[S], const unsigned (&x
 // one IMAD (H' - g) on the FMA pipe.
 
 // The guard of ww_ypack and ww_dna: the encode engine's flags (encode.cu: x side's first
-// bad character and largest code, then y side's).  For CuPy inputs the host queues both
-// kernels before it has read the flags (pairs_ahead.py: a plan for codes A C G T only);
-// when either side has a code above 3 (an N, IUPAC, or 255 for a character without a
-// code) both return at once, writing nothing, and the host discards the scores and names
+// bad character and largest code, then y side's).  For CuPy inputs the host queues the
+// kernels before it has read the flags (pairs_ahead.py: a plan for codes A C G T only):
+// the x encode (encode_bytes), then per launch ww_ypack_chars (which packs the y
+// characters and leaves y's two flag words as encode_bytes would; below) or, where the
+// caller keeps the y codes, their encode_bytes and ww_ypack, then ww_dna.  When either
+// side has a code above 3 (an N, IUPAC, or 255 for a character without a code) ww_ypack
+// and ww_dna return at once, writing nothing, and the host discards the scores and names
 // the bad character or scores the codes again on the path planned for them.  Callers
 // without flags pass four zero words (always open).
 __device__ __forceinline__ bool ww_guard_closed(const unsigned long long* __restrict__ guard)
@@ -676,6 +680,102 @@ __global__ void ww_ypack(const unsigned char* __restrict__ ycodes, const long lo
             }
             ypk[(base >> 2) + w] = v;
         }
+    }
+}
+
+// One y character for ww_ypack_chars: its code by the encode table `t` (shared memory),
+// kept in the thread's largest code and smallest index of a code 255; clamped to 4.
+__device__ __forceinline__ unsigned ww_char_code(const unsigned char* t,
+                                                 const unsigned char* __restrict__ ychars,
+                                                 long long at, unsigned& top,
+                                                 unsigned long long& bad)
+{
+    const unsigned c = t[ychars[at]];
+    top = c > top ? c : top;
+    if (c == 255u && (unsigned long long)at < bad) bad = (unsigned long long)at;
+    return c < 4u ? c : 4u;
+}
+
+// ww_ypack from the y CHARACTERS (pairs_ahead.py, when the caller keeps no y codes): the
+// same packed columns, each character's code looked up in the encode table (encode.cu's
+// 256 bytes, in shared memory as encode_bytes reads it; clamped to 4 as above), and y's
+// encode flags as encode_bytes leaves them for these characters launched from base 0:
+// flags[0] = atomicMax of ~(smallest index whose code is 255), flags[1] = atomicMax of
+// the largest code (the index is the character's in ychars: yoff counts from 0).
+// Why the launches together leave encode_bytes' flags: the host's offsets are contiguous
+// (pair p's characters are ychars[yoff[p] .. yoff[p + 1]), yoff[0] = 0, yoff[last] = the
+// side's size), a plan's launches partition the pairs (each pair is in one item of one
+// launch), and an item's words cover all its columns (4 * words - front >= its widest
+// pair, pack_offsets), so every y character is read exactly once over the launches; the
+// smallest bad index and the largest code over all reads are the side's, and atomicMax
+// on zeroed flags (a memset) is order-free and idempotent.  A thread keeps the smallest
+// bad index and the largest code of its reads (items of one thread are not in index
+// order: min, not first), the block reduces them (shuffles, then one value per warp in
+// shared memory) and thread 0 does at most two atomics, each skipped when a plain read
+// shows the flag at least as large already (the flags only grow, so a stale read is no
+// larger than the flag).  Blocks are whole warps (the host launches 128 threads).
+// No guard: packing is harmless (every byte addresses one of the 25 table entries), and
+// this kernel must finish y's flags whatever x holds.  Its ww_dna reads the guard after
+// it on the same stream.  With several launches an earlier launch's ww_dna may find the
+// guard open and write scores before a later launch's ww_ypack_chars meets an N or a bad
+// character: the host reads the flags after every launch and then discards all scores.
+__global__ void ww_ypack_chars(const unsigned char* __restrict__ ychars,
+                               const long long* __restrict__ yoff,
+                               const int* __restrict__ items, int nitems, int front,
+                               const long long* __restrict__ ypoff, int nall,
+                               unsigned* __restrict__ ypk,
+                               const unsigned char* __restrict__ table,
+                               unsigned long long* __restrict__ flags)
+{
+    __shared__ unsigned char t[256];
+    __shared__ unsigned long long warp_bad[32];
+    __shared__ unsigned warp_top[32];
+    for (int k = threadIdx.x; k < 256; k += blockDim.x) t[k] = table[k];
+    __syncthreads();
+    unsigned long long bad = ~0ull;
+    unsigned top = 0u;
+    for (int i = blockIdx.x; i < nall; i += gridDim.x) {
+        const int pa = i < nitems ? items[2 * i] : -1;
+        const int pb = i < nitems ? items[2 * i + 1] : -1;
+        long long oa = 0, ob = 0;
+        int na = 0, nb = 0;
+        if (pa >= 0) { oa = yoff[pa]; na = (int)(yoff[pa + 1] - oa); }
+        if (pb >= 0) { ob = yoff[pb]; nb = (int)(yoff[pb + 1] - ob); }
+        const long long base = ypoff[i];
+        const int words = (int)((ypoff[i + 1] - base) >> 2);
+        for (int w = threadIdx.x; w < words; w += blockDim.x) {
+            unsigned v = 0u;
+#pragma unroll
+            for (int b = 0; b < 4; ++b) {
+                const int j = 4 * w + b - front;
+                const unsigned ya =
+                    (j >= 0 && j < na) ? ww_char_code(t, ychars, oa + j, top, bad) : 4u;
+                const unsigned yb =
+                    (j >= 0 && j < nb) ? ww_char_code(t, ychars, ob + j, top, bad) : 4u;
+                v |= (8u * (5u * ya + yb)) << (8 * b);
+            }
+            ypk[(base >> 2) + w] = v;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long b = __shfl_down_sync(FULL_MASK, bad, o);
+        const unsigned h = __shfl_down_sync(FULL_MASK, top, o);
+        bad = b < bad ? b : bad;
+        top = h > top ? h : top;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        warp_bad[threadIdx.x >> 5] = bad;
+        warp_top[threadIdx.x >> 5] = top;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int k = 1; k < (int)(blockDim.x >> 5); ++k) {
+            bad = warp_bad[k] < bad ? warp_bad[k] : bad;
+            top = warp_top[k] > top ? warp_top[k] : top;
+        }
+        const volatile unsigned long long* seen = flags;
+        if (bad != ~0ull && ~bad > seen[0]) atomicMax(&flags[0], ~bad);
+        if (top > seen[1]) atomicMax(&flags[1], (unsigned long long)top);
     }
 }
 

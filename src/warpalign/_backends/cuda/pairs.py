@@ -29,10 +29,12 @@ for it too.
 
 The pair kernels take the codes where they are (device arrays from the ``encode``
 engine, :mod:`.encode`: no copy to the host). For CuPy inputs :mod:`.pairs_ahead` queues
-the kept plan's ww_ypack/ww_dna right after the encode, guarded by its flags.
+the kept plan after the x encode, guarded by its flags: ww_ypack_chars (y's characters
+encoded as packed) or, keeping y's codes, their encode and ww_ypack; then ww_dna.
 
-Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack), ``w2b``, ``swa``,
-``b2w``, ``g2h`` (scores back), by CUDA events around each step.
+Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack, or ww_ypack_chars:
+y's encode within it), ``w2b``, ``swa``, ``b2w``, ``g2h`` (scores back), by CUDA events
+around each step.
 
 Measured (bench/results/pairs_gpu.jsonl; paper 000's setting: 32,768 random DNA pairs,
 m = 128, n = 1,024 / 2,048 / 4,096 / 8,192 / 16,384, 2/-1/1), DP kernel, session 16: on
@@ -449,13 +451,15 @@ def planned_wordwise(cp, xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
 
 
 def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag, d_nflag,
-                   clock: Clock, kernel_runs: int = 1, guard=None) -> None:
+                   clock: Clock, kernel_runs: int = 1, guard=None, chars=None) -> None:
     """Queue ``plan``'s kernels on the current stream (``mod``: a module of its
     ``names``; ``device``: ``plan.small`` uploaded): each pair's score into ``d_out``
     (int32, real units before :func:`score_wordwise`'s global/semiglobal readout), the
     flagged pairs into ``d_flag`` and their count into ``d_nflag``; steps ``pack`` and
     ``swa`` on ``clock``. ``guard``: the encode's device flags, read by ww_ypack and
-    ww_dna (pairs.cu: they write nothing when a code is above 3); None: always open."""
+    ww_dna (pairs.cu: they write nothing when a code is above 3); None: always open.
+    ``chars``: (the device encode table, y's two flag words): ``d_y`` holds y's
+    characters, packed by ww_ypack_chars (``mod`` has it), which leaves y's flags there."""
     tab = plan.tab
     d_xo, d_yo, d_table = device[:3]
     dummy = cp.zeros(4, dtype=cp.uint64)        # unused buffers, and the open guard
@@ -470,10 +474,11 @@ def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag,
             nall = d_ypoff.size - 1
             ypk = cp.empty(int(plan.small[pack][-1]) // 4, dtype=cp.uint32)
             clock.mark("pack")
-            mod.get_function("ww_ypack")(
+            ypack, last = ("ww_ypack", (guard,)) if chars is None else ("ww_ypack_chars", chars)
+            mod.get_function(ypack)(
                 (min(nall, 65535),), (128,),
                 (d_y, d_yo, d_items, np.int32(nitems), np.int32(2 * g), d_ypoff, np.int32(nall),
-                 ypk, guard))
+                 ypk, *last))
             for run in range(kernel_runs):
                 _rerun(clock, d_nflag, run)
                 kern((grid,), (BLOCK,),
