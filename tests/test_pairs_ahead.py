@@ -491,3 +491,21 @@ def test_job_batches_each_take_the_path():
         res = job.score(xs, ys, PAPER, batch_residues=280)
     assert res.scores.tolist() == want
     assert job.ahead_calls == 3 and job.reruns == [4]
+
+
+
+def test_job_shapes_of_one_pair_count_keep_plans_of_their_own():
+    # 2-D rows say their length (Gathered.length): the kept plan is found without reading
+    # the offsets, and rows of other lengths but as many pairs never take it
+    rng = np.random.default_rng(81)
+    uploads = []
+    with Job(PAPER) as job:
+        for m, n in [(24, 60), (24, 61), (25, 60), (24, 60)]:
+            xs, ys = _rows(rng, 16, m), _rows(rng, 16, n)
+            ys[:4, 5:5 + m] = xs[:4]
+            res = job.score(xs, ys, PAPER)
+            assert res.scores.tolist() == _exact(xs, ys, PAPER), (m, n)
+            uploads.append(job.device.uploads)
+        assert job.ahead_calls == 4 and job.reruns == []
+    # a plan (and the table, first) goes up for each new shape; the first shape's again: none
+    assert uploads[1] > uploads[0] and uploads[2] > uploads[1] and uploads[3] == uploads[2]

@@ -33,8 +33,11 @@ from .offsets import running_sums
 
 
 def is_device_array(obj: Any) -> bool:
-    """Whether ``obj`` is a CuPy array (checked without importing CuPy)."""
-    return type(obj).__module__.split(".", 1)[0] == "cupy" and hasattr(obj, "__cuda_array_interface__")
+    """Whether ``obj`` is a CuPy array (checked without importing CuPy). The interface is
+    looked for on the type: on an array it is a property that builds its dict each time
+    (a call of ``score_pairs`` from CuPy asks several times)."""
+    kind = type(obj)
+    return kind.__module__.split(".", 1)[0] == "cupy" and hasattr(kind, "__cuda_array_interface__")
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,14 +130,17 @@ class SequenceBuffer:
 @dataclass(frozen=True, eq=False)
 class Gathered:
     """One side's characters joined: ``raw`` (uint8, host or device), ``offsets`` (int64,
-    host, starting at 0), ``names`` (None: ``seq<i>``), ``source`` (what errors call it)
-    and ``first`` (index of sequence 0 in a larger input)."""
+    host, starting at 0), ``names`` (None: ``seq<i>``), ``source`` (what errors call it),
+    ``first`` (index of sequence 0 in a larger input) and ``length`` (the one length of
+    every sequence where the input's shape says so: a 2-D array's rows; None: not known
+    without reading the offsets)."""
 
     raw: Any
     offsets: np.ndarray
     names: Any
     source: str
     first: int = 0
+    length: int | None = None
 
     def __len__(self) -> int:
         return self.offsets.size - 1
@@ -184,7 +190,7 @@ def gather(source: Any, alphabet: Alphabet, what: str) -> Gathered:
         if not source.flags.c_contiguous:
             source = source.copy(order="C")
         offsets = np.arange(rows + 1, dtype=np.int64) * length
-        return Gathered(source.reshape(-1), offsets, None, what)
+        return Gathered(source.reshape(-1), offsets, None, what, length=int(length))
     if is_device_array(source) and source.ndim == 1:          # one sequence, as NumPy's
         if source.dtype != np.uint8:
             raise InputError(f"{what}: sequence arrays must have dtype uint8, got {source.dtype}")

@@ -250,16 +250,19 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         starts = [int(side.offsets[lo]) for side in (x, y)]
         return starts, [side.raw[a:int(side.offsets[hi])] for side, a in zip((x, y), starts)]
 
-    def checked(lo: int, hi: int, starts, encoded):
+    def checked(lo: int, hi: int, starts, encoded, offsets=None):
         """Each side's (codes, offsets, largest code) from the encode engine's answer, the
-        first bad character raised (the xs side's first)."""
+        first bad character raised (the xs side's first); ``offsets``: each side's pairs
+        lo..hi-1 from 0, where the caller made them already."""
+        if offsets is None:
+            offsets = [side.offsets[lo:hi + 1] - a for side, a in zip((x, y), starts)]
         out = []
-        for side, a, (codes, bad, counted, top) in zip((x, y), starts, encoded):
+        for side, a, off, (codes, bad, counted, top) in zip((x, y), starts, offsets, encoded):
             if bad >= 0:
                 raise side.bad_character(a + bad, scoring.alphabet)
             if counting:
                 counts[:] += counted[:counts.size]
-            out.append((codes, side.offsets[lo:hi + 1] - a, top))
+            out.append((codes, off, top))
         return out
 
     def prepare(lo: int, hi: int):
@@ -287,8 +290,9 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         starts, raws = sides(lo, hi)
         offsets = [side.offsets[lo:hi + 1] - a for side, a in zip((x, y), starts)]
         encoded, scored, timings = ahead.encode_and_score(raws, table, *offsets, scoring,
-                                                          algorithm, check=check)
-        batch = checked(lo, hi, starts, encoded)            # a bad character raises here
+                                                          algorithm, check=check,
+                                                          lengths=(x.length, y.length))
+        batch = checked(lo, hi, starts, encoded, offsets)   # a bad character raises here
         if scored is not None:
             return score(lo, batch, scored=("wordwise", *scored, timings))
         part = score(lo, batch)

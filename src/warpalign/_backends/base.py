@@ -350,13 +350,16 @@ class PairsAhead(Protocol):
     as :class:`EncodeKernel`'s, offsets as :class:`PairKernel`'s; returns (per side
     :class:`EncodeKernel`'s tuple, counts None; (scores, indices of the saturated pairs)
     when every code is below 4, else None: nothing scored, the caller names the bad
-    character or scores the codes by the :class:`PairKernel`; seconds per step)."""
+    character or scores the codes by the :class:`PairKernel`; seconds per step).
+    ``lengths``: each side's one sequence length where the caller knows it (a 2-D array's
+    rows; None: read from the offsets)."""
 
     def applies(self, scoring: Any, algorithm: str) -> bool: ...
 
     def encode_and_score(self, raws: Sequence[Any], table: np.ndarray, xoff: np.ndarray,
                          yoff: np.ndarray, scoring: Any, algorithm: str = "local", *,
-                         check: bool = True) -> tuple[list[tuple], tuple | None, dict]: ...
+                         check: bool = True, lengths: tuple = (None, None)
+                         ) -> tuple[list[tuple], tuple | None, dict]: ...
 
 
 class ScanKernel(Protocol):

@@ -408,28 +408,33 @@ _plans_lock = threading.Lock()
 
 
 def _shape_key(cp, xoff: np.ndarray, yoff: np.ndarray, scoring, algorithm: str, rows,
-               prefetch, largest) -> tuple | None:
+               prefetch, largest, lengths=(None, None)) -> tuple | None:
     """The cache key of a plan whose offsets are arithmetic (both sides of one length
-    each, from 0), or None (not kept: other offsets, or the largest code unknown)."""
+    each, from 0), or None (not kept: other offsets, or the largest code unknown). A side's
+    ``lengths`` entry, where the caller knows it, spares reading its offsets."""
     if largest is None or xoff.size < 2 or xoff[0] != 0 or yoff[0] != 0:
         return None
-    xl, yl = np.diff(xoff), np.diff(yoff)
-    if not (_uniform(xl) and _uniform(yl)):
-        return None
-    return (cp.cuda.Device().id, xoff.size - 1, int(xl[0]), int(yl[0]), scoring, algorithm,
+    got = []
+    for off, length in zip((xoff, yoff), lengths):
+        steps = np.diff(off) if length is None else None
+        if steps is not None and not _uniform(steps):
+            return None
+        got.append(int(steps[0] if length is None else length))
+    return (cp.cuda.Device().id, xoff.size - 1, *got, scoring, algorithm,
             tuple(WW_DNA_ROWS.items()) if rows is None else int(rows),
             WW_DNA_PREFETCH if prefetch is None else bool(prefetch), BLOCK, int(largest) < 4)
 
 
 def planned_wordwise(cp, xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring,
-                     algorithm: str, *, rows, prefetch, largest) -> tuple[WwPlan, list]:
+                     algorithm: str, *, rows, prefetch, largest,
+                     lengths=(None, None)) -> tuple[WwPlan, list]:
     """(:func:`plan_wordwise`, its ``small`` arrays on the current device). Plans of
     arithmetic offsets (:func:`_shape_key`) are kept (:data:`PLAN_CACHE`) and shared by
     every thread: the plan is frozen, its device arrays are only read by the kernels,
     and an upload is complete before it is kept (read from any stream after). The key
     holds the largest code only as below 4 or not: the only use the plan makes of it
-    (the DNA path)."""
-    key = _shape_key(cp, xoff, yoff, scoring, algorithm, rows, prefetch, largest)
+    (the DNA path). ``lengths``: as :func:`_shape_key`'s."""
+    key = _shape_key(cp, xoff, yoff, scoring, algorithm, rows, prefetch, largest, lengths)
     if key is not None:
         with _plans_lock:
             kept = _plans.get(key)

@@ -60,8 +60,8 @@ def layout(xsize: int, npairs: int) -> tuple[int, int, int]:
 
 
 def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray, scoring,
-                     algorithm: str = "local", *, check: bool = True
-                     ) -> tuple[list[tuple], tuple | None, dict]:
+                     algorithm: str = "local", *, check: bool = True,
+                     lengths: tuple = (None, None)) -> tuple[list[tuple], tuple | None, dict]:
     """Encode the two sides ``raws`` (1-D ``uint8`` CuPy arrays of characters, read in
     place on the current stream) by ``table`` and score the pairs (x_i, y_i) of these
     offsets (pairs + 1 each, from 0) by the word-wise plan of codes below 4, with one
@@ -72,7 +72,9 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
     sorted indices of the pairs a 16-bit lane flagged) when every code is below 4, else
     None (nothing scored: the caller names the bad character or scores the codes on the
     path planned for them); seconds per step ("encode", "pack", "swa", "g2h", and "h2g"
-    where the plan was not kept)).
+    where the plan was not kept)). ``lengths``: each side's one sequence length where the
+    caller knows it (a 2-D array's rows), so the kept plan is found without reading the
+    offsets (:func:`~.pairs.planned_wordwise`).
 
     Raises:
         ValueError: a scoring or algorithm :func:`applies` refuses, other than two sides,
@@ -101,7 +103,7 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
     clock.mark("h2g")                      # the plan's copy up, when it is not kept
     plan, device = planned_wordwise(cp, codes[0], np.asarray(xoff, np.int64), codes[1],
                                     np.asarray(yoff, np.int64), scoring, algorithm,
-                                    rows=None, prefetch=None, largest=3)
+                                    rows=None, prefetch=None, largest=3, lengths=lengths)
     if plan.code != LOCAL or any(pack is None for *_, pack, _ in plan.launches):
         raise RuntimeError("internal error: pairs_ahead's plan has launches without the "
                            "guard (applies() and plan_wordwise disagree)")
