@@ -148,11 +148,21 @@ def pack_plan(lengths, kp: int, smem_limit: int):
     cost: padded rows x (6.1 + 37 / R) instructions per cell pair (sw_rowsq2k2's SASS: 7.43
     at R = 28, the per-step prologue ~37). Remembered per lengths: every device of a
     multi-GPU search plans the same batch (~150 us of Python each, taken in turns under
-    the GIL)."""
+    the GIL), and a streamed search's chunks plan the same batches again (:data:`PLANS_KEPT`)."""
     return _pack_plan(tuple(int(m) for m in lengths), kp, smem_limit)
 
 
-@functools.lru_cache(maxsize=256)
+#: Pack plans and chain-group candidates remembered (least recently used out). A streamed
+#: search plans its batches in every chunk, at most a power of two queries a batch with the
+#: power set by the chunk's target count: the 500 mmseqs2 queries' batches at every power
+#: from 4 to 256 are ~2,000 plans (groups included) and ~220 candidate sets, ~3 MB. With 256
+#: and 64 kept, a one-GPU streamed search at 1/32 of the resident cost made 720 plans for
+#: its 685 batches (0.47 s of its thread's Python; session 27 call J's profile).
+PLANS_KEPT = 4096
+GROUP_COSTS_KEPT = 512
+
+
+@functools.lru_cache(maxsize=PLANS_KEPT)
 def _pack_plan(lengths: tuple, kp: int, smem_limit: int):
     fits = [r for r in PAIR_REGS if kp * 32 * rows_stride(r) * 4 <= smem_limit]
     if not fits:
@@ -251,7 +261,7 @@ def chain_groups(lengths, share: float, kp: int, smem_limit: int,
     return [sorted(g) for g in groups]
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=GROUP_COSTS_KEPT)
 def _group_costs(lengths: tuple, kp: int, smem_limit: int, most: int):
     """chain_groups' candidates, k = 1 ... most: (groups, pack_cost of each). The same for
     every device of a multi-GPU search (only the share differs), so computed once (the
