@@ -98,3 +98,14 @@ def test_memo_keeps_a_streamed_searchs_batches_and_its_bounds(host_pinned, monke
     monkeypatch.setattr(packed, "PACKED_MEMO_BYTES", one)
     packed._packed_profile(groups[0], P, kp, h)
     assert len(packed._PACKED_CACHE) == 1 and len(built) == 19
+
+
+def test_largest_code_of_a_batch():
+    # the one-pass largest code a packed batch's queries are checked by (-1: all empty)
+    rng = np.random.default_rng(5)
+    qs = [rng.integers(0, 20, n).astype(np.uint8) for n in (0, 7, 300, 1, 0, 45)]
+    assert packed.largest_code(qs) == max(int(q.max()) for q in qs if len(q))
+    qs[3][0] = 24
+    assert packed.largest_code(qs) == 24
+    assert packed.largest_code([np.zeros(0, np.uint8)] * 3) == -1
+    assert packed.largest_code([]) == -1

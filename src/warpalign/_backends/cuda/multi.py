@@ -86,10 +86,12 @@ class MultiSearch:
         cp = self._cp
         jobs: list = []
         results = []
+        seen: dict = {}         # the queries' host side, made for the first device only
         with self._packed_run(jobs):
             for part in handle.parts:
                 with cp.cuda.Device(part.device):
-                    job = part.backend._packed_start(qs, part.handle, scoring, top_k)
+                    job = part.backend._packed_start(qs, part.handle, scoring, top_k,
+                                                     seen=seen)
                     if job is not None:
                         part.backend._packed_launch(job, 1)
                 jobs.append(job)

@@ -320,36 +320,48 @@ class PackedSearch:
             self._packed_launch(job)
             return self._packed_results(job)
 
-    def _packed_host(self, qs, handle, scoring):
+    def _packed_host(self, qs, handle, scoring, seen=None):
         """The host side of a packed batch, no device work: its query groups and each
         group's profile and lane info in pinned memory (:func:`_packed_profile`), or None
         where the batch does not run packed (no 16-bit table, no residues, every query
         empty). Another thread may make it while earlier batches run
-        (:meth:`_iter_resident`); the scoring's tables are then already made."""
-        for q in qs:
-            self._check_query(q, handle, scoring)
+        (:meth:`_iter_resident`); the scoring's tables are then already made. ``seen``: a
+        dict the devices of one multi-device search share (the same queries and scoring;
+        their own dict, one thread): the queries' largest code and each query group's
+        profile, made for the first device, taken by the others (hashing the queries for
+        the memo took each device ~2-4 ms before its first launch)."""
+        seen = {} if seen is None else seen
+        if "largest" not in seen:
+            seen["largest"] = largest_code(qs)
+        self._check_queries(qs, handle, scoring, seen["largest"])
         lengths = [len(q) for q in qs]
         tables = self._tables(handle, scoring) if handle.n and handle.residues else None
         if tables is None or not any(lengths) or tables.s16 is None:
             return None
         groups = self._chain_groups(lengths, handle, tables.kp)
-        profiles = [_packed_profile([qs[i] for i in sub], tables.P16, tables.kp,
-                                    tables.P16_hash) for sub in groups]
+        profiles = []
+        for sub in groups:
+            key = ("profile", tables.kp, tuple(sub))
+            if key not in seen:
+                seen[key] = _packed_profile([qs[i] for i in sub], tables.P16, tables.kp,
+                                            tables.P16_hash)
+            profiles.append(seen[key])
         return tables, groups, profiles
 
-    def _packed_start(self, qs, handle, scoring, top_k=None, host=None, streams=None):
+    def _packed_start(self, qs, handle, scoring, top_k=None, host=None, streams=None,
+                      seen=None):
         """A packed batch on the current device, up to its first launch: the profiles
         uploaded and every group's result buffers zeroed. Returns a :class:`_PackedJob`
         (:meth:`_packed_launch` queues its passes), or None where the batch does not run
         packed (:meth:`_packed_host`). ``top_k``: the cut to come, so its kernel compiles
         with the others; ``host``: the batch's :meth:`_packed_host`, else made here;
         ``streams``: the query groups' streams where there are several (default
-        :attr:`_streams`)."""
+        :attr:`_streams`); ``seen``: as :meth:`_packed_host`'s."""
         cp = self._cp
         if cp.cuda.runtime.getDevice() != handle.device:
             raise ValueError("scan must run on the device the targets were prepared on")
         if host is None:
-            host = self._packed_host(qs, handle, scoring)
+            host = self._packed_host(qs, handle, scoring, seen)
         if host is None:
             return None
         tables, groups, profiles = host
@@ -464,6 +476,13 @@ class PackedSearch:
             most=min(self.tuning.chain_groups, len(self._streams)),
             buffers=st["boundary"].idle() if st else 0, residues=handle.residues,
             free_bytes=free_bytes)
+
+
+def largest_code(qs) -> int:
+    """The largest code of the queries ``qs`` (-1 where all are empty), in one pass over
+    them joined."""
+    joined = np.concatenate([np.asarray(q).reshape(-1) for q in qs]) if len(qs) else ()
+    return int(joined.max()) if len(joined) else -1
 
 
 _PACKED_CACHE: dict = {}
