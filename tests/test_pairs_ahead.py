@@ -493,7 +493,6 @@ def test_job_batches_each_take_the_path():
     assert job.ahead_calls == 3 and job.reruns == [4]
 
 
-
 def test_job_shapes_of_one_pair_count_keep_plans_of_their_own():
     # 2-D rows say their length (Gathered.length): the kept plan is found without reading
     # the offsets, and rows of other lengths but as many pairs never take it
