@@ -40,7 +40,7 @@ from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _
 from .kernels import _SMEM_LIMIT, KernelRuns, _rows
 from .layout import Layout, make_layout, resident_layout
 from .multi import MultiSearch
-from .packed import PackedSearch
+from .packed import PackedSearch, largest_code
 from .streamed import StreamedSearch
 
 METHODS = ("auto", "warp")
@@ -315,10 +315,12 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
             raise ValueError(f"sequence codes must be below the scoring's alphabet size {K} "
                              f"(targets go up to {handle.max_code}, the query to {int(q.max())})")
 
-    def _check_queries(self, qs, handle, scoring, largest: int):
-        """:meth:`_check_query` of each of ``qs`` given their largest code (``largest_code``
-        in packed.py: one pass, where a call per query took ~5 us each): the queries are
-        read one by one only to name the error."""
+    def _check_queries(self, qs, handle, scoring, largest: int | None = None):
+        """:meth:`_check_query` of each of ``qs`` by their largest code (``largest``, else
+        :func:`~.packed.largest_code`: one pass, where a call per query took ~5 us each):
+        the queries are read one by one only to name the error."""
+        if largest is None:
+            largest = largest_code(qs)
         if handle.max_code >= scoring.matrix.shape[0] or largest >= scoring.matrix.shape[0]:
             for q in qs:
                 self._check_query(q, handle, scoring)

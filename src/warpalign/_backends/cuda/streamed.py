@@ -74,8 +74,7 @@ class StreamedSearch:
         """Candidates per query over every chunk of ``handle`` (ids in its TargetSet
         order), equal to one search over the whole target set (``stream`` module)."""
         cp = self._cp
-        for q in qs:
-            self._check_query(q, handle, scoring)
+        self._check_queries(qs, handle, scoring)
         count = len(handle.chunks)
         tail = count if handle.tail else None          # the tail's index in the schedule
         parts = ([handle.tail] if handle.tail else []) + list(handle.chunks)
