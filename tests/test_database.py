@@ -82,6 +82,13 @@ def test_round_trip(built):
     assert reopened.path == path and reopened.alphabet == PROTEIN
     fresh = Database.open(path, verify=False)
     assert [fresh.name(i) for i in (0, 17, -1)] == [names[0], names[17], names[-1]]  # no cache
+    picks = [17, 0, -1, 17, len(names) - 1]
+    assert fresh.names_at(np.array(picks)) == [names[i] for i in picks]      # from the map
+    assert reopened.names_at(picks) == [names[i] for i in picks] and reopened.names
+    assert reopened.names_at(picks) == [names[i] for i in picks]             # decoded list
+    assert fresh.names_at([]) == []
+    with pytest.raises(IndexError, match=f"sequence index {len(names)} out of range"):
+        fresh.names_at([0, len(names)])
     meta = json.loads((path / "meta.json").read_text())
     assert meta["version"] == FORMAT_VERSION and meta["sequences"] == len(seqs)
     assert meta["alphabet"]["name"] == "protein" and meta["residues"] == db.residues

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from warpalign import Scoring, search
+from warpalign._backends.base import Candidates
 from warpalign._backends.cpu import CpuBackend
 from warpalign.database import Database
 from warpalign.search import TRACE_GROUP, search_parts
@@ -46,6 +47,27 @@ class Batched(CpuBackend):
                                                **options))
         finally:
             self.closed = True
+
+
+class Candidated(Batched):
+    """:class:`Batched` giving, as the CUDA engine does, each query's candidates only:
+    every target at or above a bound ``slack`` below its k-th best score, with their
+    ``ids`` (the device's top-k cut, many queries' hits then picked and named at once)."""
+
+    def __init__(self, size: int, top_k: int, slack: int):
+        super().__init__(size)
+        self.top_k, self.slack = top_k, slack
+
+    def iter_batches(self, queries, handle, scoring, **options):
+        for got in super().iter_batches(queries, handle, scoring, **options):
+            out = []
+            for b in got:
+                kth = np.sort(b.scores)[::-1][min(self.top_k, len(b.scores)) - 1]
+                ids = np.flatnonzero(b.scores >= kth - self.slack)
+                out.append(Candidates(b.scores[ids], *(None if a is None else a[ids] for a in
+                                                       (b.query_ends, b.target_ends)),
+                                      b.saturated, ids))
+            yield out
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +106,26 @@ def test_parts_joined_are_the_whole_call(protein, mode, options, sizes):
     if "min_score" in options:                     # the filters ran on every part
         assert all((h.scores >= 30).all() and h.evalues is not None for p in parts for h in p)
         assert sum(len(h.scores) for p in parts for h in p) < 3 * len(queries)
+
+
+@pytest.mark.parametrize(("mode", "slack"), [("score", 0), ("end", 3), ("score", 50)])
+def test_hits_from_candidates_equal_those_from_whole_rows(protein, mode, slack):
+    """Hits picked from candidate subsets (many queries sorted and named at once) equal
+    those picked from every target's score, ties by database order: half the targets
+    are copies, so ties at the k-th best are common."""
+    db, queries = protein
+    names = [f"t{i}" for i in range(len(db))] + [f"copy {i}" for i in range(len(db))]
+    letters = BLOSUM62.alphabet.symbols
+    seqs = ["".join(letters[c] for c in codes) for _, codes in db]
+    twice = Database.from_sequences(seqs * 2, names=names,
+                                    alphabet=BLOSUM62.alphabet)
+    want = search(queries, twice, BLOSUM62, top_k=5, mode=mode, backend="cpu", threads=1)
+    got = search(queries, twice, BLOSUM62, top_k=5, mode=mode,
+                 backend=Candidated(40, 5, slack), threads=1)
+    assert _summary(got) == _summary(want)
+    assert [h.names for h in got] == [h.names for h in want]
+    assert any(h.scores[3] == h.scores[4] for h in want)        # ties at the cut
+    assert all(h.names[0].startswith("t") for h in got)   # an original before its copy
 
 
 @pytest.fixture(scope="module")

@@ -560,9 +560,9 @@ def search_shard(path: str, fingerprint: str, shard: Shard, names: list[str],
         handle, order = _handles[key]
     # The single-process flow (a CUDA backend keeps top-k candidates on the device).
     with _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method) as lists:
-        hits = [_top_hits(qname, len(q), batch, order, db, top_k, mode,
-                          cells=len(q) * shard.residues)
-                for qname, q, batch in zip(names, codes, itertools.chain.from_iterable(lists))]
+        hits = _top_hits([(qname, len(q), batch, len(q) * shard.residues) for qname, q, batch
+                          in zip(names, codes, itertools.chain.from_iterable(lists))],
+                         order, db, top_k, mode)
     return hits, ShardReport(shard.index, worker, engine.name, fallback, shard.sequences,
                              shard.residues, time.perf_counter() - t0)
 

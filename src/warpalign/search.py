@@ -20,6 +20,7 @@ from .choices import SEARCH_METHODS, SEARCH_MODES
 from .database import Database
 from .errors import DatabaseError, ScoringError
 from .io import load_sequences, source_label
+from .offsets import running_sums
 from .pipeline import ahead
 from .results import STRAND_NAMES, Hits
 from .scoring import Scoring, check_input
@@ -198,10 +199,10 @@ def _parts(engine, handle, db, scoring, names, codes, strands, *, top_k, mode, a
             now = time.perf_counter()
             searched, arrived = now - arrived, now
             # the list first: zip then takes no query past the list's end
-            for batch, (qname, q) in zip(got, queries):
-                results.append(_top_hits(qname, len(q), batch, order, db, top_k, mode,
-                                         cells=len(q) * residues))
-                bar.update(1)
+            results += _top_hits([(qname, len(q), batch, len(q) * residues)
+                                  for batch, (qname, q) in zip(got, queries)],
+                                 order, db, top_k, mode)
+            bar.update(len(got))
             if early and len(results) - traced >= TRACE_GROUP:
                 on_cpu = beside and len(results) < len(runs)
                 results[traced:] = _with_alignments(results[traced:], runs[traced:], db,
@@ -280,7 +281,28 @@ def _handle(engine, db: Database, gpu_memory: int | float | None = None):
     return handle
 
 
-def _top_hits(qname, qlen, batch, order, db, top_k, mode, cells) -> Hits:
+def _top_hits(named, order, db, top_k, mode) -> list[Hits]:
+    """The hits of several queries (``named``: (query name, query length, batch, cells)
+    each, a batch's ``ids`` naming its scores' targets where it holds some only): each
+    query's top_k targets by score, ties by database order, all of them named in one pass
+    (:meth:`Database.names_at`: one name at a time took half of 500 queries' ~16 ms)."""
+    batches = [batch for _, _, batch, _ in named]
+    if batches and all(getattr(b, "ids", None) is not None for b in batches):
+        picks = _picks_together(batches, order, top_k)
+    else:
+        picks = [_picks(b, order, top_k) for b in batches]
+    names = db.names_at(np.concatenate([p[1] for p in picks])) if picks else []
+    out, at = [], 0
+    for (qname, qlen, batch, cells), (scores, targets, qends, tends) in zip(named, picks):
+        out.append(Hits(qname, qlen, scores, targets, names[at:at + len(scores)], mode, qends,
+                        tends, None, batch.saturated, cells))
+        at += len(scores)
+    return out
+
+
+def _picks(batch, order, top_k) -> tuple:
+    """(scores int32, database indices int64, query ends, target ends: int32 or None) of
+    the batch's top_k targets, best first."""
     scores = batch.scores
     ids = getattr(batch, "ids", None)   # scores of a candidate subset: their db positions
     n = len(scores)
@@ -294,15 +316,39 @@ def _top_hits(qname, qlen, batch, order, db, top_k, mode, cells) -> Hits:
     original = order[cand if ids is None else np.asarray(ids, dtype=np.int64)[cand]]
     pick = np.lexsort((original, -scores[cand].astype(np.int64)))[:k]
     sel = cand[pick]
-    targets = original[pick]
-    names = [db.name(int(i)) for i in targets]
-    qends = tends = None
-    if batch.query_ends is not None:
-        qends = np.ascontiguousarray(batch.query_ends[sel], dtype=np.int32)
-        tends = np.ascontiguousarray(batch.target_ends[sel], dtype=np.int32)
-    return Hits(qname, qlen,
-                np.ascontiguousarray(scores[sel], dtype=np.int32), targets.astype(np.int64),
-                names, mode, qends, tends, None, batch.saturated, cells)
+    ends = [None if a is None else np.ascontiguousarray(a[sel], dtype=np.int32)
+            for a in (batch.query_ends, batch.target_ends)]
+    return (np.ascontiguousarray(scores[sel], dtype=np.int32), original[pick].astype(np.int64),
+            *ends)
+
+
+def _picks_together(batches, order, top_k) -> list[tuple]:
+    """:func:`_picks` of candidate batches (each with ``ids``) at once: one sort of all by
+    query, score descending and database index packed in one integer where they fit, else
+    by a lexsort of the three (a query at a time took ~20 us of NumPy calls, the lexsort
+    ~2.5 ms for 500 queries, the packed key's sort ~0.3 ms)."""
+    sizes = np.fromiter((len(b.scores) for b in batches), np.int64, len(batches))
+    starts = running_sums(sizes)
+    query = np.repeat(np.arange(len(batches), dtype=np.int64), sizes)
+    scores = np.concatenate([b.scores for b in batches]).astype(np.int64)
+    original = order[np.concatenate([np.asarray(b.ids, dtype=np.int64) for b in batches])]
+    high = int(scores.max()) if scores.size else 0
+    bits = [max(1, len(order).bit_length()), (high - int(scores.min(initial=high))).bit_length()]
+    if sum(bits) + len(batches).bit_length() <= 62:
+        # query, score descending, database index in one int64 key: unique, one sort
+        ranked = np.argsort((query << sum(bits)) | ((high - scores) << bits[0]) | original)
+    else:
+        ranked = np.lexsort((original, -scores, query))
+    # (query q's run stays at its start)
+    keep = ranked[np.arange(ranked.size) - starts[query] < top_k]
+    joined = [np.ascontiguousarray(scores[keep], dtype=np.int32), original[keep]]
+    for attr in ("query_ends", "target_ends"):
+        got = [getattr(b, attr) for b in batches]
+        joined.append(None if got[0] is None else
+                      np.concatenate(got).astype(np.int32, copy=False)[keep])
+    cuts = running_sums(np.minimum(sizes, top_k)).tolist()
+    return [tuple(None if a is None else a[lo:hi] for a in joined)
+            for lo, hi in zip(cuts, cuts[1:])]
 
 
 def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -> list[Hits]:
