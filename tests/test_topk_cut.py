@@ -2,7 +2,8 @@
 at once; it must equal the row-by-row cut it replaced, written out here as the
 specification: a row's k-th best among its candidates, every candidate at or above it,
 ids ascending; a row with more candidates than fit (heavy ties) cut from its whole row.
-NumPy only (topk's functions take the array module), no device."""
+topk.merged_cut cuts several devices' rows of one query together: it must equal the cut
+of the query's whole row over all devices. NumPy only (topk's functions take the array module), no device."""
 
 from __future__ import annotations
 
@@ -81,3 +82,54 @@ def test_edge_rows():
     got = topk.read_cut(np, hits, np.array([2, 1, 4]), 4, S, 10, 2, [0, 0, 1])
     assert [g.ids.tolist() for g in got[::2]] == [[3, 7], [2, 8]]
     assert topk.read_cut(np, hits[:0], np.zeros(0), 4, [], 10, 1, []) == []
+
+
+def _device_cuts(rng, queries, sizes, top_k, cap):
+    """Score rows of ``queries`` queries over devices holding ``sizes`` targets each
+    (disjoint global ids, shuffled), each device's cut as top_select leaves it, rows in
+    a device order of their own; and the global score rows."""
+    n = sum(sizes)
+    S = rng.integers(0, int(rng.integers(3, 60)), (queries, n)).astype(np.int32)
+    perm = rng.permutation(n)
+    cuts, at = [], 0
+    for size in sizes:
+        idmap = np.sort(perm[at:at + size])
+        at += size
+        row_query = rng.permutation(queries)
+        local = S[row_query][:, idmap]
+        hits = rng.integers(-(1 << 30), 1 << 30, (queries, cap, 2)).astype(np.int32)
+        counts = np.zeros(queries, np.int32)
+        for r in range(queries):
+            kth = np.sort(local[r])[::-1][top_k - 1]
+            got = rng.permutation(np.flatnonzero(local[r] >= kth - int(rng.integers(0, 3))))
+            counts[r] = got.size
+            hits[r, :min(got.size, cap)] = np.stack([got, local[r, got]], axis=1)[:cap]
+        cuts.append((hits, counts, row_query.tolist(), idmap))
+    return S, cuts
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_devices_cut_together_equal_the_whole_row_cut(seed):
+    rng = np.random.default_rng(100 + seed)
+    queries, top_k = int(rng.integers(1, 40)), int(rng.integers(1, 12))
+    sizes = [int(rng.integers(top_k + 1, 120)) for _ in range(int(rng.integers(1, 5)))]
+    cap = int(rng.integers(120, 200))
+    S, cuts = _device_cuts(rng, queries, sizes, top_k, cap)
+    assert all(np.all(c[1] < cap) for c in cuts)      # no row filled its cap
+    got = topk.merged_cut(cuts, queries, top_k)
+    assert got is not None and len(got) == queries
+    for qi, g in enumerate(got):
+        want = topk.candidate_ids(np, S[qi], S.shape[1], top_k)
+        assert g.ids.dtype == np.int64 and g.scores.dtype == np.int32
+        assert g.ids.tolist() == want.tolist()
+        assert g.scores.tolist() == S[qi, want].tolist()
+
+
+def test_devices_cut_together_give_way_to_whole_rows():
+    rng = np.random.default_rng(7)
+    S, cuts = _device_cuts(rng, 5, [30, 40], 3, 4)   # ties past the cap
+    assert any(np.any(c[1] > 4) for c in cuts)
+    assert topk.merged_cut(cuts, 5, 3) is None
+    S, cuts = _device_cuts(rng, 5, [30, 40], 3, 64)
+    assert topk.merged_cut(cuts, 6, 3) is None                       # a query missing
+    assert topk.merged_cut([], 5, 3) is None

@@ -23,6 +23,7 @@ import numpy as np
 from ..base import TargetSet
 from .handles import (Candidates, DeviceTargets, MultiTargets, _Part, ends_after_scores,
                       gather_targets, split_ids, top_candidates)
+from .topk import merged_cut
 
 
 class MultiSearch:
@@ -100,6 +101,9 @@ class MultiSearch:
                     with cp.cuda.Device(part.device):
                         part.backend._packed_launch(job)
                         part.backend._packed_cut(job, top_k)
+            merged = self._merged_cut(handle, jobs, len(qs), top_k)
+            if merged is not None:
+                return merged
             for part, job in zip(handle.parts, jobs):
                 with cp.cuda.Device(part.device):
                     if job is None:
@@ -111,6 +115,21 @@ class MultiSearch:
                     g.ids = part.ids[g.ids]
                 results.append(got)
         return [Candidates.concat([r[qi] for r in results]) for qi in range(len(qs))]
+
+    def _merged_cut(self, handle, jobs, queries: int, top_k) -> list[Candidates] | None:
+        """Every device's cut of its packed batch read back (each waits for its device),
+        then all cut at once (:func:`~.topk.merged_cut`); None where a device has no cut
+        or flagged saturation, or a row needs its whole scores (the caller then finishes
+        device by device)."""
+        if any(job is None or job.cut is None for job in jobs):
+            return None
+        cuts = []
+        for part, job in zip(handle.parts, jobs):
+            flags, hits, counts = job.cut.arrays()
+            if flags.any():
+                return None
+            cuts.append((hits, counts, [qi for sub in job.groups for qi in sub], part.ids))
+        return merged_cut(cuts, queries, top_k)
 
     def _multi_ends(self, qs, handle, scoring, keep: list[Candidates]):
         """End cells of a multi-device search's merged top-k (``keep``: each query's
