@@ -125,6 +125,17 @@ def test_devices_cut_together_equal_the_whole_row_cut(seed):
         assert g.scores.tolist() == S[qi, want].tolist()
 
 
+def test_devices_cut_together_keep_no_junk_slot():
+    # every score 0 (the k-th best 0): the slots past each row's count hold junk, some 0
+    hits = np.zeros((2, 6, 2), np.int32)
+    hits[:, :, 0] = [[3, 1, 0, 0, 0, 0], [2, 0, 9, 9, 9, 9]]
+    cuts = [(hits, np.array([2, 2]), [1, 0], np.array([10, 11, 12, 13])),
+            (hits, np.array([2, 2]), [0, 1], np.array([20, 21, 22, 23]))]
+    got = topk.merged_cut(cuts, 2, 2)
+    assert [g.ids.tolist() for g in got] == [[10, 12, 21, 23], [11, 13, 20, 22]]
+    assert [g.scores.tolist() for g in got] == [[0] * 4] * 2
+
+
 def test_devices_cut_together_give_way_to_whole_rows():
     rng = np.random.default_rng(7)
     S, cuts = _device_cuts(rng, 5, [30, 40], 3, 4)   # ties past the cap

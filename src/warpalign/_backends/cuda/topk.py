@@ -169,7 +169,7 @@ def merged_cut(cuts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[int], np.nd
             return None
         valid = np.arange(cap)[None, :] < count[:, None]
         ids[rq, at:at + cap] = np.asarray(idmap)[np.where(valid, hits[:, :, 0], 0)]
-        sc[rq, at:at + cap] = np.where(valid, hits[:, :, 1], floor)
+        sc[rq, at:at + cap] = np.where(valid, hits[:, :, 1].astype(np.int64), floor)
         at += cap
     kth = np.partition(sc, width - top_k, axis=1)[:, width - top_k]
     keep = (sc != floor) & (sc >= kth[:, None])
