@@ -20,6 +20,7 @@ import threading
 
 import numpy as np
 
+from ...offsets import running_sums
 from ..base import TargetSet
 from .handles import (Candidates, DeviceTargets, MultiTargets, _Part, ends_after_scores,
                       gather_targets, split_ids, top_candidates)
@@ -139,31 +140,36 @@ class MultiSearch:
         side. (Each device ending its own top-k ended up to devices x k pairs a query, the
         largest of them on every device.)"""
         owner, local = handle.owner, handle.local
-        work = []         # per device: (query index, positions in keep[qi], Candidates)
-        for k in range(len(handle.parts)):
-            mine = []
-            for qi, c in enumerate(keep):
-                at = np.flatnonzero(owner[c.ids] == k)
-                if at.size:
-                    mine.append((qi, at, Candidates(c.scores[at], None, None, 0,
-                                                    local[c.ids[at]])))
-            work.append(mine)
-        out = [Candidates(c.scores, np.zeros(len(c.ids), np.int32),
-                          np.zeros(len(c.ids), np.int32), c.saturated, c.ids) for c in keep]
+        counts = np.fromiter((len(c.ids) for c in keep), np.int64, len(keep))
+        bounds = running_sums(counts).tolist()
+        flat = (np.concatenate([np.asarray(c.ids, np.int64) for c in keep]) if keep
+                else np.zeros(0, np.int64))
+        scores = (np.concatenate([np.asarray(c.scores, np.int32) for c in keep]) if keep
+                  else np.zeros(0, np.int32))
+        query = np.repeat(np.arange(len(keep)), counts)
+        device = owner[flat]
+        qe = np.zeros(flat.size, np.int32)
+        te = np.zeros(flat.size, np.int32)
 
-        def run(k):
-            part, mine = handle.parts[k], work[k]
-            sub, cands = [qs[qi] for qi, _, _ in mine], [c for _, _, c in mine]
+        def run(k):     # device k's candidates, a Candidates per query holding some
+            at = np.flatnonzero(device == k)
+            if not at.size:
+                return
+            pieces = np.split(at, np.flatnonzero(np.diff(query[at])) + 1)
+            sub = [qs[int(query[p[0]])] for p in pieces]
+            cands = [Candidates(scores[p], None, None, 0, local[flat[p]]) for p in pieces]
+            part = handle.parts[k]
             with self._cp.cuda.Device(part.device):
                 if isinstance(part.handle, DeviceTargets):
                     got = part.backend._batch_ends(sub, part.handle, scoring, cands)
                 else:
                     got = part.backend._ends_from_host(sub, part.handle, scoring, cands)
-            for (qi, at, _), e in zip(mine, got):
-                out[qi].query_ends[at], out[qi].target_ends[at] = e.query_ends, e.target_ends
+            for p, e in zip(pieces, got):
+                qe[p], te[p] = e.query_ends, e.target_ends
 
-        parallel([lambda k=k: run(k) for k in range(len(work)) if work[k]])
-        return out
+        parallel([lambda k=k: run(k) for k in range(len(handle.parts))])
+        return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
+                for c, lo, hi in zip(keep, bounds, bounds[1:])]
 
     def _search_threads(self, qs, handle, scoring, algorithm, ends, top_k, method):
         results = [None] * len(handle.parts)

@@ -30,6 +30,7 @@ import warpalign._backends.cuda.config as config  # noqa: PLR0402
 import warpalign._backends.cuda.topk as topk  # noqa: PLR0402
 
 from ...errors import BackendError
+from ...offsets import running_sums
 from ...pipeline import ahead
 from ..base import ALGORITHMS, ScoreBatch, TargetSet, check_choice
 from ..stream import StreamPlan, memory_bytes, parse_memory, plan_stream
@@ -432,35 +433,48 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
 
     def _batch_ends(self, qs, handle, scoring, cands: list[Candidates]) -> list[Candidates]:
         """End cells of the top-k candidates of a packed batch's queries (DESIGN tie rule):
-        the pairs of at most ``tuning.one_warp_cells`` cells in one ``tb_end`` launch
-        (``cuda/traceback.py``, a warp per pair), larger ones by the 32-bit end kernel of
-        :meth:`_candidate_ends_many` (many warps per pair). The scores must equal the packed ones."""
+        the pairs of at most ``tuning.one_warp_cells`` cells that the warp kernel takes in
+        one ``tb_end`` launch (``cuda/traceback.py``, a warp per pair), the others (larger,
+        empty, or beyond its value range) by the 32-bit end kernel of
+        :meth:`_candidate_ends_many` (many warps per pair). The scores must equal the
+        packed ones. The batch's pairs are sorted out together, not a query at a time (~30
+        us of host work a query, which four device threads took in turns under the GIL: ~40
+        ms of a 4-GPU search's end cells, docs/gpu-notes.md, session 28)."""
         lengths = np.asarray(handle.lengths)
-        ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids) for c in cands]
-        small = [lengths[i].astype(np.int64) * len(q) <= self.tuning.one_warp_cells
-                 for q, i in zip(qs, ids)]
-        got = self._traceback().ends_resident(qs, [i[s] for i, s in zip(ids, small)],
-                                              handle.codes, handle.offsets, lengths, scoring, 0)
-        out, big = [], []
-        for q, c, i, s, e in zip(qs, cands, ids, small, got):
-            qe = np.zeros(len(i), np.int32)
-            te = np.zeros(len(i), np.int32)
-            rest = ~s if e is not None else np.ones(len(i), bool)
-            if e is not None:
-                if not np.array_equal(e[:, 0], np.asarray(c.scores)[s]):
-                    raise BackendError("internal error: the end kernel's scores differ from "
-                                       "the packed kernel's for "
-                                       f"{int((e[:, 0] != np.asarray(c.scores)[s]).sum())} "
-                                       "candidates")
-                qe[s], te[s] = e[:, 1], e[:, 2]
-            if rest.any():
-                big.append((len(out), rest, q, Candidates(np.asarray(c.scores)[rest], None, None,
-                                                          0, i[rest])))
-            out.append(Candidates(c.scores, qe, te, c.saturated, c.ids))
-        ends = self._candidate_ends_many(handle, scoring, [(q, cand) for _, _, q, cand in big])
-        for (k, rest, _, _), e in zip(big, ends):
-            out[k].query_ends[rest], out[k].target_ends[rest] = e.query_ends, e.target_ends
-        return out
+        ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids, np.int64)
+               for c in cands]
+        counts = np.fromiter((len(i) for i in ids), np.int64, len(ids))
+        bounds = running_sums(counts).tolist()
+        flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+        scores = (np.concatenate([np.asarray(c.scores, np.int64) for c in cands]) if cands
+                  else np.zeros(0, np.int64))
+        query = np.repeat(np.arange(len(cands)), counts)
+        qlen = np.fromiter((len(q) for q in qs), np.int64, len(qs))[query]
+        tlen = lengths[flat].astype(np.int64)
+        tb = self._traceback()
+        small = ((qlen * tlen <= self.tuning.one_warp_cells) & (qlen > 0) & (tlen > 0)
+                 & (qlen + tlen <= tb.most(scoring)))
+        qe = np.zeros(flat.size, np.int32)
+        te = np.zeros(flat.size, np.int32)
+        at = np.flatnonzero(small)
+        if at.size:
+            e = tb.ends_resident(qs, query[at], flat[at], handle.codes, handle.offsets,
+                                 lengths, scoring, 0)
+            if not np.array_equal(e[:, 0], scores[at]):
+                raise BackendError("internal error: the end kernel's scores differ from the "
+                                   "packed kernel's for "
+                                   f"{int((e[:, 0] != scores[at]).sum())} candidates")
+            qe[at], te[at] = e[:, 1], e[:, 2]
+        rest = np.flatnonzero(~small)          # ascending: each query's pairs together
+        big = np.split(rest, np.flatnonzero(np.diff(query[rest])) + 1) if rest.size else []
+        ends = self._candidate_ends_many(
+            handle, scoring, [(qs[int(query[p[0]])],
+                               Candidates(scores[p].astype(np.int32), None, None, 0, flat[p]))
+                              for p in big])
+        for p, e in zip(big, ends):
+            qe[p], te[p] = e.query_ends, e.target_ends
+        return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
+                for c, lo, hi in zip(cands, bounds, bounds[1:])]
 
     def _candidate_ends_many(self, handle, scoring, jobs) -> list[Candidates]:
         """End cells of several queries' candidates, jobs (query, Candidates): the 32-bit end

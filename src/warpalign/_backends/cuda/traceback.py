@@ -122,7 +122,7 @@ class GpuTraceback:
         return got
 
     @staticmethod
-    def _most(scoring) -> int:
+    def most(scoring) -> int:
         """Largest a + b of a job whose DP values stay within :data:`VALUE_LIMIT`."""
         step = int(np.abs(scoring.matrix).max()) + int(scoring.gap_open) + int(scoring.gap_extend)
         return VALUE_LIMIT // max(step, 1) - 3
@@ -145,41 +145,23 @@ class GpuTraceback:
         return self.ends_flat(qcat, qpos, [len(q) for q, _ in items], tcat, tpos,
                               [len(t) for _, t in items], scoring, algorithm, threads=threads)
 
-    def ends_resident(self, queries, ids, codes, offsets, lengths: np.ndarray, scoring,
-                      algorithm: int) -> list[np.ndarray]:
-        """:meth:`ends` of each query against its targets ``ids[i]`` of a database resident
-        on the current device (``codes``, ``offsets``: its device arrays; ``lengths``: the
-        targets' lengths on the host): per query an (len(ids[i]), 3) array, or None for a
-        query that is empty or holds a pair outside the kernel's int32 range (the caller
-        computes those another way)."""
-        tids, owner = [], []
-        most = self._most(scoring)
-        for k, (q, got) in enumerate(zip(queries, ids)):
-            got = np.asarray(got, np.int64)
-            if len(got) == 0 or len(q) == 0 or lengths[got].min() == 0 or \
-                    len(q) + int(lengths[got].max()) > most:
-                continue
-            tids.append(got)
-            owner.append(k)
-        out: list = [None] * len(queries)
-        if not owner:
-            return out
-        qcat, qat = self._joined([queries[k] for k in owner])
-        counts = [len(got) for got in tids]
-        flat = np.concatenate(tids)
+    def ends_resident(self, queries, query, ids, codes, offsets, lengths: np.ndarray,
+                      scoring, algorithm: int) -> np.ndarray:
+        """:meth:`ends` of the pairs (``queries[query[k]]``, target ``ids[k]``) of a
+        database resident on the current device (``codes``, ``offsets``: its device arrays;
+        ``lengths``: the targets' lengths on the host), all in one launch: an (len(ids), 3)
+        array. Every pair is non-empty and within :meth:`most` (the caller ends the others
+        another way)."""
+        query, ids = np.asarray(query, np.int64), np.asarray(ids, np.int64)
+        used, where = np.unique(query, return_inverse=True)
+        qcat, qat = self._joined([queries[k] for k in used.tolist()])
+        qlen = np.fromiter((len(queries[k]) for k in used.tolist()), np.int64, used.size)
         with self._stream() as stream:
-            toff = self._cp.asnumpy(self._cp.asarray(offsets)[self._cp.asarray(flat)],
+            toff = self._cp.asnumpy(self._cp.asarray(offsets)[self._cp.asarray(ids)],
                                     stream=stream)
             stream.synchronize()
-        toff = toff.astype(np.int64)
-        res = self.ends_flat(qcat, np.repeat(qat, counts),
-                             np.repeat([len(queries[k]) for k in owner], counts), codes, toff,
-                             lengths[flat].astype(np.int64), scoring, algorithm)
-        lo = 0
-        for k, n in zip(owner, counts):
-            out[k] = res[lo:lo + n]
-            lo += n
-        return out
+        return self.ends_flat(qcat, qat[where], qlen[where], codes, toff.astype(np.int64),
+                              lengths[ids].astype(np.int64), scoring, algorithm)
 
     def starts(self, items, scoring, full_query: bool, *, threads: int | None = None) -> np.ndarray:
         """(di, dj) per item ``(q, qe, t, te, target)``, as ``cpu.traceback.anchored_start``
@@ -273,7 +255,7 @@ class GpuTraceback:
         cp = self._cp
         qpos, qlen, tpos, tlen = (np.asarray(v, np.int64) for v in (qpos, qlen, tpos, tlen))
         out = np.zeros((len(qlen), 3), np.int64)
-        on_gpu = (qlen > 0) & (tlen > 0) & (qlen + tlen <= self._most(scoring))
+        on_gpu = (qlen > 0) & (tlen > 0) & (qlen + tlen <= self.most(scoring))
         cpu = np.flatnonzero(~on_gpu)
         if cpu.size:
             out[cpu] = self._cpu.ends(self._host_items(qcodes, qpos, qlen, tcodes, tpos, tlen, cpu),
@@ -308,7 +290,7 @@ class GpuTraceback:
         qpos, qe, tpos, te, target = (np.asarray(v, np.int64) for v in (qpos, qe, tpos, te, target))
         go, ge = int(scoring.gap_open), int(scoring.gap_extend)
         out = np.full((len(qe), 2), -1, np.int64)
-        on_gpu = (qe > 0) & (te > 0) & (qe + te <= self._most(scoring))
+        on_gpu = (qe > 0) & (te > 0) & (qe + te <= self.most(scoring))
         cpu = np.flatnonzero(~on_gpu)
         if cpu.size:
             items = self._host_items(qcodes, qpos, qe, tcodes, tpos, te, cpu)
@@ -358,7 +340,7 @@ class GpuTraceback:
         n = len(a)
         scores = np.zeros(n, np.int64)
         lengths = np.zeros(n, np.int64)
-        on_cpu = (a == 0) | (b == 0) | (a + b > self._most(scoring))
+        on_cpu = (a == 0) | (b == 0) | (a + b > self.most(scoring))
         small = ~on_cpu & ((a == 1) | ((a + 1) * (b + 1) <= max_full_cells))
         host: dict[int, np.ndarray] = {}
         rest = np.flatnonzero(~small)
