@@ -353,26 +353,43 @@ def _picks_together(batches, order, top_k) -> list[tuple]:
 
 def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -> list[Hits]:
     """Every reported hit's alignment (mode "full"), the hits of all queries in one batch
-    through the ``traceback`` job's engine on ``backend`` (the GPU traces them all in a few
-    launches); each path is re-scored to its hit's score and end cell. ``codes[i]`` is
-    query i as given; a minus-strand hit (``Hits.strands``) is traced with its reverse
-    complement, as it was scanned, and its alignment says its strand."""
+    through the ``traceback`` job's engine on ``backend``; each path is re-scored to its
+    hit's score and end cell. ``codes[i]`` is query i as given; a minus-strand hit
+    (``Hits.strands``) is traced with its reverse complement, as it was scanned, and its
+    alignment says its strand. The hits go as arrays, each query strand and each target
+    once (:func:`~warpalign.traceback.align_pairs_table`; on the GPU starts, paths and
+    their rendering run on the device: 5,000 hits a job at a time through ``align_many``
+    took ~0.18 s, most of it host work, docs/gpu-notes.md, session 28; on the CPU the
+    same or faster)."""
     from dataclasses import replace
 
-    from .traceback import align_many
-    jobs, tags = [], []
+    from .traceback import align_pairs_table
+    if not any(len(h) for h in results):
+        return [replace(h, alignments=[]) for h in results]
+    engine = engine_for("traceback", backend, "auto")
+    pieces, qat, qlen, tags, at = [], [], [], [], 0
     for q, hits in zip(codes, results):
         signs = [None] * len(hits) if hits.strands is None else hits.strands.tolist()
-        minus = None
-        for idx, score, qe, te, sign in zip(hits.targets, hits.scores, hits.query_ends,
-                                            hits.target_ends, signs):
-            if sign == -1 and minus is None:
-                minus = strand_query(q, "-", scoring.alphabet)
-            jobs.append((minus if sign == -1 else q, db.sequence(int(idx)), int(score),
-                         int(qe), int(te)))
+        strands = {}                      # the query's strands: where each lies in pieces
+        for sign in signs:
+            if sign not in strands:
+                strands[sign] = at
+                pieces.append(strand_query(q, "-", scoring.alphabet) if sign == -1
+                              else np.asarray(q, np.uint8))
+                at += len(q)
+            qat.append(strands[sign])
+            qlen.append(len(q))
             tags.append(None if sign is None else STRAND_NAMES[sign])
-    traced = align_many(jobs, scoring, algorithm, engine=engine_for("traceback", backend, "auto"),
-                        threads=threads)
+    targets = np.concatenate([h.targets for h in results]).astype(np.int64)
+    ends = np.stack([np.concatenate([getattr(h, k) for h in results]).astype(np.int64)
+                     for k in ("scores", "query_ends", "target_ends")], axis=1)
+    uniq, which = np.unique(targets, return_inverse=True)
+    seqs = [np.asarray(db.sequence(int(i)), np.uint8) for i in uniq.tolist()]
+    tlen = np.fromiter((len(t) for t in seqs), np.int64, len(seqs))
+    traced = align_pairs_table(np.concatenate(pieces), qat, qlen,
+                               np.concatenate(seqs), running_sums(tlen)[:-1][which],
+                               tlen[which], scoring, algorithm, engine=engine, threads=threads,
+                               ends=ends)
     alignments = iter(a if tag is None else replace(a, strand=tag) for a, tag in zip(traced, tags))
     return [replace(hits, alignments=[next(alignments) for _ in range(len(hits))])
             for hits in results]
