@@ -483,26 +483,37 @@ class AlignmentTable(Sequence):
             i += n
         if not 0 <= i < n:
             raise IndexError(i)
-        c0, c1 = int(self.cigar_offsets[i]), int(self.cigar_offsets[i + 1])
-        a0, a1 = int(self.aligned_offsets[i]), int(self.aligned_offsets[i + 1])
-        a = Alignment(score=int(self.scores[i]), query_start=int(self.query_starts[i]),
-                      query_end=int(self.query_ends[i]),
-                      target_start=int(self.target_starts[i]),
-                      target_end=int(self.target_ends[i]), cigar=self.cigar_text[c0:c1],
+        return self._make(int(self.scores[i]), int(self.query_starts[i]),
+                          int(self.query_ends[i]), int(self.target_starts[i]),
+                          int(self.target_ends[i]), int(self.cigar_offsets[i]),
+                          int(self.cigar_offsets[i + 1]), int(self.aligned_offsets[i]),
+                          int(self.aligned_offsets[i + 1]), int(self.lengths[i]),
+                          float(self.identities[i]))
+
+    def __iter__(self) -> Iterator[Alignment]:
+        # every column as Python values once (a row's ~10 NumPy scalars cost more than
+        # its Alignment)
+        cols = [getattr(self, k).tolist() for k in
+                ("scores", "query_starts", "query_ends", "target_starts", "target_ends")]
+        cig, ali = self.cigar_offsets.tolist(), self.aligned_offsets.tolist()
+        return (self._make(*row, c0, c1, a0, a1, length, ident) for row, c0, c1, a0, a1,
+                length, ident in zip(zip(*cols), cig, cig[1:], ali, ali[1:],
+                                     self.lengths.tolist(), self.identities.tolist()))
+
+    def _make(self, score, qs, qe, ts, te, c0, c1, a0, a1, length, identity) -> Alignment:
+        """The Alignment of one row's values (cigar_text[c0:c1], aligned texts [a0:a1])."""
+        a = Alignment(score=score, query_start=qs, query_end=qe, target_start=ts,
+                      target_end=te, cigar=self.cigar_text[c0:c1],
                       query_aligned=self.query_text[a0:a1],
                       target_aligned=self.target_text[a0:a1], algorithm=self.algorithm)
         # the counts a table line reads (identity, length, mismatches), from the columns
         # (a table of 5,000 hits spent 0.2 s deriving them again from each alignment's
         # strings): matches = identity x length exactly (integers far below 2^53)
-        length = int(self.lengths[i])
-        matches = round(float(self.identities[i]) * length)
+        matches = round(identity * length)
         gaps = a.query_aligned.count("-") + a.target_aligned.count("-")
         a.__dict__["length"] = length              # (cached_property's own slot)
         a.__dict__["_pair_counts"] = (matches, length - gaps - matches)
         return a
-
-    def __iter__(self) -> Iterator[Alignment]:
-        return (self[i] for i in range(len(self)))
 
     def __eq__(self, other) -> bool:
         if isinstance(other, AlignmentTable):
