@@ -384,7 +384,10 @@ def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -
     ends = np.stack([np.concatenate([getattr(h, k) for h in results]).astype(np.int64)
                      for k in ("scores", "query_ends", "target_ends")], axis=1)
     uniq, which = np.unique(targets, return_inverse=True)
-    seqs = [np.asarray(db.sequence(int(i)), np.uint8) for i in uniq.tolist()]
+    stored = db.targets                       # each target's codes sliced once, in one pass
+    sorted_at = db.rank[uniq]
+    lo, hi = stored.offsets[sorted_at].tolist(), stored.offsets[sorted_at + 1].tolist()
+    seqs = [stored.codes[a:b] for a, b in zip(lo, hi)]
     tlen = np.fromiter((len(t) for t in seqs), np.int64, len(seqs))
     traced = align_pairs_table(np.concatenate(pieces), qat, qlen,
                                np.concatenate(seqs), running_sums(tlen)[:-1][which],
