@@ -550,7 +550,13 @@ class Database:
 
     def names_at(self, indices: Any) -> list[str]:
         """Names of the sequences of original indices ``indices`` (integers, negative ones
-        from the end), in one pass: a search names thousands of hits at once."""
+        from the end), in one pass: a search names thousands of hits at once.
+
+        Example:
+            >>> db = Database.from_sequences({"a": "MKV", "b": "WW", "c": "MKVLA"})
+            >>> db.names_at([2, 0, -2])
+            ['c', 'a', 'b']
+        """
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         n = len(self)
         bad = np.flatnonzero((idx < -n) | (idx >= n))
