@@ -14,8 +14,9 @@ from typing import Any, Literal
 import numpy as np
 
 from ._backends import ALGORITHMS, check_choice, resolve_threads
+from ._backends.base import Candidates
 from ._backends.registry import call_options, engine_for, prepare_options
-from ._backends.stream import parse_memory
+from ._backends.stream import candidates, parse_memory
 from .choices import SEARCH_METHODS, SEARCH_MODES
 from .database import Database
 from .errors import DatabaseError, ScoringError
@@ -286,12 +287,11 @@ def _top_hits(named, order, db, top_k, mode) -> list[Hits]:
     each, a batch's ``ids`` naming its scores' targets where it holds some only): each
     query's top_k targets by score, ties by database order, all of them named in one pass
     (:meth:`Database.names_at`: one name at a time took half of 500 queries' ~16 ms)."""
-    batches = [batch for _, _, batch, _ in named]
-    if batches and all(getattr(b, "ids", None) is not None for b in batches):
-        picks = _picks_together(batches, order, top_k)
-    else:
-        picks = [_picks(b, order, top_k) for b in batches]
-    names = db.names_at(np.concatenate([p[1] for p in picks])) if picks else []
+    if not named:
+        return []
+    picks = _picks_together([_candidates(batch, top_k) for _, _, batch, _ in named],
+                            order, top_k)
+    names = db.names_at(np.concatenate([p[1] for p in picks]))
     out, at = [], 0
     for (qname, qlen, batch, cells), (scores, targets, qends, tends) in zip(named, picks):
         out.append(Hits(qname, qlen, scores, targets, names[at:at + len(scores)], mode, qends,
@@ -300,33 +300,22 @@ def _top_hits(named, order, db, top_k, mode) -> list[Hits]:
     return out
 
 
-def _picks(batch, order, top_k) -> tuple:
-    """(scores int32, database indices int64, query ends, target ends: int32 or None) of
-    the batch's top_k targets, best first."""
-    scores = batch.scores
-    ids = getattr(batch, "ids", None)   # scores of a candidate subset: their db positions
-    n = len(scores)
-    k = min(top_k, n)
-    if k < n:
-        # Everything scoring at least the k-th best, so ties at the cut stay decidable.
-        kth = np.partition(scores, n - k)[n - k]
-        cand = np.flatnonzero(scores >= kth)
-    else:
-        cand = np.arange(n)
-    original = order[cand if ids is None else np.asarray(ids, dtype=np.int64)[cand]]
-    pick = np.lexsort((original, -scores[cand].astype(np.int64)))[:k]
-    sel = cand[pick]
-    ends = [None if a is None else np.ascontiguousarray(a[sel], dtype=np.int32)
-            for a in (batch.query_ends, batch.target_ends)]
-    return (np.ascontiguousarray(scores[sel], dtype=np.int32), original[pick].astype(np.int64),
-            *ends)
+def _candidates(batch, top_k) -> Candidates:
+    """``batch`` as candidates with ``ids``: a batch of every target's score cut to those
+    scoring at least its k-th best (ties kept: decided with the database order later)."""
+    if getattr(batch, "ids", None) is not None:
+        return batch
+    keep = candidates(batch.scores, top_k)
+    qends, tends = (None if a is None else a[keep] for a in (batch.query_ends, batch.target_ends))
+    return Candidates(batch.scores[keep], qends, tends, batch.saturated, keep)
 
 
 def _picks_together(batches, order, top_k) -> list[tuple]:
-    """:func:`_picks` of candidate batches (each with ``ids``) at once: one sort of all by
-    query, score descending and database index packed in one integer where they fit, else
-    by a lexsort of the three (a query at a time took ~20 us of NumPy calls, the lexsort
-    ~2.5 ms for 500 queries, the packed key's sort ~0.3 ms)."""
+    """(scores int32, database indices int64, query ends, target ends: int32 or None) of
+    each candidate batch's top_k targets, best first, all at once: one sort by query, score
+    descending and database index packed in one integer where they fit, else by a lexsort
+    of the three (a query at a time took ~20 us of NumPy calls, the lexsort ~2.5 ms for
+    500 queries, the packed key's sort ~0.3 ms)."""
     sizes = np.fromiter((len(b.scores) for b in batches), np.int64, len(batches))
     starts = running_sums(sizes)
     query = np.repeat(np.arange(len(batches), dtype=np.int64), sizes)
