@@ -86,24 +86,29 @@ def read_cut(xp, hits: np.ndarray, counts: np.ndarray, cap: int, row_scores: Seq
     good = np.flatnonzero(fit)
     if not good.size:
         return out
-    width = hits.shape[1]
-    ids = hits[good, :, 0].astype(np.int64)
-    sc = hits[good, :, 1].astype(np.int64)
-    valid = np.arange(width)[None, :] < count[good, None]
+    valid = np.arange(hits.shape[1])[None, :] < count[good, None]
+    kept_scores, kept_ids, bounds = _cut_rows(hits[good, :, 0].astype(np.int64),
+                                              hits[good, :, 1].astype(np.int64), valid, top_k)
+    for j, r in enumerate(good.tolist()):
+        a, b = bounds[j], bounds[j + 1]
+        out[r] = Candidates(kept_scores[a:b].copy(), None, None, nsat[r],
+                            kept_ids[a:b].copy())
+    return out
+
+
+def _cut_rows(ids: np.ndarray, sc: np.ndarray, valid: np.ndarray, top_k: int):
+    """Every row's valid slots scoring at least the row's k-th best valid score, by row
+    then id (``ids``, ``sc``: int64 [rows, width]; each row holds at least top_k valid
+    slots): (scores int32, ids int64, row bounds: a list of rows + 1 offsets)."""
+    width = sc.shape[1]
     masked = np.where(valid, sc, np.iinfo(np.int64).min)     # empty slots sort lowest
     kth = np.partition(masked, width - top_k, axis=1)[:, width - top_k]
     keep = valid & (sc >= kth[:, None])
     at_row, at_slot = np.nonzero(keep)
     order = np.lexsort((ids[at_row, at_slot], at_row))       # by row, then id
     at_row, at_slot = at_row[order], at_slot[order]
-    kept_ids = ids[at_row, at_slot]
-    kept_scores = sc[at_row, at_slot].astype(np.int32)
-    bounds = np.searchsorted(at_row, np.arange(good.size + 1)).tolist()
-    for j, r in enumerate(good.tolist()):
-        a, b = bounds[j], bounds[j + 1]
-        out[r] = Candidates(kept_scores[a:b].copy(), None, None, nsat[r],
-                            kept_ids[a:b].copy())
-    return out
+    bounds = np.searchsorted(at_row, np.arange(sc.shape[0] + 1)).tolist()
+    return sc[at_row, at_slot].astype(np.int32), ids[at_row, at_slot], bounds
 
 
 def cut(xp, got: Sequence, n: int, top_k: int | None,
@@ -156,9 +161,9 @@ def merged_cut(cuts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[int], np.nd
     width = sum(hits.shape[1] for hits, _, _, _ in cuts)
     if not cuts or width < top_k:
         return None
-    floor = np.iinfo(np.int64).min
     ids = np.zeros((queries, width), np.int64)
-    sc = np.full((queries, width), floor, np.int64)
+    sc = np.zeros((queries, width), np.int64)
+    valid = np.zeros((queries, width), bool)
     at = 0
     for hits, counts, row_query, idmap in cuts:
         rows, cap = hits.shape[0], hits.shape[1]
@@ -167,17 +172,11 @@ def merged_cut(cuts: Sequence[tuple[np.ndarray, np.ndarray, Sequence[int], np.nd
         if (rq.size != queries or np.any(count > cap) or np.any(count < top_k)
                 or np.unique(rq).size != queries):
             return None
-        valid = np.arange(cap)[None, :] < count[:, None]
-        ids[rq, at:at + cap] = np.asarray(idmap)[np.where(valid, hits[:, :, 0], 0)]
-        sc[rq, at:at + cap] = np.where(valid, hits[:, :, 1].astype(np.int64), floor)
+        mine = np.arange(cap)[None, :] < count[:, None]
+        valid[rq, at:at + cap] = mine
+        ids[rq, at:at + cap] = np.asarray(idmap)[np.where(mine, hits[:, :, 0], 0)]
+        sc[rq, at:at + cap] = hits[:, :, 1]
         at += cap
-    kth = np.partition(sc, width - top_k, axis=1)[:, width - top_k]
-    keep = (sc != floor) & (sc >= kth[:, None])
-    at_row, at_slot = np.nonzero(keep)
-    order = np.lexsort((ids[at_row, at_slot], at_row))       # by query, then id
-    at_row, at_slot = at_row[order], at_slot[order]
-    kept_ids = ids[at_row, at_slot]
-    kept_scores = sc[at_row, at_slot].astype(np.int32)
-    bounds = np.searchsorted(at_row, np.arange(queries + 1)).tolist()
+    kept_scores, kept_ids, bounds = _cut_rows(ids, sc, valid, top_k)
     return [Candidates(kept_scores[a:b], None, None, 0, kept_ids[a:b])
             for a, b in zip(bounds, bounds[1:])]
