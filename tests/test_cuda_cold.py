@@ -100,7 +100,7 @@ def test_many_packed_batches_equal_one(cuda, mode):
     queries[4] = targets[150][20:200]
     queries[9] = ""                                    # an empty query among them
     db = Database.from_sequences(targets, alphabet=BLOSUM62.alphabet)
-    small = CudaBackend(tuning=Tuning(pack_score_bytes=8 * len(targets) * 3))
+    small = CudaBackend(devices=(0,), tuning=Tuning(pack_score_bytes=8 * len(targets) * 3))
     handle = small.prepare(db.targets)
     lists = list(small.iter_batches([BLOSUM62.encode(q) for q in queries], handle, BLOSUM62,
                                     top_k=6))
@@ -130,7 +130,7 @@ def test_the_last_batch_cut_short_when_ends_are_reported(cuda):
     queries = _proteins(rng, 40, 280, 340)
     queries[37] = targets[170][100:420]
     db = Database.from_sequences(targets, alphabet=BLOSUM62.alphabet)
-    small = CudaBackend(tuning=Tuning(pack_score_bytes=8 * len(targets) * 16))
+    small = CudaBackend(devices=(0,), tuning=Tuning(pack_score_bytes=8 * len(targets) * 16))
     handle = small.prepare(db.targets)
     codes = [BLOSUM62.encode(q) for q in queries]
     sizes = [len(b) for b in small.iter_batches(codes, handle, BLOSUM62, top_k=5, ends=True)]
