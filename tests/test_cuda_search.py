@@ -381,17 +381,20 @@ def test_search_topk_on_gpu_matches_cpu(cuda):
     assert len(got[0]) == 4
 
 
-def test_search_end_cells_of_many_queries_side_by_side(cuda):
-    """Mode end with every candidate on the many-warp 32-bit end kernel (one_warp_cells=0):
-    the queries of a packed batch run side by side on the thread's streams, joined once;
-    end cells equal the CPU's (the tie rule), for many queries and ties."""
+@pytest.mark.parametrize("one_warp_cells", [0, 60_000], ids=["all-many-warp", "mixed"])
+def test_search_end_cells_of_many_queries_side_by_side(cuda, one_warp_cells):
+    """Mode end with every candidate on the many-warp 32-bit end kernel (one_warp_cells=0),
+    or the pairs over 60,000 cells there and the others on the warp kernel beside them (the
+    large pairs queued first, the warp kernel run meanwhile, then the streams joined): the
+    queries of a packed batch run side by side on the thread's streams, joined once; end
+    cells equal the CPU's (the tie rule), for many queries and ties."""
     from warpalign import search
     s = Scoring(**BLOSUM62)
     seqs = _fasta(_data("uniprot_sprot196.fasta"))
     rng = np.random.default_rng(9)
     db = list(seqs) + [seqs[i] for i in rng.integers(0, len(seqs), 40)]
     queries = [seqs[i] for i in rng.integers(0, len(seqs), 12)] + [seqs[3][5:60], ""]
-    be = _pair_backend(cuda, one_warp_cells=0)
+    be = _pair_backend(cuda, one_warp_cells=one_warp_cells)
     for k in (1, 6):
         cpu = search(queries, db, s, backend="cpu", top_k=k, mode="end")
         gpu = search(queries, db, s, backend=be, top_k=k, mode="end")
@@ -400,6 +403,9 @@ def test_search_end_cells_of_many_queries_side_by_side(cuda):
             np.testing.assert_array_equal(a.scores, b.scores)
             np.testing.assert_array_equal(a.query_ends, b.query_ends)
             np.testing.assert_array_equal(a.target_ends, b.target_ends)
+    if one_warp_cells:      # both kinds of pairs among the hits
+        cells = [len(q) * len(db[t]) for q, h in zip(queries, gpu) for t in h.targets.tolist()]
+        assert min(cells) <= one_warp_cells < max(cells)
 
 
 def test_search_method_needs_cuda(cuda):

@@ -436,10 +436,13 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         the pairs of at most ``tuning.one_warp_cells`` cells that the warp kernel takes in
         one ``tb_end`` launch (``cuda/traceback.py``, a warp per pair), the others (larger,
         empty, or beyond its value range) by the 32-bit end kernel of
-        :meth:`_candidate_ends_many` (many warps per pair). The scores must equal the
-        packed ones. The batch's pairs are sorted out together, not a query at a time (~30
-        us of host work a query, which four device threads took in turns under the GIL: ~40
-        ms of a 4-GPU search's end cells, docs/gpu-notes.md, session 28)."""
+        :meth:`_candidate_ends_many` (many warps per pair), queued first so that they run
+        beside the warp kernel (one after the other, a device's end cells of the 500-query
+        search took 40-57 ms on 4 x H200: tb_end 20-41, the 3-10 large pairs 8-20;
+        docs/gpu-notes.md, session 29). The scores must equal the packed ones. The batch's
+        pairs are sorted out together, not a query at a time (~30 us of host work a query,
+        which four device threads took in turns under the GIL: ~40 ms of a 4-GPU search's
+        end cells, session 28)."""
         lengths = np.asarray(handle.lengths)
         ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids, np.int64)
                for c in cands]
@@ -456,21 +459,27 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
                  & (qlen + tlen <= tb.most(scoring)))
         qe = np.zeros(flat.size, np.int32)
         te = np.zeros(flat.size, np.int32)
-        at = np.flatnonzero(small)
-        if at.size:
-            e = tb.ends_resident(qs, query[at], flat[at], handle.codes, handle.offsets,
-                                 lengths, scoring, 0)
-            if not np.array_equal(e[:, 0], scores[at]):
-                raise BackendError("internal error: the end kernel's scores differ from the "
-                                   "packed kernel's for "
-                                   f"{int((e[:, 0] != scores[at]).sum())} candidates")
-            qe[at], te[at] = e[:, 1], e[:, 2]
         rest = np.flatnonzero(~small)          # ascending: each query's pairs together
         big = np.split(rest, np.flatnonzero(np.diff(query[rest])) + 1) if rest.size else []
-        ends = self._candidate_ends_many(
+        queued = self._candidate_ends_start(
             handle, scoring, [(qs[int(query[p[0]])],
                                Candidates(scores[p].astype(np.int32), None, None, 0, flat[p]))
                               for p in big])
+        at = np.flatnonzero(small)
+        try:
+            if at.size:
+                e = tb.ends_resident(qs, query[at], flat[at], handle.codes, handle.offsets,
+                                     lengths, scoring, 0)
+                if not np.array_equal(e[:, 0], scores[at]):
+                    raise BackendError("internal error: the end kernel's scores differ from "
+                                       "the packed kernel's for "
+                                       f"{int((e[:, 0] != scores[at]).sum())} candidates")
+                qe[at], te[at] = e[:, 1], e[:, 2]
+        except BaseException:
+            if queued[1]:       # the large pairs' kernels done before their buffers go
+                self._join_streams()
+            raise
+        ends = self._candidate_ends_finish(*queued)
         for p, e in zip(big, ends):
             qe[p], te[p] = e.query_ends, e.target_ends
         return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
@@ -482,6 +491,11 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         (a long pair keeps one block busy for milliseconds: queries run side by side), one
         join for all. The scores must equal the packed ones (a difference is a bug, raised,
         never a result)."""
+        return self._candidate_ends_finish(*self._candidate_ends_start(handle, scoring, jobs))
+
+    def _candidate_ends_start(self, handle, scoring, jobs) -> tuple[list, list]:
+        """:meth:`_candidate_ends_many`'s kernels queued, not waited for: (what
+        :meth:`_candidate_ends_finish` reads, the buffers to keep alive until then)."""
         cp = self._cp
         n = handle.n
         tables = self._tables(handle, scoring) if jobs else None
@@ -498,8 +512,15 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
                                     tables, *arrays, ends=True, first_stream=len(launched),
                                     join=False))
             launched.append((cand, dev, arrays))
+        return launched, keep
+
+    def _candidate_ends_finish(self, launched: list, keep: list) -> list[Candidates]:
+        """The streams of :meth:`_candidate_ends_start` joined, its candidates' ends read
+        and checked."""
+        cp = self._cp
         if keep:
             self._join_streams()
+        del keep
         out = []
         for cand, dev, arrays in launched:
             if arrays is None:
