@@ -356,19 +356,27 @@ def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -
     if not any(len(h) for h in results):
         return [replace(h, alignments=[]) for h in results]
     engine = engine_for("traceback", backend, "auto")
-    pieces, qat, qlen, tags, at = [], [], [], [], 0
-    for q, hits in zip(codes, results):
-        signs = [None] * len(hits) if hits.strands is None else hits.strands.tolist()
-        strands = {}                      # the query's strands: where each lies in pieces
-        for sign in signs:
-            if sign not in strands:
-                strands[sign] = at
-                pieces.append(strand_query(q, "-", scoring.alphabet) if sign == -1
-                              else np.asarray(q, np.uint8))
-                at += len(q)
-            qat.append(strands[sign])
-            qlen.append(len(q))
-            tags.append(None if sign is None else STRAND_NAMES[sign])
+    counts = np.fromiter((len(h) for h in results), np.int64, len(results))
+    if all(h.strands is None for h in results):     # one strand: each query once
+        queries = [np.asarray(q, np.uint8) for q, _ in zip(codes, results)]
+        lengths = np.fromiter((len(q) for q in queries), np.int64, len(queries))
+        pieces, tags = queries, None
+        qat = np.repeat(running_sums(lengths)[:-1], counts)
+        qlen = np.repeat(lengths, counts)
+    else:
+        pieces, qat, qlen, tags, at = [], [], [], [], 0
+        for q, hits in zip(codes, results):
+            strands = {}                  # the query's strands: where each lies in pieces
+            signs = [None] * len(hits) if hits.strands is None else hits.strands.tolist()
+            for sign in signs:
+                if sign not in strands:
+                    strands[sign] = at
+                    pieces.append(strand_query(q, "-", scoring.alphabet) if sign == -1
+                                  else np.asarray(q, np.uint8))
+                    at += len(q)
+                qat.append(strands[sign])
+                qlen.append(len(q))
+                tags.append(None if sign is None else STRAND_NAMES[sign])
     targets = np.concatenate([h.targets for h in results]).astype(np.int64)
     ends = np.stack([np.concatenate([getattr(h, k) for h in results]).astype(np.int64)
                      for k in ("scores", "query_ends", "target_ends")], axis=1)
@@ -382,9 +390,11 @@ def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -
                                np.concatenate(seqs), running_sums(tlen)[:-1][which],
                                tlen[which], scoring, algorithm, engine=engine, threads=threads,
                                ends=ends)
-    alignments = iter(a if tag is None else replace(a, strand=tag) for a, tag in zip(traced, tags))
-    return [replace(hits, alignments=[next(alignments) for _ in range(len(hits))])
-            for hits in results]
+    alignments = (list(traced) if tags is None else
+                  [a if tag is None else replace(a, strand=tag) for a, tag in zip(traced, tags)])
+    cuts = running_sums(counts).tolist()
+    return [replace(hits, alignments=alignments[start:stop])
+            for hits, start, stop in zip(results, cuts, cuts[1:])]
 
 
 def _progress(total: int, enabled: bool):
