@@ -85,6 +85,22 @@ def test_gpu_equals_cpu(gpu, scoring, algorithm):
     assert cpu == refs
 
 
+def test_one_engine_on_two_devices(gpu):
+    """The shared engine traces on whichever device is current: its device copies of the
+    scoring's tables are made per device (a copy made on device 0 and read by device 1's
+    kernels would be another GPU's memory)."""
+    import cupy
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs 2 CUDA devices")
+    rng = np.random.default_rng(17)
+    jobs, refs = _jobs(_pairs(rng, 20, 40, 120), BLOSUM, "local")
+    for device in (0, 1, 0):
+        with cupy.cuda.Device(device):
+            assert align_many(jobs, BLOSUM, "local", engine=gpu) == refs
+            ends = gpu.ends([(q, t) for q, t, *_ in jobs], BLOSUM, 0)
+            assert ends.tolist() == [[a.score, a.query_end, a.target_end] for a in refs]
+
+
 def test_forced_myers_miller(gpu):
     """Segments over max_full_cells take the long-pair engine's splits, whose leaves are
     traced by the CPU rule: the same alignment as the CPU with the same limit."""

@@ -109,9 +109,10 @@ class GpuTraceback:
         return self._constant(np.ascontiguousarray(scoring.matrix, dtype=np.int32))
 
     def _constant(self, host: np.ndarray):
-        """A device copy of a small host table, made once per (dtype, shape, bytes) under
-        a lock and read-only after."""
-        key = (host.dtype.str, host.shape, host.tobytes())
+        """A copy of a small host table on the current device, made once per (device,
+        dtype, shape, bytes) under a lock and read-only after (one engine serves every
+        device: a copy on another device's memory is not for this one's kernels)."""
+        key = (self._cp.cuda.Device().id, host.dtype.str, host.shape, host.tobytes())
         with self._lock:
             got = self._tables.get(key)
             if got is None:
