@@ -154,6 +154,44 @@ def test_gpu_ends_equal_score_end(gpu, scoring, algorithm):
     assert got.tolist() == [[int(v) for v in w] for w in want]
 
 
+@pytest.mark.parametrize("rows", [1, 2, 4, 8])
+@pytest.mark.parametrize("algorithm", ["local", "semiglobal", "global"])
+def test_end_kernel_rows_a_lane(gpu, rows, algorithm, monkeypatch):
+    """tb_end (a row a lane) and tb_end_rows<R> (R rows a lane): score and end cell of
+    DESIGN.md's tie rule as cpu.pairwise.score_end, for queries ending at and around the
+    strips' edges (32 R rows), a lane's rows cut by the query's end, and ties everywhere
+    (repeats, one letter)."""
+    import importlib
+
+    from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
+    tbmod = importlib.import_module("warpalign._backends.cuda.traceback")
+    monkeypatch.setattr(tbmod, "END_ROWS", rows)
+    rng = np.random.default_rng(40 + rows)
+    code = ALGORITHM_CODES[algorithm]
+    edge = 32 * rows
+    for scoring, size in ((AFFINE, 4), (BLOSUM, 20)):
+        pairs = []
+        for m in sorted({1, 2, 31, 33, edge - 1, edge, edge + 1, 2 * edge + 3, 300}):
+            for n in (1, 7, 40, 257):
+                kind = len(pairs) % 4
+                if kind == 0:
+                    q, t = rng.integers(0, size, m), rng.integers(0, size, n)
+                elif kind == 1:                     # t holds a copy of part of q
+                    q = rng.integers(0, size, m)
+                    t = np.concatenate([rng.integers(0, size, n // 3), q[: n // 2],
+                                        rng.integers(0, size, n // 3)])[:max(n, 1)]
+                elif kind == 2:                     # tandem repeats: ties everywhere
+                    unit = rng.integers(0, size, int(rng.integers(1, 4)))
+                    q, t = np.resize(unit, m), np.resize(unit, n)
+                else:                               # one letter: every cell ties
+                    q, t = np.zeros(m), np.zeros(n)
+                pairs.append((q.astype(np.uint8), t.astype(np.uint8)))
+        got = gpu.ends(pairs, scoring, code)
+        want = [score_end(q, t, scoring.matrix, scoring.gap_open, scoring.gap_extend, code)
+                for q, t in pairs]
+        assert got.tolist() == [[int(v) for v in w] for w in want]
+
+
 def test_score_pairs_full_gpu_equals_cpu(gpu):
     from warpalign import score_pairs
     rng = np.random.default_rng(5)

@@ -436,13 +436,13 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         the pairs of at most ``tuning.one_warp_cells`` cells that the warp kernel takes in
         one ``tb_end`` launch (``cuda/traceback.py``, a warp per pair), the others (larger,
         empty, or beyond its value range) by the 32-bit end kernel of
-        :meth:`_candidate_ends_many` (many warps per pair), queued first so that they run
-        beside the warp kernel (one after the other, a device's end cells of the 500-query
-        search took 40-57 ms on 4 x H200: tb_end 20-41, the 3-10 large pairs 8-20;
-        docs/gpu-notes.md, session 29). The scores must equal the packed ones. The batch's
-        pairs are sorted out together, not a query at a time (~30 us of host work a query,
-        which four device threads took in turns under the GIL: ~40 ms of a 4-GPU search's
-        end cells, session 28)."""
+        :meth:`_candidate_ends_many` (many warps per pair), queued while the warp kernel
+        runs (one after the other, a device's end cells of the 500-query search took 40-57
+        ms on 4 x H200: tb_end 20-41, the 3-10 large pairs 8-20, their launches 10-15 of
+        host time; docs/gpu-notes.md, session 29). The scores must equal the packed ones.
+        The batch's pairs are sorted out together, not a query at a time (~30 us of host
+        work a query, which four device threads took in turns under the GIL: ~40 ms of a
+        4-GPU search's end cells, session 28)."""
         lengths = np.asarray(handle.lengths)
         ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids, np.int64)
                for c in cands]
@@ -459,17 +459,24 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
                  & (qlen + tlen <= tb.most(scoring)))
         qe = np.zeros(flat.size, np.int32)
         te = np.zeros(flat.size, np.int32)
+        at = np.flatnonzero(small)
+        # the warp kernel queued first (host offsets: no read back), the large pairs' kernels
+        # queued while it runs, then both waited for
+        lay = handle.layout
+        offsets = handle.offsets if lay is None else lay[0].longs[lay[0].offsets]
+        pending = (tb.ends_resident_queue(qs, query[at], flat[at], handle.codes, offsets,
+                                          lengths, scoring, 0) if at.size else None)
         rest = np.flatnonzero(~small)          # ascending: each query's pairs together
         big = np.split(rest, np.flatnonzero(np.diff(query[rest])) + 1) if rest.size else []
-        queued = self._candidate_ends_start(
-            handle, scoring, [(qs[int(query[p[0]])],
-                               Candidates(scores[p].astype(np.int32), None, None, 0, flat[p]))
-                              for p in big])
-        at = np.flatnonzero(small)
         try:
-            if at.size:
-                e = tb.ends_resident(qs, query[at], flat[at], handle.codes, handle.offsets,
-                                     lengths, scoring, 0)
+            queued = self._candidate_ends_start(
+                handle, scoring, [(qs[int(query[p[0]])],
+                                   Candidates(scores[p].astype(np.int32), None, None, 0, flat[p]))
+                                  for p in big])
+        finally:
+            e = None if pending is None else tb.ends_wait(pending)
+        try:
+            if e is not None:
                 if not np.array_equal(e[:, 0], scores[at]):
                     raise BackendError("internal error: the end kernel's scores differ from "
                                        "the packed kernel's for "

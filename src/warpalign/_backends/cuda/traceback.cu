@@ -334,3 +334,146 @@ extern "C" __global__ void tb_end(const unsigned char* __restrict__ codes,
         out_j[job] = bj;
     }
 }
+
+// ---------------------------------------------------------------- tb_end_rows<R>
+// tb_end with R consecutive query rows a lane (a strip is 32 R rows): lane L owns rows
+// r0 + L R + 1 .. r0 + L R + R and at step s works on column j = s - L + 1 down its R rows,
+// the cell above its first row (H, F) and the column's letter from lane L-1 by shuffles as
+// in tb_end. A strip costs n + 31 steps of R cells: R times fewer steps (and shuffles) a
+// cell, which is what bounds a long job's warp. Same recurrences, comparisons and tie rule
+// as tb_end (the rows of a step are taken top down, so at one column the smaller row wins).
+template <int R>
+__device__ __forceinline__ void tb_end_rows(const unsigned char* __restrict__ codes,
+                                            const long long* __restrict__ qoff,
+                                            const int* __restrict__ qlen,
+                                            const unsigned char* __restrict__ tcodes,
+                                            const long long* __restrict__ toff,
+                                            const int* __restrict__ tlen,
+                                            const long long* __restrict__ roff,
+                                            int* __restrict__ rows,
+                                            const int* __restrict__ matrix, int K, int go,
+                                            int ge, int algorithm, int jobs,
+                                            int* __restrict__ out_score,
+                                            int* __restrict__ out_i, int* __restrict__ out_j) {
+    const int lane = threadIdx.x & 31;
+    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (job >= jobs) return;
+    const bool local = algorithm == 0, global = algorithm == 1;
+    const int m = qlen[job], n = tlen[job];
+    const unsigned char* q = codes + qoff[job];
+    const unsigned char* t = tcodes + toff[job];
+    int* RH = rows + roff[job];
+    int* RF = RH + (n + 1);
+    for (int j = lane; j <= n; j += 32) {
+        RH[j] = (global && j > 0) ? -(go + (j - 1) * ge) : 0;
+        RF[j] = TB_NEG;
+    }
+    __syncwarp();
+    int best = 0, bi = 0, bj = 0;          // local: this lane's best cell, by the tie rule
+    for (int r0 = 0; r0 < m; r0 += 32 * R) {
+        const int i0 = r0 + lane * R + 1;  // this lane's first row
+        const bool active = i0 <= m;
+        const int* srow[R];
+        int e[R], hl[R];                   // per row: E and H of the cell to the left
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const int i = i0 + k;
+            srow[k] = matrix + (i <= m ? q[i - 1] : 0) * K;
+            hl[k] = local ? 0 : -(go + (i - 1) * ge);                         // H(i, 0)
+            e[k] = TB_NEG;
+        }
+        int diag = (local || i0 == 1) ? 0 : -(go + (i0 - 2) * ge);            // H(i0-1, 0)
+        int h = 0, f = TB_NEG, tc = 0;     // the lane's last row's H, F; the column's letter
+        int cH = 0, cF = 0, cT = 0;
+        for (int s = 0; s < n + 31; ++s) {
+            if ((s & 31) == 0) {
+                const int j = s + 1 + lane;
+                cH = j <= n ? RH[j] : 0;
+                cF = j <= n ? RF[j] : TB_NEG;
+                cT = j <= n ? t[j - 1] : 0;
+            }
+            int up = __shfl_up_sync(TB_FULL, h, 1);
+            int fup = __shfl_up_sync(TB_FULL, f, 1);
+            int tv = __shfl_up_sync(TB_FULL, tc, 1);
+            const int c0H = __shfl_sync(TB_FULL, cH, s & 31);
+            const int c0F = __shfl_sync(TB_FULL, cF, s & 31);
+            const int c0T = __shfl_sync(TB_FULL, cT, s & 31);
+            if (lane == 0) { up = c0H; fup = c0F; tv = c0T; }
+            tc = tv;
+            const int j = s - lane + 1;
+            if (active && j >= 1 && j <= n) {
+                int dg = diag;             // H(i-1, j-1) of the row being computed
+                diag = up;                 // the first row's diagonal at the next column
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    const int i = i0 + k;
+                    if (i <= m) {
+                        e[k] = tb_max(e[k] - ge, hl[k] - go);
+                        const int fk = tb_max(fup - ge, up - go);
+                        int hk = tb_max(tb_max(dg + srow[k][tv], e[k]), fk);
+                        if (local) {
+                            hk = tb_max(hk, 0);
+                            if (hk > best || (hk == best && hk > 0 && j < bj)) {
+                                best = hk; bi = i; bj = j;
+                            }
+                        }
+                        dg = hl[k];        // H(i, j-1): the next row's diagonal
+                        hl[k] = hk;
+                        up = hk;           // the cell above the next row
+                        fup = fk;
+                        if (i == m) { RH[j] = hk; RF[j] = fk; }
+                    }
+                }
+                h = up;
+                f = fup;
+                if (lane == 31) { RH[j] = h; RF[j] = f; }
+            }
+        }
+        __syncwarp();
+    }
+    if (local) {
+        // the warp's best: highest score, then smallest column, then smallest row
+        for (int d = 16; d; d >>= 1) {
+            const int ob = __shfl_xor_sync(TB_FULL, best, d);
+            const int oi = __shfl_xor_sync(TB_FULL, bi, d);
+            const int oj = __shfl_xor_sync(TB_FULL, bj, d);
+            if (ob > best || (ob == best && (oj < bj || (oj == bj && oi < bi)))) {
+                best = ob; bi = oi; bj = oj;
+            }
+        }
+        if (best == 0) { bi = 0; bj = 0; }
+    } else if (global) {
+        best = RH[n]; bi = m; bj = n;
+    } else {
+        best = -(go + (m - 1) * ge); bj = 0;
+        for (int j = 1 + lane; j <= n; j += 32) {
+            if (RH[j] > best || (RH[j] == best && j < bj)) { best = RH[j]; bj = j; }
+        }
+        for (int d = 16; d; d >>= 1) {
+            const int ob = __shfl_xor_sync(TB_FULL, best, d);
+            const int oj = __shfl_xor_sync(TB_FULL, bj, d);
+            if (ob > best || (ob == best && oj < bj)) { best = ob; bj = oj; }
+        }
+        bi = m;
+    }
+    if (lane == 0) {
+        out_score[job] = best;
+        out_i[job] = bi;
+        out_j[job] = bj;
+    }
+}
+
+#define TB_END_ROWS(NAME, R)                                                              \
+    extern "C" __global__ void NAME(                                                      \
+        const unsigned char* __restrict__ codes, const long long* __restrict__ qoff,      \
+        const int* __restrict__ qlen, const unsigned char* __restrict__ tcodes,           \
+        const long long* __restrict__ toff, const int* __restrict__ tlen,                 \
+        const long long* __restrict__ roff, int* __restrict__ rows,                       \
+        const int* __restrict__ matrix, int K, int go, int ge, int algorithm, int jobs,   \
+        int* __restrict__ out_score, int* __restrict__ out_i, int* __restrict__ out_j) {  \
+        tb_end_rows<R>(codes, qoff, qlen, tcodes, toff, tlen, roff, rows, matrix, K, go,  \
+                       ge, algorithm, jobs, out_score, out_i, out_j);                     \
+    }
+TB_END_ROWS(tb_end_r2, 2)
+TB_END_ROWS(tb_end_r4, 4)
+TB_END_ROWS(tb_end_r8, 8)

@@ -34,6 +34,14 @@ from .transfer import upload
 
 _FILE = "traceback.cu"
 _NAMES = ("tb_start", "tb_path", "tb_end")
+#: Query rows a lane of the end kernel (1: ``tb_end``; 2, 4, 8: ``tb_end_rows``): a job's
+#: warp takes n + 31 steps a strip of 32 x END_ROWS rows, so a long job's launch (the
+#: longest job bounds it) takes about END_ROWS times fewer steps.
+END_ROWS = 1
+
+
+def _end_kernel(rows: int) -> str:
+    return "tb_end" if rows == 1 else f"tb_end_r{rows}"
 _WARPS = 4                     # jobs (warps) per block
 #: Device bytes of direction matrices (plus rows and ops) per tb_path launch.
 DIR_BYTES = 1 << 30
@@ -149,20 +157,31 @@ class GpuTraceback:
     def ends_resident(self, queries, query, ids, codes, offsets, lengths: np.ndarray,
                       scoring, algorithm: int) -> np.ndarray:
         """:meth:`ends` of the pairs (``queries[query[k]]``, target ``ids[k]``) of a
-        database resident on the current device (``codes``, ``offsets``: its device arrays;
-        ``lengths``: the targets' lengths on the host), all in one launch: an (len(ids), 3)
-        array. Every pair is non-empty and within :meth:`most` (the caller ends the others
-        another way)."""
+        database resident on the current device (``codes``: its device array; ``offsets``:
+        where each target starts in it, a host array or the device's own, read back here;
+        ``lengths``: the targets' lengths on the host), all in one launch: an
+        (len(ids), 3) array. Every pair is non-empty and within :meth:`most` (the caller
+        ends the others another way)."""
+        return self.ends_wait(self.ends_resident_queue(queries, query, ids, codes, offsets,
+                                                       lengths, scoring, algorithm))
+
+    def ends_resident_queue(self, queries, query, ids, codes, offsets, lengths: np.ndarray,
+                            scoring, algorithm: int):
+        """:meth:`ends_resident` queued on the calling thread's stream, not waited for
+        (:meth:`ends_wait` reads it): the caller queues other work meanwhile."""
         query, ids = np.asarray(query, np.int64), np.asarray(ids, np.int64)
         used, where = np.unique(query, return_inverse=True)
         qcat, qat = self._joined([queries[k] for k in used.tolist()])
         qlen = np.fromiter((len(queries[k]) for k in used.tolist()), np.int64, used.size)
-        with self._stream() as stream:
-            toff = self._cp.asnumpy(self._cp.asarray(offsets)[self._cp.asarray(ids)],
-                                    stream=stream)
-            stream.synchronize()
-        return self.ends_flat(qcat, qat[where], qlen[where], codes, toff.astype(np.int64),
-                              lengths[ids].astype(np.int64), scoring, algorithm)
+        if isinstance(offsets, np.ndarray):
+            toff = offsets[ids]
+        else:
+            with self._stream() as stream:
+                toff = self._cp.asnumpy(self._cp.asarray(offsets)[self._cp.asarray(ids)],
+                                        stream=stream)
+                stream.synchronize()
+        return self.ends_queue(qcat, qat[where], qlen[where], codes, toff.astype(np.int64),
+                               lengths[ids].astype(np.int64), scoring, algorithm)
 
     def starts(self, items, scoring, full_query: bool, *, threads: int | None = None) -> np.ndarray:
         """(di, dj) per item ``(q, qe, t, te, target)``, as ``cpu.traceback.anchored_start``
@@ -253,6 +272,14 @@ class GpuTraceback:
     def ends_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, algorithm: int, *,
                   threads: int | None = None) -> np.ndarray:
         """:meth:`ends` of the array jobs (see above): an (n, 3) int64 array."""
+        return self.ends_wait(self.ends_queue(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring,
+                                              algorithm, threads=threads))
+
+    def ends_queue(self, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, algorithm: int, *,
+                   threads: int | None = None):
+        """:meth:`ends_flat`'s launches queued on the calling thread's stream, not waited
+        for (jobs the int32 kernel cannot take are ended on the CPU now): what
+        :meth:`ends_wait` reads."""
         cp = self._cp
         qpos, qlen, tpos, tlen = (np.asarray(v, np.int64) for v in (qpos, qlen, tpos, tlen))
         out = np.zeros((len(qlen), 3), np.int64)
@@ -262,11 +289,13 @@ class GpuTraceback:
             out[cpu] = self._cpu.ends(self._host_items(qcodes, qpos, qlen, tcodes, tpos, tlen, cpu),
                                       scoring, algorithm, threads=threads)
         gpu = np.flatnonzero(on_gpu)
+        queued = []         # (jobs, results, what the launch reads: kept until it is read)
         if not gpu.size:
-            return out
-        end = self._function("tb_end")
+            return out, queued, None
+        end = self._function(_end_kernel(END_ROWS))
         matrix = self._matrix(scoring)
-        with self._stream() as stream:
+        stream = self._stream()
+        with stream:
             qbuf, tbuf = self._device(qcodes), self._device(tcodes)
             for group in _batches(8 * (tlen[gpu] + 1), DIR_BYTES):
                 ks = gpu[group]
@@ -279,8 +308,17 @@ class GpuTraceback:
                      np.int32(scoring.matrix.shape[0]), np.int32(scoring.gap_open),
                      np.int32(scoring.gap_extend), np.int32(algorithm), np.int32(len(ks)),
                      res[0], res[1], res[2]))
-                out[ks] = cp.asnumpy(res, stream=stream).T
-            stream.synchronize()
+                queued.append((ks, res, (qbuf, tbuf, rows, dev)))
+        return out, queued, stream
+
+    def ends_wait(self, queued) -> np.ndarray:
+        """The (n, 3) answer of :meth:`ends_queue` (its stream waited for)."""
+        out, launches, stream = queued
+        if stream is not None:
+            with stream:
+                for ks, res, _ in launches:
+                    out[ks] = self._cp.asnumpy(res, stream=stream).T
+                stream.synchronize()
         return out
 
     def starts_flat(self, qcodes, qpos, qe, tcodes, tpos, te, target, scoring, full_query: bool,
