@@ -5,7 +5,7 @@
 // so they pick the same end, start and path (warpalign/traceback.py states the rules):
 //   tb_end    score and end cell of each job (local, global, semiglobal; DESIGN.md's tie
 //             rule: the best score, then the smallest target end, then the smallest query
-//             end).
+//             end); tb_end_r4 the same with 4 query rows a lane (traceback.py END_ROWS).
 //   tb_start  the anchored reverse pass: Gotoh over A = q[:m] reversed (rows) and
 //             B = t[:n] reversed (columns) from the origin; the first column (then the
 //             first row in it) holding the target score, only the last row counting when
@@ -474,6 +474,4 @@ __device__ __forceinline__ void tb_end_rows(const unsigned char* __restrict__ co
         tb_end_rows<R>(codes, qoff, qlen, tcodes, toff, tlen, roff, rows, matrix, K, go,  \
                        ge, algorithm, jobs, out_score, out_i, out_j);                     \
     }
-TB_END_ROWS(tb_end_r2, 2)
-TB_END_ROWS(tb_end_r4, 4)
-TB_END_ROWS(tb_end_r8, 8)
+TB_END_ROWS(tb_end_r4, 4)    // 2 and 8 rows a lane lost (docs/gpu-notes.md, session 29)
