@@ -151,67 +151,25 @@ class MultiSearch:
         qe = np.zeros(flat.size, np.int32)
         te = np.zeros(flat.size, np.int32)
 
-        jobs = {}       # device k's candidates: a Candidates per query holding some
-        for k in range(len(handle.parts)):
+        def run(k):     # device k's candidates, a Candidates per query holding some
             at = np.flatnonzero(device == k)
-            if at.size:
-                pieces = np.split(at, np.flatnonzero(np.diff(query[at])) + 1)
-                jobs[k] = (pieces, [qs[int(query[p[0]])] for p in pieces],
-                           [Candidates(scores[p], None, None, 0, local[flat[p]])
-                            for p in pieces])
-
-        def put(pieces, got):
+            if not at.size:
+                return
+            pieces = np.split(at, np.flatnonzero(np.diff(query[at])) + 1)
+            sub = [qs[int(query[p[0]])] for p in pieces]
+            cands = [Candidates(scores[p], None, None, 0, local[flat[p]]) for p in pieces]
+            part = handle.parts[k]
+            with self._cp.cuda.Device(part.device):
+                if isinstance(part.handle, DeviceTargets):
+                    got = part.backend._batch_ends(sub, part.handle, scoring, cands)
+                else:
+                    got = part.backend._ends_from_host(sub, part.handle, scoring, cands)
             for p, e in zip(pieces, got):
                 qe[p], te[p] = e.query_ends, e.target_ends
 
-        if all(isinstance(handle.parts[k].handle, DeviceTargets) for k in jobs):
-            self._resident_ends(handle, scoring, jobs, put)
-        else:
-            def run(k):
-                pieces, sub, cands = jobs[k]
-                part = handle.parts[k]
-                with self._cp.cuda.Device(part.device):
-                    if isinstance(part.handle, DeviceTargets):
-                        got = part.backend._batch_ends(sub, part.handle, scoring, cands)
-                    else:
-                        got = part.backend._ends_from_host(sub, part.handle, scoring, cands)
-                put(pieces, got)
-
-            parallel([lambda k=k: run(k) for k in jobs])
+        parallel([lambda k=k: run(k) for k in range(len(handle.parts))])
         return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
                 for c, lo, hi in zip(keep, bounds, bounds[1:])]
-
-    def _resident_ends(self, handle, scoring, jobs: dict, put) -> None:
-        """:meth:`_multi_ends` where every part is resident, all from this thread in
-        :meth:`_batch_ends`' three steps: each device's warp kernel queued, then each
-        one's large pairs, then each read (``put(pieces, got)``). On four device threads
-        each device's host work took turns under the GIL: the end cells of the 500
-        queries took 52 ms on 4 x H200, of which ~15 ms of kernels (docs/gpu-notes.md,
-        session 29)."""
-        cp = self._cp
-        started = []
-        try:
-            for k, (pieces, sub, cands) in jobs.items():
-                part = handle.parts[k]
-                with cp.cuda.Device(part.device):
-                    started.append((k, part.backend._ends_warp(sub, part.handle, scoring,
-                                                               cands)))
-            for k, run in started:
-                part = handle.parts[k]
-                with cp.cuda.Device(part.device):
-                    part.backend._ends_large(run, jobs[k][1], part.handle, scoring)
-            while started:
-                k, run = started[0]
-                part = handle.parts[k]
-                with cp.cuda.Device(part.device):
-                    got = part.backend._ends_read(run)
-                started.pop(0)
-                put(jobs[k][0], got)
-        except BaseException:
-            for k, run in started:      # no kernel outlives the buffers it reads
-                with cp.cuda.Device(handle.parts[k].device):
-                    handle.parts[k].backend._ends_drop(run)
-            raise
 
     def _search_threads(self, qs, handle, scoring, algorithm, ends, top_k, method):
         results = [None] * len(handle.parts)

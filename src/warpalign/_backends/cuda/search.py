@@ -19,11 +19,9 @@ the kernels it needs on first use, several at once, kept on disk across processe
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -47,23 +45,6 @@ from .packed import PackedSearch, largest_code
 from .streamed import StreamedSearch
 
 METHODS = ("auto", "warp")
-
-
-@dataclass
-class _EndsRun:
-    """One device's end cells on their way (:meth:`CudaBackend._ends_warp`): the batch's
-    candidates flattened, those the warp kernel takes (``at``, queued as ``pending``), the
-    large pairs by query (``big``, queued as ``queued`` by ``_ends_large``)."""
-
-    cands: list
-    bounds: list
-    flat: np.ndarray
-    scores: np.ndarray
-    query: np.ndarray
-    at: np.ndarray
-    big: list
-    pending: object = None
-    queued: tuple | None = None
 
 
 class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
@@ -461,25 +442,12 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         host time; docs/gpu-notes.md, session 29). The scores must equal the packed ones.
         The batch's pairs are sorted out together, not a query at a time (~30 us of host
         work a query, which four device threads took in turns under the GIL: ~40 ms of a
-        4-GPU search's end cells, session 28). In three steps, which a multi-device search
-        takes for every device in turn from one thread (:meth:`_multi_ends`):
-        :meth:`_ends_warp`, :meth:`_ends_large`, :meth:`_ends_read`."""
-        run = self._ends_warp(qs, handle, scoring, cands)
-        try:
-            self._ends_large(run, qs, handle, scoring)
-        except BaseException:
-            self._ends_drop(run)
-            raise
-        return self._ends_read(run)
-
-    def _ends_warp(self, qs, handle, scoring, cands: list[Candidates]) -> _EndsRun:
-        """:meth:`_batch_ends`' first step: its pairs sorted out, the warp kernel's queued
-        on the traceback engine's stream (target offsets from the host layout: no read
-        back), not waited for."""
+        4-GPU search's end cells, session 28)."""
         lengths = np.asarray(handle.lengths)
         ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids, np.int64)
                for c in cands]
         counts = np.fromiter((len(i) for i in ids), np.int64, len(ids))
+        bounds = running_sums(counts).tolist()
         flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
         scores = (np.concatenate([np.asarray(c.scores, np.int64) for c in cands]) if cands
                   else np.zeros(0, np.int64))
@@ -489,60 +457,40 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         tb = self._traceback()
         small = ((qlen * tlen <= self.tuning.one_warp_cells) & (qlen > 0) & (tlen > 0)
                  & (qlen + tlen <= tb.most(scoring)))
+        qe = np.zeros(flat.size, np.int32)
+        te = np.zeros(flat.size, np.int32)
         at = np.flatnonzero(small)
+        # the warp kernel queued first (host offsets: no read back), the large pairs' kernels
+        # queued while it runs, then both waited for
         lay = handle.layout
         offsets = handle.offsets if lay is None else lay[0].longs[lay[0].offsets]
         pending = (tb.ends_resident_queue(qs, query[at], flat[at], handle.codes, offsets,
                                           lengths, scoring, 0) if at.size else None)
         rest = np.flatnonzero(~small)          # ascending: each query's pairs together
         big = np.split(rest, np.flatnonzero(np.diff(query[rest])) + 1) if rest.size else []
-        return _EndsRun(cands, running_sums(counts).tolist(), flat, scores, query, at, big,
-                        pending)
-
-    def _ends_large(self, run: _EndsRun, qs, handle, scoring) -> None:
-        """:meth:`_batch_ends`' second step: the large pairs' kernels queued on this
-        thread's streams (:meth:`_candidate_ends_start`), not waited for."""
-        run.queued = self._candidate_ends_start(
-            handle, scoring, [(qs[int(run.query[p[0]])],
-                               Candidates(run.scores[p].astype(np.int32), None, None, 0,
-                                          run.flat[p]))
-                              for p in run.big])
-
-    def _ends_read(self, run: _EndsRun) -> list[Candidates]:
-        """:meth:`_batch_ends`' last step: both kernels waited for, their scores checked
-        against the packed ones, each candidate's end cell."""
-        at = run.at
-        qe = np.zeros(run.flat.size, np.int32)
-        te = np.zeros(run.flat.size, np.int32)
         try:
-            if run.pending is not None:
-                e, run.pending = self._traceback().ends_wait(run.pending), None
-                if not np.array_equal(e[:, 0], run.scores[at]):
+            queued = self._candidate_ends_start(
+                handle, scoring, [(qs[int(query[p[0]])],
+                                   Candidates(scores[p].astype(np.int32), None, None, 0, flat[p]))
+                                  for p in big])
+        finally:
+            e = None if pending is None else tb.ends_wait(pending)
+        try:
+            if e is not None:
+                if not np.array_equal(e[:, 0], scores[at]):
                     raise BackendError("internal error: the end kernel's scores differ from "
                                        "the packed kernel's for "
-                                       f"{int((e[:, 0] != run.scores[at]).sum())} candidates")
+                                       f"{int((e[:, 0] != scores[at]).sum())} candidates")
                 qe[at], te[at] = e[:, 1], e[:, 2]
         except BaseException:
-            self._ends_drop(run)
+            if queued[1]:       # the large pairs' kernels done before their buffers go
+                self._join_streams()
             raise
-        queued, run.queued = run.queued, None
-        ends = self._candidate_ends_finish(*queued) if queued is not None else []
-        for p, e in zip(run.big, ends):
+        ends = self._candidate_ends_finish(*queued)
+        for p, e in zip(big, ends):
             qe[p], te[p] = e.query_ends, e.target_ends
         return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
-                for c, lo, hi in zip(run.cands, run.bounds, run.bounds[1:])]
-
-    def _ends_drop(self, run: _EndsRun) -> None:
-        """What ``run`` queued waited for and dropped (an error on its way: no kernel may
-        outlive the buffers it reads)."""
-        pending, run.pending = run.pending, None
-        queued, run.queued = run.queued, None
-        with contextlib.suppress(Exception):
-            if pending is not None:
-                self._traceback().ends_wait(pending)
-        with contextlib.suppress(Exception):
-            if queued is not None and queued[1]:
-                self._join_streams()
+                for c, lo, hi in zip(cands, bounds, bounds[1:])]
 
     def _candidate_ends_many(self, handle, scoring, jobs) -> list[Candidates]:
         """End cells of several queries' candidates, jobs (query, Candidates): the 32-bit end
