@@ -384,8 +384,8 @@ def test_search_topk_on_gpu_matches_cpu(cuda):
 @pytest.mark.parametrize("one_warp_cells", [0, 60_000], ids=["all-many-warp", "mixed"])
 def test_search_end_cells_of_many_queries_side_by_side(cuda, one_warp_cells):
     """Mode end with every candidate on the many-warp 32-bit end kernel (one_warp_cells=0),
-    or the pairs over 60,000 cells there and the others on the warp kernel beside them (the
-    large pairs queued first, the warp kernel run meanwhile, then the streams joined): the
+    or the pairs over 60,000 cells there beside the others on the warp kernel (the warp
+    kernel queued first, the large pairs' kernels while it runs, then both waited for): the
     queries of a packed batch run side by side on the thread's streams, joined once; end
     cells equal the CPU's (the tie rule), for many queries and ties."""
     from warpalign import search

@@ -178,8 +178,9 @@ def test_end_kernel_rows_a_lane(gpu, rows, algorithm, monkeypatch):
                     q, t = rng.integers(0, size, m), rng.integers(0, size, n)
                 elif kind == 1:                     # t holds a copy of part of q
                     q = rng.integers(0, size, m)
-                    t = np.concatenate([rng.integers(0, size, n // 3), q[: n // 2],
-                                        rng.integers(0, size, n // 3)])[:max(n, 1)]
+                    mid = q[: n // 2]
+                    t = np.concatenate([rng.integers(0, size, n // 3), mid,
+                                        rng.integers(0, size, n - n // 3 - len(mid))])
                 elif kind == 2:                     # tandem repeats: ties everywhere
                     unit = rng.integers(0, size, int(rng.integers(1, 4)))
                     q, t = np.resize(unit, m), np.resize(unit, n)
