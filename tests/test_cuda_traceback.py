@@ -154,24 +154,18 @@ def test_gpu_ends_equal_score_end(gpu, scoring, algorithm):
     assert got.tolist() == [[int(v) for v in w] for w in want]
 
 
-@pytest.mark.parametrize("rows", [1, 4])
 @pytest.mark.parametrize("algorithm", ["local", "semiglobal", "global"])
-def test_end_kernel_rows_a_lane(gpu, rows, algorithm, monkeypatch):
-    """tb_end (a row a lane) and tb_end_r4 (4 rows a lane): score and end cell of
-    DESIGN.md's tie rule as cpu.pairwise.score_end, for queries ending at and around the
-    strips' edges (32 R rows), a lane's rows cut by the query's end, and ties everywhere
-    (repeats, one letter)."""
-    import importlib
-
+def test_end_kernel_strip_edges(gpu, algorithm):
+    """tb_end (4 query rows a lane, strips of 128 rows): score and end cell of DESIGN.md's
+    tie rule as cpu.pairwise.score_end, for queries ending at and around the strips' edges,
+    a lane's rows cut by the query's end, and ties everywhere (repeats, one letter)."""
     from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
-    tbmod = importlib.import_module("warpalign._backends.cuda.traceback")
-    monkeypatch.setattr(tbmod, "END_ROWS", rows)
-    rng = np.random.default_rng(40 + rows)
+    rng = np.random.default_rng(44)
     code = ALGORITHM_CODES[algorithm]
-    edge = 32 * rows
+    edge = 128
     for scoring, size in ((AFFINE, 4), (BLOSUM, 20)):
         pairs = []
-        for m in sorted({1, 2, 31, 33, edge - 1, edge, edge + 1, 2 * edge + 3, 300}):
+        for m in sorted({1, 2, 3, 4, 5, 31, 33, edge - 1, edge, edge + 1, 2 * edge + 3, 300}):
             for n in (1, 7, 40, 257):
                 kind = len(pairs) % 4
                 if kind == 0:

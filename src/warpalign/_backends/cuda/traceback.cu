@@ -5,7 +5,7 @@
 // so they pick the same end, start and path (warpalign/traceback.py states the rules):
 //   tb_end    score and end cell of each job (local, global, semiglobal; DESIGN.md's tie
 //             rule: the best score, then the smallest target end, then the smallest query
-//             end); tb_end_r4 the same with 4 query rows a lane (traceback.py END_ROWS).
+//             end); 4 query rows a lane.
 //   tb_start  the anchored reverse pass: Gotoh over A = q[:m] reversed (rows) and
 //             B = t[:n] reversed (columns) from the origin; the first column (then the
 //             first row in it) holding the target score, only the last row counting when
@@ -237,111 +237,17 @@ extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
 
 // ---------------------------------------------------------------- tb_end
 // Per job: q at codes + qoff[k] (m = qlen[k] rows), t at tcodes + toff[k] (n = tlen[k]
-// columns; tcodes may be a resident database), both non-empty; scratch rows at roff[k] (2 * (n + 1) ints). algorithm: 0 local, 1 global,
-// 2 semiglobal (cpu/pairwise.py's codes). Out: score, query end, target end.
-extern "C" __global__ void tb_end(const unsigned char* __restrict__ codes,
-                                  const long long* __restrict__ qoff, const int* __restrict__ qlen,
-                                  const unsigned char* __restrict__ tcodes,
-                                  const long long* __restrict__ toff, const int* __restrict__ tlen,
-                                  const long long* __restrict__ roff, int* __restrict__ rows,
-                                  const int* __restrict__ matrix, int K, int go, int ge,
-                                  int algorithm, int jobs, int* __restrict__ out_score,
-                                  int* __restrict__ out_i, int* __restrict__ out_j) {
-    const int lane = threadIdx.x & 31;
-    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (job >= jobs) return;
-    const bool local = algorithm == 0, global = algorithm == 1;
-    const int m = qlen[job], n = tlen[job];
-    const unsigned char* q = codes + qoff[job];
-    const unsigned char* t = tcodes + toff[job];
-    int* RH = rows + roff[job];
-    int* RF = RH + (n + 1);
-    for (int j = lane; j <= n; j += 32) {
-        RH[j] = (global && j > 0) ? -(go + (j - 1) * ge) : 0;
-        RF[j] = TB_NEG;
-    }
-    __syncwarp();
-    int best = 0, bi = 0, bj = 0;          // local: this lane's best cell, by the tie rule
-    for (int r0 = 0; r0 < m; r0 += 32) {
-        const int i = r0 + lane + 1;
-        const bool active = i <= m;
-        const int qc = active ? q[i - 1] : 0;
-        const int* srow = matrix + qc * K;
-        int hleft = local ? 0 : -(go + (i - 1) * ge);                       // H(i, 0)
-        int diag = (local || i == 1) ? 0 : -(go + (i - 2) * ge);            // H(i-1, 0)
-        int e = TB_NEG, h = 0, f = TB_NEG, tc = 0;
-        int cH = 0, cF = 0, cT = 0;
-        for (int s = 0; s < n + 31; ++s) {
-            if ((s & 31) == 0) {
-                const int j = s + 1 + lane;
-                cH = j <= n ? RH[j] : 0;
-                cF = j <= n ? RF[j] : TB_NEG;
-                cT = j <= n ? t[j - 1] : 0;
-            }
-            int up = __shfl_up_sync(TB_FULL, h, 1);
-            int fup = __shfl_up_sync(TB_FULL, f, 1);
-            int tv = __shfl_up_sync(TB_FULL, tc, 1);
-            const int c0H = __shfl_sync(TB_FULL, cH, s & 31);
-            const int c0F = __shfl_sync(TB_FULL, cF, s & 31);
-            const int c0T = __shfl_sync(TB_FULL, cT, s & 31);
-            if (lane == 0) { up = c0H; fup = c0F; tv = c0T; }
-            tc = tv;
-            const int j = s - lane + 1;
-            if (active && j >= 1 && j <= n) {
-                e = tb_max(e - ge, hleft - go);
-                f = tb_max(fup - ge, up - go);
-                h = tb_max(tb_max(diag + srow[tv], e), f);
-                if (local) {
-                    h = tb_max(h, 0);
-                    if (h > best || (h == best && h > 0 && j < bj)) { best = h; bi = i; bj = j; }
-                }
-                diag = up;
-                hleft = h;
-                if (lane == 31 || i == m) { RH[j] = h; RF[j] = f; }
-            }
-        }
-        __syncwarp();
-    }
-    if (local) {
-        // the warp's best: highest score, then smallest column, then smallest row
-        for (int d = 16; d; d >>= 1) {
-            const int ob = __shfl_xor_sync(TB_FULL, best, d);
-            const int oi = __shfl_xor_sync(TB_FULL, bi, d);
-            const int oj = __shfl_xor_sync(TB_FULL, bj, d);
-            if (ob > best || (ob == best && (oj < bj || (oj == bj && oi < bi)))) {
-                best = ob; bi = oi; bj = oj;
-            }
-        }
-        if (best == 0) { bi = 0; bj = 0; }
-    } else if (global) {
-        best = RH[n]; bi = m; bj = n;
-    } else {
-        // semiglobal: the last row's best cell, smallest column; column 0 is H(m, 0)
-        best = -(go + (m - 1) * ge); bj = 0;
-        for (int j = 1 + lane; j <= n; j += 32) {
-            if (RH[j] > best || (RH[j] == best && j < bj)) { best = RH[j]; bj = j; }
-        }
-        for (int d = 16; d; d >>= 1) {
-            const int ob = __shfl_xor_sync(TB_FULL, best, d);
-            const int oj = __shfl_xor_sync(TB_FULL, bj, d);
-            if (ob > best || (ob == best && oj < bj)) { best = ob; bj = oj; }
-        }
-        bi = m;
-    }
-    if (lane == 0) {
-        out_score[job] = best;
-        out_i[job] = bi;
-        out_j[job] = bj;
-    }
-}
-
-// ---------------------------------------------------------------- tb_end_rows<R>
-// tb_end with R consecutive query rows a lane (a strip is 32 R rows): lane L owns rows
-// r0 + L R + 1 .. r0 + L R + R and at step s works on column j = s - L + 1 down its R rows,
-// the cell above its first row (H, F) and the column's letter from lane L-1 by shuffles as
-// in tb_end. A strip costs n + 31 steps of R cells: R times fewer steps (and shuffles) a
-// cell, which is what bounds a long job's warp. Same recurrences, comparisons and tie rule
-// as tb_end (the rows of a step are taken top down, so at one column the smaller row wins).
+// columns; tcodes may be a resident database), both non-empty; scratch rows at roff[k]
+// (2 * (n + 1) ints). algorithm: 0 local, 1 global, 2 semiglobal (cpu/pairwise.py's codes).
+// Out: score, query end, target end.
+// R consecutive query rows a lane (a strip is 32 R rows): lane L owns rows r0 + L R + 1 ..
+// r0 + L R + R and at step s works on column j = s - L + 1 down its R rows, the cell above
+// its first row (H, F) and the column's letter coming from lane L-1 by shuffles (lane 0
+// takes them from a chunk of 32 columns of the row buffer and t, as in tb_start). A strip
+// costs n + 31 steps of R cells; the rows of a step are taken top down, so at one column the
+// smaller row wins the tie rule. tb_end is R = 4: the 500 mmseqs2 queries' 4,975 top-10
+// pairs took 29.6 ms at one row a lane, 26.5 / 22.6 / 31.5 at 2 / 4 / 8 (one H200,
+// docs/gpu-notes.md, session 29).
 template <int R>
 __device__ __forceinline__ void tb_end_rows(const unsigned char* __restrict__ codes,
                                             const long long* __restrict__ qoff,
@@ -474,4 +380,4 @@ __device__ __forceinline__ void tb_end_rows(const unsigned char* __restrict__ co
         tb_end_rows<R>(codes, qoff, qlen, tcodes, toff, tlen, roff, rows, matrix, K, go,  \
                        ge, algorithm, jobs, out_score, out_i, out_j);                     \
     }
-TB_END_ROWS(tb_end_r4, 4)    // 2 and 8 rows a lane lost (docs/gpu-notes.md, session 29)
+TB_END_ROWS(tb_end, 4)

@@ -34,16 +34,6 @@ from .transfer import upload
 
 _FILE = "traceback.cu"
 _NAMES = ("tb_start", "tb_path", "tb_end")
-#: Query rows a lane of the end kernel (1: ``tb_end``; 4: ``tb_end_r4``, ``tb_end_rows``):
-#: a job's warp takes n + 31 steps a strip of 32 x END_ROWS rows. The 500 mmseqs2 queries'
-#: 4,975 top-10 pairs took 29.6 ms at 1 row a lane, 26.5 / 22.6 / 31.5 at 2 / 4 / 8 (one
-#: H200; docs/gpu-notes.md, session 29): less than the steps' count says, the cell itself
-#: is most of a step.
-END_ROWS = 4
-
-
-def _end_kernel(rows: int) -> str:
-    return "tb_end" if rows == 1 else f"tb_end_r{rows}"
 _WARPS = 4                     # jobs (warps) per block
 #: Device bytes of direction matrices (plus rows and ops) per tb_path launch.
 DIR_BYTES = 1 << 30
@@ -294,7 +284,7 @@ class GpuTraceback:
         queued = []         # (jobs, results, what the launch reads: kept until it is read)
         if not gpu.size:
             return out, queued, None
-        end = self._function(_end_kernel(END_ROWS))
+        end = self._function("tb_end")
         matrix = self._matrix(scoring)
         stream = self._stream()
         with stream:
