@@ -273,11 +273,28 @@ def _interrupt(tmp_path, delay, *argv):
     return proc.returncode, out, text.splitlines()
 
 
+@pytest.fixture(scope="module")
+def long_search(tmp_path_factory):
+    """Queries and targets whose CPU search lasts seconds (40 x 400 residues against
+    20,000 x 400: 128 G cells), so that an interrupt within its first second comes while
+    it runs (the example files' search ended within 0.6 s and the test saw status 0)."""
+    import numpy as np
+    tmp = tmp_path_factory.mktemp("long")
+    letters = np.frombuffer(b"ACDEFGHIKLMNPQRSTVWY", np.uint8)
+    rng = np.random.default_rng(3)
+    for name, count in (("lq.fasta", 40), ("lt.fasta", 20_000)):
+        seqs = letters[rng.integers(0, 20, (count, 400))]
+        with open(tmp / name, "wb") as fh:
+            for i, row in enumerate(seqs):
+                fh.write(b">s%d\n%s\n" % (i, row.tobytes()))
+    return tmp, tmp / "lq.fasta", tmp / "lt.fasta"
+
+
 @pytest.mark.parametrize("delay", [0.01, 0.05, 0.2, 0.6])
-def test_ctrl_c_at_any_moment_exits_130_quietly(files, delay):
+def test_ctrl_c_at_any_moment_exits_130_quietly(long_search, delay):
     """Ctrl-C while NumPy and Numba load (the first second) printed a traceback; at any
     moment it is status 130 and one line."""
-    tmp, q, t = files
+    tmp, q, t = long_search
     code, _out, err = _interrupt(tmp, delay, "search", q, t, "--no-progress")
     assert (code, err) == (130, ["warpalign: interrupted"])
 
