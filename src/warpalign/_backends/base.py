@@ -455,7 +455,10 @@ class TracebackEngine(Protocol):
 class ManyTraceback(Protocol):
     """The ``traceback`` job: starts and paths of many independent alignments at once
     (``cpu/traceback.py`` ``CpuTraceback``, ``cuda/traceback.py`` ``GpuTraceback``), each
-    answer equal to the CPU kernels' (:func:`warpalign.traceback.align_many` runs them)."""
+    answer equal to the CPU kernels' (:func:`warpalign.traceback.align_many` runs them).
+    ``threads``: the CPU threads its CPU work may spread over; None is the calling thread
+    alone, not the default of :func:`resolve_threads`, which callers resolve themselves
+    (an end pass handed None ran 3,750 protein pairs on one of 64 cores: session 29)."""
 
     name: str
 

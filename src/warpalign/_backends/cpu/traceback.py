@@ -550,7 +550,8 @@ class CpuTraceback:
     @classmethod
     def _map(cls, fn, items, threads):
         """``[fn(item) for item in items]``, on ``threads`` threads: runs of consecutive
-        items (``RUNS_PER_THREAD`` a thread), taken by the threads as they come free."""
+        items (``RUNS_PER_THREAD`` a thread), taken by the threads as they come free; on
+        the calling thread alone when ``threads`` is None or 1 (the protocol's rule)."""
         if threads is None or threads <= 1 or len(items) < 2:
             return [fn(it) for it in items]
         runs = min(len(items), threads * cls.RUNS_PER_THREAD)
