@@ -351,6 +351,7 @@ __device__ __forceinline__ void tb_end_rows(const unsigned char* __restrict__ co
     } else if (global) {
         best = RH[n]; bi = m; bj = n;
     } else {
+        // semiglobal: the last row's best cell, smallest column; column 0 is H(m, 0)
         best = -(go + (m - 1) * ge); bj = 0;
         for (int j = 1 + lane; j <= n; j += 32) {
             if (RH[j] > best || (RH[j] == best && j < bj)) { best = RH[j]; bj = j; }
