@@ -299,6 +299,36 @@ def test_ctrl_c_at_any_moment_exits_130_quietly(long_search, delay):
     assert (code, err) == (130, ["warpalign: interrupted"])
 
 
+UNRAISABLE = """
+import signal, sys, time
+from warpalign import __main__ as entry
+sys.unraisablehook = entry._unraisable          # as run() installs them
+signal.signal(signal.SIGINT, entry._interrupt)
+
+class Drop:
+    def __del__(self):
+        raise KeyboardInterrupt                 # where Python cannot raise it
+
+try:
+    Drop()
+    for _ in range(300):
+        time.sleep(0.01)
+    print("lost")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+def test_an_interrupt_python_cannot_raise_comes_back():
+    """Ctrl-C landing in a __del__ or a weakref callback is delivered again once the
+    unraisable hook has returned: re-sent from inside the hook, the handler ran there and
+    lost it the same way, and a CLI search ran on to status 0 (one run in ~40 of the
+    interrupt test at 0.6 s, session 29)."""
+    got = subprocess.run([sys.executable, "-c", UNRAISABLE], capture_output=True, text=True,
+                         timeout=60)
+    assert (got.stdout, got.stderr) == ("interrupted\n", "")
+
+
 def test_makedb_existing_output_says_force(files, capsys):
     tmp, q, _t = files
     assert run_cli(capsys, "makedb", q, tmp / "q.wa")[0] == 0

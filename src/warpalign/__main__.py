@@ -4,6 +4,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 
 EXIT_INTERRUPTED = 130
 
@@ -56,10 +57,19 @@ def _interrupt(signum, frame) -> None:
 def _unraisable(info) -> None:
     if isinstance(info.exc_value, KeyboardInterrupt):
         # Ctrl-C landed where Python cannot raise it (a weakref callback, a __del__) and
-        # would be lost, printed as "Exception ignored": deliver it again.
-        os.kill(os.getpid(), signal.SIGINT)
+        # would be lost, printed as "Exception ignored": deliver it again, from a thread
+        # once this hook has returned. Sent from here, the main thread ran the handler
+        # inside the hook, where it was lost the same way and the command ended with
+        # status 0 (session 29); landing in such a place again, it comes back again.
+        again = threading.Timer(_AGAIN_S, os.kill, (os.getpid(), signal.SIGINT))
+        again.daemon = True
+        again.start()
         return
     sys.__unraisablehook__(info)
+
+
+#: Seconds before an interrupt that Python could not raise is delivered again.
+_AGAIN_S = 0.01
 
 
 def _flush() -> None:
