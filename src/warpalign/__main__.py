@@ -45,6 +45,8 @@ def run() -> None:
 
 
 _interrupted = False
+#: Seconds before an interrupt that Python could not raise is delivered again.
+_AGAIN_S = 0.01
 
 
 def _interrupt(signum, frame) -> None:
@@ -66,10 +68,6 @@ def _unraisable(info) -> None:
         again.start()
         return
     sys.__unraisablehook__(info)
-
-
-#: Seconds before an interrupt that Python could not raise is delivered again.
-_AGAIN_S = 0.01
 
 
 def _flush() -> None:
