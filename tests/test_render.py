@@ -9,6 +9,8 @@ table: indexing, iteration, equality, columns, to_pandas.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -203,6 +205,9 @@ def test_score_pairs_full_table():
     assert isinstance(table, AlignmentTable) and len(table) == 4
     want = [align_codes(s.encode(x), s.encode(y), s) for x, y in zip(xs, ys)]
     assert table == want and table[-1] == want[-1] and table[1:3] == want[1:3]
+    # a row's Alignment is made with its fields set directly: every field, none forgotten
+    assert {f.name for f in dataclasses.fields(Alignment)} <= set(vars(table[0]))
+    assert {f.name for f in dataclasses.fields(Alignment)} <= set(vars(next(iter(table))))
     assert table[1] == Alignment(score=0, query_start=0, query_end=0, target_start=0,
                                  target_end=0, cigar="", query_aligned="", target_aligned="")
     assert table.scores.tolist() == res.scores.tolist()

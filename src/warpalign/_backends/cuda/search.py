@@ -436,7 +436,7 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         the pairs of at most ``tuning.one_warp_cells`` cells that the warp kernel takes in
         one ``tb_end`` launch (``cuda/traceback.py``, a warp per pair), the others (larger,
         empty, or beyond its value range) by the 32-bit end kernel of
-        :meth:`_candidate_ends_many` (many warps per pair), queued while the warp kernel
+        :meth:`_candidate_ends_start` (many warps per pair), queued while the warp kernel
         runs (one after the other, a device's end cells of the 500-query search took 40-57
         ms on 4 x H200: tb_end 20-41, the 3-10 large pairs 8-20, their launches 10-15 of
         host time; docs/gpu-notes.md, session 29). The scores must equal the packed ones.
@@ -492,17 +492,12 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
                 for c, lo, hi in zip(cands, bounds, bounds[1:])]
 
-    def _candidate_ends_many(self, handle, scoring, jobs) -> list[Candidates]:
-        """End cells of several queries' candidates, jobs (query, Candidates): the 32-bit end
-        kernel (DESIGN tie rule) on those targets only, each query on a stream of its own
-        (a long pair keeps one block busy for milliseconds: queries run side by side), one
-        join for all. The scores must equal the packed ones (a difference is a bug, raised,
-        never a result)."""
-        return self._candidate_ends_finish(*self._candidate_ends_start(handle, scoring, jobs))
-
     def _candidate_ends_start(self, handle, scoring, jobs) -> tuple[list, list]:
-        """:meth:`_candidate_ends_many`'s kernels queued, not waited for: (what
-        :meth:`_candidate_ends_finish` reads, the buffers to keep alive until then)."""
+        """End cells of several queries' candidates, jobs (query, Candidates), queued, not
+        waited for: the 32-bit end kernel (DESIGN tie rule) on those targets only, each
+        query on a stream of its own (a long pair keeps one block busy for milliseconds:
+        queries run side by side), one join for all (:meth:`_candidate_ends_finish`, which
+        reads what this returns: (what it reads, the buffers to keep alive until then))."""
         cp = self._cp
         n = handle.n
         tables = self._tables(handle, scoring) if jobs else None
@@ -522,8 +517,9 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         return launched, keep
 
     def _candidate_ends_finish(self, launched: list, keep: list) -> list[Candidates]:
-        """The streams of :meth:`_candidate_ends_start` joined, its candidates' ends read
-        and checked."""
+        """The streams of :meth:`_candidate_ends_start` joined, its candidates' ends read;
+        their scores must equal the packed ones (a difference is a bug, raised, never a
+        result)."""
         cp = self._cp
         if keep:
             self._join_streams()

@@ -146,21 +146,15 @@ class GpuTraceback:
         return self.ends_flat(qcat, qpos, [len(q) for q, _ in items], tcat, tpos,
                               [len(t) for _, t in items], scoring, algorithm, threads=threads)
 
-    def ends_resident(self, queries, query, ids, codes, offsets, lengths: np.ndarray,
-                      scoring, algorithm: int) -> np.ndarray:
+    def ends_resident_queue(self, queries, query, ids, codes, offsets, lengths: np.ndarray,
+                            scoring, algorithm: int):
         """:meth:`ends` of the pairs (``queries[query[k]]``, target ``ids[k]``) of a
         database resident on the current device (``codes``: its device array; ``offsets``:
         where each target starts in it, a host array or the device's own, read back here;
-        ``lengths``: the targets' lengths on the host), all in one launch: an
-        (len(ids), 3) array. Every pair is non-empty and within :meth:`most` (the caller
-        ends the others another way)."""
-        return self.ends_wait(self.ends_resident_queue(queries, query, ids, codes, offsets,
-                                                       lengths, scoring, algorithm))
-
-    def ends_resident_queue(self, queries, query, ids, codes, offsets, lengths: np.ndarray,
-                            scoring, algorithm: int):
-        """:meth:`ends_resident` queued on the calling thread's stream, not waited for
-        (:meth:`ends_wait` reads it): the caller queues other work meanwhile."""
+        ``lengths``: the targets' lengths on the host), all in one launch queued on the
+        calling thread's stream, not waited for: :meth:`ends_wait` gives the (len(ids), 3)
+        array (the caller queues other work meanwhile). Every pair is non-empty and within
+        :meth:`most` (the caller ends the others another way)."""
         query, ids = np.asarray(query, np.int64), np.asarray(ids, np.int64)
         used, where = np.unique(query, return_inverse=True)
         qcat, qat = self._joined([queries[k] for k in used.tolist()])
