@@ -11,7 +11,8 @@ GCUPS = pairs x x x y / seconds (scope "call": the whole call). Input (``--input
 "list" (lists of str). Each line records the input form and, in params.timings, the
 call's steps (``PairScores.timings``: encode, kernels, "align" and within it the end
 cells (on the GPU the pair kernel's "ends", on the CPU the traceback's tb_ends) and the
-traceback's tb_starts / tb_paths / tb_render).
+traceback's tb_starts / tb_paths / tb_render, or tb_align where starts and paths run in
+one pass).
 """
 
 from __future__ import annotations

@@ -245,6 +245,33 @@ def test_fused_scores_and_ends_equal_the_exact_ones(scoring):
     assert np.array_equal(on_device[2], ends)
 
 
+def test_fused_plans_of_one_shape_are_kept_and_exact(monkeypatch):
+    """Pairs of one query and one target length: score_ends_wordwise keeps both plans (the
+    scoring's and the ENDS launches) with their device arrays under the scoring plan's
+    key and "ends"; a second call of the shape runs from the kept plan, two scorings
+    interleaved keep one each, and every call's scores and ends are the exact ones."""
+    from warpalign._backends.cuda import pairs as gpu
+    from warpalign._backends.cuda.pair_ends import ENDS_ROWS, score_ends_wordwise
+    monkeypatch.setattr(gpu, "_plans", type(gpu._plans)())
+    rng = np.random.default_rng(30)
+    for scoring in (PAPER, AFFINE, PAPER, AFFINE):
+        letters = np.array(list(_letters(scoring)))
+        pairs = []
+        for _ in range(70):
+            t = "".join(rng.choice(letters, 300))
+            at = int(rng.integers(0, 240))
+            q = t[at:at + 60]
+            q = q[:20] + "".join(rng.choice(letters, 3)) + q[23:]
+            pairs.append((q, t))
+        want = _exact(pairs, scoring)
+        xc, xo, yc, yo = _codes(pairs, scoring)
+        scores, flagged, ends, _ = score_ends_wordwise(xc, xo, yc, yo, scoring, largest=3)
+        assert flagged.size == 0 and scores.tolist() == want[:, 0].tolist()
+        _same(ends, want, pairs)
+    kept = [k for k in gpu._plans if k[-2:] == ("ends", ENDS_ROWS)]
+    assert len(kept) == 2 and {k[4] for k in kept} == {PAPER, AFFINE}
+
+
 @pytest.mark.parametrize("algorithm", ["global", "semiglobal"])
 def test_score_pairs_full_global_keeps_its_end_pass(algorithm):
     rng = np.random.default_rng(26)

@@ -234,6 +234,41 @@ def test_align_pairs_table_gpu_equals_align_codes(gpu, scoring, algorithm):
     assert sub == [want[k] for k in pick]
 
 
+@pytest.mark.parametrize("scoring", [AFFINE, LINEAR, ZERO_GAP, BLOSUM], ids=["affine", "linear", "zero", "blosum"])
+def test_local_starts_and_paths_in_one_pass(gpu, scoring, monkeypatch):
+    """Local pairs whose rectangles all fit run tb_align (start and path of each in one
+    launch, timed as "tb_align", no "tb_starts"/"tb_paths"): the CPU engine's table, also
+    over several launches (a small direction budget: batches largest first, each path
+    packed into its own place); a given end that no alignment of its score ends at is a
+    TracebackError, as on the two-pass route."""
+    import cupy
+    from warpalign._backends.cuda import traceback as cuda_tb
+    from warpalign.errors import TracebackError
+    from warpalign.traceback import align_pairs_table
+    rng = np.random.default_rng(hash(("one pass", scoring.gap_open)) % 2 ** 32)
+    size = 20 if scoring is BLOSUM else 4
+    pairs = _pairs(rng, size, 120, 150)
+    qcat, qs, ql, tcat, ts, tl = _flat(pairs)
+    args = (cupy.asarray(qcat), qs, ql, cupy.asarray(tcat), ts, tl, scoring, "local")
+    want = align_pairs_table(qcat, qs, ql, tcat, ts, tl, scoring, "local", threads=2)
+    for budget in (cuda_tb.DIR_BYTES, 1 << 16):       # the batches' budget, not the call's
+        monkeypatch.setattr(cuda_tb, "DIR_BYTES", budget)
+        timings: dict = {}
+        got = align_pairs_table(*args, engine=gpu, timings=timings)
+        assert "tb_align" in timings and not {"tb_starts", "tb_paths"} & set(timings)
+        assert got == want
+    ends = np.stack([want.scores, want.query_ends, want.target_ends], 1)
+    k = int(np.flatnonzero(want.scores > 2)[0])
+    wrong = ends.copy()
+    wrong[k, 0] += 1                # above the best: no alignment ending there reaches it
+    with pytest.raises(TracebackError, match=f"pair {k} "):
+        align_pairs_table(*args, engine=gpu, ends=wrong)
+    monkeypatch.setattr(cuda_tb, "ONE_PASS_BYTES", 1 << 16)   # more than one pass takes
+    timings = {}
+    assert align_pairs_table(*args, engine=gpu, timings=timings) == want
+    assert "tb_align" not in timings and {"tb_starts", "tb_paths"} <= set(timings)
+
+
 def test_align_pairs_table_gpu_forced_myers_miller(gpu):
     """Segments over max_full_cells go the long-pair route on host copies; their ops are
     spliced into the packed device array beside the small segments' ones."""

@@ -68,7 +68,8 @@ class PairScores:
         timings: seconds per step ("w2b", "swa", "b2w", "rescore", "align"; mode full:
             "ends" (local, on the GPU: the end cells' kernels, within "align", or with no
             threshold in the scoring's pass, beside "swa"; elsewhere "tb_ends"), and
-            within "align" "tb_starts", "tb_paths", "tb_render").
+            within "align" "tb_starts", "tb_paths", "tb_render"; local on the GPU
+            "tb_align" for starts and paths in one pass where every pair's fits it).
 
     Example:
         >>> from warpalign import Scoring

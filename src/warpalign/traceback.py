@@ -429,7 +429,7 @@ def _table(got, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
     cigoff = np.asarray(got.cigoff).astype(np.int64)
     lengths = np.diff(opoff)
     cols = [np.asarray(v, np.int64) for v in (scores, qs, qe, ts, te)]
-    if keep is not None:
+    if keep is not None and keep.size < n:      # (every row kept: the columns as they are)
         full = []
         for v in cols:
             out = np.zeros(n, np.int64)
@@ -533,7 +533,9 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     on the device and come back in two copies (the engine's ``render_flat``). Same alignments as
     :func:`align_pairs`, without work per pair in Python on the GPU's path. ``timings``:
     a dict that receives the seconds of each step ("tb_ends", "tb_starts", "tb_paths",
-    "tb_render": rendering, checks and the copy back). ``ends``: each pair's (score, query
+    "tb_render": rendering, checks and the copy back; local alignments on an engine that
+    runs starts and paths in one pass, the GPU's ``takes_local`` jobs: "tb_align" for
+    both). ``ends``: each pair's (score, query
     end, target end) when the caller has them (``score_pairs``' pair kernel on the GPU),
     an (n, 3) integer array: then no end pass runs (no "tb_ends"). They are checked as
     far as the later passes can: each end cell must end an alignment of exactly that
@@ -576,31 +578,41 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
     keep = np.flatnonzero(score != 0) if code == LOCAL else np.arange(n)
     score, qe, te = score[keep], qe[keep], te[keep]
-    if code == GLOBAL:
+    # local: the reverse pass from (qe, te) on the last `span` target symbols only
+    # (locate_core docstring, "The alignment": every alignment ending there that scores S
+    # covers at most span_from(Sq of q[:qe], qe, S) target symbols, so the segment holds
+    # all of them and its reverse pass finds the start the whole prefix gives; here with qe
+    # times the best any code has for Sq, a bound needing no pass over the codes); the
+    # start comes back as distances from the end, unchanged by the cut
+    lo = np.zeros_like(te) if code != LOCAL else _segment_starts(qe, te, score, scoring)
+    together = (code == LOCAL and hasattr(engine, "takes_local")
+                and engine.takes_local(qe, te - lo, scoring, limit))
+    if together:        # starts and paths in one pass (the GPU's tb_align)
+        di, dj, best, ops, opoff = engine.align_local_flat(qcodes, qpos[keep], qe, tcodes,
+                                                           tpos[keep] + lo, te - lo, score,
+                                                           scoring)
+    elif code == GLOBAL:
         di, dj = qe, te
     else:
-        # local: the reverse pass from (qe, te) on the last `span` target symbols only
-        # (locate_core docstring, "The alignment": every alignment ending there that scores
-        # S covers at most span_from(Sq of q[:qe], qe, S) target symbols, so the segment
-        # holds all of them and its reverse pass finds the start the whole prefix gives;
-        # here with qe times the best any code scores for Sq, a bound needing no pass over
-        # the codes); the start comes back as distances from the end, unchanged by the cut
-        lo = np.zeros_like(te) if code != LOCAL else _segment_starts(qe, te, score, scoring)
         starts = engine.starts_flat(qcodes, qpos[keep], qe, tcodes, tpos[keep] + lo, te - lo,
                                     score, scoring, code == SEMIGLOBAL, threads=threads)
         di, dj = starts[:, 0], starts[:, 1]
-        bad = np.flatnonzero(di < 0)
-        if bad.size:
-            k = int(bad[0])
-            raise TracebackError(f"internal error: the reverse pass of pair {int(keep[k])} from "
-                                 f"({int(qe[k])}, {int(te[k])}) does not end at score "
-                                 f"{int(score[k])}: no alignment ending there reaches it, or "
-                                 "one beats it")
+    bad = np.flatnonzero(di < 0)
+    if bad.size:
+        k = int(bad[0])
+        raise TracebackError(f"internal error: the reverse pass of pair {int(keep[k])} from "
+                             f"({int(qe[k])}, {int(te[k])}) does not end at score "
+                             f"{int(score[k])}: no alignment ending there reaches it, or "
+                             "one beats it")
     qs, ts = qe - di, te - dj
-    clock("tb_starts")
-    best, ops, opoff = engine.paths_flat(qcodes, qpos[keep] + qs, di, tcodes, tpos[keep] + ts,
-                                         dj, score, scoring, limit, threads=threads)
-    clock("tb_paths")
+    if together:
+        clock("tb_align")
+    else:
+        clock("tb_starts")
+        best, ops, opoff = engine.paths_flat(qcodes, qpos[keep] + qs, di, tcodes,
+                                             tpos[keep] + ts, dj, score, scoring, limit,
+                                             threads=threads)
+        clock("tb_paths")
     got = engine.render_flat(ops, opoff, qcodes, qpos[keep] + qs, tcodes, tpos[keep] + ts,
                              scoring, _printed(scoring))
     _check_paths(got, score, np.asarray(best, np.int64), di, dj, algorithm,

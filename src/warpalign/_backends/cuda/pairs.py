@@ -407,7 +407,7 @@ _plans: OrderedDict = OrderedDict()
 _plans_lock = threading.Lock()
 
 
-def _shape_key(cp, xoff: np.ndarray, yoff: np.ndarray, scoring, algorithm: str, rows,
+def shape_key(cp, xoff: np.ndarray, yoff: np.ndarray, scoring, algorithm: str, rows,
                prefetch, largest, lengths=(None, None)) -> tuple | None:
     """The cache key of a plan whose offsets are arithmetic (both sides of one length
     each, from 0), or None (not kept: other offsets, or the largest code unknown). A side's
@@ -429,21 +429,32 @@ def planned_wordwise(cp, xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
                      algorithm: str, *, rows, prefetch, largest,
                      lengths=(None, None)) -> tuple[WwPlan, list]:
     """(:func:`plan_wordwise`, its ``small`` arrays on the current device). Plans of
-    arithmetic offsets (:func:`_shape_key`) are kept (:data:`PLAN_CACHE`) and shared by
-    every thread: the plan is frozen, its device arrays are only read by the kernels,
-    and an upload is complete before it is kept (read from any stream after). The key
-    holds the largest code only as below 4 or not: the only use the plan makes of it
-    (the DNA path). ``lengths``: as :func:`_shape_key`'s."""
-    key = _shape_key(cp, xoff, yoff, scoring, algorithm, rows, prefetch, largest, lengths)
+    arithmetic offsets (:func:`shape_key`) are kept (:func:`kept_plan`). The key holds
+    the largest code only as below 4 or not: the only use the plan makes of it (the DNA
+    path). ``lengths``: as :func:`shape_key`'s."""
+    key = shape_key(cp, xoff, yoff, scoring, algorithm, rows, prefetch, largest, lengths)
+
+    def make():
+        plan = plan_wordwise(xcodes, xoff, ycodes, yoff, scoring, algorithm, rows=rows,
+                             prefetch=prefetch, largest=largest)
+        return plan, plan.small
+    return kept_plan(cp, key, make)
+
+
+def kept_plan(cp, key: tuple | None, make) -> tuple:
+    """``make()``'s (plan, host arrays) as (plan, the arrays on the current device), kept
+    under ``key`` (:data:`PLAN_CACHE`, least recently used out first; None: not kept) and
+    shared by every thread: a plan is frozen, its device arrays are only read by the
+    kernels, and their upload is complete before they are kept (read from any stream
+    after)."""
     if key is not None:
         with _plans_lock:
             kept = _plans.get(key)
             if kept is not None:
                 _plans.move_to_end(key)
                 return kept
-    plan = plan_wordwise(xcodes, xoff, ycodes, yoff, scoring, algorithm, rows=rows,
-                         prefetch=prefetch, largest=largest)
-    device = upload(cp, plan.small)
+    plan, small = make()
+    device = upload(cp, small)
     if key is not None:
         cp.cuda.get_current_stream().synchronize()
         with _plans_lock:

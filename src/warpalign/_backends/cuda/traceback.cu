@@ -12,6 +12,8 @@
 //             full_query. Columns after the best one found so far are not computed.
 //   tb_path   a global Gotoh over q[qlo:qlo+a] x t[tlo:tlo+b] storing one direction byte
 //             per cell in device memory, then lane 0 walks the path back from (a, b).
+//   tb_align  tb_start then tb_path of each local job in one launch (the same device
+//             functions, tb_start_job and tb_path_job); tb_pack turns its paths around.
 //
 // Layout of one job's rows: strips of 32 query rows, lane L owns row 32k+L+1. The target
 // streams through: at step s lane L works on column j = s - L + 1 and receives the cell
@@ -40,23 +42,17 @@ struct TbRows {
 // ---------------------------------------------------------------- tb_start
 // Per job: q codes at codes + qoff[k] (m = qlen[k] rows, read backwards from the end), t
 // codes at tcodes + toff[k] (n = tlen[k] columns, read backwards; tcodes may be codes),
-// target score, scratch rows at roff[k] (2 * (n + 1) ints). Out: di, dj per job: the reversed extents, (-1, -1) when no cell
-// reaches the target, (-2, -2) when a cell of the first reaching column exceeds it.
-extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
-                                    const long long* __restrict__ qoff, const int* __restrict__ qlen,
-                                    const unsigned char* __restrict__ tcodes,
-                                    const long long* __restrict__ toff, const int* __restrict__ tlen,
-                                    const int* __restrict__ target, const long long* __restrict__ roff,
-                                    int* __restrict__ rows, const int* __restrict__ matrix, int K,
-                                    int go, int ge, int full_query, int jobs,
-                                    int* __restrict__ out_i, int* __restrict__ out_j) {
+// target score, scratch rows at roff[k] (2 * (n + 1) ints). Out: di, dj per job: the
+// reversed extents, (-1, -1) when no cell reaches the target, (-2, -2) when a cell of the
+// first reaching column exceeds it.
+// One job's pass (the warp together): q (m rows, read backwards), t (n columns, read
+// backwards), scratch rows RH (2 * (n + 1) ints); (di, dj) as tb_start's out.
+__device__ __forceinline__ void tb_start_job(const unsigned char* __restrict__ q, int m,
+                                             const unsigned char* __restrict__ t, int n,
+                                             int goal, int* __restrict__ RH,
+                                             const int* __restrict__ matrix, int K, int go,
+                                             int ge, int full_query, int& out_i, int& out_j) {
     const int lane = threadIdx.x & 31;
-    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (job >= jobs) return;
-    const int m = qlen[job], n = tlen[job], goal = target[job];
-    const unsigned char* q = codes + qoff[job];     // row i is q[m - i]
-    const unsigned char* t = tcodes + toff[job];    // column j is t[n - j]
-    int* RH = rows + roff[job];
     int* RF = RH + (n + 1);
     for (int j = lane; j <= n; j += 32) {
         RH[j] = j == 0 ? 0 : -(go + (j - 1) * ge);
@@ -117,10 +113,27 @@ extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
             }
         }
     }
-    if (lane == 0) {
-        const bool none = best_col == TB_NONE;
-        out_i[job] = none ? -1 : bad ? -2 : best_row;
-        out_j[job] = none ? -1 : bad ? -2 : best_col;
+    const bool none = best_col == TB_NONE;
+    out_i = none ? -1 : bad ? -2 : best_row;
+    out_j = none ? -1 : bad ? -2 : best_col;
+}
+
+extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
+                                    const long long* __restrict__ qoff, const int* __restrict__ qlen,
+                                    const unsigned char* __restrict__ tcodes,
+                                    const long long* __restrict__ toff, const int* __restrict__ tlen,
+                                    const int* __restrict__ target, const long long* __restrict__ roff,
+                                    int* __restrict__ rows, const int* __restrict__ matrix, int K,
+                                    int go, int ge, int full_query, int jobs,
+                                    int* __restrict__ out_i, int* __restrict__ out_j) {
+    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (job >= jobs) return;
+    int di, dj;
+    tb_start_job(codes + qoff[job], qlen[job], tcodes + toff[job], tlen[job], target[job],
+                 rows + roff[job], matrix, K, go, ge, full_query, di, dj);
+    if ((threadIdx.x & 31) == 0) {
+        out_i[job] = di;
+        out_j[job] = dj;
     }
 }
 
@@ -135,26 +148,18 @@ extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
 // Direction byte, as cpu/traceback.py full_traceback: bits 0-1 the source of H (0 the
 // diagonal, 1 E, 2 F; the diagonal wins ties, then E), bit 2 E extends the gap of the
 // cell to the left, bit 3 F extends the gap of the cell above (strictly better only).
-extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
-                                   const long long* __restrict__ qoff, const int* __restrict__ qlen,
-                                   const unsigned char* __restrict__ tcodes,
-                                   const long long* __restrict__ toff, const int* __restrict__ tlen,
-                                   const unsigned char* __restrict__ flags,
-                                   const long long* __restrict__ roff, int* __restrict__ rows,
-                                   const long long* __restrict__ doff, unsigned char* __restrict__ dir,
-                                   const long long* __restrict__ opoff, unsigned char* __restrict__ ops,
-                                   const int* __restrict__ matrix, int K, int go, int ge, int jobs,
-                                   int* __restrict__ out_score, int* __restrict__ out_len) {
+// One job's pass (the warp together): q (a rows), t (b columns), fo the first open of a
+// vertical gap at column 0, end_in_gap (flags bit 1), scratch rows RH (2 * (b + 1) ints),
+// direction bytes D; lane 0 writes the ops backwards at o and gives score and count.
+__device__ __forceinline__ void tb_path_job(const unsigned char* __restrict__ q, int a,
+                                            const unsigned char* __restrict__ t, int b, int fo,
+                                            bool end_in_gap, int* __restrict__ RH,
+                                            unsigned char* __restrict__ D,
+                                            unsigned char* __restrict__ o,
+                                            const int* __restrict__ matrix, int K, int go,
+                                            int ge, int& out_score, int& out_len) {
     const int lane = threadIdx.x & 31;
-    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (job >= jobs) return;
-    const int a = qlen[job], b = tlen[job];
-    const unsigned char* q = codes + qoff[job];
-    const unsigned char* t = tcodes + toff[job];
-    const int fo = (flags[job] & 1) ? ge : go;      // first_open of a vertical gap at column 0
-    int* RH = rows + roff[job];
     int* RF = RH + (b + 1);
-    unsigned char* D = dir + doff[job];
     const long long pitch = (long long)(b + 31) * 32;   // bytes of one strip
     for (int j = lane; j <= b; j += 32) {
         RH[j] = j == 0 ? 0 : -(go + (j - 1) * ge);
@@ -207,11 +212,10 @@ extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
     if (lane != 0) return;
     int score = RH[b];
     int state = 0;
-    if ((flags[job] & 2) && RF[b] + go - ge > score) {
+    if (end_in_gap && RF[b] + go - ge > score) {
         score = RF[b] + go - ge;
         state = 2;
     }
-    unsigned char* o = ops + opoff[job];
     int k = 0, i = a, j = b;
     while (i > 0 || j > 0) {
         if (i == 0) { o[k++] = 2; --j; continue; }
@@ -231,8 +235,85 @@ extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
             --i;
         }
     }
-    out_score[job] = score;
-    out_len[job] = k;
+    out_score = score;
+    out_len = k;
+}
+
+extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
+                                   const long long* __restrict__ qoff, const int* __restrict__ qlen,
+                                   const unsigned char* __restrict__ tcodes,
+                                   const long long* __restrict__ toff, const int* __restrict__ tlen,
+                                   const unsigned char* __restrict__ flags,
+                                   const long long* __restrict__ roff, int* __restrict__ rows,
+                                   const long long* __restrict__ doff, unsigned char* __restrict__ dir,
+                                   const long long* __restrict__ opoff, unsigned char* __restrict__ ops,
+                                   const int* __restrict__ matrix, int K, int go, int ge, int jobs,
+                                   int* __restrict__ out_score, int* __restrict__ out_len) {
+    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (job >= jobs) return;
+    int score, len;
+    tb_path_job(codes + qoff[job], qlen[job], tcodes + toff[job], tlen[job],
+                (flags[job] & 1) ? ge : go, (flags[job] & 2) != 0, rows + roff[job],
+                dir + doff[job], ops + opoff[job], matrix, K, go, ge, score, len);
+    if ((threadIdx.x & 31) == 0) {
+        out_score[job] = score;
+        out_len[job] = len;
+    }
+}
+
+// ---------------------------------------------------------------- tb_align
+// tb_start then tb_path in one launch, for local alignments whose rectangle from the
+// origin to the end fits the direction bytes (issue 20: the host's round trip between
+// the two passes cost more than both kernels for 32,768 pairs of 128 x 1,024). Per job
+// as tb_start (m = qlen[k] rows ending at the end cell, n = tlen[k] columns, target)
+// with scratch rows at roff[k] (2 * (n + 1) ints), direction bytes at doff[k]
+// (ceil(m/32) * (n + 31) * 32) and an ops slot at opoff[k] (m + n bytes). Out, 4 x jobs:
+// di, dj (as tb_start's; 0 and the rest 0 when no path runs), the path's score, its op
+// count (ops backwards from opoff[k], as tb_path's).
+extern "C" __global__ void tb_align(const unsigned char* __restrict__ codes,
+                                    const long long* __restrict__ qoff, const int* __restrict__ qlen,
+                                    const unsigned char* __restrict__ tcodes,
+                                    const long long* __restrict__ toff, const int* __restrict__ tlen,
+                                    const int* __restrict__ target, const long long* __restrict__ roff,
+                                    int* __restrict__ rows, const long long* __restrict__ doff,
+                                    unsigned char* __restrict__ dir,
+                                    const long long* __restrict__ opoff,
+                                    unsigned char* __restrict__ ops,
+                                    const int* __restrict__ matrix, int K, int go, int ge,
+                                    int jobs, int* __restrict__ out) {
+    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (job >= jobs) return;
+    const int m = qlen[job], n = tlen[job];
+    const unsigned char* q = codes + qoff[job];
+    const unsigned char* t = tcodes + toff[job];
+    int* RH = rows + roff[job];
+    int di, dj, score = 0, len = 0;
+    tb_start_job(q, m, t, n, target[job], RH, matrix, K, go, ge, 0, di, dj);
+    __syncwarp();
+    if (di > 0 && dj > 0)
+        tb_path_job(q + (m - di), di, t + (n - dj), dj, go, false, RH, dir + doff[job],
+                    ops + opoff[job], matrix, K, go, ge, score, len);
+    if ((threadIdx.x & 31) == 0) {
+        out[job] = di;
+        out[jobs + job] = dj;
+        out[2 * jobs + job] = score;
+        out[3 * jobs + job] = len;
+    }
+}
+
+// ---------------------------------------------------------------- tb_pack
+// The paths of tb_align's slots (written backwards) turned around and packed: path k's
+// len[k] ops at slot[k] go to out[at[k]:at[k] + len[k]] in alignment order; one warp a job.
+extern "C" __global__ void tb_pack(const unsigned char* __restrict__ ops,
+                                   const long long* __restrict__ slot, const int* __restrict__ len,
+                                   const long long* __restrict__ at, int jobs,
+                                   unsigned char* __restrict__ out) {
+    const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (job >= jobs) return;
+    const int k = len[job];
+    const unsigned char* src = ops + slot[job];
+    unsigned char* dst = out + at[job];
+    for (int r = threadIdx.x & 31; r < k; r += 32) dst[r] = src[k - 1 - r];
 }
 
 // ---------------------------------------------------------------- tb_end

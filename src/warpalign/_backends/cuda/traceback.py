@@ -16,6 +16,9 @@ and equal to the CPU engine's (``cpu/traceback.py``: same recurrences, same comp
   larger one goes through Myers–Miller's splits with GPU half passes (``cuda/long.py``'s
   ``LongPair.path``), whose leaves use the same full-matrix rule: the path is the one the
   CPU reports.
+* :meth:`GpuTraceback.align_local_flat`: both for local jobs whose whole rectangles fit the
+  direction bytes, in one launch (``tb_align``: the two passes' device functions one after
+  the other in each warp), so the host reads back once between them.
 
 Jobs whose DP values could leave int32's safe range (+-2^28) and segments the long-pair
 kernel cannot score exactly run the CPU kernels instead (same answers). Per-call state
@@ -33,16 +36,27 @@ from .loader import get_module, require_cupy
 from .transfer import upload
 
 _FILE = "traceback.cu"
-_NAMES = ("tb_start", "tb_path", "tb_end")
+_NAMES = ("tb_start", "tb_path", "tb_end", "tb_align", "tb_pack")
 _WARPS = 4                     # jobs (warps) per block
 #: Device bytes of direction matrices (plus rows and ops) per tb_path launch.
 DIR_BYTES = 1 << 30
+#: Most device bytes of direction matrices (plus rows and ops) of all the jobs that
+#: :meth:`GpuTraceback.align_local_flat` takes in one call: it sizes each job's matrix by
+#: its whole rectangle from the origin, before the start is known, so many long segments
+#: (a search's top 500 per query: protein spans of thousands of columns) go the two-pass
+#: way, whose matrices are the paths' own rectangles.
+ONE_PASS_BYTES = DIR_BYTES
 #: Largest |DP value| the int32 kernels take (traceback.cu's -2^29 sentinel stays below).
 VALUE_LIMIT = 1 << 28
 
 
 def _dir_bytes(a: int, b: int) -> int:
     return -(-a // 32) * (b + 31) * 32
+
+
+def _one_pass_bytes(qe: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """Device bytes of each tb_align job: direction bytes, scratch rows, ops slot."""
+    return _dir_bytes(qe, seg) + 8 * (seg + 1) + qe + seg
 
 
 def _batches(sizes, budget: int) -> list[np.ndarray]:
@@ -350,6 +364,66 @@ class GpuTraceback:
                 out[ks] = cp.asnumpy(res, stream=stream).T
             stream.synchronize()
         return out
+
+    def takes_local(self, qe, seg, scoring, max_full_cells: int) -> bool:
+        """Whether :meth:`align_local_flat` takes every job of these end rows ``qe`` and
+        target segments ``seg``: each non-empty, within :meth:`most`, and its whole
+        rectangle within ``max_full_cells`` (so each path is one :meth:`paths_flat`
+        traces from a full matrix of direction bytes), all within :data:`ONE_PASS_BYTES`."""
+        qe, seg = np.asarray(qe, np.int64), np.asarray(seg, np.int64)
+        return (bool(qe.size) and int(_one_pass_bytes(qe, seg).sum()) <= ONE_PASS_BYTES
+                and bool(((qe > 0) & (seg > 0) & (qe + seg <= self.most(scoring))
+                          & ((qe + 1) * (seg + 1) <= max_full_cells)).all()))
+
+    def align_local_flat(self, qcodes, qpos, qe, tcodes, tpos, seg, target, scoring):
+        """:meth:`starts_flat` and :meth:`paths_flat` of local alignments in one launch a
+        batch (``tb_align``; :meth:`takes_local` jobs only): job k's alignment of score
+        ``target[k]`` ends at the last cell of qcodes[qpos[k]:+qe[k]] x
+        tcodes[tpos[k]:+seg[k]]. Returns (di, dj, path scores, ops, opoff): the starts'
+        reversed extents (-1 / -2 as :meth:`starts_flat`'s, no path then), and the paths
+        as :meth:`paths_flat` gives them. One read back (the starts, scores and op counts),
+        then ``tb_pack`` turns each path around into its place (issue 20: two passes,
+        their uploads and read backs cost ~12 ms of host time around ~3.3 ms of kernels
+        for 32,768 pairs of 128 x 1,024 on an H100 host, docs/gpu-notes.md session 30)."""
+        cp = self._cp
+        qpos, qe, tpos, seg, target = (np.asarray(v, np.int64) for v in (qpos, qe, tpos, seg,
+                                                                           target))
+        n = len(qe)
+        got = np.zeros((4, n), np.int64)
+        dbytes = _dir_bytes(qe, seg)
+        sizes = _one_pass_bytes(qe, seg)
+        align, pack = self._function("tb_align"), self._function("tb_pack")
+        matrix = self._matrix(scoring)
+        go, ge, k = int(scoring.gap_open), int(scoring.gap_extend), int(scoring.matrix.shape[0])
+        done = []
+        with self._stream() as stream:
+            qbuf, tbuf = self._device(qcodes), self._device(tcodes)
+            for ks in _batches(sizes, DIR_BYTES):
+                roff, rows = self._rows(seg[ks])
+                doff = running_sums(dbytes[ks])
+                slot = running_sums(qe[ks] + seg[ks])
+                dirs = cp.empty(max(int(doff[-1]), 1), cp.uint8)
+                slots = cp.empty(max(int(slot[-1]), 1), cp.uint8)
+                res = cp.empty((4, len(ks)), cp.int32)
+                dev = upload(cp, [qpos[ks], qe[ks].astype(np.int32), tpos[ks],
+                                  seg[ks].astype(np.int32), target[ks].astype(np.int32),
+                                  roff[:-1], doff[:-1], slot[:-1]])
+                align((-(-len(ks) // _WARPS),), (32 * _WARPS,),
+                      (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], dev[5], rows, dev[6],
+                       dirs, dev[7], slots, matrix, np.int32(k), np.int32(go), np.int32(ge),
+                       np.int32(len(ks)), res))
+                done.append((ks, res, slots, dev[7]))
+                del dirs, rows
+            for ks, res, _, _ in done:
+                got[:, ks] = cp.asnumpy(res, stream=stream)
+            stream.synchronize()
+            opoff = running_sums(got[3])
+            ops = cp.empty(max(int(opoff[-1]), 1), cp.uint8)
+            for ks, res, slots, d_slot in done:
+                d_at = upload(cp, [opoff[ks]])[0]
+                pack((-(-len(ks) // _WARPS),), (32 * _WARPS,),
+                     (slots, d_slot, res[3], d_at, np.int32(len(ks)), ops))
+        return got[0], got[1], got[2], ops[:int(opoff[-1])], opoff
 
     def paths_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, target, scoring,
                    max_full_cells: int, *, threads: int | None = None):
