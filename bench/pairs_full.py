@@ -12,7 +12,9 @@ GCUPS = pairs x x x y / seconds (scope "call": the whole call). Input (``--input
 call's steps (``PairScores.timings``: encode, kernels, "align" and within it the end
 cells (on the GPU the pair kernel's "ends", on the CPU the traceback's tb_ends) and the
 traceback's tb_starts / tb_paths / tb_render, or tb_align where starts and paths run in
-one pass).
+one pass); mode full's params.text_read: the median seconds of the first read of the
+table's two aligned texts after the call (decoded then: results.LAZY_TEXT_BYTES), outside
+the call's seconds.
 """
 
 from __future__ import annotations
@@ -74,11 +76,15 @@ def main(argv=None) -> int:
     got = {}
     for backend, mode in (("cuda", "score"), ("cuda", "full"), ("cpu", "full")):
         score_pairs(xs[:64], ys[:64], s, mode=mode, backend=backend)     # warm up
-        runs = []
+        runs, reads = [], []
         for _ in range(1 if backend == "cpu" else args.repeat):
             t0 = time.perf_counter()
             res = score_pairs(xs, ys, s, mode=mode, backend=backend)
             runs.append(time.perf_counter() - t0)
+            if mode == "full":      # the aligned strings, decoded when first read
+                t0 = time.perf_counter()
+                _ = (res.alignments.query_text, res.alignments.target_text)
+                reads.append(time.perf_counter() - t0)
         got[backend, mode] = res
         secs = float(np.median(runs))
         emit({"job": "pairs", "scope": "call", "backend": backend, "method": res.method,
@@ -86,7 +92,8 @@ def main(argv=None) -> int:
               "cold": False,
               "params": {"mode": mode, "pairs": args.pairs, "x": args.x, "y": args.y,
                          "input": args.input, "scoring": "2/-3/5/2",
-                         "timings": {k: round(v, 4) for k, v in res.timings.items()}},
+                         "timings": {k: round(v, 4) for k, v in res.timings.items()},
+                         **({"text_read": round(float(np.median(reads)), 4)} if reads else {})},
               "seconds": secs, "runs": [round(t, 4) for t in runs], "gcups": cells / secs / 1e9,
               "baseline": "CPU backend mode full and GPU mode score, same run",
               "command": command}, out)

@@ -227,6 +227,63 @@ def test_score_pairs_full_table():
     assert picked.alignments == [want[0], want[2]]
 
 
+def test_alignment_table_decodes_its_aligned_text_when_first_read(monkeypatch):
+    """A table made with the aligned strings as byte arrays (align_pairs_table's, on the
+    GPU views of the pinned buffer they came back in) keeps them undecoded until first
+    read, counted against LAZY_TEXT_BYTES while it lives; reading both (rows, text, ==)
+    or dropping the table gives them back; past the bound a table decodes at once; many
+    threads reading one table see the same rows; a pickle carries the text."""
+    import gc
+    import pickle
+    import threading
+    from warpalign import results
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    rng = np.random.default_rng(30)
+    xs = ["".join(rng.choice(list("ACGT"), 40)) for _ in range(60)]
+    ys = ["".join(rng.choice(list("ACGT"), 90)) for _ in range(60)]
+    want = score_pairs(xs, ys, s, mode="full", backend="cpu").alignments
+    cols = {k: getattr(want, k) for k in ("scores", "query_starts", "query_ends",
+                                          "target_starts", "target_ends", "identities",
+                                          "lengths", "cigar_text", "cigar_offsets",
+                                          "aligned_offsets")}
+    qb = np.frombuffer(want.query_text.encode("latin-1"), np.uint8)
+    tb = np.frombuffer(want.target_text.encode("latin-1"), np.uint8)
+    size = qb.nbytes + tb.nbytes
+
+    def lazy():
+        return AlignmentTable(**cols, query_text=qb, target_text=tb)
+
+    base = results._held_bytes[0]
+    table = lazy()
+    assert results._held_bytes[0] == base + size
+    assert not isinstance(table._texts["query_text"], str)
+    assert table[3] == want[3]                     # a row reads both texts
+    assert results._held_bytes[0] == base
+    assert table == want and pickle.loads(pickle.dumps(table)) == want
+    dropped = lazy()
+    assert results._held_bytes[0] == base + size
+    del dropped
+    gc.collect()
+    assert results._held_bytes[0] == base
+    shared, rows = lazy(), {}
+
+    def read(k):
+        rows[k] = list(shared)
+    threads = [threading.Thread(target=read, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r == list(want) for r in rows.values())
+    assert results._held_bytes[0] == base
+    copied = pickle.loads(pickle.dumps(lazy()))
+    assert copied == want and copied._held is None and results._held_bytes[0] == base
+    monkeypatch.setattr(results, "LAZY_TEXT_BYTES", base + size - 1)
+    eager = lazy()
+    assert isinstance(eager._texts["query_text"], str) and eager._held is None
+    assert results._held_bytes[0] == base and eager == want
+
+
 def test_score_pairs_full_takes_its_ends_from_the_pair_ends_engine():
     """Where the backend has a ``pair_ends`` engine (the GPU's pair kernel), mode full
     (local) asks it for the end cells of the reported pairs (the others' scores given as

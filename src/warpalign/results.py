@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -369,6 +371,39 @@ def _pandas():
     return pandas
 
 
+#: Most bytes of aligned text that live :class:`AlignmentTable` objects keep undecoded (the
+#: byte arrays they were made with: on the GPU path views of the pinned buffer the
+#: rendering came back in, reused by CuPy's pool once dropped) until their text is first
+#: read; a table made past it decodes at once. Decoding 2 x 4.3 MB of fresh text took
+#: 5-27 ms of a 25-50 ms score_pairs(mode="full") call on an H100 host (32,768 pairs of
+#: 128 x 1,024, docs/gpu-notes.md session 30); a caller that reads CIGARs and coordinates
+#: only never pays it.
+LAZY_TEXT_BYTES = 1 << 28
+_held_bytes = [0]                 # bytes kept undecoded by live tables
+_held_lock = threading.Lock()
+_decode_lock = threading.Lock()   # one table's text decoded once, whichever thread asks
+
+
+def _hold(nbytes: int) -> bool:
+    with _held_lock:
+        if _held_bytes[0] + nbytes > LAZY_TEXT_BYTES:
+            return False
+        _held_bytes[0] += nbytes
+        return True
+
+
+def _unhold(nbytes: int) -> None:
+    with _held_lock:
+        _held_bytes[0] -= nbytes
+
+
+def _decoded(text) -> str:
+    """A str as is; a uint8 array as latin-1 text (decoded from its own buffer)."""
+    if isinstance(text, str):
+        return text
+    return str(memoryview(np.ascontiguousarray(text, np.uint8)), "latin-1")
+
+
 class AlignmentTable(Sequence):
     """Many alignments as columns (``score_pairs(..., mode="full")``): NumPy arrays and one
     text buffer per string field, an :class:`Alignment` made only when one is indexed.
@@ -383,7 +418,8 @@ class AlignmentTable(Sequence):
     * ``cigar_text`` (str) with ``cigar_offsets`` (int64, one more than alignments):
       alignment k's CIGAR is ``cigar_text[cigar_offsets[k]:cigar_offsets[k + 1]]``;
       ``query_text``/``target_text`` with ``aligned_offsets`` likewise for the aligned
-      strings;
+      strings (made from uint8 arrays of their bytes, a table decodes them when they are
+      first read: :data:`LAZY_TEXT_BYTES`);
     * :meth:`to_pandas` and :meth:`arrays`.
 
     Example:
@@ -398,8 +434,8 @@ class AlignmentTable(Sequence):
              "lengths", "cigar_offsets", "aligned_offsets")
 
     def __init__(self, *, scores, query_starts, query_ends, target_starts, target_ends,
-                 identities, lengths, cigar_text: str, cigar_offsets, query_text: str,
-                 target_text: str, aligned_offsets, algorithm: str = "local"):
+                 identities, lengths, cigar_text: str, cigar_offsets, query_text,
+                 target_text, aligned_offsets, algorithm: str = "local"):
         cols = dict(scores=scores, query_starts=query_starts, query_ends=query_ends,
                     target_starts=target_starts, target_ends=target_ends, lengths=lengths,
                     cigar_offsets=cigar_offsets, aligned_offsets=aligned_offsets)
@@ -415,9 +451,44 @@ class AlignmentTable(Sequence):
             raise ValueError("AlignmentTable columns of different lengths")
         object.__setattr__(self, "identities", ident)
         object.__setattr__(self, "cigar_text", cigar_text)
-        object.__setattr__(self, "query_text", query_text)
-        object.__setattr__(self, "target_text", target_text)
+        texts = {"query_text": query_text, "target_text": target_text}
+        raw = sum(int(np.asarray(v).nbytes) for v in texts.values() if not isinstance(v, str))
+        held = None
+        if raw and _hold(raw):
+            held = weakref.finalize(self, _unhold, raw)
+        else:
+            texts = {k: _decoded(v) for k, v in texts.items()}
+        object.__setattr__(self, "_texts", texts)
+        object.__setattr__(self, "_held", held)
         object.__setattr__(self, "algorithm", algorithm)
+
+    @property
+    def query_text(self) -> str:
+        return self._text("query_text")
+
+    @property
+    def target_text(self) -> str:
+        return self._text("target_text")
+
+    def _text(self, name: str) -> str:
+        got = self._texts[name]
+        if isinstance(got, str):
+            return got
+        with _decode_lock:
+            got = self._texts[name] = _decoded(self._texts[name])
+            if self._held is not None and all(isinstance(v, str) for v in self._texts.values()):
+                self._held()                     # the bytes go back (once)
+        return got
+
+    def __getstate__(self):
+        # a pickle carries text, never a view of a buffer of this process
+        state = dict(self.__dict__)
+        state["_texts"] = {k: self._text(k) for k in self._texts}
+        state["_held"] = None
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
 
     def __setattr__(self, name, value):
         raise AttributeError("AlignmentTable is read-only")

@@ -450,8 +450,7 @@ def _table(got, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
                           target_starts=cols[3], target_ends=cols[4], identities=identity,
                           lengths=lengths, cigar_text=_text(got.cigar, "ascii"),
                           cigar_offsets=cigoff,
-                          query_text=_text(got.query, "latin-1"),
-                          target_text=_text(got.target, "latin-1"),
+                          query_text=np.asarray(got.query), target_text=np.asarray(got.target),
                           aligned_offsets=opoff, algorithm=algorithm)
 
 

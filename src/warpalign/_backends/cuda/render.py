@@ -97,8 +97,9 @@ def _pinned(cp, size: int, dtype) -> np.ndarray:
 def _split(joined: np.ndarray, parts, copy: bool) -> list[np.ndarray]:
     """``joined``'s consecutive pieces, one per device array of ``parts``, each with its
     part's dtype: copies (``copy``), or views of the pinned buffer, which goes back to the
-    pool when the last of them is gone (the strings: the table decodes them into text,
-    and a copy first cost ~9 MB of fresh pages for 32,768 paths)."""
+    pool when the last of them is gone (the strings: the table keeps them until their
+    text is first read, :data:`~warpalign.results.LAZY_TEXT_BYTES`; a copy first cost ~9 MB
+    of fresh pages for 32,768 paths)."""
     out, at = [], 0
     for v in parts:
         size = int(v.shape[0])
