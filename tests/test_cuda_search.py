@@ -768,6 +768,45 @@ def test_search_loop_batches(cuda, packed):
     _search_both([long_q, seqs[5][:40]], db, s, top_k=3)
 
 
+def test_search_full_defers_end_cells(cuda):
+    """Mode full on a device: the packed batches before the last come without end cells
+    (``iter_batches(defer_ends=True)``: the search's CPU tracing finds them beside the next
+    batch), the last with them; with two devices the one batch a device is cut in two, the
+    first piece without them. Hits, end cells and alignments equal the CPU backend's."""
+    import cupy
+
+    from warpalign import search
+    from warpalign._backends.cuda import CudaBackend, config
+
+    s = Scoring(**BLOSUM62)
+    seqs = _fasta(_data("uniprot_sprot196.fasta"))
+    rng = np.random.default_rng(9)
+    db = list(seqs) + [seqs[i] for i in rng.integers(0, len(seqs), 40)]
+    ts = TargetSet.from_list([s.encode(x) for x in db])
+    long_enough = [x for x in seqs if len(x) >= 150]
+    queries = [long_enough[i][:150] for i in rng.integers(0, len(long_enough), 16)]
+    codes = [s.encode(q) for q in queries]
+    small = config.Tuning(pack_score_bytes=8 * len(db) * 4)       # 4 queries a batch
+    backends = [CudaBackend(devices=(0,), tuning=small)]
+    if cupy.cuda.runtime.getDeviceCount() >= 2:
+        backends.append(CudaBackend(devices=(0, 1)))
+    cpu = search(queries, db, s, top_k=5, mode="full", backend="cpu")
+    for be in backends:
+        h = be.prepare(ts)
+        lists = list(be.iter_batches(codes, h, s, ends=True, top_k=5, defer_ends=True))
+        assert sum(map(len, lists)) == len(codes) and len(lists) >= 2
+        assert all(c.query_ends is None for got in lists[:-1] for c in got)
+        assert all(c.query_ends is not None for c in lists[-1])
+        if len(be._devices) > 1:
+            assert [len(got) for got in lists] == [12, 4]         # config.cut_short
+        got = search(queries, db, s, top_k=5, mode="full", backend=be)
+        for a, b in zip(cpu, got):
+            assert a.targets.tolist() == b.targets.tolist()
+            assert a.query_ends.tolist() == b.query_ends.tolist()
+            assert a.target_ends.tolist() == b.target_ends.tolist()
+            assert a.alignments == b.alignments
+
+
 def test_top_select_kernel_matches_its_model(cuda):
     """search.cu's top_select (the packed search's top-k cut) writes what its NumPy model
     (tests/reference.py) does: the count per row and, below the cap, the same (id, score)

@@ -5,6 +5,7 @@ the plain CPU search, however many batches."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import threading
 import time
@@ -93,21 +94,29 @@ def test_depth_is_checked():
 
 class BatchedCpu(CpuBackend):
     """The CPU engine, giving its results a list per ``size`` queries (as the CUDA engine
-    does per packed batch) and recording the thread that produced each batch."""
+    does per packed batch) and recording the thread that produced each batch; with
+    ``defer_ends`` (search in mode full on a device engine) every list but the last comes
+    without end cells, as the CUDA engine's packed batches do."""
 
     def __init__(self, size: int, fail_at: int | None = None):
         super().__init__(threads=1)
         self.size, self.fail_at = size, fail_at
         self.ran_on: list[int] = []
 
-    def iter_batches(self, queries, handle, scoring, **options):
+    def iter_batches(self, queries, handle, scoring, *, defer_ends=False, **options):
         queries = list(queries)
-        for k, lo in enumerate(range(0, len(queries), self.size)):
+        starts = range(0, len(queries), self.size)
+        self.deferred = 0
+        for k, lo in enumerate(starts):
             if k == self.fail_at:
                 raise RuntimeError(f"batch {k} failed")
             self.ran_on.append(threading.get_ident())
-            yield list(self.search_batches(queries[lo:lo + self.size], handle, scoring,
+            got = list(self.search_batches(queries[lo:lo + self.size], handle, scoring,
                                            **options))
+            if defer_ends and k + 1 < len(starts):
+                got = [dataclasses.replace(b, query_ends=None, target_ends=None) for b in got]
+                self.deferred += 1
+            yield got
 
 
 @pytest.fixture(scope="module")
@@ -185,10 +194,16 @@ class RecordingTraceback(CpuTraceback):
     def __init__(self):
         super().__init__()
         self.calls: list[int] = []
+        self.ended: list[int] = []      # the end pass's pairs, a call at a time
 
     def paths(self, items, *args, **kwargs):
         self.calls.append(len(items))
         return super().paths(items, *args, **kwargs)
+
+    def ends(self, items, *args, **kwargs):
+        items = list(items)
+        self.ended.append(len(items))
+        return super().ends(items, *args, **kwargs)
 
 
 def _trace_beside(data, count: int, seed: int, beside, device) -> None:
@@ -216,8 +231,10 @@ def test_device_search_traces_batches_found_while_others_run_on_the_cpu(data):
     _trace_beside(data, 150, 5, beside, device)
     # lists of 40, 40, 40, 30: traced after the second (80 queries, two lists still to
     # come: on the CPU) and after the last (70: on the device); one path per query
-    # (every query scores above 0 against some target here)
+    # (every query scores above 0 against some target here); the lists before the last
+    # came without end cells: the tracing's end pass found those of lists 1-3
     assert [beside.calls, device.calls] == [[80], [70]]
+    assert [beside.ended, device.ended] == [[80], [40]]
 
 
 class SlowTraceback(RecordingTraceback):
@@ -237,3 +254,4 @@ def test_a_cpu_tracing_slower_than_the_device_batch_hands_the_rest_back(data):
     # lists of 40 (five) and 30: traced after lists 2 (80: on the CPU, slowly), 4 (80:
     # handed back, on the device) and 6 (70, the last: on the device)
     assert [beside.calls, device.calls] == [[80], [80, 70]]
+    assert [beside.ended, device.ended] == [[80], [80, 40]]

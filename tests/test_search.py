@@ -216,6 +216,54 @@ def test_split_tail_rule():
     uneven = [300] * 16 + [3000, 3000, 3000, 3000, 3000, 3000, 40, 40]
     got = config.split_tail(config.pack_batches(uneven, kp, 16, smem), uneven, kp, smem)
     assert got == [list(range(16)), list(range(16, 24))]      # [..., 40, 40] would not pack
+    # one batch (a multi-device search's, cut_short): its last quarter, where both pack
+    assert config.cut_short(list(range(40)), lengths, kp, smem) == [list(range(30)),
+                                                                     list(range(30, 40))]
+    assert config.cut_short([0, 1, 2], lengths, kp, smem) == [[0, 1, 2]]   # a piece of one
+    assert config.cut_short(list(range(16, 24)), uneven, kp, smem) == [list(range(16, 24))]
+
+
+def test_hits_without_end_cells_traced_with_their_end_pass(monkeypatch):
+    """Mode full's tracing of hits that come without end cells (a device search's batches
+    before its last, ``defer_ends``): the end pass finds them, and the hits equal mode
+    full's and their ends mode end's; mixed with hits that carry them too."""
+    from dataclasses import replace
+
+    from warpalign._backends import resolve_threads
+    from warpalign._backends.cpu.traceback import CpuTraceback
+    from warpalign.data import example_database_path, example_queries_path
+    from warpalign.io import load_sequences
+    from warpalign.search import _with_alignments
+
+    s = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
+    db = Database.from_sequences(example_database_path(), alphabet=s.alphabet)
+    full = search(example_queries_path(), db, s, top_k=7, mode="full", backend="cpu")
+    ended = search(example_queries_path(), db, s, top_k=7, mode="end", backend="cpu")
+    scored = search(example_queries_path(), db, s, top_k=7, mode="score", backend="cpu")
+    _, codes = load_sequences(example_queries_path(), s.alphabet)
+    bare = [replace(h, mode="full") for h in scored]
+    assert all(h.query_ends is None for h in bare)
+    mixed = [replace(h, mode="full") for h in ended[:2]] + bare[2:]
+    asked = []                     # the threads the end pass was given (None: one thread)
+    real = CpuTraceback.ends
+
+    def recording(self, items, *args, threads=None, **kwargs):
+        asked.append(threads)
+        return real(self, items, *args, threads=threads, **kwargs)
+
+    monkeypatch.setattr(CpuTraceback, "ends", recording)
+    for given in (bare, mixed):
+        got = _with_alignments(given, codes, db, s, "local", "cpu", None)
+        for a, b, e in zip(got, full, ended):
+            assert a.alignments == b.alignments and len(a) == len(b) > 0
+            assert a.query_ends.tolist() == e.query_ends.tolist()
+            assert a.target_ends.tolist() == e.target_ends.tolist()
+            assert [x.query_end for x in a.alignments] == a.query_ends.tolist()
+    assert asked == [resolve_threads(None)] * 2      # every core, as the tracing's
+    # a hit whose score its end pass does not give: an internal error, not a wrong answer
+    wrong = [replace(bare[0], scores=bare[0].scores + 1)]
+    with pytest.raises(RuntimeError, match="scored .* in the search and .* in its end pass"):
+        _with_alignments(wrong, codes[:1], db, s, "local", "cpu", None)
 
 
 def test_resident_budget_rule():

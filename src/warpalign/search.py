@@ -19,7 +19,7 @@ from ._backends.registry import call_options, engine_for, prepare_options
 from ._backends.stream import candidates, parse_memory
 from .choices import SEARCH_METHODS, SEARCH_MODES
 from .database import Database
-from .errors import DatabaseError, ScoringError
+from .errors import DatabaseError, ScoringError, TracebackError
 from .io import load_sequences, source_label
 from .offsets import running_sums
 from .pipeline import ahead
@@ -169,8 +169,11 @@ def _parts(engine, handle, db, scoring, names, codes, strands, *, top_k, mode, a
     # a device search's hits traced while later batches run go to the CPU engine: the
     # next batch's kernel holds every SM, so a GPU traceback would wait for it
     # (docs/ARCHITECTURE.md, "Tracing beside the search"); the last batch's go to the
-    # device. A CPU tracing that takes longer than the batch before it took on the device
-    # turns this off for the rest of the call.
+    # device. Those batches come without end cells (defer_ends): the CPU tracing finds
+    # them too, where end kernels queued between batches kept the device idle. A CPU
+    # tracing that takes longer than the batch before it took on the device turns this
+    # off for the rest of the call (later batches' hits traced on the device, end cells
+    # included).
     beside = early and tb_backend == "cuda"
     traced = 0
     # results[:done] were yielded: one strand, a part once final (traced in mode full);
@@ -193,8 +196,8 @@ def _parts(engine, handle, db, scoring, names, codes, strands, *, top_k, mode, a
         return part
 
     queries = zip(names * len(strands), runs)
-    with _batches(engine, runs, handle, scoring, algorithm, mode, top_k, method,
-                  threads) as lists, _progress(len(runs), progress) as bar:
+    with _batches(engine, runs, handle, scoring, algorithm, mode, top_k, method, threads,
+                  defer_ends=beside) as lists, _progress(len(runs), progress) as bar:
         arrived = time.perf_counter()
         for got in lists:
             now = time.perf_counter()
@@ -222,7 +225,8 @@ def _parts(engine, handle, db, scoring, names, codes, strands, *, top_k, mode, a
 
 
 @contextlib.contextmanager
-def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, threads=None):
+def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, threads=None,
+             *, defer_ends=False):
     """Lists of ScoreBatch, one per query, in query order, as the engine completes them
     (a list per device batch, a list per query from a CPU engine; the CUDA engine runs the
     whole flow itself: top-k candidates on the device, chunks, several devices, and gives per
@@ -231,13 +235,17 @@ def _batches(engine, codes, handle, scoring, algorithm, mode, top_k, method, thr
 
     An engine with ``iter_batches`` (one on a device) gives a list per batch of queries;
     it runs on a thread of its own (:class:`~warpalign.pipeline.ahead`), so the device
-    searches batch k+1 while this thread assembles batch k's hits (top-k, traceback)."""
+    searches batch k+1 while this thread assembles batch k's hits (top-k, traceback).
+    ``defer_ends``: its batches but the last may come without end cells (the caller finds
+    them with its tracing beside the next batch: ``iter_batches``' ``defer_ends``)."""
     options = dict(algorithm=algorithm, ends=mode != "score", top_k=top_k, method=method,
                    **call_options(engine, threads=threads))
     each = getattr(engine, "iter_batches", None)
     if each is None:
         yield ([batch] for batch in engine.search_batches(codes, handle, scoring, **options))
         return
+    if defer_ends:
+        options["defer_ends"] = True
     with ahead(each(codes, handle, scoring, **options)) as lists:
         yield lists
 
@@ -378,23 +386,58 @@ def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -
                 qlen.append(len(q))
                 tags.append(None if sign is None else STRAND_NAMES[sign])
     targets = np.concatenate([h.targets for h in results]).astype(np.int64)
-    ends = np.stack([np.concatenate([getattr(h, k) for h in results]).astype(np.int64)
-                     for k in ("scores", "query_ends", "target_ends")], axis=1)
     uniq, which = np.unique(targets, return_inverse=True)
     stored = db.targets                       # each target's codes sliced once, in one pass
     sorted_at = db.rank[uniq]
     lo, hi = stored.offsets[sorted_at].tolist(), stored.offsets[sorted_at + 1].tolist()
     seqs = [stored.codes[a:b] for a, b in zip(lo, hi)]
     tlen = np.fromiter((len(t) for t in seqs), np.int64, len(seqs))
-    traced = align_pairs_table(np.concatenate(pieces), qat, qlen,
-                               np.concatenate(seqs), running_sums(tlen)[:-1][which],
-                               tlen[which], scoring, algorithm, engine=engine, threads=threads,
+    jobs = (np.concatenate(pieces), np.asarray(qat, np.int64), np.asarray(qlen, np.int64),
+            np.concatenate(seqs), running_sums(tlen)[:-1][which], tlen[which])
+    ends = _hit_ends(results, jobs, scoring, algorithm, engine, threads)
+    traced = align_pairs_table(*jobs, scoring, algorithm, engine=engine, threads=threads,
                                ends=ends)
     alignments = (list(traced) if tags is None else
                   [a if tag is None else replace(a, strand=tag) for a, tag in zip(traced, tags)])
     cuts = running_sums(counts).tolist()
-    return [replace(hits, alignments=alignments[start:stop])
+    return [replace(hits, alignments=alignments[start:stop],
+                    **({} if hits.query_ends is not None else
+                       dict(query_ends=ends[start:stop, 1].astype(np.int32),
+                            target_ends=ends[start:stop, 2].astype(np.int32))))
             for hits, start, stop in zip(results, cuts, cuts[1:])]
+
+
+def _hit_ends(results, jobs, scoring, algorithm, engine, threads) -> np.ndarray:
+    """(score, query end, target end) of every hit of ``results`` (an (n, 3) int64 array),
+    in order; the end cells of hits that come without them (a device search's batches
+    before its last: ``defer_ends``) found by ``engine``'s end pass over those pairs
+    (``jobs``: :func:`~warpalign.traceback.align_pairs_table`'s six arrays), each of
+    which must score its hit's score."""
+    from .traceback import _algorithm_code
+    scores = np.concatenate([h.scores for h in results]).astype(np.int64)
+    ends = np.zeros((scores.size, 3), np.int64)
+    ends[:, 0] = scores
+    missing, at = [], 0
+    for h in results:
+        if h.query_ends is None:
+            missing.append(np.arange(at, at + len(h)))
+        else:
+            ends[at:at + len(h), 1] = h.query_ends
+            ends[at:at + len(h), 2] = h.target_ends
+        at += len(h)
+    if missing:
+        rows = np.concatenate(missing)
+        qcodes, qpos, qlen, tcodes, tpos, tlen = jobs
+        got = engine.ends_flat(qcodes, qpos[rows], qlen[rows], tcodes, tpos[rows], tlen[rows],
+                               scoring, _algorithm_code(algorithm),
+                               threads=resolve_threads(threads))
+        differ = np.flatnonzero(got[:, 0] != scores[rows])
+        if differ.size:
+            k = int(rows[differ[0]])
+            raise TracebackError(f"internal error: hit {k} of the batch scored {int(scores[k])} "
+                                 f"in the search and {int(got[differ[0], 0])} in its end pass")
+        ends[rows] = got
+    return ends
 
 
 def _progress(total: int, enabled: bool):

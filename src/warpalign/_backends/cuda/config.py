@@ -226,14 +226,22 @@ def split_tail(batches: list[list[int]], lengths, kp: int, smem_limit: int,
     packed = [k for k, b in enumerate(batches) if len(b) > 1]
     if len(batches) < 2 or not packed or packed[-1] != len(batches) - 1:
         return batches
-    last = batches[-1]
-    cut = len(last) - max(1, int(round(len(last) * share)))
-    if cut < 2 or len(last) - cut < 2:
-        return batches
-    pieces = [last[:cut], last[cut:]]
+    return batches[:-1] + cut_short(batches[-1], lengths, kp, smem_limit, share)
+
+
+def cut_short(batch: list[int], lengths, kp: int, smem_limit: int,
+              share: float = TAIL_SHARE) -> list[list[int]]:
+    """A packed batch as two, its last ``share`` of queries (at least one) the second,
+    where both pieces still pack (:func:`_packs`); else ``[batch]``. (:func:`split_tail`;
+    a multi-device search whose caller ends the first piece's hits itself runs its one
+    batch so: ``CudaBackend.iter_batches``, ``defer_ends``.)"""
+    cut = len(batch) - max(1, int(round(len(batch) * share)))
+    if cut < 2 or len(batch) - cut < 2:
+        return [batch]
+    pieces = [batch[:cut], batch[cut:]]
     if not all(_packs(piece, lengths, kp, smem_limit) for piece in pieces):
-        return batches
-    return batches[:-1] + pieces
+        return [batch]
+    return pieces
 
 
 def pack_cost(R: int, passes: int) -> float:

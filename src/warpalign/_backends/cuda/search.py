@@ -552,17 +552,30 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
                 for c in got]
 
     def iter_batches(self, queries, handle, scoring, *, algorithm="local", ends=False,
-                     top_k=None, method="auto"):
+                     top_k=None, method="auto", defer_ends=False):
         """:meth:`search_batches` as it completes: a list of Candidates per batch of
-        queries, in query order (a packed batch, a query searched alone; a chunked or
-        multi-device handle gives one list for all). The device work runs as the
-        iterator is advanced, on the thread that advances it (``search`` advances it on a
-        thread of its own, so hits of one batch are assembled while the next runs)."""
+        queries, in query order (a packed batch, a query searched alone; a chunked handle
+        gives one list for all, a multi-device one one or two). The device work runs as
+        the iterator is advanced, on the thread that advances it (``search`` advances it
+        on a thread of its own, so hits of one batch are assembled while the next runs).
+
+        ``defer_ends`` (with ``ends``; local, a top-k, method auto): every packed batch but
+        the last comes without end cells (``query_ends`` None), for the caller to find
+        itself beside the device's next batch (``search`` in mode full traces those hits
+        on the CPU, end pass included: end kernels queued now would wait for the next
+        batch, whose packed kernel holds every SM); a multi-device search then runs its
+        queries as two batches (:func:`config.cut_short`), else as one, all its hits
+        ended after its last kernel (docs/gpu-notes.md, session 29)."""
         check_choice("method", method, METHODS)
         check_choice("algorithm", algorithm, ALGORITHMS)
         qs = [np.ascontiguousarray(q, dtype=np.uint8) for q in queries]
+        defer = bool(ends and defer_ends and ends_after_scores(algorithm, top_k, method))
         if isinstance(handle, MultiTargets):
-            yield self._search_multi(qs, handle, scoring, algorithm, ends, top_k, method)
+            pieces = self._multi_pieces(qs, handle, scoring) if defer else [range(len(qs))]
+            for k, piece in enumerate(pieces):
+                sub = [qs[i] for i in piece]
+                yield self._search_multi(sub, handle, scoring, algorithm,
+                                         ends and k + 1 == len(pieces), top_k, method)
             return
         if isinstance(handle, ChunkedTargets):
             with self._cp.cuda.Device(self._devices[0]):
@@ -577,7 +590,20 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
             return
         with self._cp.cuda.Device(handle.device):
             yield from self._iter_resident(qs, handle, scoring, algorithm, ends, top_k,
-                                           method, packed=True)
+                                           method, packed=True, defer=defer)
+
+    def _multi_pieces(self, qs, handle, scoring) -> list[list[int]]:
+        """A multi-device search's queries as two batches where every part is resident
+        and both pieces pack (:func:`config.cut_short`), else as one: its ``defer_ends``
+        (:meth:`iter_batches`). As one batch, the 4-GPU search of 500 queries found the
+        end cells of all 5,000 hits and traced them after its last kernel (~0.14 s);
+        with the first piece's end cells on the devices between the pieces, the tail
+        moved but did not shrink (h-multisplit, session 26)."""
+        every = list(range(len(qs)))
+        if len(qs) < 8 or not all(isinstance(p.handle, DeviceTargets) for p in handle.parts):
+            return [every]
+        kp = np.asarray(scoring.matrix).shape[0] + 1
+        return config.cut_short(every, [len(q) for q in qs], kp, _SMEM_LIMIT)
 
     def _search_resident(self, qs, handle, scoring, algorithm, ends, top_k, method, *,
                          packed):
@@ -587,11 +613,12 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
                 for c in got]
 
     def _iter_resident(self, qs, handle, scoring, algorithm, ends, top_k, method, *,
-                       packed):
+                       packed, defer=False):
         """Candidates per batch on one resident handle, in query order. Local scores of
         several queries go through the packed two-half kernel in batches
         (:meth:`_pack_batches`; the host side of batch k+1 made on a worker thread while
-        batch k runs); the rest one query at a time."""
+        batch k runs); the rest one query at a time. ``defer``: packed batches but the
+        last without end cells (:meth:`iter_batches`' ``defer_ends``)."""
         if not (packed and len(qs) >= 2 and method == "auto" and algorithm == "local"
                 and (not ends or top_k is not None)):
             for q in qs:
@@ -608,7 +635,7 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
 
         prepared = ahead(map(host, batches)) if len(batches) > 1 else None
         try:
-            for batch in batches:
+            for k, batch in enumerate(batches):
                 made = host(batch) if prepared is None else next(prepared)
                 sub = [qs[i] for i in batch]
                 if len(batch) < 2:
@@ -616,7 +643,8 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
                                             method)
                 else:
                     got = self.search_packed(sub, handle, scoring, top_k=top_k, host=made)
-                    yield self._batch_ends(sub, handle, scoring, got) if ends else got
+                    ended = ends and not (defer and k + 1 < len(batches))
+                    yield self._batch_ends(sub, handle, scoring, got) if ended else got
         finally:
             if prepared is not None:
                 prepared.close()
