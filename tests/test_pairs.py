@@ -595,3 +595,29 @@ def test_a_character_bitsliced_cannot_take_is_named_as_a_bad_one():
     assert str(bad.value).startswith("ys[1]: record 'seq1', position 2 (0-based): "
                                      "character '#' is not in the dna alphabet")
     assert (bits.value.record, bits.value.position, bits.value.character) == ("seq1", 2, "N")
+
+
+def test_pair_ends_fill_takes_whole_columns_or_the_sure_rows():
+    # cuda/pair_ends._fill (host only): the ENDS kernel's keys (target end << 32 | query
+    # end) into (score, query end, target end) rows, every pair sure and scored (whole
+    # columns) or some flagged / of score 0 (those rows stay (0, 0, 0)); a maximum other
+    # than the score, or a score > 0 without a key, is a ValueError naming the pair
+    from warpalign._backends.cuda.pair_ends import _NONE, _fill
+    scores = np.array([5, 7, 3, 9], np.int64)
+    keys = np.array([(4 << 32) | 2, (11 << 32) | 6, (1 << 32) | 1, (70 << 32) | 30],
+                    np.uint64)
+    out = np.zeros((4, 3), np.int64)
+    _fill(out, np.arange(4), scores, scores.copy(), keys)
+    assert out.tolist() == [[5, 2, 4], [7, 6, 11], [3, 1, 1], [9, 30, 70]]
+    some = np.zeros((4, 3), np.int64)
+    zero = scores.copy()
+    zero[2] = 0
+    _fill(some, np.array([0, 2, 3]), zero, zero.copy(), keys)    # pair 1 flagged
+    assert some.tolist() == [[5, 2, 4], [0, 0, 0], [0, 0, 0], [9, 30, 70]]
+    with pytest.raises(ValueError, match="pair 3: score 9 given, but its best local "
+                                         "score is 8"):
+        _fill(out, np.arange(4), scores, scores - (np.arange(4) == 3), keys)
+    lost = keys.copy()
+    lost[1] = _NONE
+    with pytest.raises(ValueError, match="pair 1: "):
+        _fill(out, np.arange(4), scores, scores.copy(), lost)

@@ -395,7 +395,7 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
             with _ends_bug(first):
                 scores, saturated, found, timings = fused(xcodes, xoff, ycodes, yoff, scoring,
                                                           largest=largest)
-            found = np.array(found, dtype=np.int64)
+            found = np.asarray(found, dtype=np.int64)     # the engine's own array
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
     if saturated.size:
@@ -417,7 +417,8 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     if mode == "full":
         from .traceback import align_pairs_table
         t0 = time.perf_counter()
-        ends = found[indices] if found is not None else None
+        every = indices.size == len(scores)              # every pair, in order
+        ends = None if found is None else found if every else found[indices]
         ender = (lookup("pair_ends", engine, "wordwise")
                  if algorithm == "local" and found is None else None)
         if ender is not None:   # the end cells by the pair kernel (GPU): no tb_end pass

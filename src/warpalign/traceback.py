@@ -628,7 +628,7 @@ def _given_ends(ends, qlen: np.ndarray, tlen: np.ndarray, algorithm: str) -> np.
     if got.shape != (qlen.size, 3) or not np.issubdtype(got.dtype, np.integer):
         raise ValueError(f"ends must be an integer array of shape ({qlen.size}, 3) (score, "
                          f"query end, target end per pair): got {got.dtype} {got.shape}")
-    got = got.astype(np.int64)
+    got = got.astype(np.int64, copy=False)      # read only here and by the caller
     code = ALGORITHM_CODES[algorithm]
     score, qe, te = got[:, 0], got[:, 1], got[:, 2]
     bad = (qe < 0) | (qe > qlen) | (te < 0) | (te > tlen)

@@ -398,31 +398,33 @@ class GpuTraceback:
         done = []
         with self._stream() as stream:
             qbuf, tbuf = self._device(qcodes), self._device(tcodes)
-            for ks in _batches(sizes, DIR_BYTES):
+            for group in _batches(sizes, DIR_BYTES):
+                count = group.size
+                ks = slice(None) if count == n else group     # one launch: views, no gathers
                 roff, rows = self._rows(seg[ks])
                 doff = running_sums(dbytes[ks])
                 slot = running_sums(qe[ks] + seg[ks])
                 dirs = cp.empty(max(int(doff[-1]), 1), cp.uint8)
                 slots = cp.empty(max(int(slot[-1]), 1), cp.uint8)
-                res = cp.empty((4, len(ks)), cp.int32)
+                res = cp.empty((4, count), cp.int32)
                 dev = upload(cp, [qpos[ks], qe[ks].astype(np.int32), tpos[ks],
                                   seg[ks].astype(np.int32), target[ks].astype(np.int32),
                                   roff[:-1], doff[:-1], slot[:-1]])
-                align((-(-len(ks) // _WARPS),), (32 * _WARPS,),
+                align((-(-count // _WARPS),), (32 * _WARPS,),
                       (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], dev[5], rows, dev[6],
                        dirs, dev[7], slots, matrix, np.int32(k), np.int32(go), np.int32(ge),
-                       np.int32(len(ks)), res))
-                done.append((ks, res, slots, dev[7]))
+                       np.int32(count), res))
+                done.append((ks, count, res, slots, dev[7]))
                 del dirs, rows
-            for ks, res, _, _ in done:
+            for ks, _, res, _, _ in done:
                 got[:, ks] = cp.asnumpy(res, stream=stream)
             stream.synchronize()
             opoff = running_sums(got[3])
             ops = cp.empty(max(int(opoff[-1]), 1), cp.uint8)
-            for ks, res, slots, d_slot in done:
-                d_at = upload(cp, [opoff[ks]])[0]
-                pack((-(-len(ks) // _WARPS),), (32 * _WARPS,),
-                     (slots, d_slot, res[3], d_at, np.int32(len(ks)), ops))
+            for ks, count, res, slots, d_slot in done:
+                d_at = upload(cp, [opoff[:-1][ks]])[0]
+                pack((-(-count // _WARPS),), (32 * _WARPS,),
+                     (slots, d_slot, res[3], d_at, np.int32(count), ops))
         return got[0], got[1], got[2], ops[:int(opoff[-1])], opoff
 
     def paths_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, target, scoring,
