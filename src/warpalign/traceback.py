@@ -534,13 +534,13 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     a dict that receives the seconds of each step ("tb_ends", "tb_starts", "tb_paths",
     "tb_render": rendering, checks and the copy back; local alignments on an engine that
     runs starts and paths in one pass, the GPU's ``takes_local`` jobs: "tb_align" for
-    both). ``ends``: each pair's (score, query
-    end, target end) when the caller has them (``score_pairs``' pair kernel on the GPU),
-    an (n, 3) integer array: then no end pass runs (no "tb_ends"). They are checked as
-    far as the later passes can: each end cell must end an alignment of exactly that
-    score (else :class:`~warpalign.errors.TracebackError`) and lie inside its pair (global:
-    at (m, n); semiglobal: on row m; else ``ValueError``); that the score is the pair's
-    best and the cell the tie rule's is the caller's word.
+    both). ``ends``: each pair's (score, query end, target end) when the caller has them
+    (``score_pairs``' pair kernel on the GPU), an (n, 3) integer array: then no end pass
+    runs (no "tb_ends"). They are checked as far as the later passes can: each end cell
+    must end an alignment of exactly that score (else
+    :class:`~warpalign.errors.TracebackError`) and lie inside its pair (global: at (m, n);
+    semiglobal: on row m; else ``ValueError``); that the score is the pair's best and the
+    cell the tie rule's is the caller's word.
 
     Example:
         >>> from warpalign.scoring import Scoring

@@ -39,9 +39,9 @@ import numpy as np
 
 from ..cpu.pairwise import LOCAL
 from .loader import require_cupy
-from .pairs import (BLOCK, Clock, WwTable, band_buffer, device_codes, kept_plan, shape_key,
-                    launch_groups, pairs_module, plan_wordwise, queue_wordwise, ww_items,
-                    ww_name, ww_table, ww_threshold)
+from .pairs import (BLOCK, Clock, WwTable, band_buffer, device_codes, kept_plan, launch_groups,
+                    pairs_module, plan_wordwise, queue_wordwise, shape_key, ww_items, ww_name,
+                    ww_table, ww_threshold)
 from .transfer import upload
 
 _NONE = np.uint64(0xFFFFFFFFFFFFFFFF)   # the kernel's key for "no cell holds S"

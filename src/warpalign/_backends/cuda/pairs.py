@@ -408,7 +408,7 @@ _plans_lock = threading.Lock()
 
 
 def shape_key(cp, xoff: np.ndarray, yoff: np.ndarray, scoring, algorithm: str, rows,
-               prefetch, largest, lengths=(None, None)) -> tuple | None:
+              prefetch, largest, lengths=(None, None)) -> tuple | None:
     """The cache key of a plan whose offsets are arithmetic (both sides of one length
     each, from 0), or None (not kept: other offsets, or the largest code unknown). A side's
     ``lengths`` entry, where the caller knows it, spares reading its offsets."""
