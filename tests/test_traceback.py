@@ -456,3 +456,130 @@ def test_cpu_engine_runs_keep_the_items_order(count, threads):
     if count:
         with pytest.raises(ValueError, match=f"job {count - 1}"):
             CpuTraceback._map(boom, list(range(count)), threads)
+
+
+# ------------------------------------------------- tb_align's host side, emulated
+# GpuTraceback.align_local_flat (cuda/traceback.py: batches, scratch and direction offsets,
+# ops slots, the one read back, the packing of each path into place) on a stand-in device:
+# NumPy arrays, and tb_align / tb_pack done by the CPU engine's functions with the
+# kernels' argument layout, each job's buffers checked to fit what the host sized. The
+# kernels themselves run in tests/test_cuda_traceback.py.
+
+class _StandInCupy:
+    """Enough of CuPy for GpuTraceback on the host: NumPy arrays as device arrays."""
+
+    uint8, int32, int64, ndarray = np.uint8, np.int32, np.int64, np.ndarray
+    empty, zeros, asarray = staticmethod(np.empty), staticmethod(np.zeros), staticmethod(np.asarray)
+
+    def __init__(self):
+        class Device:
+            id = 0
+
+        class Stream:
+            def __init__(self, non_blocking=False, priority=0):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def synchronize(self):
+                pass
+
+        self.cuda = type("cuda", (), {"Device": Device, "Stream": Stream})
+
+    @staticmethod
+    def asnumpy(a, stream=None):
+        return np.array(a)
+
+
+def _emulated_tb_align(grid, block, args):
+    from warpalign._backends.cpu.traceback import anchored_start, full_traceback
+    (qbuf, qoff, qlen, tbuf, toff, tlen, target, roff, rows, doff, dirs, slot, slots, matrix,
+     k, go, ge, jobs, out) = args
+    jobs, flat = int(jobs), out.reshape(-1)
+    assert block[0] % 32 == 0 and grid[0] * block[0] >= 32 * jobs
+    table = matrix.reshape(int(k), int(k))
+    for job in range(jobs):
+        m, n = int(qlen[job]), int(tlen[job])
+        assert int(roff[job]) + 2 * (n + 1) <= rows.size
+        assert int(doff[job]) + -(-m // 32) * (n + 31) * 32 <= dirs.size
+        assert int(slot[job]) + m + n <= slots.size
+        q = qbuf[int(qoff[job]):int(qoff[job]) + m]
+        t = tbuf[int(toff[job]):int(toff[job]) + n]
+        di, dj = anchored_start(q, m, t, n, table, int(go), int(ge), int(target[job]), False)
+        score = length = 0
+        if di > 0 and dj > 0:
+            score, ops = full_traceback(q, m - di, di, t, n - dj, dj, table, int(go), int(ge),
+                                        False, False)
+            length = len(ops)
+            slots[int(slot[job]):int(slot[job]) + length] = ops[::-1]   # written backwards
+        for row, value in enumerate((di, dj, score, length)):
+            flat[row * jobs + job] = value
+
+
+def _emulated_tb_pack(grid, block, args):
+    ops, slot, lengths, at, jobs, out = args
+    for job in range(int(jobs)):
+        a, n = int(slot[job]), int(lengths[job])
+        out[int(at[job]):int(at[job]) + n] = ops[a:a + n][::-1]
+
+
+@pytest.mark.parametrize("budget", [1 << 30, 1 << 14], ids=["one-launch", "batches"])
+def test_gpu_local_one_pass_host_side_on_an_emulated_device(monkeypatch, budget):
+    """align_local_flat with tb_align / tb_pack emulated: the CPU engine's starts and paths
+    (same extents, scores, ops and offsets), in one launch or in batches taken largest
+    first (each path packed into its own place); takes_local as its rule says."""
+    from types import SimpleNamespace
+
+    from warpalign._backends.cpu.traceback import CpuTraceback
+    from warpalign._backends.cuda import traceback as cuda_tb
+    from warpalign._backends.cuda.loader import emulated
+    from warpalign.traceback import FULL_MATRIX_CELLS, _segment_starts
+    monkeypatch.setattr(cuda_tb, "DIR_BYTES", budget)
+    kernels = {"tb_align": _emulated_tb_align, "tb_pack": _emulated_tb_pack}
+    launched = []
+
+    def modules(filename, names, defines=()):
+        assert filename == "traceback.cu"
+        return SimpleNamespace(get_function=lambda name: (
+            lambda grid, block, args: (launched.append(name), kernels[name](grid, block, args))))
+
+    s = Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+    rng = np.random.default_rng(30)
+    pairs = []
+    for m, n in ((1, 1), (31, 33), (32, 32), (33, 90), (64, 65), (70, 200)) * 4:
+        q = rng.integers(0, 4, m).astype(np.uint8)
+        t = rng.integers(0, 4, n).astype(np.uint8)
+        at = int(rng.integers(0, n))
+        t[at:at + m] = q[:n - at]                   # q's head inside t, often
+        pairs.append((q, t))
+    qcat, tcat = np.concatenate([q for q, _ in pairs]), np.concatenate([t for _, t in pairs])
+    ql, tl = np.array([len(q) for q, _ in pairs]), np.array([len(t) for _, t in pairs])
+    qs, ts = np.cumsum(ql) - ql, np.cumsum(tl) - tl
+    cpu = CpuTraceback()
+    ends = cpu.ends_flat(qcat, qs, ql, tcat, ts, tl, s, 0, threads=1)
+    keep = np.flatnonzero(ends[:, 0] > 0)
+    score, qe, te = ends[keep, 0], ends[keep, 1], ends[keep, 2]
+    lo = _segment_starts(qe, te, score, s)
+    starts = cpu.starts_flat(qcat, qs[keep], qe, tcat, ts[keep] + lo, te - lo, score, s, False,
+                             threads=1)
+    want = cpu.paths_flat(qcat, qs[keep] + qe - starts[:, 0], starts[:, 0], tcat,
+                          ts[keep] + te - starts[:, 1], starts[:, 1], score, s,
+                          FULL_MATRIX_CELLS, threads=1)
+    with emulated(_StandInCupy(), modules):
+        gpu = cuda_tb.GpuTraceback()
+        assert gpu.takes_local(qe, te - lo, s, FULL_MATRIX_CELLS)
+        assert not gpu.takes_local(qe, te - lo, s, 100)          # a rectangle past the cells
+        assert not gpu.takes_local(np.r_[qe, 0], np.r_[te - lo, 5], s, FULL_MATRIX_CELLS)
+        di, dj, best, ops, opoff = gpu.align_local_flat(qcat, qs[keep], qe, tcat,
+                                                        ts[keep] + lo, te - lo, score, s)
+        monkeypatch.setattr(cuda_tb, "ONE_PASS_BYTES", 1 << 10)
+        assert not gpu.takes_local(qe, te - lo, s, FULL_MATRIX_CELLS)
+    assert di.tolist() == starts[:, 0].tolist() and dj.tolist() == starts[:, 1].tolist()
+    assert best.tolist() == want[0].tolist() == score.tolist()
+    assert opoff.tolist() == want[2].tolist() and ops.tolist() == want[1].tolist()
+    launches = launched.count("tb_align")
+    assert launched.count("tb_pack") == launches and (launches == 1) == (budget == 1 << 30)
