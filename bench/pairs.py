@@ -10,7 +10,7 @@ out), total and GCUPS. This script does the same on the CPU, for
 * ``wordwise``: our inter-pair SIMD kernel (16-bit lanes);
 * parasail ``sw_scan_16`` (one pair at a time, on a thread pool of the same cores);
 
-and with ``--gpu``, on the CUDA device (``_backends/cuda/pairs.py``):
+and with ``--gpu``, on the CUDA device (``_backends/cuda/pairs.py``, ``bitsliced.py``):
 
 * ``bitsliced-32``: the bitsliced circuits on 32-bit words, steps H2G / W2B / SWA / B2W /
   G2H as the paper's Table IV GPU columns (W2B/B2W by the default transpose; the variants
@@ -114,6 +114,7 @@ def main(argv=None) -> int:
     cpu_pairs = args.pairs if args.cpu_pairs is None else min(args.cpu_pairs, args.pairs)
     gpu = None
     if args.gpu:
+        from warpalign._backends.cuda import bitsliced as gpu_bits
         from warpalign._backends.cuda import pairs as gpu
         gpu_device = gpu.device_name()
 
@@ -126,16 +127,16 @@ def main(argv=None) -> int:
         wordwise.score_pairs(*concat(warm_x), *concat(warm_y), scoring)
     methods = []
     if gpu is not None:
-        methods = [("bitsliced-32", gpu.score_bitsliced), ("wordwise", gpu.score_wordwise)]
+        methods = [("bitsliced-32", gpu_bits.score_bitsliced), ("wordwise", gpu.score_wordwise)]
         if args.variants is not None:
-            variants = [(f"bitsliced-32-cols{cols}", partial(gpu.score_bitsliced, cols=cols))
+            variants = [(f"bitsliced-32-cols{cols}", partial(gpu_bits.score_bitsliced, cols=cols))
                         for cols in (2, 4)]
-            variants += [(f"bitsliced-32-{tr}", partial(gpu.score_bitsliced, transpose=tr))
-                         for tr in gpu.BS_TRANSPOSES]
+            variants += [(f"bitsliced-32-{tr}", partial(gpu_bits.score_bitsliced, transpose=tr))
+                         for tr in gpu_bits.BS_TRANSPOSES]
             variants.append(("wordwise-r16", partial(gpu.score_wordwise, rows=16)))
             variants.append(("wordwise-noprefetch", partial(gpu.score_wordwise,
                                                             prefetch=False)))
-            variants += [(f"bitsliced-32-pf{k}", partial(gpu.score_bitsliced, prefetch=k))
+            variants += [(f"bitsliced-32-pf{k}", partial(gpu_bits.score_bitsliced, prefetch=k))
                          for k in (0, 1, 3)]
             unknown = set(args.variants) - {name for name, _ in variants}
             if unknown:
@@ -189,7 +190,7 @@ def main(argv=None) -> int:
                 runs[method] = got[len(got) // 2] + (exact,)
             for method, (total, steps, exact) in runs.items():
                 extra = ({"transpose": method.rsplit("-", 1)[1]
-                          if method.endswith(("-ballot", "-swap")) else gpu.BS_TRANSPOSE}
+                          if method.endswith(("-ballot", "-swap")) else gpu_bits.BS_TRANSPOSE}
                          if method.startswith("bitsliced") else {})
                 record = {"job": "pairs", "scope": "item", "backend": "cuda", "method": method,
                           **extra,

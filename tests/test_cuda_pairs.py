@@ -132,8 +132,11 @@ def test_wordwise_saturation_is_flagged_and_rescored():
 @pytest.mark.parametrize("fn", ["score_wordwise", "score_bitsliced"])
 def test_kernel_runs_repeat_the_same_result(fn):
     """The benchmarks' back-to-back launches (kernel_runs) change no score or flag."""
+    from warpalign._backends.cuda import bitsliced
     from warpalign._backends.cuda import pairs as gpu
 
+    engine = {"score_wordwise": gpu.score_wordwise,
+              "score_bitsliced": bitsliced.score_bitsliced}[fn]
     big = Scoring(match=10, mismatch=-10, gap_open=20, gap_extend=20)
     rng = np.random.default_rng(45)
     x = random_seq(rng, 3400)                     # saturates int16 in the word-wise path
@@ -142,15 +145,15 @@ def test_kernel_runs_repeat_the_same_result(fn):
     scoring = PAPER if fn == "score_bitsliced" else big
     enc = [scoring.alphabet.encode(s) for s in xs], [scoring.alphabet.encode(s) for s in ys]
     args = (*concat(enc[0]), *concat(enc[1]), scoring)
-    once = getattr(gpu, fn)(*args)
-    thrice = getattr(gpu, fn)(*args, kernel_runs=3)
+    once = engine(*args)
+    thrice = engine(*args, kernel_runs=3)
     assert np.array_equal(once[0], thrice[0]) and np.array_equal(once[1], thrice[1])
     # raw kernel scores: exact except the flagged pairs (score_pairs rescores those)
     ok = np.setdiff1d(np.arange(len(xs)), once[1])
     assert once[0][ok].tolist() == np.asarray(exact(xs, ys, scoring))[ok].tolist()
     assert fn == "score_bitsliced" or 0 in once[1].tolist()
     with pytest.raises(ValueError, match="kernel_runs"):
-        getattr(gpu, fn)(*args, kernel_runs=0)
+        engine(*args, kernel_runs=0)
 
 
 @pytest.mark.parametrize("algorithm", ["local", "global", "semiglobal"])
@@ -226,6 +229,7 @@ KERNEL_CASES = [pytest.param(v, sc, id=f"{vid}-{sid}")
 
 @pytest.mark.parametrize(("variant", "scoring"), KERNEL_CASES)
 def test_kernel_variants(variant, scoring):
+    from warpalign._backends.cuda import bitsliced
     from warpalign._backends.cuda import pairs as gpu
 
     method, kwargs = variant
@@ -240,7 +244,7 @@ def test_kernel_variants(variant, scoring):
     enc = scoring.alphabet.encode
     xc, xo = concat([enc(x) for x in xs])
     yc, yo = concat([enc(y) for y in ys])
-    fn = gpu.score_wordwise if method == "wordwise" else gpu.score_bitsliced
+    fn = gpu.score_wordwise if method == "wordwise" else bitsliced.score_bitsliced
     scores, saturated, _ = fn(xc, xo, yc, yo, scoring, "local", **kwargs)
     assert saturated.size == 0
     want = np.array(exact(xs, ys, scoring))
@@ -250,18 +254,19 @@ def test_kernel_variants(variant, scoring):
 
 
 def test_kernel_variant_choices_are_checked():
-    from warpalign._backends.cuda import pairs as gpu
+    from warpalign._backends.cuda import bitsliced
 
     xc, xo = concat([PAPER.alphabet.encode("ACGT" * 10)])
     for kwargs, word in (({"prefetch": 2}, "prefetch"), ({"cols": 3}, "cols")):
         with pytest.raises(ValueError, match=word):
-            gpu.score_bitsliced(xc, xo, xc, xo, PAPER, "local", **kwargs)
+            bitsliced.score_bitsliced(xc, xo, xc, xo, PAPER, "local", **kwargs)
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)
 def test_kernel_variants_one_band(variant):
     """The bulk shape (m <= 128: one band, the kernels without band-buffer code), uneven n
     within warps, pairs with one empty side, and an odd pair count (a half-empty item)."""
+    from warpalign._backends.cuda import bitsliced
     from warpalign._backends.cuda import pairs as gpu
 
     method, kwargs = variant
@@ -275,7 +280,7 @@ def test_kernel_variants_one_band(variant):
     enc = PAPER.alphabet.encode
     xc, xo = concat([enc(x) for x in xs])
     yc, yo = concat([enc(y) for y in ys])
-    fn = gpu.score_wordwise if method == "wordwise" else gpu.score_bitsliced
+    fn = gpu.score_wordwise if method == "wordwise" else bitsliced.score_bitsliced
     scores, saturated, _ = fn(xc, xo, yc, yo, PAPER, "local", **kwargs)
     assert saturated.size == 0
     want = np.array(exact(xs, ys, PAPER))
@@ -289,7 +294,7 @@ def test_bitsliced_transposes_agree(scoring):
     """W2B/B2W by __ballot_sync and by the 32x32 swap/copy network give the same scores as
     the oracle: edge lengths on either side, identical pairs (the most result bits, so
     B2W sees every plane set), random pairs, and a pair count that is not a multiple of 32."""
-    from warpalign._backends.cuda import pairs as gpu
+    from warpalign._backends.cuda import bitsliced
 
     rng = np.random.default_rng(51)
     lengths = [(a, b) for a in EDGES for b in EDGES]
@@ -303,14 +308,14 @@ def test_bitsliced_transposes_agree(scoring):
     yc, yo = concat([enc(y) for y in ys])
     want = np.array(exact(xs, ys, scoring))
     for transpose in ("ballot", "swap"):
-        scores, saturated, steps = gpu.score_bitsliced(xc, xo, yc, yo, scoring, "local",
+        scores, saturated, steps = bitsliced.score_bitsliced(xc, xo, yc, yo, scoring, "local",
                                                        transpose=transpose)
         assert saturated.size == 0 and {"w2b", "b2w"} <= set(steps)
         bad = np.flatnonzero(scores != want)
         assert bad.size == 0, (f"{transpose}: {bad.size} mismatches, e.g. pair {bad[0]}: "
                                f"gpu {scores[bad[0]]} cpu {want[bad[0]]}")
     with pytest.raises(ValueError):
-        gpu.score_bitsliced(xc, xo, yc, yo, scoring, "local", transpose="shuffle")
+        bitsliced.score_bitsliced(xc, xo, yc, yo, scoring, "local", transpose="shuffle")
 
 
 # --------------------------------------------------------------------------- device inputs

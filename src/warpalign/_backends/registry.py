@@ -115,7 +115,7 @@ TABLE: tuple[Row, ...] = (
     Row("pairs",       "cpu",  "wordwise",     "cpu.wordwise:score_pairs"),
     Row("pairs",       "cpu",  "bitsliced",    "cpu.bitsliced:score_pairs"),
     Row("pairs",       "cuda", "wordwise",     "cuda.pairs:score_wordwise"),
-    Row("pairs",       "cuda", "bitsliced",    "cuda.pairs:score_bitsliced"),
+    Row("pairs",       "cuda", "bitsliced",    "cuda.bitsliced:score_bitsliced"),
     Row("pair_ends",   "cuda", "wordwise",     "cuda.pair_ends:ends_wordwise"),
     Row("pairs_full",  "cuda", "wordwise",     "cuda.pair_ends:score_ends_wordwise"),
     Row("pairs_ahead", "cuda", "wordwise",     "cuda.pairs_ahead"),
