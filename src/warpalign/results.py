@@ -397,11 +397,12 @@ def _unhold(nbytes: int) -> None:
         _held_bytes[0] -= nbytes
 
 
-def _decoded(text) -> str:
-    """A str as is; a uint8 array as latin-1 text (decoded from its own buffer)."""
+def decoded(text, encoding: str = "latin-1") -> str:
+    """A str as is; a uint8 array as text (decoded from its own buffer: no bytes copy
+    first)."""
     if isinstance(text, str):
         return text
-    return str(memoryview(np.ascontiguousarray(text, np.uint8)), "latin-1")
+    return str(memoryview(np.ascontiguousarray(text, np.uint8)), encoding)
 
 
 class AlignmentTable(Sequence):
@@ -457,7 +458,7 @@ class AlignmentTable(Sequence):
         if raw and _hold(raw):
             held = weakref.finalize(self, _unhold, raw)
         else:
-            texts = {k: _decoded(v) for k, v in texts.items()}
+            texts = {k: decoded(v) for k, v in texts.items()}
         object.__setattr__(self, "_texts", texts)
         object.__setattr__(self, "_held", held)
         object.__setattr__(self, "algorithm", algorithm)
@@ -475,7 +476,7 @@ class AlignmentTable(Sequence):
         if isinstance(got, str):
             return got
         with _decode_lock:
-            got = self._texts[name] = _decoded(self._texts[name])
+            got = self._texts[name] = decoded(self._texts[name])
             if self._held is not None and all(isinstance(v, str) for v in self._texts.values()):
                 self._held()                     # the bytes go back (once)
         return got

@@ -78,7 +78,7 @@ from ._backends import resolve_threads
 from .choices import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
 from ._backends.render import render_paths, running_sums
 from .errors import TracebackError
-from .results import Alignment, AlignmentTable
+from .results import Alignment, AlignmentTable, decoded
 from .scoring import Scoring
 from .spans import span_from
 
@@ -448,15 +448,10 @@ def _table(got, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
         identity = np.where(lengths > 0, matches / np.maximum(lengths, 1), 0.0)
     return AlignmentTable(scores=cols[0], query_starts=cols[1], query_ends=cols[2],
                           target_starts=cols[3], target_ends=cols[4], identities=identity,
-                          lengths=lengths, cigar_text=_text(got.cigar, "ascii"),
+                          lengths=lengths, cigar_text=decoded(got.cigar, "ascii"),
                           cigar_offsets=cigoff,
                           query_text=np.asarray(got.query), target_text=np.asarray(got.target),
                           aligned_offsets=opoff, algorithm=algorithm)
-
-
-def _text(codes: np.ndarray, encoding: str) -> str:
-    """A host uint8 array as text (decoded from its own buffer: no bytes copy first)."""
-    return str(memoryview(np.ascontiguousarray(codes, np.uint8)), encoding)
 
 
 def _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads) -> list[Alignment]:

@@ -523,7 +523,6 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         cp = self._cp
         if keep:
             self._join_streams()
-        del keep
         out = []
         for cand, dev, arrays in launched:
             if arrays is None:

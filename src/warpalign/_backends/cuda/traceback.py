@@ -36,7 +36,6 @@ from .loader import get_module, require_cupy
 from .transfer import upload
 
 _FILE = "traceback.cu"
-_NAMES = ("tb_start", "tb_path", "tb_end", "tb_align", "tb_pack")
 _WARPS = 4                     # jobs (warps) per block
 #: Device bytes of direction matrices (plus rows and ops) per tb_path launch.
 DIR_BYTES = 1 << 30
@@ -50,7 +49,8 @@ ONE_PASS_BYTES = DIR_BYTES
 VALUE_LIMIT = 1 << 28
 
 
-def _dir_bytes(a: int, b: int) -> int:
+def _dir_bytes(a, b):
+    """tb_path's direction bytes of an a x b job (ints or arrays): strips of 32 rows."""
     return -(-a // 32) * (b + 31) * 32
 
 
