@@ -56,9 +56,3 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
-
-# freed host memory kept for the next call's arrays (page faults bound bulk calls' host steps)
-from ._hostmem import keep_freed_memory  # noqa: E402
-
-keep_freed_memory()
-del keep_freed_memory
