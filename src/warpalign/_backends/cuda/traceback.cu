@@ -15,29 +15,28 @@
 //   tb_align  tb_start then tb_path of each local job in one launch (the same device
 //             functions, tb_start_job and tb_path_job); tb_pack turns its paths around.
 //
-// Layout of one job's rows: strips of 32 query rows, lane L owns row 32k+L+1. The target
-// streams through: at step s lane L works on column j = s - L + 1 and receives the cell
-// above (H, F) and the column's letter from lane L-1 by shuffles; lane 0 takes them from a
-// chunk of 32 columns that the warp loads from the row buffer (H and F of the strip
-// above, n+1 entries each, rewritten in place by lane 31 — the chunk is read 31 steps
-// before lane 31 rewrites its columns) and from t. Direction bytes of strip k sit at
-// dir[k][s][L]: the warp writes 32 contiguous bytes a step.
+// Layout of one job's rows: strips of 32 R query rows (R = TB_ROWS), lane L owning the R
+// consecutive rows r0 + L R + 1 .. r0 + L R + R of strip r0. The target streams through:
+// at step s lane L works on column j = s - L + 1 down its R rows, top down, and receives
+// the cell above its first row (H, F) and the column's letter from lane L-1 by shuffles;
+// lane 0 takes them from a chunk of 32 columns that the warp loads from the row buffer (H
+// and F of the strip above, n+1 entries each, rewritten in place by lane 31 — the chunk is
+// read 31 steps before lane 31 rewrites its columns) and from t. A strip costs n + 31
+// steps of R cells. Direction bytes of strip k sit at dir[k][s][L][r] (r < R the row in
+// the lane): the warp writes 32 R contiguous bytes a step, one word of R bytes a lane.
 //
 // Scores are int32; the host sends only jobs whose values stay within +-2^28.
 
 #define TB_NEG (-(1 << 29))
 #define TB_FULL 0xffffffffu
 #define TB_NONE 0x7fffffff
+// Query rows a lane of tb_start and tb_path (cuda/traceback.py's _ROWS sizes the direction
+// bytes by it): one strip of 128 rows for a 128-letter read, where one row a lane took 4
+// strips, each 31 steps of filling and emptying the warp's pipeline and a pass over the row
+// buffer (docs/gpu-notes.md, session 31).
+#define TB_ROWS 4
 
 __device__ __forceinline__ int tb_max(int a, int b) { return a > b ? a : b; }
-
-// One strip's step loop, shared by both passes. ROW(i) and COL(j) give the symbol codes of
-// DP row i / column j (1-based); H0(i) is H(i, 0). Per computed cell it calls
-// CELL(i, j, s, h, e, f, bits) with the cell's values and its direction byte.
-struct TbRows {
-    int* H;     // row buffer: H of the strip above, n + 1 entries
-    int* F;     // its vertical-gap state
-};
 
 // ---------------------------------------------------------------- tb_start
 // Per job: q codes at codes + qoff[k] (m = qlen[k] rows, read backwards from the end), t
@@ -47,6 +46,7 @@ struct TbRows {
 // first reaching column exceeds it.
 // One job's pass (the warp together): q (m rows, read backwards), t (n columns, read
 // backwards), scratch rows RH (2 * (n + 1) ints); (di, dj) as tb_start's out.
+template <int R>
 __device__ __forceinline__ void tb_start_job(const unsigned char* __restrict__ q, int m,
                                              const unsigned char* __restrict__ t, int n,
                                              int goal, int* __restrict__ RH,
@@ -60,17 +60,24 @@ __device__ __forceinline__ void tb_start_job(const unsigned char* __restrict__ q
     }
     __syncwarp();
     int best_col = TB_NONE, best_row = 0, bad = 0;
-    for (int r0 = 0; r0 < m; r0 += 32) {
+    for (int r0 = 0; r0 < m; r0 += 32 * R) {
         const int cols = min(n, best_col);
-        const int i = r0 + lane + 1;
-        const bool active = i <= m;
-        const int qc = active ? q[m - i] : 0;
-        const int* srow = matrix + qc * K;
-        int hleft = -(go + (i - 1) * ge);               // H(i, 0)
-        int diag = i == 1 ? 0 : -(go + (i - 2) * ge);   // H(i-1, 0)
-        int e = TB_NEG, h = 0, f = TB_NEG, tc = 0;
-        int first = TB_NONE, over = 0;
-        const bool counts = active && (!full_query || i == m);
+        const int i0 = r0 + lane * R + 1;               // this lane's first row
+        const bool active = i0 <= m;
+        const int* srow[R];
+        int e[R], hl[R];                                 // per row: E, H of the cell to the left
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const int i = i0 + k;
+            srow[k] = matrix + (i <= m ? q[m - i] : 0) * K;
+            hl[k] = -(go + (i - 1) * ge);               // H(i, 0)
+            e[k] = TB_NEG;
+        }
+        int diag = i0 == 1 ? 0 : -(go + (i0 - 2) * ge); // H(i0-1, 0)
+        int h = 0, f = TB_NEG, tc = 0;
+        // the lane's first column holding the goal, its smallest row there, and whether a
+        // cell of the lane in that column exceeds the goal
+        int first = TB_NONE, first_row = 0, over = 0;
         int cH = 0, cF = 0, cT = 0;
         for (int s = 0; s < cols + 31; ++s) {
             if ((s & 31) == 0) {
@@ -89,12 +96,27 @@ __device__ __forceinline__ void tb_start_job(const unsigned char* __restrict__ q
             tc = tv;
             const int j = s - lane + 1;
             if (active && j >= 1 && j <= cols) {
-                e = tb_max(e - ge, hleft - go);
-                f = tb_max(fup - ge, up - go);
-                h = tb_max(tb_max(diag + srow[tv], e), f);
-                diag = up;
-                hleft = h;
-                if (counts && h >= goal && first == TB_NONE) { first = j; over = h > goal; }
+                int dg = diag;                           // H(i-1, j-1) of the row computed
+                diag = up;                               // the first row's, next column
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    const int i = i0 + k;
+                    if (i <= m) {
+                        e[k] = tb_max(e[k] - ge, hl[k] - go);
+                        const int fk = tb_max(fup - ge, up - go);
+                        const int hk = tb_max(tb_max(dg + srow[k][tv], e[k]), fk);
+                        if ((!full_query || i == m) && hk >= goal) {
+                            if (first == TB_NONE) { first = j; first_row = i; over = hk > goal; }
+                            else if (first == j) { over |= hk > goal; }
+                        }
+                        dg = hl[k];                      // H(i, j-1): the next row's diagonal
+                        hl[k] = hk;
+                        up = hk;                         // the cell above the next row
+                        fup = fk;
+                    }
+                }
+                h = up;
+                f = fup;
                 if (lane == 31) { RH[j] = h; RF[j] = f; }
             }
         }
@@ -104,9 +126,11 @@ __device__ __forceinline__ void tb_start_job(const unsigned char* __restrict__ q
         if (low != TB_NONE) {
             const unsigned at = __ballot_sync(TB_FULL, first == low);
             const unsigned worse = __ballot_sync(TB_FULL, first == low && over);
+            // the lowest lane holding the column holds its smallest row
+            const int row = __shfl_sync(TB_FULL, first_row, __ffs(at) - 1);
             if (low < best_col) {
                 best_col = low;
-                best_row = r0 + __ffs(at);            // lowest lane: the smallest row
+                best_row = row;
                 bad = worse != 0;
             } else if (low == best_col) {
                 bad |= worse != 0;
@@ -129,8 +153,8 @@ extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
     const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (job >= jobs) return;
     int di, dj;
-    tb_start_job(codes + qoff[job], qlen[job], tcodes + toff[job], tlen[job], target[job],
-                 rows + roff[job], matrix, K, go, ge, full_query, di, dj);
+    tb_start_job<TB_ROWS>(codes + qoff[job], qlen[job], tcodes + toff[job], tlen[job],
+                          target[job], rows + roff[job], matrix, K, go, ge, full_query, di, dj);
     if ((threadIdx.x & 31) == 0) {
         out_i[job] = di;
         out_j[job] = dj;
@@ -142,15 +166,21 @@ extern "C" __global__ void tb_start(const unsigned char* __restrict__ codes,
 // (b = tlen[k] columns; tcodes may be codes), flags bit 0 start_in_gap, bit 1 end_in_gap
 // (a vertical gap at the start / end continues one open outside: its first position
 // costs ge); scratch rows at roff[k];
-// direction bytes at doff[k] (ceil(a/32) * (b + 31) * 32 bytes). Out: the path's score,
-// and its ops (0 M, 1 I, 2 D) from the end backwards at opoff[k] (a + b bytes), their
-// count in oplen[k].
+// direction bytes at doff[k] (ceil(a / 32 R) * (b + 31) * 32 R bytes). Out: the path's
+// score, and its ops (0 M, 1 I, 2 D) from the end backwards at opoff[k] (a + b bytes),
+// their count in oplen[k].
 // Direction byte, as cpu/traceback.py full_traceback: bits 0-1 the source of H (0 the
 // diagonal, 1 E, 2 F; the diagonal wins ties, then E), bit 2 E extends the gap of the
 // cell to the left, bit 3 F extends the gap of the cell above (strictly better only).
 // One job's pass (the warp together): q (a rows), t (b columns), fo the first open of a
 // vertical gap at column 0, end_in_gap (flags bit 1), scratch rows RH (2 * (b + 1) ints),
 // direction bytes D; lane 0 writes the ops backwards at o and gives score and count.
+template <int R> struct TbWord;                         // R direction bytes as one store
+template <> struct TbWord<1> { typedef unsigned char type; };
+template <> struct TbWord<2> { typedef unsigned short type; };
+template <> struct TbWord<4> { typedef unsigned int type; };
+
+template <int R>
 __device__ __forceinline__ void tb_path_job(const unsigned char* __restrict__ q, int a,
                                             const unsigned char* __restrict__ t, int b, int fo,
                                             bool end_in_gap, int* __restrict__ RH,
@@ -158,24 +188,31 @@ __device__ __forceinline__ void tb_path_job(const unsigned char* __restrict__ q,
                                             unsigned char* __restrict__ o,
                                             const int* __restrict__ matrix, int K, int go,
                                             int ge, int& out_score, int& out_len) {
+    typedef typename TbWord<R>::type word;
     const int lane = threadIdx.x & 31;
     int* RF = RH + (b + 1);
-    const long long pitch = (long long)(b + 31) * 32;   // bytes of one strip
+    const long long pitch = (long long)(b + 31) * 32 * R;   // bytes of one strip
     for (int j = lane; j <= b; j += 32) {
         RH[j] = j == 0 ? 0 : -(go + (j - 1) * ge);
         RF[j] = TB_NEG;
     }
     __syncwarp();
-    for (int r0 = 0; r0 < a; r0 += 32) {
-        const int i = r0 + lane + 1;
-        const bool active = i <= a;
-        const int qc = active ? q[i - 1] : 0;
-        const int* srow = matrix + qc * K;
-        int hleft = -(fo + (i - 1) * ge);                // H(i, 0)
-        int diag = i == 1 ? 0 : -(fo + (i - 2) * ge);    // H(i-1, 0)
-        int e = TB_NEG, h = 0, f = TB_NEG, tc = 0;
+    for (int r0 = 0; r0 < a; r0 += 32 * R) {
+        const int i0 = r0 + lane * R + 1;                // this lane's first row
+        const bool active = i0 <= a;
+        const int* srow[R];
+        int e[R], hl[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const int i = i0 + k;
+            srow[k] = matrix + (i <= a ? q[i - 1] : 0) * K;
+            hl[k] = -(fo + (i - 1) * ge);                // H(i, 0)
+            e[k] = TB_NEG;
+        }
+        int diag = i0 == 1 ? 0 : -(fo + (i0 - 2) * ge); // H(i0-1, 0)
+        int h = 0, f = TB_NEG, tc = 0;
         int cH = 0, cF = 0, cT = 0;
-        unsigned char* Ds = D + (long long)(r0 >> 5) * pitch + lane;
+        word* Ds = reinterpret_cast<word*>(D + (long long)(r0 / (32 * R)) * pitch) + lane;
         for (int s = 0; s < b + 31; ++s) {
             if ((s & 31) == 0) {
                 const int j = s + 1 + lane;
@@ -193,18 +230,33 @@ __device__ __forceinline__ void tb_path_job(const unsigned char* __restrict__ q,
             tc = tv;
             const int j = s - lane + 1;
             if (active && j >= 1 && j <= b) {
-                const int e_ext = e - ge, e_open = hleft - go;
-                const int f_ext = fup - ge, f_open = up - go;
-                int d = (e_ext > e_open ? 4 : 0) | (f_ext > f_open ? 8 : 0);
-                e = tb_max(e_ext, e_open);
-                f = tb_max(f_ext, f_open);
-                const int s0 = diag + srow[tv];
-                h = tb_max(tb_max(s0, f), e);
-                d |= f > tb_max(s0, e) ? 2 : e > s0 ? 1 : 0;
-                Ds[(long long)s * 32] = (unsigned char)d;
+                int dg = diag;
                 diag = up;
-                hleft = h;
-                if (lane == 31 || i == a) { RH[j] = h; RF[j] = f; }
+                unsigned bits = 0;
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    const int i = i0 + k;
+                    if (i <= a) {
+                        const int e_ext = e[k] - ge, e_open = hl[k] - go;
+                        const int f_ext = fup - ge, f_open = up - go;
+                        int d = (e_ext > e_open ? 4 : 0) | (f_ext > f_open ? 8 : 0);
+                        e[k] = tb_max(e_ext, e_open);
+                        const int fk = tb_max(f_ext, f_open);
+                        const int s0 = dg + srow[k][tv];
+                        const int hk = tb_max(tb_max(s0, fk), e[k]);
+                        d |= fk > tb_max(s0, e[k]) ? 2 : e[k] > s0 ? 1 : 0;
+                        bits |= (unsigned)d << (8 * k);
+                        dg = hl[k];
+                        hl[k] = hk;
+                        up = hk;
+                        fup = fk;
+                        if (i == a) { RH[j] = hk; RF[j] = fk; }
+                    }
+                }
+                Ds[(long long)s * 32] = (word)bits;
+                h = up;
+                f = fup;
+                if (lane == 31) { RH[j] = h; RF[j] = f; }
             }
         }
         __syncwarp();
@@ -220,8 +272,9 @@ __device__ __forceinline__ void tb_path_job(const unsigned char* __restrict__ q,
     while (i > 0 || j > 0) {
         if (i == 0) { o[k++] = 2; --j; continue; }
         if (j == 0) { o[k++] = 1; --i; continue; }
-        const int r = i - 1;
-        const unsigned char d = D[(long long)(r >> 5) * pitch + (long long)(j - 1 + (r & 31)) * 32 + (r & 31)];
+        const int r = i - 1, w = r % (32 * R), L = w / R;
+        const unsigned char d = D[(long long)(r / (32 * R)) * pitch
+                                  + ((long long)(j - 1 + L) * 32 + L) * R + (w - L * R)];
         if (state == 0) {
             const int src = d & 3;
             if (src == 0) { o[k++] = 0; --i; --j; } else { state = src; }
@@ -252,7 +305,7 @@ extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
     const int job = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (job >= jobs) return;
     int score, len;
-    tb_path_job(codes + qoff[job], qlen[job], tcodes + toff[job], tlen[job],
+    tb_path_job<TB_ROWS>(codes + qoff[job], qlen[job], tcodes + toff[job], tlen[job],
                 (flags[job] & 1) ? ge : go, (flags[job] & 2) != 0, rows + roff[job],
                 dir + doff[job], ops + opoff[job], matrix, K, go, ge, score, len);
     if ((threadIdx.x & 31) == 0) {
@@ -267,7 +320,7 @@ extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
 // the two passes cost more than both kernels for 32,768 pairs of 128 x 1,024). Per job
 // as tb_start (m = qlen[k] rows ending at the end cell, n = tlen[k] columns, target)
 // with scratch rows at roff[k] (2 * (n + 1) ints), direction bytes at doff[k]
-// (ceil(m/32) * (n + 31) * 32) and an ops slot at opoff[k] (m + n bytes). Out, 4 x jobs:
+// (ceil(m / 32 R) * (n + 31) * 32 R) and an ops slot at opoff[k] (m + n bytes). Out, 4 x jobs:
 // di, dj (as tb_start's; 0 and the rest 0 when no path runs), the path's score, its op
 // count (ops backwards from opoff[k], as tb_path's).
 extern "C" __global__ void tb_align(const unsigned char* __restrict__ codes,
@@ -288,10 +341,10 @@ extern "C" __global__ void tb_align(const unsigned char* __restrict__ codes,
     const unsigned char* t = tcodes + toff[job];
     int* RH = rows + roff[job];
     int di, dj, score = 0, len = 0;
-    tb_start_job(q, m, t, n, target[job], RH, matrix, K, go, ge, 0, di, dj);
+    tb_start_job<TB_ROWS>(q, m, t, n, target[job], RH, matrix, K, go, ge, 0, di, dj);
     __syncwarp();
     if (di > 0 && dj > 0)
-        tb_path_job(q + (m - di), di, t + (n - dj), dj, go, false, RH, dir + doff[job],
+        tb_path_job<TB_ROWS>(q + (m - di), di, t + (n - dj), dj, go, false, RH, dir + doff[job],
                     ops + opoff[job], matrix, K, go, ge, score, len);
     if ((threadIdx.x & 31) == 0) {
         out[job] = di;

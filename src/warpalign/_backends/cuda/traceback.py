@@ -49,9 +49,14 @@ ONE_PASS_BYTES = DIR_BYTES
 VALUE_LIMIT = 1 << 28
 
 
+#: Query rows a lane of tb_start and tb_path (traceback.cu's TB_ROWS).
+_ROWS = 4
+
+
 def _dir_bytes(a, b):
-    """tb_path's direction bytes of an a x b job (ints or arrays): strips of 32 rows."""
-    return -(-a // 32) * (b + 31) * 32
+    """tb_path's direction bytes of an a x b job (ints or arrays): strips of 32 x
+    :data:`_ROWS` rows, b + 31 steps of 32 x :data:`_ROWS` bytes each."""
+    return -(-a // (32 * _ROWS)) * (b + 31) * (32 * _ROWS)
 
 
 def _one_pass_bytes(qe: np.ndarray, seg: np.ndarray) -> np.ndarray:
@@ -468,12 +473,12 @@ class GpuTraceback:
         done = []
         with self._stream() as stream:
             qbuf, tbuf = self._device(qcodes), self._device(tcodes)
-            sizes = -(-a[gpu] // 32) * (b[gpu] + 31) * 32 + 8 * (b[gpu] + 1) + a[gpu] + b[gpu]
+            sizes = _dir_bytes(a[gpu], b[gpu]) + 8 * (b[gpu] + 1) + a[gpu] + b[gpu]
             for group in (_batches(sizes, DIR_BYTES) if gpu.size else []):
                 ks = gpu[group]
                 ka, kb = a[ks], b[ks]
                 roff, rows = self._rows(kb)
-                doff = running_sums(-(-ka // 32) * (kb + 31) * 32)
+                doff = running_sums(_dir_bytes(ka, kb))
                 slot = running_sums(ka + kb)
                 dirs = cp.empty(max(int(doff[-1]), 1), cp.uint8)
                 slots = cp.empty(max(int(slot[-1]), 1), cp.uint8)
