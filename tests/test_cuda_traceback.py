@@ -236,37 +236,98 @@ def test_align_pairs_table_gpu_equals_align_codes(gpu, scoring, algorithm):
 
 @pytest.mark.parametrize("scoring", [AFFINE, LINEAR, ZERO_GAP, BLOSUM], ids=["affine", "linear", "zero", "blosum"])
 def test_local_starts_and_paths_in_one_pass(gpu, scoring, monkeypatch):
-    """Local pairs whose rectangles all fit run tb_align (start and path of each in one
-    launch, timed as "tb_align", no "tb_starts"/"tb_paths"): the CPU engine's table, also
-    over several launches (a small direction budget: batches largest first, each path
-    packed into its own place); a given end that no alignment of its score ends at is a
-    TracebackError, as on the two-pass route."""
+    """Local pairs whose rectangles all fit run tb_plan / tb_align (start and path of each
+    in one launch, timed as "tb_align", no "tb_starts"/"tb_paths"): the CPU engine's table,
+    pairs of score 0 among them (the empty alignment at (0, 0), wherever a given end of
+    score 0 lies); a given end that no alignment of its score ends at is a
+    TracebackError, as on the two-pass route; past ONE_PASS_BYTES or past the cells of
+    max_full_cells, the two passes."""
     import cupy
     from warpalign._backends.cuda import traceback as cuda_tb
     from warpalign.errors import TracebackError
     from warpalign.traceback import align_pairs_table
     rng = np.random.default_rng(hash(("one pass", scoring.gap_open)) % 2 ** 32)
     size = 20 if scoring is BLOSUM else 4
+    a, b = np.argwhere(scoring.matrix[:size, :size] < 0)[0]
+    nothing = (np.full(7, a, np.uint8), np.full(9, b, np.uint8))     # best local score 0
     pairs = _pairs(rng, size, 120, 150)
+    pairs[5:5] = [nothing]
+    pairs.append(nothing)
     qcat, qs, ql, tcat, ts, tl = _flat(pairs)
     args = (cupy.asarray(qcat), qs, ql, cupy.asarray(tcat), ts, tl, scoring, "local")
     want = align_pairs_table(qcat, qs, ql, tcat, ts, tl, scoring, "local", threads=2)
-    for budget in (cuda_tb.DIR_BYTES, 1 << 16):       # the batches' budget, not the call's
-        monkeypatch.setattr(cuda_tb, "DIR_BYTES", budget)
-        timings: dict = {}
-        got = align_pairs_table(*args, engine=gpu, timings=timings)
-        assert "tb_align" in timings and not {"tb_starts", "tb_paths"} & set(timings)
-        assert got == want
+    timings: dict = {}
+    got = align_pairs_table(*args, engine=gpu, timings=timings)
+    assert "tb_align" in timings and not {"tb_starts", "tb_paths"} & set(timings)
+    assert got == want
     ends = np.stack([want.scores, want.query_ends, want.target_ends], 1)
+    zero = np.flatnonzero(want.scores == 0)
+    assert zero.size >= 2
+    given = ends.copy()
+    given[zero, 1:] = 1             # a score of 0 ends anywhere: the row stays (0, 0, 0, 0)
+    assert align_pairs_table(*args, engine=gpu, ends=given) == want
     k = int(np.flatnonzero(want.scores > 2)[0])
     wrong = ends.copy()
     wrong[k, 0] += 1                # above the best: no alignment ending there reaches it
     with pytest.raises(TracebackError, match=f"pair {k} "):
         align_pairs_table(*args, engine=gpu, ends=wrong)
-    monkeypatch.setattr(cuda_tb, "ONE_PASS_BYTES", 1 << 16)   # more than one pass takes
-    timings = {}
-    assert align_pairs_table(*args, engine=gpu, timings=timings) == want
-    assert "tb_align" not in timings and {"tb_starts", "tb_paths"} <= set(timings)
+    for patch, cells in ((1 << 16, None), (cuda_tb.ONE_PASS_BYTES, 2000)):
+        monkeypatch.setattr(cuda_tb, "ONE_PASS_BYTES", patch)     # more than one pass takes
+        timings = {}
+        # (segments over max_full_cells take Myers-Miller's splits: the CPU engine's there)
+        assert align_pairs_table(*args, engine=gpu, timings=timings, max_full_cells=cells) == (
+            want if cells is None else align_pairs_table(qcat, qs, ql, tcat, ts, tl, scoring,
+                                                         "local", threads=2,
+                                                         max_full_cells=cells))
+        assert "tb_align" not in timings and {"tb_starts", "tb_paths"} <= set(timings)
+
+
+@pytest.mark.parametrize("scoring", [AFFINE, LINEAR, ZERO_GAP, BLOSUM], ids=["affine", "linear", "zero", "blosum"])
+def test_tb_plan_segments_are_the_hosts(gpu, scoring):
+    """tb_plan's target segments (toff - tpos = the segment start, tlen) are
+    _segment_starts' on random ends, its sizes _dir_bytes' and the scratch and slot sizes,
+    and a score of 0 is an empty job."""
+    import cupy
+    from warpalign._backends.cuda import traceback as cuda_tb
+    from warpalign.traceback import _segment_starts
+    rng = np.random.default_rng(31)
+    n = 3000
+    qe = rng.integers(1, 400, n)
+    te = rng.integers(1, 5000, n)
+    score = rng.integers(0, int(max(scoring.matrix.max(), 1)) * qe + 1)
+    tpos = rng.integers(0, 1 << 20, n)
+    ends = np.stack([score, qe, te], 1).astype(np.int64)
+    kernel = gpu._function("tb_plan")
+    top, go, ge = int(max(scoring.matrix.max(), 0)), scoring.gap_open, scoring.gap_extend
+
+    def plan(most, cells):
+        ints = cupy.zeros((3, n), cupy.int32)
+        toff = cupy.zeros(n, cupy.int64)
+        sizes = cupy.zeros((3, n), cupy.int64)
+        refused = cupy.zeros(1, cupy.uint64)
+        kernel(((n + 127) // 128,), (128,),
+               (cupy.asarray(ends), cupy.asarray(tpos), np.int32(n), np.int64(top),
+                np.int64(go), np.int64(ge), np.int32(ge != 0), np.int64(most), np.int64(cells),
+                ints[0], toff, ints[1], ints[2], sizes, refused))
+        return ints, toff, sizes, refused
+
+    ints, toff, sizes, refused = plan(1 << 40, 1 << 60)
+    on = score > 0
+    lo = _segment_starts(qe[on], te[on], score[on], scoring)
+    qlen, tlen, target = ints.get()
+    assert (toff.get()[on] - tpos[on]).tolist() == lo.tolist()
+    assert tlen[on].tolist() == (te[on] - lo).tolist() and qlen[on].tolist() == qe[on].tolist()
+    assert target.tolist() == score.tolist()
+    got = sizes.get()
+    seg = te[on] - lo
+    assert got[0, on].tolist() == cuda_tb._dir_bytes(qe[on], seg).tolist()
+    assert got[1, on].tolist() == (2 * (seg + 1)).tolist()
+    assert got[2, on].tolist() == (qe[on] + seg).tolist()
+    assert not (qlen[~on].any() or tlen[~on].any() or got[:, ~on].any())
+    assert int(refused.get()[0]) == 0
+    over = (qe[on] + seg > 600) | ((qe[on] + 1) * (seg + 1) > 50_000)
+    assert 0 < over.sum() < on.sum()
+    assert int(plan(600, 50_000)[3].get()[0]) == int(over.sum())
 
 
 def test_align_pairs_table_gpu_forced_myers_miller(gpu):

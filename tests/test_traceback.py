@@ -459,17 +459,19 @@ def test_cpu_engine_runs_keep_the_items_order(count, threads):
 
 
 # ------------------------------------------------- tb_align's host side, emulated
-# GpuTraceback.align_local_flat (cuda/traceback.py: batches, scratch and direction offsets,
-# ops slots, the one read back, the packing of each path into place) on a stand-in device:
-# NumPy arrays, and tb_align / tb_pack done by the CPU engine's functions with the
-# kernels' argument layout, each job's buffers checked to fit what the host sized. The
-# kernels themselves run in tests/test_cuda_traceback.py.
+# GpuTraceback.align_local_flat (cuda/traceback.py: the plan's totals and offsets, scratch,
+# direction and slot buffers, the read backs, the packing of each path into place, where
+# each rendered path starts) on a stand-in device: NumPy arrays, and tb_plan / tb_align /
+# tb_pack done by the host's and the CPU engine's functions with the kernels' argument
+# layout, each job's buffers checked to fit what the host sized. The kernels themselves
+# run in tests/test_cuda_traceback.py.
 
 class _StandInCupy:
     """Enough of CuPy for GpuTraceback on the host: NumPy arrays as device arrays."""
 
-    uint8, int32, int64, ndarray = np.uint8, np.int32, np.int64, np.ndarray
+    uint8, int32, int64, uint64, ndarray = np.uint8, np.int32, np.int64, np.uint64, np.ndarray
     empty, zeros, asarray = staticmethod(np.empty), staticmethod(np.zeros), staticmethod(np.asarray)
+    cumsum, concatenate = staticmethod(np.cumsum), staticmethod(np.concatenate)
 
     def __init__(self):
         class Device:
@@ -495,8 +497,37 @@ class _StandInCupy:
         return np.array(a)
 
 
+def _emulated_tb_plan(scoring):
+    from warpalign._backends.cuda.traceback import _dir_bytes
+    from warpalign.traceback import _segment_starts
+
+    def run(grid, block, args):
+        (ends, tpos, jobs, top, go, ge, bounded, most, cells, qlen, toff, tlen, target, sizes,
+         refused) = args
+        jobs = int(jobs)
+        assert grid[0] * block[0] >= jobs and ends.shape == (3 * jobs,)    # flat, by rows
+        ends = ends.reshape(jobs, 3)
+        assert (int(top), int(go), int(ge), bool(bounded)) == (
+            max(int(scoring.matrix.max()), 0), scoring.gap_open, scoring.gap_extend,
+            scoring.gap_extend != 0)
+        score, qe, te = ends.T
+        on = score > 0
+        lo = np.zeros(jobs, np.int64)
+        lo[on] = _segment_starts(qe[on], te[on], score[on], scoring)
+        seg = np.where(on, te - lo, 0)
+        m = np.where(on, qe, 0)
+        qlen[:], toff[:], tlen[:], target[:] = m, tpos + lo, seg, np.where(on, score, 0)
+        sizes[0] = np.where(on, _dir_bytes(m, seg), 0)
+        sizes[1] = np.where(on, 2 * (seg + 1), 0)
+        sizes[2] = m + seg
+        refused[0] = int((on & ((m == 0) | (seg == 0) | (m + seg > int(most))
+                                | ((m + 1) * (seg + 1) > int(cells)))).sum())
+    return run
+
+
 def _emulated_tb_align(grid, block, args):
     from warpalign._backends.cpu.traceback import anchored_start, full_traceback
+    from warpalign._backends.cuda.traceback import _dir_bytes
     (qbuf, qoff, qlen, tbuf, toff, tlen, target, roff, rows, doff, dirs, slot, slots, matrix,
      k, go, ge, jobs, out) = args
     jobs, flat = int(jobs), out.reshape(-1)
@@ -504,13 +535,15 @@ def _emulated_tb_align(grid, block, args):
     table = matrix.reshape(int(k), int(k))
     for job in range(jobs):
         m, n = int(qlen[job]), int(tlen[job])
-        assert int(roff[job]) + 2 * (n + 1) <= rows.size
-        assert int(doff[job]) + -(-m // 32) * (n + 31) * 32 <= dirs.size
-        assert int(slot[job]) + m + n <= slots.size
-        q = qbuf[int(qoff[job]):int(qoff[job]) + m]
-        t = tbuf[int(toff[job]):int(toff[job]) + n]
-        di, dj = anchored_start(q, m, t, n, table, int(go), int(ge), int(target[job]), False)
-        score = length = 0
+        di = dj = score = length = 0
+        if int(target[job]) > 0:
+            assert int(roff[job]) + 2 * (n + 1) <= rows.size
+            assert int(doff[job]) + _dir_bytes(m, n) <= dirs.size
+            assert int(slot[job]) + m + n <= slots.size
+            q = qbuf[int(qoff[job]):int(qoff[job]) + m]
+            t = tbuf[int(toff[job]):int(toff[job]) + n]
+            di, dj = anchored_start(q, m, t, n, table, int(go), int(ge), int(target[job]),
+                                    False)
         if di > 0 and dj > 0:
             score, ops = full_traceback(q, m - di, di, t, n - dj, dj, table, int(go), int(ge),
                                         False, False)
@@ -527,19 +560,17 @@ def _emulated_tb_pack(grid, block, args):
         out[int(at[job]):int(at[job]) + n] = ops[a:a + n][::-1]
 
 
-@pytest.mark.parametrize("budget", [1 << 30, 1 << 14], ids=["one-launch", "batches"])
-def test_gpu_local_one_pass_host_side_on_an_emulated_device(monkeypatch, budget):
-    """align_local_flat with tb_align / tb_pack emulated: the CPU engine's starts and paths
-    (same extents, scores, ops and offsets), in one launch or in batches taken largest
-    first (each path packed into its own place); takes_local as its rule says."""
+def test_gpu_local_one_pass_host_side_on_an_emulated_device(monkeypatch):
+    """align_local_flat with tb_plan / tb_align / tb_pack emulated: the CPU engine's starts
+    and paths (same extents, scores, ops and offsets; where each path starts, to render
+    it), pairs of score 0 the empty alignment; None (the plan only) where a job is past
+    the cells or all are past ONE_PASS_BYTES."""
     from types import SimpleNamespace
 
     from warpalign._backends.cpu.traceback import CpuTraceback
     from warpalign._backends.cuda import traceback as cuda_tb
     from warpalign._backends.cuda.loader import emulated
     from warpalign.traceback import FULL_MATRIX_CELLS, _segment_starts
-    monkeypatch.setattr(cuda_tb, "DIR_BYTES", budget)
-    kernels = {"tb_align": _emulated_tb_align, "tb_pack": _emulated_tb_pack}
     launched = []
 
     def modules(filename, names, defines=()):
@@ -559,8 +590,11 @@ def test_gpu_local_one_pass_host_side_on_an_emulated_device(monkeypatch, budget)
     qcat, tcat = np.concatenate([q for q, _ in pairs]), np.concatenate([t for _, t in pairs])
     ql, tl = np.array([len(q) for q, _ in pairs]), np.array([len(t) for _, t in pairs])
     qs, ts = np.cumsum(ql) - ql, np.cumsum(tl) - tl
+    kernels = {"tb_plan": _emulated_tb_plan(s), "tb_align": _emulated_tb_align,
+               "tb_pack": _emulated_tb_pack}
     cpu = CpuTraceback()
     ends = cpu.ends_flat(qcat, qs, ql, tcat, ts, tl, s, 0, threads=1)
+    ends[3] = ends[11] = 0                          # two pairs of score 0
     keep = np.flatnonzero(ends[:, 0] > 0)
     score, qe, te = ends[keep, 0], ends[keep, 1], ends[keep, 2]
     lo = _segment_starts(qe, te, score, s)
@@ -571,15 +605,18 @@ def test_gpu_local_one_pass_host_side_on_an_emulated_device(monkeypatch, budget)
                           FULL_MATRIX_CELLS, threads=1)
     with emulated(_StandInCupy(), modules):
         gpu = cuda_tb.GpuTraceback()
-        assert gpu.takes_local(qe, te - lo, s, FULL_MATRIX_CELLS)
-        assert not gpu.takes_local(qe, te - lo, s, 100)          # a rectangle past the cells
-        assert not gpu.takes_local(np.r_[qe, 0], np.r_[te - lo, 5], s, FULL_MATRIX_CELLS)
-        di, dj, best, ops, opoff = gpu.align_local_flat(qcat, qs[keep], qe, tcat,
-                                                        ts[keep] + lo, te - lo, score, s)
+        assert gpu.align_local_flat(qcat, qs, tcat, ts, ends, s, 100) is None   # past the cells
+        assert launched == ["tb_plan"]
+        di, dj, best, ops, opoff, rq, rt, at = gpu.align_local_flat(qcat, qs, tcat, ts, ends, s,
+                                                                    FULL_MATRIX_CELLS)
         monkeypatch.setattr(cuda_tb, "ONE_PASS_BYTES", 1 << 10)
-        assert not gpu.takes_local(qe, te - lo, s, FULL_MATRIX_CELLS)
-    assert di.tolist() == starts[:, 0].tolist() and dj.tolist() == starts[:, 1].tolist()
-    assert best.tolist() == want[0].tolist() == score.tolist()
-    assert opoff.tolist() == want[2].tolist() and ops.tolist() == want[1].tolist()
-    launches = launched.count("tb_align")
-    assert launched.count("tb_pack") == launches and (launches == 1) == (budget == 1 << 30)
+        assert gpu.align_local_flat(qcat, qs, tcat, ts, ends, s, FULL_MATRIX_CELLS) is None
+    empty = np.setdiff1d(np.arange(len(pairs)), keep)
+    assert di[keep].tolist() == starts[:, 0].tolist() and dj[keep].tolist() == starts[:, 1].tolist()
+    assert best[keep].tolist() == want[0].tolist() == score.tolist()
+    assert not (di[empty].any() or dj[empty].any() or best[empty].any())
+    assert np.diff(opoff)[keep].tolist() == np.diff(want[2]).tolist() and not np.diff(opoff)[empty].any()
+    assert ops.tolist() == want[1].tolist() and np.asarray(at).tolist() == opoff.tolist()
+    assert rq[keep].tolist() == (qs[keep] + qe - starts[:, 0]).tolist()
+    assert rt[keep].tolist() == (ts[keep] + te - starts[:, 1]).tolist()
+    assert launched == ["tb_plan", "tb_plan", "tb_align", "tb_pack", "tb_plan"]

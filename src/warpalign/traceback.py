@@ -528,8 +528,8 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     :func:`align_pairs`, without work per pair in Python on the GPU's path. ``timings``:
     a dict that receives the seconds of each step ("tb_ends", "tb_starts", "tb_paths",
     "tb_render": rendering, checks and the copy back; local alignments on an engine that
-    runs starts and paths in one pass, the GPU's ``takes_local`` jobs: "tb_align" for
-    both). ``ends``: each pair's (score, query end, target end) when the caller has them
+    runs starts and paths in one pass, the GPU's ``align_local_flat`` where every pair
+    fits it: "tb_align" for both). ``ends``: each pair's (score, query end, target end) when the caller has them
     (``score_pairs``' pair kernel on the GPU), an (n, 3) integer array: then no end pass
     runs (no "tb_ends"). They are checked as far as the later passes can: each end cell
     must end an alignment of exactly that score (else
@@ -569,44 +569,32 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
         clock("tb_ends")
     else:
         ends = _given_ends(ends, qlen, tlen, algorithm)
+    if code == LOCAL and hasattr(engine, "align_local_flat"):
+        done = engine.align_local_flat(qcodes, qpos, tcodes, tpos, ends, scoring, limit)
+        if done is not None:        # starts and paths in one pass (the GPU's tb_align)
+            return _one_pass_table(engine, done, ends, qcodes, tcodes, scoring, clock)
     score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
     keep = np.flatnonzero(score != 0) if code == LOCAL else np.arange(n)
     score, qe, te = score[keep], qe[keep], te[keep]
-    # local: the reverse pass from (qe, te) on the last `span` target symbols only
-    # (locate_core docstring, "The alignment": every alignment ending there that scores S
-    # covers at most span_from(Sq of q[:qe], qe, S) target symbols, so the segment holds
-    # all of them and its reverse pass finds the start the whole prefix gives; here with qe
-    # times the best any code has for Sq, a bound needing no pass over the codes); the
-    # start comes back as distances from the end, unchanged by the cut
-    lo = np.zeros_like(te) if code != LOCAL else _segment_starts(qe, te, score, scoring)
-    together = (code == LOCAL and hasattr(engine, "takes_local")
-                and engine.takes_local(qe, te - lo, scoring, limit))
-    if together:        # starts and paths in one pass (the GPU's tb_align)
-        di, dj, best, ops, opoff = engine.align_local_flat(qcodes, qpos[keep], qe, tcodes,
-                                                           tpos[keep] + lo, te - lo, score,
-                                                           scoring)
-    elif code == GLOBAL:
+    if code == GLOBAL:
         di, dj = qe, te
     else:
+        # local: the reverse pass from (qe, te) on the last `span` target symbols only
+        # (locate_core docstring, "The alignment": every alignment ending there that scores
+        # S covers at most span_from(Sq of q[:qe], qe, S) target symbols, so the segment
+        # holds all of them and its reverse pass finds the start the whole prefix gives;
+        # here with qe times the best any code has for Sq, a bound needing no pass over the
+        # codes); the start comes back as distances from the end, unchanged by the cut
+        lo = np.zeros_like(te) if code != LOCAL else _segment_starts(qe, te, score, scoring)
         starts = engine.starts_flat(qcodes, qpos[keep], qe, tcodes, tpos[keep] + lo, te - lo,
                                     score, scoring, code == SEMIGLOBAL, threads=threads)
         di, dj = starts[:, 0], starts[:, 1]
-    bad = np.flatnonzero(di < 0)
-    if bad.size:
-        k = int(bad[0])
-        raise TracebackError(f"internal error: the reverse pass of pair {int(keep[k])} from "
-                             f"({int(qe[k])}, {int(te[k])}) does not end at score "
-                             f"{int(score[k])}: no alignment ending there reaches it, or "
-                             "one beats it")
+    _unreached(di, keep, qe, te, score)
     qs, ts = qe - di, te - dj
-    if together:
-        clock("tb_align")
-    else:
-        clock("tb_starts")
-        best, ops, opoff = engine.paths_flat(qcodes, qpos[keep] + qs, di, tcodes,
-                                             tpos[keep] + ts, dj, score, scoring, limit,
-                                             threads=threads)
-        clock("tb_paths")
+    clock("tb_starts")
+    best, ops, opoff = engine.paths_flat(qcodes, qpos[keep] + qs, di, tcodes, tpos[keep] + ts,
+                                         dj, score, scoring, limit, threads=threads)
+    clock("tb_paths")
     got = engine.render_flat(ops, opoff, qcodes, qpos[keep] + qs, tcodes, tpos[keep] + ts,
                              scoring, _printed(scoring))
     _check_paths(got, score, np.asarray(best, np.int64), di, dj, algorithm,
@@ -614,6 +602,37 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     table = _table(got, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
     clock("tb_render")
     return table
+
+
+def _one_pass_table(engine, done, ends, qcodes, tcodes, scoring, clock) -> AlignmentTable:
+    """:func:`align_pairs_table`'s local table from the engine's ``align_local_flat``
+    answer ``done`` (every pair one job, a score of 0 the empty alignment at (0, 0)): the
+    paths rendered where the engine left them (on the GPU: no upload)."""
+    di, dj, best, ops, opoff, rq, rt, at = done
+    score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
+    if (score == 0).any():          # the empty alignment's cell, wherever the caller put it
+        qe, te = np.where(score == 0, 0, qe), np.where(score == 0, 0, te)
+    _unreached(di, np.arange(score.size), qe, te, score)
+    clock("tb_align")
+    got = engine.render_flat(ops, at, qcodes, rq, tcodes, rt, scoring, _printed(scoring))
+    qs, ts = qe - di, te - dj
+    _check_paths(got, score, best, di, dj, "local",
+                 lambda k: (int(qs[k]), int(qe[k]), int(ts[k]), int(te[k])))
+    table = _table(got, opoff, score, qs, qe, ts, te, "local")
+    clock("tb_render")
+    return table
+
+
+def _unreached(di: np.ndarray, rows: np.ndarray, qe, te, score) -> None:
+    """A reverse pass that found no start (``di`` < 0: -1 none reaches the score, -2 one
+    beats it) is a bug, never a result: TracebackError naming the pair (``rows[k]``)."""
+    bad = np.flatnonzero(di < 0)
+    if bad.size:
+        k = int(bad[0])
+        raise TracebackError(f"internal error: the reverse pass of pair {int(rows[k])} from "
+                             f"({int(qe[k])}, {int(te[k])}) does not end at score "
+                             f"{int(score[k])}: no alignment ending there reaches it, or "
+                             "one beats it")
 
 
 def _given_ends(ends, qlen: np.ndarray, tlen: np.ndarray, algorithm: str) -> np.ndarray:

@@ -13,7 +13,8 @@
 //   tb_path   a global Gotoh over q[qlo:qlo+a] x t[tlo:tlo+b] storing one direction byte
 //             per cell in device memory, then lane 0 walks the path back from (a, b).
 //   tb_align  tb_start then tb_path of each local job in one launch (the same device
-//             functions, tb_start_job and tb_path_job); tb_pack turns its paths around.
+//             functions, tb_start_job and tb_path_job), its job arrays from tb_plan;
+//             tb_pack turns its paths around.
 //
 // Layout of one job's rows: strips of 32 R query rows (R = TB_ROWS), lane L owning the R
 // consecutive rows r0 + L R + 1 .. r0 + L R + R of strip r0. The target streams through:
@@ -322,7 +323,8 @@ extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
 // with scratch rows at roff[k] (2 * (n + 1) ints), direction bytes at doff[k]
 // (ceil(m / 32 R) * (n + 31) * 32 R) and an ops slot at opoff[k] (m + n bytes). Out, 4 x jobs:
 // di, dj (as tb_start's; 0 and the rest 0 when no path runs), the path's score, its op
-// count (ops backwards from opoff[k], as tb_path's).
+// count (ops backwards from opoff[k], as tb_path's). A job of target 0 (a local score of
+// 0, tb_plan's) is the empty alignment: all four 0, nothing else read or written.
 extern "C" __global__ void tb_align(const unsigned char* __restrict__ codes,
                                     const long long* __restrict__ qoff, const int* __restrict__ qlen,
                                     const unsigned char* __restrict__ tcodes,
@@ -340,8 +342,9 @@ extern "C" __global__ void tb_align(const unsigned char* __restrict__ codes,
     const unsigned char* q = codes + qoff[job];
     const unsigned char* t = tcodes + toff[job];
     int* RH = rows + roff[job];
-    int di, dj, score = 0, len = 0;
-    tb_start_job<TB_ROWS>(q, m, t, n, target[job], RH, matrix, K, go, ge, 0, di, dj);
+    int di = 0, dj = 0, score = 0, len = 0;
+    if (target[job] > 0)            // a local score of 0: the empty alignment
+        tb_start_job<TB_ROWS>(q, m, t, n, target[job], RH, matrix, K, go, ge, 0, di, dj);
     __syncwarp();
     if (di > 0 && dj > 0)
         tb_path_job<TB_ROWS>(q + (m - di), di, t + (n - dj), dj, go, false, RH, dir + doff[job],
@@ -352,6 +355,52 @@ extern "C" __global__ void tb_align(const unsigned char* __restrict__ codes,
         out[2 * jobs + job] = score;
         out[3 * jobs + job] = len;
     }
+}
+
+// ---------------------------------------------------------------- tb_plan
+// tb_align's job arrays made on the device from each local pair's end cell (issue 20: the
+// host's planning between the ENDS kernels and tb_align took ~4 ms for 32,768 pairs on an
+// H100 host, docs/gpu-notes.md session 31). Job k: ends[3k..3k+2] = (score, query end qe,
+// target end te), its target starting at tpos[k] (its query at qoff[k], passed to tb_align
+// as it is). The reverse pass's target segment begins at lo = max(te - span, 0), span
+// warpalign/spans.py's span_from(Sq = qe x top, qe, score) (top: the best score any code
+// has; bounded = 0 where gaps extend for free: no bound, lo = 0), as traceback.py's
+// _segment_starts. Out: qlen = qe, toff = tpos + lo, tlen = te - lo, target = score (a
+// score <= 0: all 0 but toff, sizes 0); sizes[0 / 1 / 2][k] the job's direction bytes
+// (as _dir_bytes), scratch row ints (2 (tlen + 1)) and ops slot bytes (qe + tlen); and
+// refused[0] counts the jobs tb_align cannot take (an empty segment or end row, qe + tlen
+// over `most`, (qe + 1) (tlen + 1) over max_cells).
+extern "C" __global__ void tb_plan(const long long* __restrict__ ends,
+                                   const long long* __restrict__ tpos, int jobs, long long top,
+                                   long long go, long long ge, int bounded, long long most,
+                                   long long max_cells, int* __restrict__ qlen,
+                                   long long* __restrict__ toff, int* __restrict__ tlen,
+                                   int* __restrict__ target, long long* __restrict__ sizes,
+                                   unsigned long long* __restrict__ refused) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= jobs) return;
+    const long long score = ends[3LL * k], qe = ends[3LL * k + 1], te = ends[3LL * k + 2];
+    long long lo = 0;
+    if (score > 0 && bounded) {
+        const long long sq = qe * top;
+        long long span = 0;
+        if (sq >= score) {
+            const long long slack = sq - go - score;
+            span = qe + (slack < 0 ? 0 : slack / ge + 1);
+        }
+        lo = te - span > 0 ? te - span : 0;
+    }
+    const long long seg = score > 0 ? te - lo : 0, m = score > 0 ? qe : 0;
+    qlen[k] = (int)m;
+    toff[k] = tpos[k] + lo;
+    tlen[k] = (int)seg;
+    target[k] = score > 0 ? (int)score : 0;
+    const long long strip = 32 * TB_ROWS;
+    sizes[k] = score > 0 ? (m + strip - 1) / strip * (seg + 31) * strip : 0;
+    sizes[(long long)jobs + k] = score > 0 ? 2 * (seg + 1) : 0;
+    sizes[2LL * jobs + k] = m + seg;
+    if (score > 0 && !(m > 0 && seg > 0 && m + seg <= most && (m + 1) * (seg + 1) <= max_cells))
+        atomicAdd(refused, 1ULL);
 }
 
 // ---------------------------------------------------------------- tb_pack

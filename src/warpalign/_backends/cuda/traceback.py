@@ -18,7 +18,8 @@ and equal to the CPU engine's (``cpu/traceback.py``: same recurrences, same comp
   CPU reports.
 * :meth:`GpuTraceback.align_local_flat`: both for local jobs whose whole rectangles fit the
   direction bytes, in one launch (``tb_align``: the two passes' device functions one after
-  the other in each warp), so the host reads back once between them.
+  the other in each warp), its job arrays made on the device from the end cells
+  (``tb_plan``), so the host reads back once before it and once after.
 
 Jobs whose DP values could leave int32's safe range (+-2^28) and segments the long-pair
 kernel cannot score exactly run the CPU kernels instead (same answers). Per-call state
@@ -40,7 +41,7 @@ _WARPS = 4                     # jobs (warps) per block
 #: Device bytes of direction matrices (plus rows and ops) per tb_path launch.
 DIR_BYTES = 1 << 30
 #: Most device bytes of direction matrices (plus rows and ops) of all the jobs that
-#: :meth:`GpuTraceback.align_local_flat` takes in one call: it sizes each job's matrix by
+#: :meth:`GpuTraceback.align_local_flat` takes in one launch: it sizes each job's matrix by
 #: its whole rectangle from the origin, before the start is known, so many long segments
 #: (a search's top 500 per query: protein spans of thousands of columns) go the two-pass
 #: way, whose matrices are the paths' own rectangles.
@@ -57,11 +58,6 @@ def _dir_bytes(a, b):
     """tb_path's direction bytes of an a x b job (ints or arrays): strips of 32 x
     :data:`_ROWS` rows, b + 31 steps of 32 x :data:`_ROWS` bytes each."""
     return -(-a // (32 * _ROWS)) * (b + 31) * (32 * _ROWS)
-
-
-def _one_pass_bytes(qe: np.ndarray, seg: np.ndarray) -> np.ndarray:
-    """Device bytes of each tb_align job: direction bytes, scratch rows, ops slot."""
-    return _dir_bytes(qe, seg) + 8 * (seg + 1) + qe + seg
 
 
 def _batches(sizes, budget: int) -> list[np.ndarray]:
@@ -370,67 +366,79 @@ class GpuTraceback:
             stream.synchronize()
         return out
 
-    def takes_local(self, qe, seg, scoring, max_full_cells: int) -> bool:
-        """Whether :meth:`align_local_flat` takes every job of these end rows ``qe`` and
-        target segments ``seg``: each non-empty, within :meth:`most`, and its whole
-        rectangle within ``max_full_cells`` (so each path is one :meth:`paths_flat`
-        traces from a full matrix of direction bytes), all within :data:`ONE_PASS_BYTES`."""
-        qe, seg = np.asarray(qe, np.int64), np.asarray(seg, np.int64)
-        return (bool(qe.size) and int(_one_pass_bytes(qe, seg).sum()) <= ONE_PASS_BYTES
-                and bool(((qe > 0) & (seg > 0) & (qe + seg <= self.most(scoring))
-                          & ((qe + 1) * (seg + 1) <= max_full_cells)).all()))
+    def align_local_flat(self, qcodes, qpos, tcodes, tpos, ends, scoring, max_full_cells: int):
+        """The local alignment of every pair from its end cell, starts and paths in one
+        launch, planned on the device (``tb_plan``, ``tb_align``, ``tb_pack``): pair k's
+        query starts at qcodes[qpos[k]], its target at tcodes[tpos[k]], and its alignment
+        of score ``ends[k, 0]`` ends at (``ends[k, 1]``, ``ends[k, 2]``) (host arrays; a
+        score of 0: the empty alignment). Each reverse pass runs over the target segment
+        of ``align_pairs_table``'s span bound, and each path is traced from a direction byte
+        per cell of that whole rectangle from the origin.
 
-    def align_local_flat(self, qcodes, qpos, qe, tcodes, tpos, seg, target, scoring):
-        """:meth:`starts_flat` and :meth:`paths_flat` of local alignments in one launch a
-        batch (``tb_align``; :meth:`takes_local` jobs only): job k's alignment of score
-        ``target[k]`` ends at the last cell of qcodes[qpos[k]:+qe[k]] x
-        tcodes[tpos[k]:+seg[k]]. Returns (di, dj, path scores, ops, opoff): the starts'
-        reversed extents (-1 / -2 as :meth:`starts_flat`'s, no path then), and the paths
-        as :meth:`paths_flat` gives them. One read back (the starts, scores and op counts),
-        then ``tb_pack`` turns each path around into its place (issue 20: two passes,
-        their uploads and read backs cost ~12 ms of host time around ~3.3 ms of kernels
-        for 32,768 pairs of 128 x 1,024 on an H100 host, docs/gpu-notes.md session 30)."""
+        Returns None, having launched only ``tb_plan``, unless every job fits: each
+        rectangle within ``max_full_cells`` cells and within :meth:`most`, all of them
+        within :data:`ONE_PASS_BYTES` (a search's top 500, protein spans of thousands of
+        columns: the two-pass way, whose matrices are the paths' own rectangles). Else
+        (di, dj, path scores, ops, opoff, rq, rt, d_opoff): the starts' reversed extents
+        (-1 / -2 as :meth:`starts_flat`'s, then nothing else is valid), the paths' ops
+        (device) at opoff (host), and on the device where each path starts (rq, rt) and
+        opoff: :meth:`render_flat`'s arguments without an upload. Reads back twice: the
+        plan's totals, then the starts, scores and op counts (issue 20: the host's planning
+        and uploads between the pair kernel's ends and tb_align took ~4 ms around a ~3.3 ms
+        kernel for 32,768 pairs of 128 x 1,024 on an H100 host, docs/gpu-notes.md
+        session 31)."""
         cp = self._cp
-        qpos, qe, tpos, seg, target = (np.asarray(v, np.int64) for v in (qpos, qe, tpos, seg,
-                                                                           target))
-        n = len(qe)
-        got = np.zeros((4, n), np.int64)
-        dbytes = _dir_bytes(qe, seg)
-        sizes = _one_pass_bytes(qe, seg)
-        align, pack = self._function("tb_align"), self._function("tb_pack")
+        ends = np.ascontiguousarray(ends, np.int64)
+        n = ends.shape[0]
+        if n == 0:
+            return None
+        plan, align, pack = (self._function(k) for k in ("tb_plan", "tb_align", "tb_pack"))
         matrix = self._matrix(scoring)
         go, ge, k = int(scoring.gap_open), int(scoring.gap_extend), int(scoring.matrix.shape[0])
-        done = []
+        top = max(int(scoring.matrix.max()), 0)
         with self._stream() as stream:
             qbuf, tbuf = self._device(qcodes), self._device(tcodes)
-            for group in _batches(sizes, DIR_BYTES):
-                count = group.size
-                ks = slice(None) if count == n else group     # one launch: views, no gathers
-                roff, rows = self._rows(seg[ks])
-                doff = running_sums(dbytes[ks])
-                slot = running_sums(qe[ks] + seg[ks])
-                dirs = cp.empty(max(int(doff[-1]), 1), cp.uint8)
-                slots = cp.empty(max(int(slot[-1]), 1), cp.uint8)
-                res = cp.empty((4, count), cp.int32)
-                dev = upload(cp, [qpos[ks], qe[ks].astype(np.int32), tpos[ks],
-                                  seg[ks].astype(np.int32), target[ks].astype(np.int32),
-                                  roff[:-1], doff[:-1], slot[:-1]])
-                align((-(-count // _WARPS),), (32 * _WARPS,),
-                      (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], dev[5], rows, dev[6],
-                       dirs, dev[7], slots, matrix, np.int32(k), np.int32(go), np.int32(ge),
-                       np.int32(count), res))
-                done.append((ks, count, res, slots, dev[7]))
-                del dirs, rows
-            for ks, _, res, _, _ in done:
-                got[:, ks] = cp.asnumpy(res, stream=stream)
+            d_ends, d_qpos, d_tpos = upload(cp, [ends, np.asarray(qpos, np.int64),
+                                                 np.asarray(tpos, np.int64)])
+            ints = cp.empty((3, n), cp.int32)             # qlen, tlen, target
+            d_toff = cp.empty(n, cp.int64)
+            sizes = cp.empty((3, n), cp.int64)            # direction bytes, row ints, slot
+            refused = cp.zeros(1, cp.uint64)
+            plan((-(-n // 128),), (128,),
+                 (d_ends, d_tpos, np.int32(n), np.int64(top), np.int64(go), np.int64(ge),
+                  np.int32(ge != 0), np.int64(self.most(scoring)), np.int64(max_full_cells),
+                  ints[0], d_toff, ints[1], ints[2], sizes, refused))
+            offsets = cp.cumsum(sizes, axis=1)
+            totals = cp.asnumpy(cp.concatenate([offsets[:, -1], refused.astype(cp.int64)]),
+                                stream=stream)
             stream.synchronize()
-            opoff = running_sums(got[3])
+            dir_total, row_total, slot_total, refused = (int(v) for v in totals)
+            if refused or dir_total + 4 * row_total + slot_total > ONE_PASS_BYTES:
+                return None
+            offsets -= sizes                              # where each job's pieces start
+            rows = cp.empty(max(row_total, 1), cp.int32)
+            dirs = cp.empty(max(dir_total, 1), cp.uint8)
+            slots = cp.empty(max(slot_total, 1), cp.uint8)
+            res = cp.empty((4, n), cp.int32)
+            align((-(-n // _WARPS),), (32 * _WARPS,),
+                  (qbuf, d_qpos, ints[0], tbuf, d_toff, ints[1], ints[2], offsets[1], rows,
+                   offsets[0], dirs, offsets[2], slots, matrix, np.int32(k), np.int32(go),
+                   np.int32(ge), np.int32(n), res))
+            got = cp.asnumpy(res, stream=stream).astype(np.int64)
+            stream.synchronize()
+            del dirs, rows
+            di, dj, best, lengths = got
+            opoff = running_sums(lengths)
+            if (di < 0).any():
+                return di, dj, best, None, opoff, None, None, None
+            d_opoff = cp.zeros(n + 1, cp.int64)
+            d_opoff[1:] = cp.cumsum(res[3], dtype=cp.int64)
             ops = cp.empty(max(int(opoff[-1]), 1), cp.uint8)
-            for ks, count, res, slots, d_slot in done:
-                d_at = upload(cp, [opoff[:-1][ks]])[0]
-                pack((-(-count // _WARPS),), (32 * _WARPS,),
-                     (slots, d_slot, res[3], d_at, np.int32(count), ops))
-        return got[0], got[1], got[2], ops[:int(opoff[-1])], opoff
+            pack((-(-n // _WARPS),), (32 * _WARPS,),
+                 (slots, offsets[2], res[3], d_opoff, np.int32(n), ops))
+            rq = d_qpos + (ints[0] - res[0])          # the paths' starts: qe - di, te - dj
+            rt = d_toff + (ints[1] - res[1])
+        return di, dj, best, ops[:int(opoff[-1])], opoff, rq, rt, d_opoff
 
     def paths_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, target, scoring,
                    max_full_cells: int, *, threads: int | None = None):
