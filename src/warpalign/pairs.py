@@ -430,12 +430,14 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
             ends = found[indices]
             for key, value in seconds.items():
                 timings[key] = timings.get(key, 0.0) + value
-        # the codes stay where the kernel read them (on the GPU: no copy back)
-        alignments = align_pairs_table(xcodes, xoff[indices], np.diff(xoff)[indices], ycodes,
-                                       yoff[indices], np.diff(yoff)[indices], scoring,
+        # the codes stay where the kernel read them (on the GPU: no copy back); every pair:
+        # views, no gathers
+        pick = slice(None) if every else indices
+        alignments = align_pairs_table(xcodes, xoff[:-1][pick], np.diff(xoff)[pick], ycodes,
+                                       yoff[:-1][pick], np.diff(yoff)[pick], scoring,
                                        algorithm, engine=engine_for("traceback", engine, "auto"),
                                        threads=threads, timings=timings, ends=ends)
-        differ = np.flatnonzero(alignments.scores != scores[indices])
+        differ = np.flatnonzero(alignments.scores != scores[pick])
         if differ.size:
             p = int(indices[differ[0]])
             raise RuntimeError(  # two engines disagree: a bug, never a result

@@ -424,7 +424,7 @@ class GpuTraceback:
                   (qbuf, d_qpos, ints[0], tbuf, d_toff, ints[1], ints[2], offsets[1], rows,
                    offsets[0], dirs, offsets[2], slots, matrix, np.int32(k), np.int32(go),
                    np.int32(ge), np.int32(n), res))
-            got = cp.asnumpy(res, stream=stream).astype(np.int64)
+            got = cp.asnumpy(res, stream=stream)
             stream.synchronize()
             del dirs, rows
             di, dj, best, lengths = got
