@@ -466,12 +466,23 @@ def test_cpu_engine_runs_keep_the_items_order(count, threads):
 # layout, each job's buffers checked to fit what the host sized. The kernels themselves
 # run in tests/test_cuda_traceback.py.
 
+class _Device(np.ndarray):
+    """A NumPy array standing in for a device array (``set``: a copy up)."""
+
+    def set(self, arr, stream=None):
+        self[...] = arr
+
+
 class _StandInCupy:
     """Enough of CuPy for GpuTraceback on the host: NumPy arrays as device arrays."""
 
     uint8, int32, int64, uint64, ndarray = np.uint8, np.int32, np.int64, np.uint64, np.ndarray
-    empty, zeros, asarray = staticmethod(np.empty), staticmethod(np.zeros), staticmethod(np.asarray)
+    zeros, asarray = staticmethod(np.zeros), staticmethod(np.asarray)
     cumsum, concatenate = staticmethod(np.cumsum), staticmethod(np.concatenate)
+
+    @staticmethod
+    def empty(*args, **kwargs):
+        return np.empty(*args, **kwargs).view(_Device)
 
     def __init__(self):
         class Device:
@@ -490,7 +501,8 @@ class _StandInCupy:
             def synchronize(self):
                 pass
 
-        self.cuda = type("cuda", (), {"Device": Device, "Stream": Stream})
+        self.cuda = type("cuda", (), {"Device": Device, "Stream": Stream,
+                                      "alloc_pinned_memory": staticmethod(bytearray)})
 
     @staticmethod
     def asnumpy(a, stream=None):

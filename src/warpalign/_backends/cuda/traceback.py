@@ -34,7 +34,7 @@ import numpy as np
 
 from ...offsets import running_sums, runs_within
 from .loader import get_module, require_cupy
-from .transfer import upload
+from .transfer import upload, upload_pinned
 
 _FILE = "traceback.cu"
 _WARPS = 4                     # jobs (warps) per block
@@ -398,8 +398,8 @@ class GpuTraceback:
         top = max(int(scoring.matrix.max()), 0)
         with self._stream() as stream:
             qbuf, tbuf = self._device(qcodes), self._device(tcodes)
-            d_ends, d_qpos, d_tpos = upload(cp, [ends, np.asarray(qpos, np.int64),
-                                                 np.asarray(tpos, np.int64)])
+            (d_ends, d_qpos, d_tpos), staging = upload_pinned(
+                cp, [ends, np.asarray(qpos, np.int64), np.asarray(tpos, np.int64)], stream)
             ints = cp.empty((3, n), cp.int32)             # qlen, tlen, target
             d_toff = cp.empty(n, cp.int64)
             sizes = cp.empty((3, n), cp.int64)            # direction bytes, row ints, slot
@@ -412,6 +412,7 @@ class GpuTraceback:
             totals = cp.asnumpy(cp.concatenate([offsets[:, -1], refused.astype(cp.int64)]),
                                 stream=stream)
             stream.synchronize()
+            del staging                                   # the copy up is done
             dir_total, row_total, slot_total, refused = (int(v) for v in totals)
             if refused or dir_total + 4 * row_total + slot_total > ONE_PASS_BYTES:
                 return None
