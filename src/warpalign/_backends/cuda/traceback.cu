@@ -39,6 +39,16 @@
 
 __device__ __forceinline__ int tb_max(int a, int b) { return a > b ? a : b; }
 
+// Gotoh's cell (tb_start_job's and tb_end_rows' rows): e the row's E, updated from the cell
+// to the left (its H hleft); f set from the cell above (its F fup, its H up); sdiag the
+// diagonal's H plus the substitution score. Returns H.
+__device__ __forceinline__ int tb_cell(int& e, int hleft, int fup, int up, int sdiag, int go,
+                                       int ge, int& f) {
+    e = tb_max(e - ge, hleft - go);
+    f = tb_max(fup - ge, up - go);
+    return tb_max(tb_max(sdiag, e), f);
+}
+
 // ---------------------------------------------------------------- tb_start
 // Per job: q codes at codes + qoff[k] (m = qlen[k] rows, read backwards from the end), t
 // codes at tcodes + toff[k] (n = tlen[k] columns, read backwards; tcodes may be codes),
@@ -103,9 +113,9 @@ __device__ __forceinline__ void tb_start_job(const unsigned char* __restrict__ q
                 for (int k = 0; k < R; ++k) {
                     const int i = i0 + k;
                     if (i <= m) {
-                        e[k] = tb_max(e[k] - ge, hl[k] - go);
-                        const int fk = tb_max(fup - ge, up - go);
-                        const int hk = tb_max(tb_max(dg + srow[k][tv], e[k]), fk);
+                        int fk;
+                        const int hk = tb_cell(e[k], hl[k], fup, up, dg + srow[k][tv], go, ge,
+                                               fk);
                         if ((!full_query || i == m) && hk >= goal) {
                             if (first == TB_NONE) { first = j; first_row = i; over = hk > goal; }
                             else if (first == j) { over |= hk > goal; }
@@ -497,9 +507,8 @@ __device__ __forceinline__ void tb_end_rows(const unsigned char* __restrict__ co
                 for (int k = 0; k < R; ++k) {
                     const int i = i0 + k;
                     if (i <= m) {
-                        e[k] = tb_max(e[k] - ge, hl[k] - go);
-                        const int fk = tb_max(fup - ge, up - go);
-                        int hk = tb_max(tb_max(dg + srow[k][tv], e[k]), fk);
+                        int fk;
+                        int hk = tb_cell(e[k], hl[k], fup, up, dg + srow[k][tv], go, ge, fk);
                         if (local) {
                             hk = tb_max(hk, 0);
                             if (hk > best || (hk == best && hk > 0 && j < bj)) {
