@@ -44,9 +44,9 @@ __device__ __forceinline__ int tb_max(int a, int b) { return a > b ? a : b; }
 // diagonal's H plus the substitution score. Returns H.
 __device__ __forceinline__ int tb_cell(int& e, int hleft, int fup, int up, int sdiag, int go,
                                        int ge, int& f) {
-    e = tb_max(e - ge, hleft - go);
-    f = tb_max(fup - ge, up - go);
-    return tb_max(tb_max(sdiag, e), f);
+    e = __viaddmax_s32(e, -ge, hleft - go);         // Hopper's DPX: one ALU op each
+    f = __viaddmax_s32(fup, -ge, up - go);
+    return __vimax3_s32(sdiag, e, f);
 }
 
 // ---------------------------------------------------------------- tb_start
@@ -254,7 +254,7 @@ __device__ __forceinline__ void tb_path_job(const unsigned char* __restrict__ q,
                         e[k] = tb_max(e_ext, e_open);
                         const int fk = tb_max(f_ext, f_open);
                         const int s0 = dg + srow[k][tv];
-                        const int hk = tb_max(tb_max(s0, fk), e[k]);
+                        const int hk = __vimax3_s32(s0, fk, e[k]);
                         d |= fk > tb_max(s0, e[k]) ? 2 : e[k] > s0 ? 1 : 0;
                         bits |= (unsigned)d << (8 * k);
                         dg = hl[k];
