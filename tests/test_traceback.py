@@ -632,3 +632,18 @@ def test_gpu_local_one_pass_host_side_on_an_emulated_device(monkeypatch):
     assert rq[keep].tolist() == (qs[keep] + qe - starts[:, 0]).tolist()
     assert rt[keep].tolist() == (ts[keep] + te - starts[:, 1]).tolist()
     assert launched == ["tb_plan", "tb_plan", "tb_align", "tb_pack", "tb_plan"]
+
+
+def test_align_pairs_table_given_largest_code():
+    """A largest code the caller gives below the alphabet's size spares the check of the
+    codes; one at or past it (or none) checks them: a code outside is named."""
+    from warpalign.traceback import align_pairs_table
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    q, t = s.encode("TACTGACGT"), s.encode("GAACTGAACGT")
+    want = align_pairs_table(q, [0, 5], [5, 4], t, [0, 7], [7, 4], s)
+    assert align_pairs_table(q, [0, 5], [5, 4], t, [0, 7], [7, 4], s, largest=3) == want
+    bad = t.copy()
+    bad[2] = 20                                    # the DNA alphabet has 15 codes
+    for largest in (None, 20, 40):
+        with pytest.raises(ValueError, match="target code 20 is outside .* pair 0, position 2"):
+            align_pairs_table(q, [0, 5], [5, 4], bad, [0, 7], [7, 4], s, largest=largest)

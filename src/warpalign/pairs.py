@@ -436,7 +436,8 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
         alignments = align_pairs_table(xcodes, xoff[:-1][pick], np.diff(xoff)[pick], ycodes,
                                        yoff[:-1][pick], np.diff(yoff)[pick], scoring,
                                        algorithm, engine=engine_for("traceback", engine, "auto"),
-                                       threads=threads, timings=timings, ends=ends)
+                                       threads=threads, timings=timings, ends=ends,
+                                       largest=largest)
         differ = np.flatnonzero(alignments.scores != scores[pick])
         if differ.size:
             p = int(indices[differ[0]])

@@ -517,7 +517,8 @@ def align_pairs(pairs, scoring: Scoring, algorithm: str = "local", *,
 def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: Scoring,
                       algorithm: str = "local", *, engine: ManyTraceback | None = None,
                       max_full_cells: int | None = None, threads: int | None = None,
-                      timings: dict | None = None, ends=None) -> AlignmentTable:
+                      timings: dict | None = None, ends=None,
+                      largest: int | None = None) -> AlignmentTable:
     """:func:`align_pairs` of pairs given as arrays, as an :class:`AlignmentTable`.
 
     Pair k is ``qcodes[qstarts[k]:qstarts[k] + qlens[k]]`` against
@@ -535,7 +536,9 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     must end an alignment of exactly that score (else
     :class:`~warpalign.errors.TracebackError`) and lie inside its pair (global: at (m, n);
     semiglobal: on row m; else ``ValueError``); that the score is the pair's best and the
-    cell the tie rule's is the caller's word.
+    cell the tie rule's is the caller's word. ``largest``: the largest code of both sides
+    when the caller knows it (``score_pairs``' encode reports it): below the alphabet's
+    size, the codes are not read again to check them (on the GPU, two reductions and syncs).
 
     Example:
         >>> from warpalign.scoring import Scoring
@@ -562,7 +565,8 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
                   or int((pos + length).max()) > codes.shape[0]):
             raise ValueError(f"{name} starts and lengths reach outside the {codes.shape[0]} codes")
     clock = _Clock(timings)
-    _check_codes(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring)
+    if largest is None or not 0 <= int(largest) < scoring.matrix.shape[0]:
+        _check_codes(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring)
     if ends is None:
         ends = engine.ends_flat(qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, code,
                                 threads=threads)
@@ -573,17 +577,14 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
         done = engine.align_local_flat(qcodes, qpos, tcodes, tpos, ends, scoring, limit)
         if done is not None:        # starts and paths in one pass (the GPU's tb_align)
             return _one_pass_table(engine, done, ends, qcodes, tcodes, scoring, clock)
-    score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
-    keep = np.flatnonzero(score != 0) if code == LOCAL else np.arange(n)
-    score, qe, te = score[keep], qe[keep], te[keep]
+    keep = np.flatnonzero(ends[:, 0] != 0) if code == LOCAL else np.arange(n)
+    score, qe, te = ends[keep].T
     if code == GLOBAL:
         di, dj = qe, te
     else:
-        # local: the reverse pass from (qe, te) on the last `span` target symbols only
-        # (locate_core docstring, "The alignment": every alignment ending there that scores
-        # S covers at most span_from(Sq of q[:qe], qe, S) target symbols, so the segment
-        # holds all of them and its reverse pass finds the start the whole prefix gives;
-        # here with qe times the best any code has for Sq, a bound needing no pass over the
+        # local: the reverse pass from (qe, te) on the last `span` target symbols only (an
+        # alignment ending there that scores S covers at most span_from(Sq, qe, S) of them,
+        # locate_core's "The alignment"; Sq = qe x the best any code has, no pass over the
         # codes); the start comes back as distances from the end, unchanged by the cut
         lo = np.zeros_like(te) if code != LOCAL else _segment_starts(qe, te, score, scoring)
         starts = engine.starts_flat(qcodes, qpos[keep], qe, tcodes, tpos[keep] + lo, te - lo,
@@ -605,9 +606,8 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
 
 
 def _one_pass_table(engine, done, ends, qcodes, tcodes, scoring, clock) -> AlignmentTable:
-    """:func:`align_pairs_table`'s local table from the engine's ``align_local_flat``
-    answer ``done`` (every pair one job, a score of 0 the empty alignment at (0, 0)): the
-    paths rendered where the engine left them (on the GPU: no upload)."""
+    """:func:`align_pairs_table`'s local table from ``align_local_flat``'s answer ``done``
+    (a score of 0 the empty alignment at (0, 0)), rendered where the engine left it."""
     di, dj, best, ops, opoff, rq, rt, at = done
     score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
     if (score == 0).any():          # the empty alignment's cell, wherever the caller put it
