@@ -528,9 +528,9 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
     on the device and come back in two copies (the engine's ``render_flat``). Same alignments as
     :func:`align_pairs`, without work per pair in Python on the GPU's path. ``timings``:
     a dict that receives the seconds of each step ("tb_ends", "tb_starts", "tb_paths",
-    "tb_render": rendering, checks and the copy back; local alignments on an engine that
-    runs starts and paths in one pass, the GPU's ``align_local_flat`` where every pair
-    fits it: "tb_align" for both). ``ends``: each pair's (score, query end, target end) when the caller has them
+    "tb_render": rendering, checks and the copy back; "tb_align" for both starts and paths
+    where an engine runs them in one pass, the GPU's ``align_local_flat`` when every pair
+    fits it). ``ends``: each pair's (score, query end, target end) when the caller has them
     (``score_pairs``' pair kernel on the GPU), an (n, 3) integer array: then no end pass
     runs (no "tb_ends"). They are checked as far as the later passes can: each end cell
     must end an alignment of exactly that score (else

@@ -317,8 +317,8 @@ extern "C" __global__ void tb_path(const unsigned char* __restrict__ codes,
     if (job >= jobs) return;
     int score, len;
     tb_path_job<TB_ROWS>(codes + qoff[job], qlen[job], tcodes + toff[job], tlen[job],
-                (flags[job] & 1) ? ge : go, (flags[job] & 2) != 0, rows + roff[job],
-                dir + doff[job], ops + opoff[job], matrix, K, go, ge, score, len);
+                         (flags[job] & 1) ? ge : go, (flags[job] & 2) != 0, rows + roff[job],
+                         dir + doff[job], ops + opoff[job], matrix, K, go, ge, score, len);
     if ((threadIdx.x & 31) == 0) {
         out_score[job] = score;
         out_len[job] = len;
@@ -357,8 +357,8 @@ extern "C" __global__ void tb_align(const unsigned char* __restrict__ codes,
         tb_start_job<TB_ROWS>(q, m, t, n, target[job], RH, matrix, K, go, ge, 0, di, dj);
     __syncwarp();
     if (di > 0 && dj > 0)
-        tb_path_job<TB_ROWS>(q + (m - di), di, t + (n - dj), dj, go, false, RH, dir + doff[job],
-                    ops + opoff[job], matrix, K, go, ge, score, len);
+        tb_path_job<TB_ROWS>(q + (m - di), di, t + (n - dj), dj, go, false, RH,
+                             dir + doff[job], ops + opoff[job], matrix, K, go, ge, score, len);
     if ((threadIdx.x & 31) == 0) {
         out[job] = di;
         out[jobs + job] = dj;
