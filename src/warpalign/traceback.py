@@ -424,9 +424,9 @@ def _table(got, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
     """The AlignmentTable of rendered paths (``got``: host arrays; ``opoff``: the paths'
     offsets). ``keep``: the rows (of ``n``) the paths belong to; the others are empty (a
     local score of 0)."""
-    matches = np.asarray(got.matches).astype(np.int64)
+    matches = np.asarray(got.matches, np.int64)      # read only: the table copies
     opoff = np.asarray(opoff, np.int64)
-    cigoff = np.asarray(got.cigoff).astype(np.int64)
+    cigoff = np.asarray(got.cigoff, np.int64)
     lengths = np.diff(opoff)
     cols = [np.asarray(v, np.int64) for v in (scores, qs, qe, ts, te)]
     if keep is not None and keep.size < n:      # (every row kept: the columns as they are)
