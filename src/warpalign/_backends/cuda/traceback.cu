@@ -49,6 +49,35 @@ __device__ __forceinline__ int tb_cell(int& e, int hleft, int fup, int up, int s
     return tb_max(tb_max(sdiag, e), f);
 }
 
+// A lane's inputs at step s (the three passes' step loops): every 32 steps the warp loads a
+// chunk of 32 columns (H and F of the row buffer, the target's letters: t[n - j] when REV,
+// read backwards, else t[j - 1]), cols the last column loaded; lane 0 takes the cell above
+// its first row and the column's letter from the chunk, the other lanes from lane L-1 (its
+// last row's h and f, its letter tc). Sets up and fup (the cell above), tc, and returns
+// this step's letter.
+template <bool REV>
+__device__ __forceinline__ int tb_step_in(int s, int lane, int cols, const int* __restrict__ RH,
+                                          const int* __restrict__ RF,
+                                          const unsigned char* __restrict__ t, int n, int h,
+                                          int f, int& tc, int& cH, int& cF, int& cT, int& up,
+                                          int& fup) {
+    if ((s & 31) == 0) {
+        const int j = s + 1 + lane;
+        cH = j <= cols ? RH[j] : 0;
+        cF = j <= cols ? RF[j] : TB_NEG;
+        cT = j <= cols ? t[REV ? n - j : j - 1] : 0;
+    }
+    up = __shfl_up_sync(TB_FULL, h, 1);
+    fup = __shfl_up_sync(TB_FULL, f, 1);
+    int tv = __shfl_up_sync(TB_FULL, tc, 1);
+    const int c0H = __shfl_sync(TB_FULL, cH, s & 31);
+    const int c0F = __shfl_sync(TB_FULL, cF, s & 31);
+    const int c0T = __shfl_sync(TB_FULL, cT, s & 31);
+    if (lane == 0) { up = c0H; fup = c0F; tv = c0T; }
+    tc = tv;
+    return tv;
+}
+
 // ---------------------------------------------------------------- tb_start
 // Per job: q codes at codes + qoff[k] (m = qlen[k] rows, read backwards from the end), t
 // codes at tcodes + toff[k] (n = tlen[k] columns, read backwards; tcodes may be codes),
@@ -91,20 +120,9 @@ __device__ __forceinline__ void tb_start_job(const unsigned char* __restrict__ q
         int first = TB_NONE, first_row = 0, over = 0;
         int cH = 0, cF = 0, cT = 0;
         for (int s = 0; s < cols + 31; ++s) {
-            if ((s & 31) == 0) {
-                const int j = s + 1 + lane;
-                cH = j <= cols ? RH[j] : 0;
-                cF = j <= cols ? RF[j] : TB_NEG;
-                cT = j <= cols ? t[n - j] : 0;
-            }
-            int up = __shfl_up_sync(TB_FULL, h, 1);
-            int fup = __shfl_up_sync(TB_FULL, f, 1);
-            int tv = __shfl_up_sync(TB_FULL, tc, 1);
-            const int c0H = __shfl_sync(TB_FULL, cH, s & 31);
-            const int c0F = __shfl_sync(TB_FULL, cF, s & 31);
-            const int c0T = __shfl_sync(TB_FULL, cT, s & 31);
-            if (lane == 0) { up = c0H; fup = c0F; tv = c0T; }
-            tc = tv;
+            int up, fup;
+            const int tv = tb_step_in<true>(s, lane, cols, RH, RF, t, n, h, f, tc, cH, cF, cT, up,
+                                           fup);
             const int j = s - lane + 1;
             if (active && j >= 1 && j <= cols) {
                 int dg = diag;                           // H(i-1, j-1) of the row computed
@@ -225,20 +243,9 @@ __device__ __forceinline__ void tb_path_job(const unsigned char* __restrict__ q,
         int cH = 0, cF = 0, cT = 0;
         word* Ds = reinterpret_cast<word*>(D + (long long)(r0 / (32 * R)) * pitch) + lane;
         for (int s = 0; s < b + 31; ++s) {
-            if ((s & 31) == 0) {
-                const int j = s + 1 + lane;
-                cH = j <= b ? RH[j] : 0;
-                cF = j <= b ? RF[j] : TB_NEG;
-                cT = j <= b ? t[j - 1] : 0;
-            }
-            int up = __shfl_up_sync(TB_FULL, h, 1);
-            int fup = __shfl_up_sync(TB_FULL, f, 1);
-            int tv = __shfl_up_sync(TB_FULL, tc, 1);
-            const int c0H = __shfl_sync(TB_FULL, cH, s & 31);
-            const int c0F = __shfl_sync(TB_FULL, cF, s & 31);
-            const int c0T = __shfl_sync(TB_FULL, cT, s & 31);
-            if (lane == 0) { up = c0H; fup = c0F; tv = c0T; }
-            tc = tv;
+            int up, fup;
+            const int tv = tb_step_in<false>(s, lane, b, RH, RF, t, b, h, f, tc, cH, cF, cT, up,
+                                           fup);
             const int j = s - lane + 1;
             if (active && j >= 1 && j <= b) {
                 int dg = diag;
@@ -485,20 +492,9 @@ __device__ __forceinline__ void tb_end_rows(const unsigned char* __restrict__ co
         int h = 0, f = TB_NEG, tc = 0;     // the lane's last row's H, F; the column's letter
         int cH = 0, cF = 0, cT = 0;
         for (int s = 0; s < n + 31; ++s) {
-            if ((s & 31) == 0) {
-                const int j = s + 1 + lane;
-                cH = j <= n ? RH[j] : 0;
-                cF = j <= n ? RF[j] : TB_NEG;
-                cT = j <= n ? t[j - 1] : 0;
-            }
-            int up = __shfl_up_sync(TB_FULL, h, 1);
-            int fup = __shfl_up_sync(TB_FULL, f, 1);
-            int tv = __shfl_up_sync(TB_FULL, tc, 1);
-            const int c0H = __shfl_sync(TB_FULL, cH, s & 31);
-            const int c0F = __shfl_sync(TB_FULL, cF, s & 31);
-            const int c0T = __shfl_sync(TB_FULL, cT, s & 31);
-            if (lane == 0) { up = c0H; fup = c0F; tv = c0T; }
-            tc = tv;
+            int up, fup;
+            const int tv = tb_step_in<false>(s, lane, n, RH, RF, t, n, h, f, tc, cH, cF, cT, up,
+                                           fup);
             const int j = s - lane + 1;
             if (active && j >= 1 && j <= n) {
                 int dg = diag;             // H(i-1, j-1) of the row being computed
