@@ -417,8 +417,9 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     if mode == "full":
         from .traceback import align_pairs_table
         t0 = time.perf_counter()
-        every = indices.size == len(scores)              # every pair, in order
-        ends = None if found is None else found if every else found[indices]
+        # every pair, in order: views of the offsets and ends, no gathers
+        pick = slice(None) if indices.size == len(scores) else indices
+        ends = None if found is None else found[pick]
         ender = (lookup("pair_ends", engine, "wordwise")
                  if algorithm == "local" and found is None else None)
         if ender is not None:   # the end cells by the pair kernel (GPU): no tb_end pass
@@ -427,12 +428,10 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
             with _ends_bug(first):
                 found, seconds = ender(xcodes, xoff, ycodes, yoff, scoring, wanted,
                                        largest=largest)
-            ends = found[indices]
+            ends = found[pick]
             for key, value in seconds.items():
                 timings[key] = timings.get(key, 0.0) + value
-        # the codes stay where the kernel read them (on the GPU: no copy back); every pair:
-        # views, no gathers
-        pick = slice(None) if every else indices
+        # the codes stay where the kernel read them (on the GPU: no copy back)
         alignments = align_pairs_table(xcodes, xoff[:-1][pick], np.diff(xoff)[pick], ycodes,
                                        yoff[:-1][pick], np.diff(yoff)[pick], scoring,
                                        algorithm, engine=engine_for("traceback", engine, "auto"),
