@@ -1,7 +1,8 @@
 """Packed staging on the device (issue 22): host DNA characters cross as 2-bit codes and
 ``encode.cu``'s ``unpack_dna`` writes the codes ``encode_bytes`` writes. The encode
 engine with staging "packed" equals "pinned", "pageable" and the CPU engine (codes, first
-bad character, largest code), over several chunks, slices and a fallback in any chunk;
+bad character, largest code), over several chunks shared by the sides, slices and a
+fallback in any chunk;
 ``score_pairs`` from 2-D NumPy arrays and SequenceBuffers equals the CPU backend with
 packing on and off. The host side's logic without a GPU: tests/test_encode_pack.py."""
 
@@ -14,6 +15,8 @@ from warpalign import Scoring
 from warpalign.buffers import SequenceBuffer
 from warpalign.errors import AlphabetError
 from warpalign.pairs import score_pairs
+
+from test_encode_pack import joint_chunks
 
 pytestmark = [pytest.mark.cuda, pytest.mark.usefixtures("pairs_device")]
 
@@ -65,12 +68,11 @@ def test_packed_staging_equals_every_staging_and_the_cpu(chunk, threads, unpacke
     want = cpu_encode.encode_sides(raws, table)
     assert [w[1] for w in want] == [-1, -1, -1, 123_457, -1, -1, -1]
     assert [w[3] for w in want] == [3, 3, 4, 255, 4, 3, 0]
-    # packed: every side's chunks up to its first chunk with another character
+    # packed: the sides share the chunks; each side's pieces up to its first piece with
+    # another character
     size = gpu.STAGE_BYTES if chunk is None else chunk - chunk % 4
-    packed = 0
-    for raw in raws:
-        other = np.flatnonzero(~np.isin(raw, ACGT))
-        packed += raw.size if not other.size else int(other[0] - other[0] % size)
+    packed = sum(hi - lo for pieces in joint_chunks(dict(enumerate(raws)), size)
+                 for _, lo, hi, ok in pieces if ok)
     for staging in gpu.STAGINGS:
         unpacked.clear()
         got = gpu.encode_sides(raws, table, staging=staging, chunk=chunk, threads=threads)
@@ -143,9 +145,12 @@ def test_score_pairs_with_packing_on_and_off_equal_the_cpu(form, monkeypatch, un
             assert max(want.scores) >= 100
             if mode == "full":
                 assert [a.cigar for a in got.alignments] == [a.cigar for a in want.alignments]
-            # all of x packs; y up to its chunk (10,000 characters) with the N
-            n_at = 321 * 303 + 17
-            expect = x.size + (n_at - n_at % 10_000 if y is withn else y.size)
+            # all of x packs; y up to its piece with the N (x and y share the chunks of
+            # 10,000 characters: y's pieces start at 0, 9,500, 19,500, ...)
+            expect = sum(hi - lo for pieces in joint_chunks({0: x.ravel(), 1: y.ravel()},
+                                                            10_000)
+                         for _, lo, hi, ok in pieces if ok)
+            assert expect == x.size + (89_500 if y is withn else y.size)
             assert sum(unpacked) == (expect if staging == "packed" else 0), staging
         bad = lower.copy()
         bad[444, 302] = ord("!")

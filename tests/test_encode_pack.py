@@ -9,14 +9,15 @@ to the device as 2-bit codes, four to a byte (``cpu/pack2.py``, Numba), and
 * ``encode_sides`` on a stand-in device (NumPy arrays for CuPy's, the two kernels
   transcribed in NumPy): codes, first bad character, largest code and counts equal the CPU
   engine's for every staging, chunk size and thread count, and the bytes that cross are
-  the packed ones exactly where packing applies (from the first chunk with another
-  character on, a side carries characters).
+  the packed ones exactly where packing applies: the host sides of a call share one
+  sequence of chunks (:func:`joint_chunks`), each packed in one round of the fill pool,
+  and from its first piece with another character on a side carries characters.
 
-The kernels themselves run in tests/test_cuda_pairs.py (cuda-marked).
-"""
+The kernels themselves run in tests/test_cuda_pairs.py (cuda-marked)."""
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from types import SimpleNamespace
 
@@ -223,8 +224,88 @@ def copied(log) -> list[int]:
     return [size for what, size in log if what == "copy"]
 
 
+@pytest.fixture
+def unpacked(monkeypatch):
+    """What each ``unpack_dna`` launch of the test covers: (its side's codes, lo, hi)."""
+    seen = []
+    real = gpu._unpacker
+
+    def spy(kernels, codes, flags):
+        unpack = real(kernels, codes, flags)
+
+        def noted(packed, lo, hi):
+            seen.append((codes, lo, hi))
+            unpack(packed, lo, hi)
+        return noted
+
+    monkeypatch.setattr(gpu, "_unpacker", spy)
+    return seen
+
+
+def joint_chunks(hosts: dict, size: int) -> list[list[tuple]]:
+    """The chunks of packed staging: lists of pieces (side, lo, hi, packs) over the host
+    sides ``hosts`` (side -> characters) in order, at most ``size`` characters a chunk (a
+    multiple of 4), a piece cut at a multiple of 4 characters of its side unless it ends
+    the side; a side's first piece with a character outside ACGTacgt is its last."""
+    chunks, room = [[]], size
+    for k, raw in hosts.items():
+        lo = 0
+        while lo < raw.size:
+            left = raw.size - lo
+            take = left if left <= room else room - room % 4
+            if take == 0:
+                chunks.append([])
+                room = size
+                continue
+            ok = bool(np.isin(raw[lo:lo + take], ACGT).all())
+            chunks[-1].append((k, lo, lo + take, ok))
+            lo, room = lo + take, room - take
+            if not ok:
+                break
+    return [c for c in chunks if c]
+
+
+def assert_as_cpu(cp, got, raws) -> None:
+    """``got`` (encode_sides of ``raws``, DNA) is the CPU engine's answer."""
+    want = cpu_encode.encode_sides(raws, DNA.code_table)
+    assert len(got) == len(want)
+    for k, ((codes, bad, counted, top), (wc, wb, _, wt)) in enumerate(zip(got, want)):
+        assert isinstance(codes, cp.ndarray) and np.array_equal(codes.get(), wc), k
+        assert (bad, top, counted) == (wb, wt, None), k
+
+
+def assert_staged_as_planned(log, unpacked, hosts: dict, got, chunk,
+                             device_sizes=()) -> list[list[tuple]]:
+    """One packed call's copies and launches are those of :func:`joint_chunks` over the
+    host sides ``hosts``: per chunk one copy of the packed pieces up to its last piece
+    that packed (none when none did), each such piece unpacked into its own side's codes;
+    then each side from its piece that did not pack, as characters in chunks of ``chunk``,
+    each chunk encoded (after the device sides of ``device_sizes``, encoded whole).
+    Returns the plan."""
+    size = gpu.STAGE_BYTES if chunk is None else max(4, chunk - chunk % 4)
+    plan = joint_chunks(hosts, size)
+    packed_copies = []
+    for pieces in plan:
+        last = max((i for i, (*_, ok) in enumerate(pieces) if ok), default=-1)
+        if last >= 0:
+            packed_copies.append(sum((hi - lo + 3) // 4 for _, lo, hi, _ in pieces[:last + 1]))
+    step = gpu.STAGE_BYTES if chunk is None else chunk
+    chars = []
+    for k, lo, _, ok in (piece for pieces in plan for piece in pieces):
+        if not ok:
+            rest = hosts[k].size - lo
+            chars += [min(step, rest - a) for a in range(0, rest, step)]
+    assert copied(log) == packed_copies + chars
+    assert [n for what, n in log if what == "encode_bytes"] == list(device_sizes) + chars
+    for k in hosts:
+        assert [(lo, hi) for codes, lo, hi in unpacked if codes is got[k][0]] == [
+            (lo, hi) for pieces in plan for side, lo, hi, ok in pieces if side == k and ok], k
+    assert len(unpacked) == sum(ok for pieces in plan for *_, ok in pieces)
+    return plan
+
+
 @pytest.mark.parametrize("chunk, threads", [(1000, 1), (4099, 3), (20_000, 8), (None, 4)])
-def test_packed_staging_equals_the_byte_path(device, chunk, threads):
+def test_packed_staging_equals_the_byte_path(device, unpacked, chunk, threads):
     cp, log = device
     rng = np.random.default_rng(20)
     raws = sides(rng)
@@ -234,33 +315,194 @@ def test_packed_staging_equals_the_byte_path(device, chunk, threads):
     assert [w[3] for w in want] == [3, 3, 4, 255, 4, 0]
     for staging in gpu.STAGINGS:
         log.clear()
+        unpacked.clear()
         got = gpu.encode_sides(raws, table, staging=staging, chunk=chunk, threads=threads)
-        for k, ((codes, bad, counted, top), (wc, wb, _, wt)) in enumerate(zip(got, want)):
-            assert isinstance(codes, cp.ndarray) and np.array_equal(codes.get(), wc), k
-            assert (bad, top, counted) == (wb, wt, None), (staging, k)
-        unpacked = sum(n for what, n in log if what == "unpack_dna")
+        assert_as_cpu(cp, got, raws)
         if staging != "packed":     # "pageable": one cupy.asarray a side, no staging
-            assert unpacked == 0
+            assert not unpacked
             assert sum(copied(log)) == (0 if staging == "pageable" else sum(map(len, raws)))
             continue
-        # what crossed: per side, whole packed chunks until the first chunk with a
-        # character outside ACGTacgt, then characters
-        size = 1 << 26 if chunk is None else chunk - chunk % 4
-        crossed = packed = 0
-        for raw in raws:
-            falls = [k for k, c in enumerate(raw) if c not in VALID][:1]
-            for lo in range(0, raw.size, size):
-                hi = min(raw.size, lo + size)
-                if falls and falls[0] < hi:
-                    crossed += raw.size - lo
-                    break
-                crossed += (hi - lo + 3) // 4
-                packed += hi - lo
-        assert sum(copied(log)) == crossed and unpacked == packed
-        assert packed >= 50_000 + 60_000
-        # one kernel per chunk: a side shorter than a chunk is one chunk
-        launches = sum(what in ("unpack_dna", "encode_bytes") for what, _ in log)
-        assert launches == sum(-(-r.size // size) for r in raws), launches
+        # what crossed: the sides' pieces packed in shared chunks up to each side's first
+        # piece with a character outside ACGTacgt, then that side's characters from there
+        plan = assert_staged_as_planned(log, unpacked, dict(enumerate(raws)), got, chunk)
+        assert sum(hi - lo for _, lo, hi in unpacked) >= 50_000 + 60_000
+        assert any(len({side for side, *_ in pieces}) > 1 for pieces in plan)
+
+
+@pytest.mark.parametrize("lengths", [(1001,), (1000, 2003), (1001, 2003), (1001, 0, 2003, 7),
+                                     (0, 5, 3)])
+@pytest.mark.parametrize("chunk", [4, 97, 1000, 1002, 1004, 1500, 3100, 10_000])
+def test_host_sides_share_chunks(device, unpacked, lengths, chunk):
+    # chunks (rounded down to 4 characters) that cut inside the first side (97, 1000 and
+    # 1002 of 1,001), end with it (1000 of 1,000; 1004 of 1,001: y's first piece would be
+    # shorter than 4), cut inside the second (1500) or hold every side (3100, 10_000)
+    cp, log = device
+    rng = np.random.default_rng(sum(lengths) + chunk)
+    raws = [ACGT[rng.integers(0, 8, n)] for n in lengths]       # upper and lower case
+    size = max(4, chunk - chunk % 4)
+    for threads in (1, 3):
+        log.clear()
+        unpacked.clear()
+        got = gpu.encode_sides(raws, DNA.code_table, chunk=chunk, threads=threads)
+        assert_as_cpu(cp, got, raws)
+        plan = assert_staged_as_planned(log, unpacked, dict(enumerate(raws)), got, chunk)
+        # every character packed once, each chunk at most ``size`` characters, a side's
+        # pieces at multiples of 4 of its characters
+        assert all(ok for pieces in plan for *_, ok in pieces)
+        assert sorted((k, lo, hi) for k, raw in enumerate(raws) for codes, lo, hi in unpacked
+                      if codes is got[k][0]) == [(k, lo, hi) for pieces in plan
+                                                 for k, lo, hi, _ in pieces]
+        assert sum(hi - lo for _, lo, hi in unpacked) == sum(lengths)
+        assert all(lo % 4 == 0 for _, lo, _ in unpacked)
+        assert all(sum(hi - lo for _, lo, hi, _ in pieces) <= size for pieces in plan)
+        # sides that fit in one chunk together cross in one copy
+        assert (len(copied(log)) == 1) == (0 < sum(lengths) <= size)
+
+
+@pytest.mark.parametrize("spots", [
+    [(0, 0, "N")],                       # the first character of the first side
+    [(0, 999, "!")],                     # the first side, in its last piece
+    [(1, 0, "n")],                       # the second side's first character
+    [(1, 1777, "#")],                    # the second side, in a later chunk
+    [(1, 2002, "R")],                    # the last character of the second side
+    [(0, 500, "y"), (1, 10, "N")],       # both sides
+    [(2, 6, "N"), (0, 3, "\0")],         # the last side's last character, and the first
+])
+@pytest.mark.parametrize("chunk", [400, 1000, 1500, 4000])
+def test_other_characters_in_any_side_and_chunk(device, unpacked, spots, chunk):
+    cp, log = device
+    rng = np.random.default_rng(30 + chunk)
+    raws = [ACGT[rng.integers(0, 8, n)] for n in (1001, 2003, 7)]
+    for k, at, ch in spots:
+        raws[k][at] = ord(ch)
+    got = gpu.encode_sides(raws, DNA.code_table, chunk=chunk, threads=3)
+    assert_as_cpu(cp, got, raws)
+    plan = assert_staged_as_planned(log, unpacked, dict(enumerate(raws)), got, chunk)
+    # a side falls back from its piece that holds its first other character; every other
+    # side packs whole (another side's other character stops none of its slices)
+    fallen = {k: (lo, hi) for pieces in plan for k, lo, hi, ok in pieces if not ok}
+    for k, raw in enumerate(raws):
+        other = np.flatnonzero(~np.isin(raw, ACGT))
+        mine = sum(hi - lo for codes, lo, hi in unpacked if codes is got[k][0])
+        if other.size:
+            lo, hi = fallen[k]
+            assert lo <= other[0] < hi and mine == lo, k
+        else:
+            assert k not in fallen and mine == raw.size, k
+
+
+@pytest.mark.parametrize("chunk", [1000, 1500, None])
+def test_host_sides_beside_a_device_side(device, unpacked, chunk):
+    cp, log = device
+    rng = np.random.default_rng(32)
+    x, y, z = (ACGT[rng.integers(0, 8, n)] for n in (1001, 2003, 30))
+    z[29] = ord("N")
+    got = gpu.encode_sides([x, cp.asarray(y), z], DNA.code_table, chunk=chunk, threads=2)
+    assert_as_cpu(cp, got, [x, y, z])
+    # the device side is encoded where it is; x and z share the chunks
+    plan = assert_staged_as_planned(log, unpacked, {0: x, 2: z}, got, chunk,
+                                    device_sizes=[y.size])
+    assert not [1 for codes, *_ in unpacked if codes is got[1][0]]
+    assert [side for side, *_ in plan[-1]] == [0, 2]
+
+
+class Rounds:
+    """A fill pool that runs each task at once on the calling thread and notes the submits
+    and the waits: a round is a run of submits (and then their waits)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+
+    def submit(self, fn, src, *args):
+        self.events.append(("submit", src.size))
+        value = fn(src, *args)
+
+        def result():
+            self.events.append(("wait", 0))
+            return value
+        return SimpleNamespace(result=result)
+
+    def rounds(self) -> list[list[int]]:
+        """The characters of each slice submitted, per round."""
+        out, last = [], "wait"
+        for what, n in self.events:
+            if what == "submit":
+                if last == "wait":
+                    out.append([])
+                out[-1].append(n)
+            last = what
+        return out
+
+
+def test_one_pool_round_a_chunk(device, monkeypatch):
+    # the sides of a call share the chunks and each chunk's slices, of every side, are
+    # packed in one round: x of 4 units and y in one chunk, one round (side by side, 2);
+    # x and a y that spans two chunks, two rounds (side by side, 3)
+    cp, log = device
+    pool = Rounds()
+    monkeypatch.setattr(gpu, "_fill_pool", lambda: pool)
+    monkeypatch.setattr(gpu, "_SPLIT_FROM", 1024)       # x alone would be one thread's
+    rng = np.random.default_rng(31)
+    x = ACGT[rng.integers(0, 8, 4 * 64)]
+    for n, chars in ((3001, [4 * 64 + 3001]), (6001, [4096, 4 * 64 + 6001 - 4096]),
+                     (500, [])):              # 756 characters in all: the calling thread
+        y = ACGT[rng.integers(0, 8, n)]
+        pool.events.clear()
+        log.clear()
+        got = gpu.encode_sides([x, y], DNA.code_table, chunk=4096, threads=8)
+        assert_as_cpu(cp, got, [x, y])
+        rounds = pool.rounds()
+        assert [sum(slices) for slices in rounds] == chars, n
+        # several slices a round (x's first beside y's), each waited for once
+        assert all(slices[0] == x.size and len(slices) >= 4 for slices in rounds[:1]), n
+        assert pool.events.count(("wait", 0)) == sum(map(len, rounds))
+        assert len(copied(log)) == max(1, len(chars))
+
+
+def test_one_sides_other_character_stops_only_its_own_slices(device, unpacked, monkeypatch):
+    # x's slices run first and meet the N at once: a stop flag shared with y's slices would
+    # make them give up before their first block
+    cp, log = device
+    monkeypatch.setattr(gpu, "_fill_pool", Rounds)
+    rng = np.random.default_rng(34)
+    x, y = ACGT[rng.integers(0, 8, 800)], ACGT[rng.integers(0, 8, 3001)]
+    x[0] = ord("N")
+    for threads in (1, 4):
+        unpacked.clear()
+        got = gpu.encode_sides([x, y], DNA.code_table, chunk=8192, threads=threads)
+        assert_as_cpu(cp, got, [x, y])
+        assert [(lo, hi) for codes, lo, hi in unpacked if codes is got[1][0]] == [(0, 3001)]
+        assert not [1 for codes, *_ in unpacked if codes is got[0][0]]
+
+
+def test_calls_from_many_threads_get_their_own_sides(device):
+    # calls at once from several threads share the fill pool, each with its own buffers,
+    # pieces and fallbacks
+    cp, _ = device
+    rng = np.random.default_rng(35)
+    calls = []
+    for t in range(8):
+        raws = [ACGT[rng.integers(0, 8, n)] for n in rng.integers(1, 5000, 2 + t % 2)]
+        if t % 2:
+            raws[t % 3 % len(raws)][rng.integers(0, 1000) % raws[0].size] = ord("N")
+        calls.append(raws)
+    results = [[] for _ in calls]
+
+    def run(t: int) -> None:
+        for chunk in (999, 4000, None):
+            results[t].append(gpu.encode_sides(calls[t], DNA.code_table, chunk=chunk,
+                                               threads=4))
+
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(run, t))
+               for t in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for raws, got in zip(calls, results):
+        assert len(got) == 3
+        for answer in got:
+            assert_as_cpu(cp, answer, raws)
 
 
 def test_counts_and_device_sides_take_the_byte_path(device):

@@ -18,10 +18,15 @@ in one pass; the host reads two words per side back, both sides of a batch in on
   (either case) the codes 0, 1, 2, 3 (:func:`packs`) and no counts are asked, the fill
   threads write 2-bit codes, four to a byte (``cpu/pack2.py``, Numba), so the fill writes
   and the copy carries a quarter of the bytes, and ``unpack_dna`` writes the same byte
-  codes on the device. A chunk with a character outside ACGTacgt (N, IUPAC codes, a bad
-  character) and every later chunk of that side go up as characters and through
-  ``encode_bytes``, which names a bad character as ever: codes, first bad index and
-  largest code are those of the byte path in every case.
+  codes on the device. All host sides of a call go up through one sequence of chunks over
+  their concatenation (x whole and the start of y in one chunk, say), each chunk packed in
+  one round of the fill threads: a round costs ~0.7 ms however little it packs on the GPU
+  hosts (threads woken and joined; session 27, docs/gpu-notes.md), a large part of a
+  ~10 ms ``score_pairs`` call, so a side does not get rounds of its own. A side's piece
+  with a character outside ACGTacgt (N, IUPAC codes, a bad character) and the rest of
+  that side go up afterwards as characters and through ``encode_bytes``, which names a
+  bad character as ever: codes, first bad index and largest code are those of the byte
+  path in every case.
 
 The copy stream is non-blocking, so a batch of ``score_pairs`` staged here overlaps the
 pair kernels of the previous batch on the caller's stream.
@@ -46,12 +51,15 @@ _MAX_BLOCKS = 2048
 INVALID = 255
 _MASK = (1 << 64) - 1            # flags[0] holds ~index of the first INVALID (0: none)
 
-#: Bytes per pinned staging buffer (two alternate) of host characters, and the most host
-#: threads that fill one (at most the usable cores). The first fill and the last copy are
-#: the parts of the transfer that overlap nothing, but each chunk also costs a fill's
-#: start and a wait: 138 MB (32,768 pairs of 128 x 4,096) went up at 16.6 GB/s in 16 MiB
-#: chunks filled by 8 threads, 24.8 GB/s in 64 MiB chunks by 16 (score_pairs from NumPy
-#: 13.5 -> 11.4 ms; one H200 host of 16 cores, session 23, docs/gpu-notes.md).
+#: Host characters per staging chunk (two pinned buffers alternate; packed, a chunk takes a
+#: quarter of the bytes), and the most host threads that fill one (at most the usable
+#: cores). The first fill and the last copy are the parts of the transfer that overlap
+#: nothing, but each chunk also costs a fill's start and a wait: 138 MB (32,768 pairs of
+#: 128 x 4,096) went up at 16.6 GB/s in 16 MiB chunks filled by 8 threads, 24.8 GB/s in
+#: 64 MiB chunks by 16 (score_pairs from NumPy 13.5 -> 11.4 ms; one H200 host of 16 cores,
+#: session 23, docs/gpu-notes.md). Packed, the host sides of a call share the chunks: a
+#: fill round has a fixed cost of ~0.7 ms there (session 27), paid once a chunk rather
+#: than once a chunk of each side.
 STAGE_BYTES = 1 << 26
 STAGE_THREADS = 16
 #: How :func:`encode` copies host characters up: "packed" (the staging buffers above
@@ -60,7 +68,7 @@ STAGE_THREADS = 16
 #: driver stages it). Selectable per call (``staging=``) so each can be measured.
 STAGING = "packed"
 STAGINGS = ("packed", "pinned", "pageable")
-#: Below this many bytes a staging buffer is filled by the calling thread alone.
+#: Below this many characters a staging chunk is filled by the calling thread alone.
 _SPLIT_FROM = 1 << 20
 
 
@@ -130,78 +138,80 @@ def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
         f.result()
 
 
-def _fill_bytes(buffer: np.ndarray, src: np.ndarray, threads: int) -> tuple[int, str]:
-    """The characters ``src`` themselves into ``buffer``: (bytes used, "bytes")."""
-    _fill(buffer[:src.size], src, threads)
-    return src.size, "bytes"
-
-
-def _pack(buffer: np.ndarray, src: np.ndarray, threads: int) -> bool:
-    """The 2-bit codes of ``src`` into ``buffer[:(src.size + 3) // 4]`` by up to
-    ``threads`` threads, slices cut at multiples of 4 characters (a packed byte is never
-    shared); whether every character was one of ACGTacgt (else the buffer is undefined).
+def _pack_pieces(pieces: list, threads: int) -> list[bool]:
+    """The 2-bit codes of each (characters ``src``, ``out``) of ``pieces`` into its ``out``
+    (``(src.size + 3) // 4`` bytes) in one round of the fill pool: about ``threads`` slices
+    over all pieces, cut at multiples of 4 characters of their piece (a packed byte is
+    never shared), every slice submitted before any is waited for; below
+    :data:`_SPLIT_FROM` characters in all, the calling thread packs them alone. Per piece,
+    whether every character was one of ACGTacgt (else its ``out`` is undefined); each
+    piece has its own stop flag, so another character stops its own piece's slices only.
     Numba is imported (and the kernel's cached compile loaded) on this path only."""
     from ..cpu.pack2 import pack_slice
-    stop = np.zeros(1, np.uint8)     # set by the first slice that meets another character
-    if threads <= 1 or src.size < _SPLIT_FROM:
-        return bool(pack_slice(src, buffer[:(src.size + 3) // 4], stop))
-    done = [_fill_pool().submit(pack_slice, src[a:b], buffer[a // 4:(b + 3) // 4], stop)
-            for a, b in _slices(src.size, threads, 4)]
-    found = [f.result() for f in done]   # every slice, before the buffer is copied or refilled
-    return all(found)
+    stops = [np.zeros(1, np.uint8) for _ in pieces]
+    total = sum(src.size for src, _ in pieces)
+    if threads <= 1 or total < _SPLIT_FROM:
+        return [bool(pack_slice(src, out, stop)) for (src, out), stop in zip(pieces, stops)]
+    pool = _fill_pool()
+    done = [[pool.submit(pack_slice, src[a:b], out[a // 4:(b + 3) // 4], stop)
+             for a, b in _slices(src.size, max(1, round(threads * src.size / total)), 4)
+             if a < b]
+            for (src, out), stop in zip(pieces, stops)]
+    # every slice, before the buffer is copied or refilled
+    found = [[f.result() for f in slices] for slices in done]
+    return [all(piece) for piece in found]
 
 
-class _PackedFill:
-    """A side's fill for packed staging: each chunk's 2-bit codes, until a chunk holds a
-    character outside ACGTacgt; that chunk and every later one carry the characters
-    (a side with N or IUPAC codes, or a bad character, pays one chunk's packing at most,
-    less when the slices stop early)."""
-
-    def __init__(self) -> None:
-        self.packing = True
-
-    def __call__(self, buffer: np.ndarray, src: np.ndarray, threads: int) -> tuple[int, str]:
-        if self.packing:
-            if _pack(buffer, src, threads):
-                return (src.size + 3) // 4, "packed"
-            self.packing = False
-        return _fill_bytes(buffer, src, threads)
+def _alternate(stream, size: int, buffers: int, chunks, fill) -> None:
+    """Host-to-device copies on ``stream`` through ``buffers`` (one or two) pinned buffers
+    of ``size`` bytes taken in turn. Per item of ``chunks`` (read lazily: an item may be
+    planned from what the fills before it found), ``fill(j, buffer, item)`` writes the
+    pinned buffer ``j`` and returns (bytes used, the device array that receives them,
+    ``then``: None or a callable that queues what reads that array); the copy is queued
+    (none when no byte is used), then ``then()``. A buffer is refilled only once its
+    previous copy is done; returns once every copy has left the pinned buffers (kernels
+    queued by ``then`` may still run)."""
+    cp = _cupy()
+    memory = [cp.cuda.alloc_pinned_memory(size) for _ in range(buffers)]
+    pinned = [np.frombuffer(m, np.uint8, size) for m in memory]
+    copied = [None] * buffers
+    try:
+        for k, item in enumerate(chunks):
+            j = k % buffers
+            if copied[j] is not None:
+                copied[j].synchronize()        # this buffer's previous copy is done
+            used, device, then = fill(j, pinned[j], item)
+            if used:
+                device.set(pinned[j][:used], stream=stream)
+                copied[j] = stream.record()
+            if then is not None:
+                then()
+    finally:
+        for event in copied:                   # the pinned buffers go back to their pool
+            if event is not None:
+                event.synchronize()
 
 
 def _upload(host: np.ndarray, stream, into, then=None, chunk: int | None = None,
-            threads: int | None = None, fill=_fill_bytes) -> None:
-    """Host bytes ``host`` to the device in chunks through pinned buffers, on ``stream``:
-    ``fill(buffer, host[lo:hi], threads)`` writes what carries the chunk into a pinned
-    buffer and returns (bytes used, form): by default the characters, "bytes";
-    ``into(j, lo, hi, used)`` is the device array (``used`` bytes) that receives them
-    (``j``: which of the two buffers carries it), ``then(device, lo, hi, form)`` is queued
-    on ``stream`` after that copy. Returns once every copy has left the pinned buffers
-    (kernels queued by ``then`` may still run)."""
-    cp = _cupy()
+            threads: int | None = None) -> None:
+    """Host bytes ``host`` to the device on ``stream`` in chunks through pinned buffers
+    (:func:`_alternate`), each chunk's bytes written into one by up to ``threads`` threads:
+    ``into(j, lo, hi)`` is the device array that receives ``host[lo:hi]`` (``j``: which of
+    the two buffers carries it), ``then(device, lo, hi)`` is queued on ``stream`` after
+    that copy. Returns once every copy has left the pinned buffers."""
     n = host.size
     if n == 0:
         return
     threads = STAGE_THREADS if threads is None else max(1, int(threads))
     size = min(STAGE_BYTES if chunk is None else max(1, int(chunk)), n)
-    memory = [cp.cuda.alloc_pinned_memory(size) for _ in range(2 if n > size else 1)]
-    buffers = [np.frombuffer(m, np.uint8, size) for m in memory]
-    copied = [None] * len(buffers)
-    try:
-        for k, lo in enumerate(range(0, n, size)):
-            hi = min(n, lo + size)
-            j = k % len(buffers)
-            if copied[j] is not None:
-                copied[j].synchronize()        # this buffer's previous copy is done
-            used, form = fill(buffers[j], host[lo:hi], threads)
-            device = into(j, lo, hi, used)
-            device.set(buffers[j][:used], stream=stream)
-            copied[j] = stream.record()
-            if then is not None:
-                then(device, lo, hi, form)
-    finally:
-        for event in copied:                   # the pinned buffers go back to their pool
-            if event is not None:
-                event.synchronize()
+
+    def fill(j: int, buffer: np.ndarray, lo: int):
+        hi = min(n, lo + size)
+        _fill(buffer[:hi - lo], host[lo:hi], threads)
+        device = into(j, lo, hi)
+        return hi - lo, device, None if then is None else (lambda: then(device, lo, hi))
+
+    _alternate(stream, size, 2 if n > size else 1, range(0, n, size), fill)
 
 
 def stage(host: np.ndarray, chunk: int | None = None, threads: int | None = None):
@@ -214,7 +224,7 @@ def stage(host: np.ndarray, chunk: int | None = None, threads: int | None = None
     stream = _staging_stream()
     with stream:
         out = cp.empty(host.size, dtype=cp.uint8)
-    _upload(host, stream, lambda j, lo, hi, used: out[lo:hi], chunk=chunk, threads=threads)
+    _upload(host, stream, lambda j, lo, hi: out[lo:hi], chunk=chunk, threads=threads)
     stream.synchronize()
     return out
 
@@ -348,8 +358,8 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
     All arrays are encoded on one stream: the caller's current stream when every array is
     a CuPy array, else this thread's staging stream (which first waits for the work queued
     on the caller's stream, so CuPy arrays made there are complete). Host arrays go up
-    as 2-bit codes when ``staging`` is "packed", the table :func:`packs` and ``counts``
-    is False.
+    as 2-bit codes, all of them through one sequence of chunks (:func:`_stage_packed`),
+    when ``staging`` is "packed", the table :func:`packs` and ``counts`` is False.
     """
     cp = _cupy()
     staging = STAGING if staging is None else staging
@@ -374,44 +384,122 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
     with stream:
         d_table = device_table(cp, table)
         flags = new_flags(cp, len(raws))
-        out = []
+        out = [cp.empty(raw.size, dtype=cp.uint8) for raw in raws]
+        launches = [_launcher(kernels, d_table, codes, flags[2 * k:2 * k + 2])
+                    for k, codes in enumerate(out)]
         for k, raw in enumerate(raws):
-            codes = cp.empty(raw.size, dtype=cp.uint8)
-            flag_words = flags[2 * k:2 * k + 2]
-            launch = _launcher(kernels, d_table, codes, flag_words)
             if on_device[k]:
-                launch(cp.ascontiguousarray(raw), 0, raw.size)
-            else:
-                unpack = _unpacker(kernels, codes, flag_words) if pack else None
-                _stage_into(raw, stream, launch, staging, chunk, threads, unpack)
-            out.append(codes)
+                launches[k](cp.ascontiguousarray(raw), 0, raw.size)
+            elif not pack:
+                _stage_into(raw, stream, launches[k], staging, chunk, threads)
+        if pack:
+            hosts = {k: raw for k, raw in enumerate(raws) if not on_device[k]}
+            unpacks = {k: _unpacker(kernels, out[k], flags[2 * k:2 * k + 2]) for k in hosts}
+            _stage_packed(hosts, stream, launches, unpacks, chunk, threads)
     return _results(cp, out, flags, check, counts, stream)
 
 
 def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads,
-                unpack=None) -> None:
-    """Host characters up to the device on ``stream`` (the current stream), each chunk
-    encoded by ``launch`` right after its copy; with ``unpack``, chunks of 2-bit codes
-    (:class:`_PackedFill`) are unpacked by it instead."""
+                at: int = 0) -> None:
+    """Host characters up to the device on ``stream`` (the current stream) as characters
+    (one ``cupy.asarray`` for "pageable" ``staging``, else chunks through the pinned
+    buffers), each chunk encoded by ``launch`` right after its copy; ``host`` is its side
+    from character ``at`` on."""
     cp = _cupy()
     if staging == "pageable":
-        launch(cp.asarray(host), 0, host.size)
+        launch(cp.asarray(host), at, at + host.size)
         return
-    size = STAGE_BYTES if chunk is None else max(1, int(chunk))
-    if unpack is not None:
-        size = max(4, size - size % 4)     # chunks start at multiples of 4 characters
-    size = min(size, max(host.size, 1))
+    size = min(STAGE_BYTES if chunk is None else max(1, int(chunk)), max(host.size, 1))
     chars = [cp.empty(size, dtype=cp.uint8) for _ in range(2 if host.size > size else 1)]
-    # chunk k lands in chars[k % 2] (its characters, or their codes in the first quarter):
-    # its next copy is queued after this chunk's kernel on the same stream, so it never
-    # overwrites bytes being read
-    fill = _fill_bytes if unpack is None else _PackedFill()
+    # chunk k lands in chars[k % 2]: its next copy is queued after this chunk's kernel on
+    # the same stream, so it never overwrites bytes being read
+    _upload(host, stream, lambda j, lo, hi: chars[j][:hi - lo],
+            lambda device, lo, hi: launch(device, at + lo, at + hi), chunk=size,
+            threads=threads)
 
-    def then(device, lo: int, hi: int, form: str) -> None:
-        (unpack if form == "packed" else launch)(device, lo, hi)
 
-    _upload(host, stream, lambda j, lo, hi, used: chars[j][:used], then, chunk=size,
-            threads=threads, fill=fill)
+def _stage_packed(hosts: dict, stream, launches: list, unpacks: dict, chunk,
+                  threads) -> None:
+    """Host sides (``hosts``: side -> characters) up to the device on ``stream`` (the
+    current stream) as 2-bit codes through one sequence of chunks over all of them
+    (:class:`_PackedSides`), unpacked by ``unpacks[side]``; then each side with a piece
+    that did not pack goes up as characters from that piece on (:func:`_stage_into`),
+    encoded by ``launches[side]``."""
+    cp = _cupy()
+    threads = STAGE_THREADS if threads is None else max(1, int(threads))
+    size = STAGE_BYTES if chunk is None else max(1, int(chunk))
+    size = max(4, size - size % 4)     # a side's pieces start at multiples of 4 characters
+    total = sum(host.size for host in hosts.values())
+    if total == 0:
+        return
+    # a chunk's packed bytes: a quarter of its characters, rounded up per piece (one a side)
+    width = min(size, total) // 4 + len(hosts)
+    count = 2 if total > size else 1
+    # chunk k lands in device[k % 2]: its next copy is queued after this chunk's unpacks on
+    # the same stream, so it never overwrites bytes being read
+    device = [cp.empty(width, dtype=cp.uint8) for _ in range(count)]
+    sides = _PackedSides(hosts, unpacks, size, threads, device)
+    _alternate(stream, width, count, sides.chunks(), sides.fill)
+    device.clear()     # back to the pool (for this stream) before the characters' buffers
+    for side, lo in sides.fallen.items():
+        _stage_into(hosts[side][lo:], stream, launches[side], "pinned", chunk, threads, lo)
+
+
+class _PackedSides:
+    """The host sides of one call as 2-bit codes in chunks over their concatenation: a
+    chunk of at most ``size`` characters holds one piece of each of consecutive sides (the
+    end of x and the start of y, say), a piece cut at a multiple of 4 characters of its
+    side (``unpack_dna`` starts at a packed byte) unless it ends the side. A chunk's pieces
+    are packed in one pool round (:func:`_pack_pieces`) one after another in the pinned
+    buffer, copied up at once into ``device[j]`` and each unpacked into its side's codes.
+    A piece with a character outside ACGTacgt ends its side's packing: :attr:`fallen`
+    maps the side to that piece's start, from which the caller sends it as characters."""
+
+    def __init__(self, hosts: dict, unpacks: dict, size: int, threads: int, device: list):
+        self.hosts, self.unpacks, self.device = hosts, unpacks, device
+        self.size, self.threads = size, threads
+        self.fallen: dict[int, int] = {}
+
+    def chunks(self):
+        """The chunks, lists of pieces (side, lo, hi), each planned once the fill of the one
+        before it is done: a side in :attr:`fallen` gets no later piece."""
+        order = list(self.hosts)
+        k = at = 0                           # the next piece: side order[k] from ``at``
+        while True:
+            pieces, room = [], self.size
+            while k < len(order) and room:
+                side = order[k]
+                left = self.hosts[side].size - at
+                if left == 0 or side in self.fallen:
+                    k, at = k + 1, 0
+                    continue
+                take = left if left <= room else room - room % 4
+                if take == 0:
+                    break
+                pieces.append((side, at, at + take))
+                at, room = at + take, room - take
+            if not pieces:
+                return
+            yield pieces
+
+    def fill(self, j: int, buffer: np.ndarray, pieces: list):
+        """The chunk ``pieces`` packed into the pinned ``buffer``, one after another:
+        (bytes up to the last piece that packed, the device array they go to, the
+        unpacking of the pieces that packed); a piece that did not pack joins
+        :attr:`fallen`."""
+        ends = np.cumsum([(hi - lo + 3) // 4 for _, lo, hi in pieces]).tolist()
+        spans = list(zip([0] + ends[:-1], ends))
+        packed = _pack_pieces([(self.hosts[side][lo:hi], buffer[a:b])
+                               for (side, lo, hi), (a, b) in zip(pieces, spans)], self.threads)
+        self.fallen.update((side, lo) for (side, lo, _), ok in zip(pieces, packed) if not ok)
+        used = max((b for (_, b), ok in zip(spans, packed) if ok), default=0)
+        device = self.device[j]
+
+        def unpack() -> None:
+            for (side, lo, hi), (a, b), ok in zip(pieces, spans, packed):
+                if ok:
+                    self.unpacks[side](device[a:b], lo, hi)
+        return used, device[:used], unpack
 
 
 def _results(cp, codes: list, flags, check: bool, counts: bool, stream) -> list[tuple]:
