@@ -284,6 +284,26 @@ def test_alignment_table_decodes_its_aligned_text_when_first_read(monkeypatch):
     assert results._held_bytes[0] == base and eager == want
 
 
+def test_alignment_table_taking_its_columns_copies_none():
+    """``AlignmentTable._taking`` (the traceback's own fresh arrays): the same table as the
+    constructor's, its columns the arrays given (no copies), read-only; the constructor
+    copies (a caller's array changed later leaves its table as it was)."""
+    s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+    want = score_pairs(["TACTG", "ACGT", "GGA"], ["GAACTGA", "ACGT", "TTT"], s, mode="full",
+                       backend="cpu").alignments
+    ints = {k: np.array(getattr(want, k)) for k in AlignmentTable._INTS}
+    texts = dict(identities=np.array(want.identities), cigar_text=want.cigar_text,
+                 query_text=want.query_text, target_text=want.target_text)
+    taken = AlignmentTable._taking(**ints, **texts)
+    copied = AlignmentTable(**ints, **texts)
+    assert taken == copied == want and taken.algorithm == "local"
+    for k, given in ints.items():
+        assert getattr(taken, k) is given and not given.flags.writeable
+        assert not np.shares_memory(getattr(copied, k), given)
+    with pytest.raises(ValueError, match="different lengths"):
+        AlignmentTable._taking(**dict(ints, scores=ints["scores"][:2]), **texts)
+
+
 def test_score_pairs_full_takes_its_ends_from_the_pair_ends_engine():
     """Where the backend has a ``pair_ends`` engine (the GPU's pair kernel), mode full
     (local) asks it for the end cells of the reported pairs (the others' scores given as

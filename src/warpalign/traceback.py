@@ -78,9 +78,10 @@ from ._backends import resolve_threads
 from .choices import ALGORITHM_CODES, GLOBAL, LOCAL, SEMIGLOBAL
 from ._backends.render import render_paths, running_sums
 from .errors import TracebackError
-from .results import Alignment, AlignmentTable, decoded
+from .results import Alignment, AlignmentTable
 from .scoring import Scoring
 from .spans import span_from
+from .traced import check_paths, paths_table, traced_table, unreached
 
 if TYPE_CHECKING:
     from ._backends.base import ManyTraceback, TracebackEngine
@@ -383,14 +384,15 @@ def _finish(segments, paths, scoring, algorithm, numba: bool = True) -> list[Ali
     want = np.array([seg[6] for seg in segments], np.int64)
     best = np.array([b for b, _ in paths], np.int64)
     got = _render(numba, ops, opoff, qcat, qoff[:-1], tcat, toff[:-1], scoring)
-    _check_paths(got, want, best, np.diff(qoff), np.diff(toff), algorithm,
-                 lambda k: (segments[k][1], segments[k][2], segments[k][4], segments[k][5]))
-    table = _table(got, opoff, want, [seg[1] for seg in segments], [seg[2] for seg in segments],
-                   [seg[4] for seg in segments], [seg[5] for seg in segments], algorithm)
+    check_paths(got, want, best, np.diff(qoff), np.diff(toff), algorithm,
+                lambda k: (segments[k][1], segments[k][2], segments[k][4], segments[k][5]))
+    table = paths_table(got, opoff, want, [seg[1] for seg in segments],
+                        [seg[2] for seg in segments], [seg[4] for seg in segments],
+                        [seg[5] for seg in segments], algorithm)
     return list(table)
 
 
-def _printed(scoring) -> np.ndarray:
+def printed_bytes(scoring) -> np.ndarray:
     """The printed byte of each code of ``scoring``'s alphabet (256 entries)."""
     return _symbol_bytes(scoring.alphabet.name, scoring.alphabet.symbols)
 
@@ -399,59 +401,11 @@ def _render(numba: bool, ops, opoff, qcat, qpos, tcat, tpos, scoring):
     """render_paths' answer (``_backends/render.py``; host arrays), by Numba's
     render_many (``cpu/render.py``) when asked."""
     args = (ops, opoff, qcat, qpos, tcat, tpos, scoring.matrix, scoring.gap_open,
-            scoring.gap_extend, _printed(scoring))
+            scoring.gap_extend, printed_bytes(scoring))
     if not numba:
         return render_paths(*args)
     from ._backends.cpu.render import render_rows
     return render_rows(*args)
-
-
-def _check_paths(got, want, best, qlen, tlen, algorithm, where) -> None:
-    """Every path scores its job's score and consumes its whole segment (host arrays)."""
-    bad = np.flatnonzero((got.scores != want) | (best != want) | (got.used_q != qlen)
-                         | (got.used_t != tlen))
-    if bad.size:
-        k = int(bad[0])
-        qs, qe, ts, te, score = (*where(k), int(want[k]))
-        raise TracebackError(f"internal error: the {algorithm} score is {score} at ({qe}, {te}) "
-                             f"but the path of q[{qs}:{qe}] and t[{ts}:{te}] scores "
-                             f"{int(got.scores[k])} (engine: {int(best[k])}) and ends at "
-                             f"({qs + int(got.used_q[k])}, {ts + int(got.used_t[k])})")
-
-
-def _table(got, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
-           n=None) -> AlignmentTable:
-    """The AlignmentTable of rendered paths (``got``: host arrays; ``opoff``: the paths'
-    offsets). ``keep``: the rows (of ``n``) the paths belong to; the others are empty (a
-    local score of 0)."""
-    matches = np.asarray(got.matches, np.int64)      # read only: the table copies
-    opoff = np.asarray(opoff, np.int64)
-    cigoff = np.asarray(got.cigoff, np.int64)
-    lengths = np.diff(opoff)
-    cols = [np.asarray(v, np.int64) for v in (scores, qs, qe, ts, te)]
-    if keep is not None and keep.size < n:      # (every row kept: the columns as they are)
-        full = []
-        for v in cols:
-            out = np.zeros(n, np.int64)
-            out[keep] = v
-            full.append(out)
-        cols = full
-        grow = np.zeros(n, np.int64)
-        grow[keep] = lengths
-        aligned = running_sums(grow)
-        grow[keep] = np.diff(cigoff)
-        cig = running_sums(grow)
-        m = np.zeros(n, np.int64)
-        m[keep] = matches
-        matches, lengths, opoff, cigoff = m, np.diff(aligned), aligned, cig
-    with np.errstate(invalid="ignore", divide="ignore"):
-        identity = np.where(lengths > 0, matches / np.maximum(lengths, 1), 0.0)
-    return AlignmentTable(scores=cols[0], query_starts=cols[1], query_ends=cols[2],
-                          target_starts=cols[3], target_ends=cols[4], identities=identity,
-                          lengths=lengths, cigar_text=decoded(got.cigar, "ascii"),
-                          cigar_offsets=cigoff,
-                          query_text=np.asarray(got.query), target_text=np.asarray(got.target),
-                          aligned_offsets=opoff, algorithm=algorithm)
 
 
 def _align_checked(checked, scoring, algorithm, engine, max_full_cells, threads) -> list[Alignment]:
@@ -590,17 +544,17 @@ def align_pairs_table(qcodes, qstarts, qlens, tcodes, tstarts, tlens, scoring: S
         starts = engine.starts_flat(qcodes, qpos[keep], qe, tcodes, tpos[keep] + lo, te - lo,
                                     score, scoring, code == SEMIGLOBAL, threads=threads)
         di, dj = starts[:, 0], starts[:, 1]
-    _unreached(di, keep, qe, te, score)
+    unreached(di, keep, qe, te, score)
     qs, ts = qe - di, te - dj
     clock("tb_starts")
     best, ops, opoff = engine.paths_flat(qcodes, qpos[keep] + qs, di, tcodes, tpos[keep] + ts,
                                          dj, score, scoring, limit, threads=threads)
     clock("tb_paths")
     got = engine.render_flat(ops, opoff, qcodes, qpos[keep] + qs, tcodes, tpos[keep] + ts,
-                             scoring, _printed(scoring))
-    _check_paths(got, score, np.asarray(best, np.int64), di, dj, algorithm,
-                 lambda k: (int(qs[k]), int(qe[k]), int(ts[k]), int(te[k])))
-    table = _table(got, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
+                             scoring, printed_bytes(scoring))
+    check_paths(got, score, np.asarray(best, np.int64), di, dj, algorithm,
+                lambda k: (int(qs[k]), int(qe[k]), int(ts[k]), int(te[k])))
+    table = paths_table(got, opoff, score, qs, qe, ts, te, algorithm, keep=keep, n=n)
     clock("tb_render")
     return table
 
@@ -609,30 +563,14 @@ def _one_pass_table(engine, done, ends, qcodes, tcodes, scoring, clock) -> Align
     """:func:`align_pairs_table`'s local table from ``align_local_flat``'s answer ``done``
     (a score of 0 the empty alignment at (0, 0)), rendered where the engine left it."""
     di, dj, best, ops, opoff, rq, rt, at = done
-    score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
-    if (score == 0).any():          # the empty alignment's cell, wherever the caller put it
-        qe, te = np.where(score == 0, 0, qe), np.where(score == 0, 0, te)
-    _unreached(di, np.arange(score.size), qe, te, score)
+    if (ends[:, 0] == 0).any():     # the empty alignment's cell, wherever the caller put it
+        ends = np.where(ends[:, :1] == 0, 0, ends)
+    unreached(di, np.arange(len(ends)), ends[:, 1], ends[:, 2], ends[:, 0])
     clock("tb_align")
-    got = engine.render_flat(ops, at, qcodes, rq, tcodes, rt, scoring, _printed(scoring))
-    qs, ts = qe - di, te - dj
-    _check_paths(got, score, best, di, dj, "local",
-                 lambda k: (int(qs[k]), int(qe[k]), int(ts[k]), int(te[k])))
-    table = _table(got, opoff, score, qs, qe, ts, te, "local")
+    got = engine.render_flat(ops, at, qcodes, rq, tcodes, rt, scoring, printed_bytes(scoring))
+    table = traced_table(ends, (di, dj, best, opoff, got))
     clock("tb_render")
     return table
-
-
-def _unreached(di: np.ndarray, rows: np.ndarray, qe, te, score) -> None:
-    """A reverse pass that found no start (``di`` < 0: -1 none reaches the score, -2 one
-    beats it) is a bug, never a result: TracebackError naming the pair (``rows[k]``)."""
-    bad = np.flatnonzero(di < 0)
-    if bad.size:
-        k = int(bad[0])
-        raise TracebackError(f"internal error: the reverse pass of pair {int(rows[k])} from "
-                             f"({int(qe[k])}, {int(te[k])}) does not end at score "
-                             f"{int(score[k])}: no alignment ending there reaches it, or "
-                             "one beats it")
 
 
 def _given_ends(ends, qlen: np.ndarray, tlen: np.ndarray, algorithm: str) -> np.ndarray:
