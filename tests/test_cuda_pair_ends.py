@@ -181,39 +181,49 @@ def test_kernel_ends_reject_a_score_that_is_not_the_best():
 
 @pytest.mark.parametrize("scoring", [PAPER, AFFINE, BLOSUM, HIGH_LINEAR, WIDE],
                          ids=["paper", "affine", "blosum", "high-linear", "wide"])
-def test_score_pairs_full_on_the_gpu_equals_the_cpu(scoring):
+def test_score_pairs_full_on_the_gpu_equals_the_cpu(scoring, monkeypatch):
     """score_pairs mode full on the GPU (local: the pair kernel's ends, no tb_end pass;
-    without a threshold scores and ends in one fused pass (the ``pairs_full`` row), its
-    saturated 16-bit pairs rescored with their ends on the host; with one, saturated
-    pairs rescored, then ended in 32-bit lanes) equals the CPU backend."""
-    from warpalign._backends.cuda.pair_ends import score_ends_wordwise
+    without a threshold scores, ends and alignments chained on the device (the
+    ``pairs_aligned`` row), a batch with saturated 16-bit pairs (HIGH_LINEAR) or jobs past
+    the one pass taking the general route from the fused pass's read (saturated pairs
+    rescored with their ends on the host); with a threshold, saturated pairs rescored,
+    then ended in 32-bit lanes) equals the CPU backend."""
+    from warpalign._backends.cuda import traceback as cuda_tb
+    from warpalign._backends.cuda.pairs_full import score_align_wordwise
     from warpalign._backends.registry import using
     rng = np.random.default_rng(25)
     pairs = _pairs(rng, scoring, count=100, top=500)
     xs, ys = [q for q, _ in pairs], [t for _, t in pairs]
-    calls = []
+    calls, chained = [], []
 
-    def fused(*args, **kwargs):        # the real engine, counted
+    def aligned(*args, **kwargs):        # the real engine, counted
         calls.append(len(args[1]) - 1)
-        return score_ends_wordwise(*args, **kwargs)
+        got = score_align_wordwise(*args, **kwargs)
+        chained.append(got[4] is not None)
+        return got
 
     every = None
-    with using("pairs_full", "cuda", "wordwise", fused):
+    saturates = scoring is HIGH_LINEAR
+    with using("pairs_aligned", "cuda", "wordwise", aligned):
         for threshold in (None, 40):
             gpu = score_pairs(xs, ys, scoring, mode="full", threshold=threshold, backend="cuda")
             cpu = score_pairs(xs, ys, scoring, mode="full", threshold=threshold, backend="cpu")
             assert calls == [len(pairs)]       # the fused pass without a threshold only
+            assert chained == [not saturates]
             assert gpu.scores.tolist() == cpu.scores.tolist()
             assert gpu.indices.tolist() == cpu.indices.tolist()
             assert gpu.alignments == cpu.alignments
             assert "ends" in gpu.timings and "tb_ends" not in gpu.timings
-            if scoring is HIGH_LINEAR:
-                assert gpu.saturated > 0
+            assert ("tb_chain" in gpu.timings) == (threshold is None and not saturates)
+            assert (gpu.saturated > 0) == saturates
             every = cpu if threshold is None else every
         for method in ("wordwise", "bitsliced") if scoring is PAPER else ():
             got = score_pairs(xs, ys, scoring, mode="full", method=method, backend="cuda")
             assert got.alignments == every.alignments        # every pair (no threshold)
         assert calls == [len(pairs)] * (2 if scoring is PAPER else 1)   # not bitsliced
+        monkeypatch.setattr(cuda_tb, "ONE_PASS_BYTES", 1 << 12)         # past the one pass
+        got = score_pairs(xs, ys, scoring, mode="full", backend="cuda")
+        assert chained[-1] is False and got.alignments == every.alignments
 
 
 @pytest.mark.parametrize("scoring", SCORINGS, ids=IDS)

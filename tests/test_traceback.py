@@ -467,18 +467,28 @@ def test_cpu_engine_runs_keep_the_items_order(count, threads):
 # run in tests/test_cuda_traceback.py.
 
 class _Device(np.ndarray):
-    """A NumPy array standing in for a device array (``set``: a copy up)."""
+    """A NumPy array standing in for a device array (``set``: a copy up; ``get``: down)."""
 
     def set(self, arr, stream=None):
         self[...] = arr
+
+    def get(self, stream=None, out=None, blocking=True):
+        if out is None:
+            return np.array(self)
+        out[...] = self
+        return out
 
 
 class _StandInCupy:
     """Enough of CuPy for GpuTraceback on the host: NumPy arrays as device arrays."""
 
     uint8, int32, int64, uint64, ndarray = np.uint8, np.int32, np.int64, np.uint64, np.ndarray
-    zeros, asarray = staticmethod(np.zeros), staticmethod(np.asarray)
-    cumsum, concatenate = staticmethod(np.cumsum), staticmethod(np.concatenate)
+    zeros, asarray, cumsum = staticmethod(np.zeros), staticmethod(np.asarray), staticmethod(np.cumsum)
+    ascontiguousarray = staticmethod(np.ascontiguousarray)
+
+    @staticmethod
+    def concatenate(arrays):
+        return np.concatenate(arrays).view(_Device)
 
     @staticmethod
     def empty(*args, **kwargs):
@@ -501,6 +511,9 @@ class _StandInCupy:
             def synchronize(self):
                 pass
 
+            def wait_event(self, event):
+                assert event == "queued"           # the caller's pass, recorded
+
         self.cuda = type("cuda", (), {"Device": Device, "Stream": Stream,
                                       "alloc_pinned_memory": staticmethod(bytearray)})
 
@@ -517,7 +530,7 @@ def _emulated_tb_plan(scoring):
         (ends, tpos, jobs, top, go, ge, bounded, most, cells, qlen, toff, tlen, target, sizes,
          refused) = args
         jobs = int(jobs)
-        assert grid[0] * block[0] >= jobs and ends.shape == (3 * jobs,)    # flat, by rows
+        assert grid[0] * block[0] >= jobs and ends.size == 3 * jobs    # by rows
         ends = ends.reshape(jobs, 3)
         assert (int(top), int(go), int(ge), bool(bounded)) == (
             max(int(scoring.matrix.max()), 0), scoring.gap_open, scoring.gap_extend,
@@ -633,6 +646,93 @@ def test_gpu_local_one_pass_host_side_on_an_emulated_device(monkeypatch):
     assert rq[keep].tolist() == (qs[keep] + qe - starts[:, 0]).tolist()
     assert rt[keep].tolist() == (ts[keep] + te - starts[:, 1]).tolist()
     assert launched == ["tb_plan", "tb_plan", "tb_align", "tb_pack", "tb_plan"]
+
+
+def _emulated_render(kind):
+    """render.cu's two kernels by ``render_paths`` (the paths' own ops only: the buffer of
+    the chained route runs past the last path)."""
+    from warpalign._backends.render import render_paths
+
+    def walk(grid, block, args):
+        (ops, opoff, n, qcat, qsize, qpos, tcat, tsize, tpos, matrix, k, go, ge, symbols,
+         scores, used_q, used_t, matches, query, target, text) = args
+        assert grid[0] * block[0] >= 32 * int(n) and qsize == qcat.size and tsize == tcat.size
+        got = render_paths(ops[:int(opoff[-1])], opoff, qcat, qpos, tcat, tpos,
+                           matrix.reshape(int(k), int(k)), int(go), int(ge), symbols)
+        for out, value in zip((scores, used_q, used_t, matches, text),
+                              (*got[:4], np.diff(got.cigoff))):
+            out[:] = value
+        query[:got.query.size], target[:got.target.size] = got.query, got.target
+
+    def cigar(grid, block, args):
+        ops, opoff, n, cigoff, out = args
+        got = render_paths(ops[:int(opoff[-1])], opoff, np.zeros(1, np.uint8), np.zeros(
+            int(n), np.int64), np.zeros(1, np.uint8), np.zeros(int(n), np.int64),
+            np.zeros((1, 1), np.int32), 1, 1, np.zeros(256, np.uint8))
+        assert got.cigoff.tolist() == cigoff.tolist()
+        out[:] = got.cigar
+    return walk if kind == "render_walk" else cigar
+
+
+def test_gpu_chained_local_table_on_an_emulated_device():
+    """trace_local_chain (ends, codes and starts on the device, three reads) with every
+    kernel emulated: the same table as align_pairs_table's on the CPU engine, empty
+    alignments for score 0; a check the caller reads along that is not 0, or a job past
+    the cells, and nothing past tb_plan runs (None: the general route)."""
+    from types import SimpleNamespace
+
+    from warpalign._backends.cuda import traceback as cuda_tb
+    from warpalign._backends.cuda.loader import emulated
+    from warpalign.traceback import FULL_MATRIX_CELLS, align_pairs_table, printed_bytes
+    from warpalign.traced import traced_table
+    launched = []
+    s = Scoring(match=3, mismatch=-1, gap_open=3, gap_extend=1)  # mismatches and gaps
+    kernels = {"tb_plan": _emulated_tb_plan(s), "tb_align": _emulated_tb_align,
+               "tb_pack": _emulated_tb_pack, "render_walk": _emulated_render("render_walk"),
+               "render_cigar": _emulated_render("render_cigar")}
+
+    def modules(filename, names, defines=()):
+        assert filename in ("traceback.cu", "render.cu")
+        return SimpleNamespace(get_function=lambda name: (
+            lambda grid, block, args: (launched.append(name), kernels[name](grid, block, args))))
+
+    rng = np.random.default_rng(32)
+    pairs = []
+    for m, n in ((1, 1), (31, 33), (40, 90), (70, 200), (5, 3)) * 3:
+        q = rng.integers(0, 4, m).astype(np.uint8)
+        t = rng.integers(0, 4, n).astype(np.uint8)
+        at = int(rng.integers(0, n))
+        copy = q[:n - at].copy()
+        copy[::7] = rng.integers(0, 4, copy[::7].size)     # substitutions
+        t[at:at + m] = copy
+        pairs.append((q, np.delete(t, slice(at + 5, at + 7)) if n > at + 12 else t))
+    pairs[4] = pairs[9] = (np.zeros(6, np.uint8), np.ones(9, np.uint8))     # score 0
+    qcat, tcat = np.concatenate([q for q, _ in pairs]), np.concatenate([t for _, t in pairs])
+    ql, tl = np.array([len(q) for q, _ in pairs]), np.array([len(t) for _, t in pairs])
+    qs, ts = np.cumsum(ql) - ql, np.cumsum(tl) - tl
+    want = align_pairs_table(qcat, qs, ql, tcat, ts, tl, s)
+    ends = np.stack([want.scores, want.query_ends, want.target_ends], 1).astype(np.int64)
+    assert (ends[:, 0] == 0).any() and (ends[:, 0] > 0).any()
+    assert want.query_text != want.target_text and "D" in want.cigar_text
+    stand_in = _StandInCupy()
+    dev = [np.asarray(v, np.int64).view(_Device) for v in (qs, ts)]
+
+    def chain(cells, checks):
+        return gpu.trace_local_chain(qcat.view(_Device), dev[0], tcat.view(_Device), dev[1],
+                                     ends.copy().view(_Device), s, cells, printed_bytes(s),
+                                     "queued", checks)
+    with emulated(stand_in, modules):
+        gpu = cuda_tb.GpuTraceback()
+        seen, traced = chain(FULL_MATRIX_CELLS, [np.zeros(1, np.int32), np.zeros(1, np.uint64)])
+        assert seen.tolist() == [0, 0] and launched == [
+            "tb_plan", "tb_align", "tb_pack", "render_walk", "render_cigar"]
+        for cells, checks in ((100, []), (FULL_MATRIX_CELLS, [np.array([0, 2])])):
+            launched.clear()
+            seen, none = chain(cells, checks)
+            assert none is None and launched == ["tb_plan"]
+            assert seen.tolist() == [int(c) for c in np.concatenate(checks or [[]])]
+    assert traced[0].tolist() == ends.tolist()
+    assert traced_table(traced[0], traced[1:]) == want
 
 
 def test_align_pairs_table_given_largest_code():

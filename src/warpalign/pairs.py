@@ -384,7 +384,9 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     if scored is not None and fused is not None:
         raise RuntimeError("internal error: scores given to a batch of the fused "
                            "scores-and-ends pass")
-    found = None
+    # and where the backend chains it, the alignments traced where the ends are
+    chained = lookup("pairs_aligned", engine, chosen) if fused is not None else None
+    found = traced = None
     with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
         if scored is not None:
             scores, saturated, timings = scored[1:]
@@ -393,8 +395,16 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
                                                 largest=largest)
         else:
             with _ends_bug(first):
-                scores, saturated, found, timings = fused(xcodes, xoff, ycodes, yoff, scoring,
-                                                          largest=largest)
+                if chained is None:
+                    scores, saturated, found, timings = fused(xcodes, xoff, ycodes, yoff,
+                                                              scoring, largest=largest)
+                else:
+                    from .traceback import FULL_MATRIX_CELLS, printed_bytes
+                    scores, saturated, found, timings, traced = chained(
+                        xcodes, xoff, ycodes, yoff, scoring,
+                        engine_for("traceback", engine, "auto"),
+                        max_full_cells=FULL_MATRIX_CELLS, symbols=printed_bytes(scoring),
+                        largest=largest)
             found = np.asarray(found, dtype=np.int64)     # the engine's own array
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
@@ -414,7 +424,12 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
         indices = np.flatnonzero(scores >= threshold)
     elif mode == "full":
         indices = np.arange(len(scores))
-    if mode == "full":
+    if traced is not None:          # every pair aligned on the device already
+        from .traced import traced_table
+        t0 = time.perf_counter()
+        alignments = traced_table(found, traced, owned=True)     # the engine's own arrays
+        timings["align"] = time.perf_counter() - t0 + timings.get("tb_chain", 0.0)
+    elif mode == "full":
         from .traceback import align_pairs_table
         t0 = time.perf_counter()
         # every pair, in order: views of the offsets and ends, no gathers

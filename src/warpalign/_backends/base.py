@@ -327,6 +327,20 @@ class PairScoresEnds(Protocol):
                                                       dict]: ...
 
 
+class PairsAligned(Protocol):
+    """``score_pairs(mode="full")`` of every pair, local, chained on a device: the scores
+    and end cells as :class:`PairScoresEnds` gives them, and the alignments traced and
+    rendered from the ends where they lie (``traceback``: that backend's
+    :class:`ManyTraceback`; ``max_full_cells``, ``symbols``: its one-pass bound and the
+    printed byte of each code). Returns :class:`PairScoresEnds`' four values and, fifth,
+    what :func:`warpalign.traced.traced_table` makes the table of, or None where the
+    batch takes the general route (``align_pairs_table`` from the ends)."""
+
+    def __call__(self, xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray,
+                 yoff: np.ndarray, scoring: Any, traceback: Any, *, max_full_cells: int,
+                 symbols: np.ndarray, largest: int | None = None) -> tuple: ...
+
+
 class EncodeKernel(Protocol):
     """Characters to codes on a backend (``score_pairs``'s inputs), several arrays at once
     (a batch's two sides: one device-to-host read for all on "cuda"): each of ``raws`` a

@@ -200,12 +200,41 @@ def score_ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scor
         ValueError: a pair the scoring run did not flag whose ENDS maximum differs from
             its score, or of score > 0 without an end cell (a bug: the kernels disagree).
     """
+    npairs = len(xoff) - 1
+    if npairs == 0:
+        return (np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros((0, 3), np.int64), {})
+    return read_score_ends(queue_score_ends(xcodes, xoff, ycodes, yoff, scoring,
+                                           largest=largest))
+
+
+@dataclass
+class ScoreEnds:
+    """:func:`queue_score_ends`' pass, queued on the caller's stream and not yet read: in
+    ``buf``, the end keys (uint64, ``keys``), then as int32 the scores (``scores``), the
+    saturation count (``nflag``) and the ENDS kernels' maxima (``maxima``); ``flags``: the
+    flagged pairs' indices (the first ``nflag``); ``xoff``, ``yoff``: the offsets on the
+    device; ``codes``: both sides' codes there."""
+
+    npairs: int
+    buf: object
+    keys: object
+    scores: object
+    nflag: object
+    maxima: object
+    flags: object
+    xoff: object
+    yoff: object
+    codes: tuple
+    clock: Clock
+
+
+def queue_score_ends(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring, *,
+                     largest: int | None = None) -> ScoreEnds:
+    """:func:`score_ends_wordwise`'s kernels queued on the current stream, nothing read
+    (``npairs`` >= 1): :func:`read_score_ends` reads them, or the caller queues more work
+    on the device results first (:mod:`.pairs_full`)."""
     cp = require_cupy("backend 'cuda'")
     npairs = len(xoff) - 1
-    scores = np.zeros(npairs, np.int32)
-    ends = np.zeros((npairs, 3), np.int64)
-    if npairs == 0:
-        return scores, np.zeros(0, np.int64), ends, {}
     xoff = np.asarray(xoff, np.int64)
     yoff = np.asarray(yoff, np.int64)
     key = shape_key(cp, xoff, yoff, scoring, "local", None, None, largest)
@@ -228,8 +257,6 @@ def score_ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scor
     clock.mark("h2g")
     d_x, d_y = device_codes(cp, xcodes, ycodes)
     clock.mark(None)
-    # what is read, in one buffer: the end keys (uint64), then as int32 the scores, the
-    # saturation count and the ENDS kernels' maxima
     buf = cp.zeros(2 * npairs + 1, dtype=cp.uint64)
     d_keys = buf[:npairs]
     d_keys.fill(_NONE)
@@ -243,17 +270,26 @@ def score_ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scor
     _queue_ends(cp, ends_mod, tab, launches, device[len(plan.small):],
                 (d_x, device[0], d_y, device[1]), device[2], d_out, d_max, d_keys,
                 cp.empty(npairs, dtype=cp.int32), cp.zeros(1, dtype=cp.int32))
-    clock.mark("g2h")
-    host = buf.get()                       # the one sync of a call without saturation
+    return ScoreEnds(npairs, buf, d_keys, d_out, d_nflag, d_max, d_flag, device[0], device[1],
+                     (d_x, d_y), clock)
+
+
+def read_score_ends(run: ScoreEnds) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
+    """:func:`score_ends_wordwise`'s answer from its queued pass: one read (and a second of
+    the flagged pairs' indices where the scoring run flagged any)."""
+    npairs = run.npairs
+    run.clock.mark("g2h")
+    host = run.buf.get()                   # the one sync of a call without saturation
     got = host.view(np.int32)
-    scores[:] = got[2 * npairs:3 * npairs]
+    scores = got[2 * npairs:3 * npairs].copy()
     nflag = int(got[3 * npairs])
-    flagged = (np.sort(d_flag[:nflag].get()).astype(np.int64) if nflag
+    flagged = (np.sort(run.flags[:nflag].get()).astype(np.int64) if nflag
                else np.zeros(0, np.int64))
-    clock.mark(None)
-    timings = clock.finish()
+    run.clock.mark(None)
+    timings = run.clock.finish()
     sure = np.ones(npairs, bool)           # every pair but the flagged: both kernels agree
     sure[flagged] = False
+    ends = np.zeros((npairs, 3), np.int64)
     _fill(ends, np.flatnonzero(sure), scores, got[3 * npairs + 1:4 * npairs + 1],
           host[:npairs])
     return scores, flagged, ends, timings

@@ -20,6 +20,7 @@ from .loader import get_module
 _FILE = "render.cu"
 _NAMES = ("render_walk", "render_cigar")
 _WARPS = 8                     # paths (warps) per block
+_BLOCK = (32 * _WARPS,)
 
 
 def render_device(cp, ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open: int, gap_extend: int,
@@ -40,6 +41,18 @@ def render_device(cp, ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open: int,
     ``render_paths`` does. The results are on the current stream: a reader on another
     stream waits for it first.
     """
+    walked = render_walk(cp, ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open, gap_extend,
+                         symbols)
+    size = int(walked.cigoff[-1])                # the one read back
+    return render_cigar(cp, walked, ops, opoff, size)
+
+
+def render_walk(cp, ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open: int,
+                gap_extend: int, symbols) -> Rendered:
+    """:func:`render_device`'s first launch and the CIGAR offsets, queued (arguments as
+    there; ``ops`` may run past the last path: the aligned strings' buffers are as long):
+    a :class:`Rendered` whose ``cigar`` is None, nothing read back; :func:`render_cigar`
+    completes it once the caller knows ``cigoff[-1]``."""
     ops, qcat, tcat = (cp.ascontiguousarray(v) for v in (ops, qcat, tcat))
     opoff = cp.asarray(opoff, dtype=np.int64)
     n = int(opoff.shape[0]) - 1
@@ -49,21 +62,30 @@ def render_device(cp, ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open: int,
     scores, used_q, used_t, matches, text = (cp.empty(n, np.int64) for _ in range(5))
     query = cp.empty(total, np.uint8)
     target = cp.empty(total, np.uint8)
-    kernels = get_module(_FILE, _NAMES)
-    grid, block = (-(-n // _WARPS),), (32 * _WARPS,)
     if n:
-        kernels.get_function("render_walk")(grid, block, (
+        get_module(_FILE, _NAMES).get_function("render_walk")(_grid(n), _BLOCK, (
             ops, opoff, np.int32(n), qcat, np.int64(qcat.shape[0]), qpos, tcat,
             np.int64(tcat.shape[0]), tpos, matrix, np.int32(matrix.shape[0]),
             np.int64(gap_open), np.int64(gap_extend), symbols, scores, used_q, used_t,
             matches, query, target, text))
-    cigoff = running_sums(text, cp)
-    size = int(cigoff[-1])                       # the one read back
+    return Rendered(scores, used_q, used_t, matches, query, target, None,
+                    running_sums(text, cp))
+
+
+def render_cigar(cp, walked: Rendered, ops, opoff, size: int) -> Rendered:
+    """``walked`` (:func:`render_walk`'s) with its CIGAR text of ``size`` bytes (its
+    ``cigoff[-1]``), queued."""
+    n = int(walked.cigoff.shape[0]) - 1
     cigar = cp.empty(size, np.uint8)
     if size:
-        kernels.get_function("render_cigar")(grid, block, (ops, opoff, np.int32(n), cigoff,
-                                                           cigar))
-    return Rendered(scores, used_q, used_t, matches, query, target, cigar, cigoff)
+        get_module(_FILE, _NAMES).get_function("render_cigar")(
+            _grid(n), _BLOCK, (cp.ascontiguousarray(ops), cp.asarray(opoff, dtype=np.int64),
+                               np.int32(n), walked.cigoff, cigar))
+    return walked._replace(cigar=cigar)
+
+
+def _grid(n: int) -> tuple[int]:
+    return (-(-n // _WARPS),)
 
 
 def to_host(cp, got: Rendered, stream) -> Rendered:
@@ -73,8 +95,8 @@ def to_host(cp, got: Rendered, stream) -> Rendered:
     (session 23, one H200). Returns when the copies are done."""
     ints = [got.scores, got.used_q, got.used_t, got.matches, got.cigoff]
     texts = [got.query, got.target, got.cigar]
-    host_ints = _pinned(cp, sum(int(v.shape[0]) for v in ints), np.int64)
-    host_texts = _pinned(cp, sum(int(v.shape[0]) for v in texts), np.uint8)
+    host_ints = pinned(cp, sum(int(v.shape[0]) for v in ints), np.int64)
+    host_texts = pinned(cp, sum(int(v.shape[0]) for v in texts), np.uint8)
     with stream:
         if host_ints.size:
             cp.concatenate([v.astype(np.int64, copy=False) for v in ints]).get(
@@ -82,19 +104,19 @@ def to_host(cp, got: Rendered, stream) -> Rendered:
         if host_texts.size:
             cp.concatenate(texts).get(stream=stream, out=host_texts, blocking=False)
     stream.synchronize()
-    out_ints = _split(host_ints, ints, copy=True)
-    out_texts = _split(host_texts, texts, copy=False)
+    out_ints = split(host_ints, ints, copy=True)
+    out_texts = split(host_texts, texts, copy=False)
     return Rendered(*out_ints[:4], *out_texts, out_ints[4])
 
 
-def _pinned(cp, size: int, dtype) -> np.ndarray:
+def pinned(cp, size: int, dtype) -> np.ndarray:
     """A host array of ``size`` items in pinned memory (CuPy's pinned pool reuses it)."""
     dtype = np.dtype(dtype)
     memory = cp.cuda.alloc_pinned_memory(max(size, 1) * dtype.itemsize)
     return np.frombuffer(memory, dtype, size)
 
 
-def _split(joined: np.ndarray, parts, copy: bool) -> list[np.ndarray]:
+def split(joined: np.ndarray, parts, copy: bool) -> list[np.ndarray]:
     """``joined``'s consecutive pieces, one per device array of ``parts``, each with its
     part's dtype: copies (``copy``), or views of the pinned buffer, which goes back to the
     pool when the last of them is gone (the strings: the table keeps them until their

@@ -29,10 +29,12 @@ kernel cannot score exactly run the CPU kernels instead (same answers). Per-call
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 
 import numpy as np
 
 from ...offsets import running_sums, runs_within
+from ..render import Rendered
 from .loader import get_module, require_cupy
 from .transfer import upload, upload_pinned
 
@@ -392,54 +394,134 @@ class GpuTraceback:
         n = ends.shape[0]
         if n == 0:
             return None
-        plan, align, pack = (self._function(k) for k in ("tb_plan", "tb_align", "tb_pack"))
-        matrix = self._matrix(scoring)
-        go, ge, k = int(scoring.gap_open), int(scoring.gap_extend), int(scoring.matrix.shape[0])
-        top = max(int(scoring.matrix.max()), 0)
         with self._stream() as stream:
-            qbuf, tbuf = self._device(qcodes), self._device(tcodes)
             (d_ends, d_qpos, d_tpos), staging = upload_pinned(
                 cp, [ends, np.asarray(qpos, np.int64), np.asarray(tpos, np.int64)], stream)
-            ints = cp.empty((3, n), cp.int32)             # qlen, tlen, target
-            d_toff = cp.empty(n, cp.int64)
-            sizes = cp.empty((3, n), cp.int64)            # direction bytes, row ints, slot
-            refused = cp.zeros(1, cp.uint64)
-            plan((-(-n // 128),), (128,),
-                 (d_ends, d_tpos, np.int32(n), np.int64(top), np.int64(go), np.int64(ge),
-                  np.int32(ge != 0), np.int64(self.most(scoring)), np.int64(max_full_cells),
-                  ints[0], d_toff, ints[1], ints[2], sizes, refused))
-            offsets = cp.cumsum(sizes, axis=1)
-            totals = cp.asnumpy(cp.concatenate([offsets[:, -1], refused.astype(cp.int64)]),
-                                stream=stream)
-            stream.synchronize()
+            job, _ = self._one_pass(stream, self._device(qcodes), d_qpos, self._device(tcodes),
+                                    d_tpos, d_ends, scoring, max_full_cells)
             del staging                                   # the copy up is done
-            dir_total, row_total, slot_total, refused = (int(v) for v in totals)
-            if refused or dir_total + 4 * row_total + slot_total > ONE_PASS_BYTES:
+            if job is None:
                 return None
-            offsets -= sizes                              # where each job's pieces start
-            rows = cp.empty(max(row_total, 1), cp.int32)
-            dirs = cp.empty(max(dir_total, 1), cp.uint8)
-            slots = cp.empty(max(slot_total, 1), cp.uint8)
-            res = cp.empty((4, n), cp.int32)
-            align((-(-n // _WARPS),), (32 * _WARPS,),
-                  (qbuf, d_qpos, ints[0], tbuf, d_toff, ints[1], ints[2], offsets[1], rows,
-                   offsets[0], dirs, offsets[2], slots, matrix, np.int32(k), np.int32(go),
-                   np.int32(ge), np.int32(n), res))
-            got = cp.asnumpy(res, stream=stream)
+            got = cp.asnumpy(job.res, stream=stream)
             stream.synchronize()
-            del dirs, rows
             di, dj, best, lengths = got
             opoff = running_sums(lengths)
             if (di < 0).any():
                 return di, dj, best, None, opoff, None, None, None
-            d_opoff = cp.zeros(n + 1, cp.int64)
-            d_opoff[1:] = cp.cumsum(res[3], dtype=cp.int64)
-            ops = cp.empty(max(int(opoff[-1]), 1), cp.uint8)
-            pack((-(-n // _WARPS),), (32 * _WARPS,),
-                 (slots, offsets[2], res[3], d_opoff, np.int32(n), ops))
-            rq = d_qpos + (ints[0] - res[0])          # the paths' starts: qe - di, te - dj
-            rt = d_toff + (ints[1] - res[1])
-        return di, dj, best, ops[:int(opoff[-1])], opoff, rq, rt, d_opoff
+            d_opoff = self._pack(job, n)
+            ops = job.ops[:int(opoff[-1])]
+        return di, dj, best, ops, opoff, job.rq, job.rt, d_opoff
+
+    def trace_local_chain(self, qbuf, d_qpos, tbuf, d_tpos, d_ends, scoring,
+                          max_full_cells: int, symbols, after, checks) -> tuple:
+        """:meth:`align_local_flat` and :meth:`render_flat` of jobs whose end cells are on
+        the device (``d_ends``: (n, 3) int64, score 0 the empty alignment at (0, 0); codes
+        and starts on the device too), queued after the event ``after`` (the pass that
+        made them, on another stream), with three reads in all: the plan's totals with
+        ``checks`` (device int64 counts of the caller's, read along), then every job's
+        start, path score and length with the rendered integers, then the texts (issue 20:
+        ``score_pairs(mode="full")``'s ends never cross to the host and back).
+
+        Returns (checks read, None) when a check is not 0 or the jobs do not fit the one
+        pass (nothing else ran; the caller takes the general route), else (checks, (ends,
+        di, dj, best, opoff, rendered)): the end cells read back ((n, 3) int64), the
+        starts' reversed extents (-1 / -2 as :meth:`starts_flat`'s: then nothing else is
+        valid), the paths' scores, their offsets, and the host
+        :class:`~warpalign._backends.render.Rendered`.
+        """
+        from .render import pinned, render_cigar, render_walk, split
+        cp = self._cp
+        n = int(d_ends.size) // 3
+        matrix = self._matrix(scoring)
+        printed = self._constant(np.ascontiguousarray(symbols, dtype=np.uint8))
+        go, ge = int(scoring.gap_open), int(scoring.gap_extend)
+        with self._stream() as stream:
+            stream.wait_event(after)
+            job, seen = self._one_pass(stream, qbuf, d_qpos, tbuf, d_tpos, d_ends, scoring,
+                                       max_full_cells, checks)
+            if job is None or seen.any():
+                return seen, None
+            d_opoff = self._pack(job, n)            # ops sized by the slots: no read first
+            walked = render_walk(cp, job.ops, d_opoff, qbuf, job.rq, tbuf, job.rt, matrix, go,
+                                 ge, printed)
+            ints = [job.res.ravel(), d_ends.ravel(), walked.scores, walked.used_q,
+                    walked.used_t, walked.matches, walked.cigoff, d_opoff]
+            host = pinned(cp, sum(int(v.size) for v in ints), np.int64)
+            cp.concatenate([v.astype(np.int64, copy=False) for v in ints]).get(
+                stream=stream, out=host, blocking=False)
+            stream.synchronize()
+            # the texts' sizes first (opoff[-1], cigoff[-1]): their kernel and copy queue
+            # while the host splits the integers
+            total, size = int(host[-1]), int(host[-(n + 2)])
+            done = render_cigar(cp, walked, job.ops, d_opoff, size)
+            texts = [done.query[:total], done.target[:total], done.cigar]
+            joined = pinned(cp, 2 * total + size, np.uint8)
+            if joined.size:
+                cp.concatenate(texts).get(stream=stream, out=joined, blocking=False)
+            res, ends, *rendered, opoff = split(host, ints, copy=True)
+            di, dj, best, _ = res.reshape(4, n)
+            ends = ends.reshape(n, 3)
+            stream.synchronize()
+            query, target, cigar = split(joined, texts, copy=False)
+        if (di < 0).any():
+            return seen, (ends, di, dj, best, opoff, None)
+        return seen, (ends, di, dj, best, opoff,
+                      Rendered(*rendered[:4], query, target, cigar, rendered[4]))
+
+    def _one_pass(self, stream, qbuf, d_qpos, tbuf, d_tpos, d_ends, scoring,
+                  max_full_cells: int, checks=()) -> tuple:
+        """``tb_plan`` and ``tb_align`` of the jobs ``d_ends`` on ``stream`` (the current
+        one), the plan's totals and ``checks`` read between: (the queued job or None where
+        a job does not fit, the checks as host int64). The job's ``res`` holds, per job,
+        the start's reversed extents, the path's score and its length (int32 (4, n))."""
+        cp = self._cp
+        n = int(d_ends.size) // 3
+        plan, align = self._function("tb_plan"), self._function("tb_align")
+        matrix = self._matrix(scoring)
+        go, ge, k = int(scoring.gap_open), int(scoring.gap_extend), int(scoring.matrix.shape[0])
+        top = max(int(scoring.matrix.max()), 0)
+        ints = cp.empty((3, n), cp.int32)             # qlen, tlen, target
+        d_toff = cp.empty(n, cp.int64)
+        sizes = cp.empty((3, n), cp.int64)            # direction bytes, row ints, slot
+        refused = cp.zeros(1, cp.uint64)
+        plan((-(-n // 128),), (128,),
+             (d_ends, d_tpos, np.int32(n), np.int64(top), np.int64(go), np.int64(ge),
+              np.int32(ge != 0), np.int64(self.most(scoring)), np.int64(max_full_cells),
+              ints[0], d_toff, ints[1], ints[2], sizes, refused))
+        offsets = cp.cumsum(sizes, axis=1)
+        totals = cp.asnumpy(cp.concatenate([offsets[:, -1], refused.astype(cp.int64),
+                                            *[cp.asarray(c, cp.int64).ravel() for c in checks]]),
+                            stream=stream)
+        stream.synchronize()
+        dir_total, row_total, slot_total, refused = (int(v) for v in totals[:4])
+        seen = totals[4:]
+        if refused or dir_total + 4 * row_total + slot_total > ONE_PASS_BYTES or seen.any():
+            return None, seen
+        offsets -= sizes                              # where each job's pieces start
+        rows = cp.empty(max(row_total, 1), cp.int32)
+        dirs = cp.empty(max(dir_total, 1), cp.uint8)
+        slots = cp.empty(max(slot_total, 1), cp.uint8)
+        res = cp.empty((4, n), cp.int32)
+        align((-(-n // _WARPS),), (32 * _WARPS,),
+              (qbuf, d_qpos, ints[0], tbuf, d_toff, ints[1], ints[2], offsets[1], rows,
+               offsets[0], dirs, offsets[2], slots, matrix, np.int32(k), np.int32(go),
+               np.int32(ge), np.int32(n), res))
+        # the paths' starts (qe - di, te - dj) and a buffer for every op the slots can hold
+        return SimpleNamespace(res=res, slots=slots, slot_at=offsets[2],
+                               ops=cp.empty(max(slot_total, 1), cp.uint8),
+                               rq=d_qpos + (ints[0] - res[0]), rt=d_toff + (ints[1] - res[1])
+                               ), seen
+
+    def _pack(self, job, n: int):
+        """``tb_pack`` of :meth:`_one_pass`'s job into ``job.ops`` (queued): the paths'
+        offsets there (device, n + 1 entries)."""
+        cp = self._cp
+        d_opoff = cp.zeros(n + 1, cp.int64)
+        d_opoff[1:] = cp.cumsum(job.res[3], dtype=cp.int64)
+        self._function("tb_pack")((-(-n // _WARPS),), (32 * _WARPS,),
+                                  (job.slots, job.slot_at, job.res[3], d_opoff, np.int32(n),
+                                   job.ops))
+        return d_opoff
 
     def paths_flat(self, qcodes, qpos, qlen, tcodes, tpos, tlen, target, scoring,
                    max_full_cells: int, *, threads: int | None = None):
