@@ -484,7 +484,8 @@ class _StandInCupy:
 
     uint8, int32, int64, uint64, ndarray = np.uint8, np.int32, np.int64, np.uint64, np.ndarray
     zeros, asarray, cumsum = staticmethod(np.zeros), staticmethod(np.asarray), staticmethod(np.cumsum)
-    ascontiguousarray = staticmethod(np.ascontiguousarray)
+    ascontiguousarray, where = staticmethod(np.ascontiguousarray), staticmethod(np.where)
+    maximum = staticmethod(np.maximum)
 
     @staticmethod
     def concatenate(arrays):
@@ -684,7 +685,8 @@ def test_gpu_chained_local_table_on_an_emulated_device():
     from warpalign._backends.cuda import traceback as cuda_tb
     from warpalign._backends.cuda.loader import emulated
     from warpalign.traceback import FULL_MATRIX_CELLS, align_pairs_table, printed_bytes
-    from warpalign.traced import traced_table
+    from warpalign.errors import TracebackError
+    from warpalign.traced import chained_table, traced_table
     launched = []
     s = Scoring(match=3, mismatch=-1, gap_open=3, gap_extend=1)  # mismatches and gaps
     kernels = {"tb_plan": _emulated_tb_plan(s), "tb_align": _emulated_tb_align,
@@ -731,8 +733,15 @@ def test_gpu_chained_local_table_on_an_emulated_device():
             seen, none = chain(cells, checks)
             assert none is None and launched == ["tb_plan"]
             assert seen.tolist() == [int(c) for c in np.concatenate(checks or [[]])]
-    assert traced[0].tolist() == ends.tolist()
-    assert traced_table(traced[0], traced[1:]) == want
+    assert traced[0].tolist() == ends.tolist() and traced[-1]["failed"] == 0
+    assert traced_table(traced[0], traced[1:6]) == want == chained_table(traced[0], traced[1:])
+    rendered = traced[5]
+    broken = rendered._replace(scores=rendered.scores + (np.arange(len(pairs)) == 7))
+    columns = dict(traced[-1], failed=1)       # the device's count: the host names the path
+    with pytest.raises(TracebackError, match=r"the local score is \d+ at .* path of q\["):
+        chained_table(traced[0], (*traced[1:5], broken, columns))
+    with pytest.raises(TracebackError, match="1 paths of the chained traceback failed"):
+        chained_table(traced[0], (*traced[1:6], columns))
 
 
 def test_align_pairs_table_given_largest_code():

@@ -425,9 +425,9 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     elif mode == "full":
         indices = np.arange(len(scores))
     if traced is not None:          # every pair aligned on the device already
-        from .traced import traced_table
+        from .traced import chained_table
         t0 = time.perf_counter()
-        alignments = traced_table(found, traced, owned=True)     # the engine's own arrays
+        alignments = chained_table(found, traced)
         timings["align"] = time.perf_counter() - t0 + timings.get("tb_chain", 0.0)
     elif mode == "full":
         from .traceback import align_pairs_table

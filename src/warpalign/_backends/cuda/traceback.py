@@ -79,6 +79,21 @@ def _batches(sizes, budget: int) -> list[np.ndarray]:
 _PRIORITY = -5
 
 
+def _table_columns(cp, res, ends, opoff, walked) -> list:
+    """:meth:`GpuTraceback.trace_local_chain`'s columns made where the paths are: the
+    rendered scores, consumption and matches, each path's start (query, target),
+    identity (float64 as int64 bits) and the count of paths whose rendered score or path
+    score is not the job's, or that do not consume the start's extents (as
+    :func:`warpalign.traced.check_paths`), queued on the current stream."""
+    score, di, dj = ends[:, 0], res[0], res[1]
+    lengths = opoff[1:] - opoff[:-1]
+    identity = cp.where(lengths > 0, walked.matches / cp.maximum(lengths, 1), 0.0)
+    failed = ((walked.scores != score) | (res[2] != score) | (walked.used_q != di)
+              | (walked.used_t != dj)).sum(dtype=cp.int64)
+    return [walked.scores, walked.used_q, walked.used_t, walked.matches, ends[:, 1] - di,
+            ends[:, 2] - dj, identity.view(cp.int64), failed.reshape(1)]
+
+
 class GpuTraceback:
     """The ``traceback`` job's CUDA engine (:class:`~warpalign._backends.base.ManyTraceback`)."""
 
@@ -424,10 +439,13 @@ class GpuTraceback:
 
         Returns (checks read, None) when a check is not 0 or the jobs do not fit the one
         pass (nothing else ran; the caller takes the general route), else (checks, (ends,
-        di, dj, best, opoff, rendered)): the end cells read back ((n, 3) int64), the
-        starts' reversed extents (-1 / -2 as :meth:`starts_flat`'s: then nothing else is
-        valid), the paths' scores, their offsets, and the host
-        :class:`~warpalign._backends.render.Rendered`.
+        di, dj, best, opoff, rendered, columns)): the end cells read back ((n, 3) int64),
+        the starts' reversed extents (-1 / -2 as :meth:`starts_flat`'s: then ``rendered``
+        is None), the paths' scores, their offsets, the host
+        :class:`~warpalign._backends.render.Rendered`, and the table's other columns made
+        on the device (``query_starts``, ``target_starts``, ``identities``) with
+        ``failed``, the count of paths that :func:`warpalign.traced.check_paths` refuses
+        (issue 20: on the host they took ~1 ms of a 13 ms call).
         """
         from .render import pinned, render_cigar, render_walk, split
         cp = self._cp
@@ -444,8 +462,8 @@ class GpuTraceback:
             d_opoff = self._pack(job, n)            # ops sized by the slots: no read first
             walked = render_walk(cp, job.ops, d_opoff, qbuf, job.rq, tbuf, job.rt, matrix, go,
                                  ge, printed)
-            ints = [job.res.ravel(), d_ends.ravel(), walked.scores, walked.used_q,
-                    walked.used_t, walked.matches, walked.cigoff, d_opoff]
+            columns = _table_columns(cp, job.res, d_ends, d_opoff, walked)
+            ints = [job.res.ravel(), d_ends.ravel(), *columns, walked.cigoff, d_opoff]
             host = pinned(cp, sum(int(v.size) for v in ints), np.int64)
             cp.concatenate([v.astype(np.int64, copy=False) for v in ints]).get(
                 stream=stream, out=host, blocking=False)
@@ -458,15 +476,16 @@ class GpuTraceback:
             joined = pinned(cp, 2 * total + size, np.uint8)
             if joined.size:
                 cp.concatenate(texts).get(stream=stream, out=joined, blocking=False)
-            res, ends, *rendered, opoff = split(host, ints, copy=True)
+            res, ends, scores, used_q, used_t, matches, qs, ts, identity, bad, cigoff, opoff = \
+                split(host, ints, copy=True)
             di, dj, best, _ = res.reshape(4, n)
-            ends = ends.reshape(n, 3)
             stream.synchronize()
             query, target, cigar = split(joined, texts, copy=False)
-        if (di < 0).any():
-            return seen, (ends, di, dj, best, opoff, None)
-        return seen, (ends, di, dj, best, opoff,
-                      Rendered(*rendered[:4], query, target, cigar, rendered[4]))
+        got = Rendered(scores, used_q, used_t, matches, query, target, cigar, cigoff)
+        table = dict(query_starts=qs, target_starts=ts, identities=identity.view(np.float64),
+                     failed=int(bad[0]))
+        return seen, (ends.reshape(n, 3), di, dj, best, opoff,
+                      None if (di < 0).any() else got, table)
 
     def _one_pass(self, stream, qbuf, d_qpos, tbuf, d_tpos, d_ends, scoring,
                   max_full_cells: int, checks=()) -> tuple:
