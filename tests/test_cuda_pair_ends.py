@@ -213,6 +213,7 @@ def test_score_pairs_full_on_the_gpu_equals_the_cpu(scoring, monkeypatch):
             assert gpu.scores.tolist() == cpu.scores.tolist()
             assert gpu.indices.tolist() == cpu.indices.tolist()
             assert gpu.alignments == cpu.alignments
+            assert np.array_equal(gpu.alignments.identities, cpu.alignments.identities)
             assert "ends" in gpu.timings and "tb_ends" not in gpu.timings
             assert ("tb_chain" in gpu.timings) == (threshold is None and not saturates)
             assert (gpu.saturated > 0) == saturates

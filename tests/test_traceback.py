@@ -483,9 +483,9 @@ class _StandInCupy:
     """Enough of CuPy for GpuTraceback on the host: NumPy arrays as device arrays."""
 
     uint8, int32, int64, uint64, ndarray = np.uint8, np.int32, np.int64, np.uint64, np.ndarray
+    float64 = np.float64
     zeros, asarray, cumsum = staticmethod(np.zeros), staticmethod(np.asarray), staticmethod(np.cumsum)
-    ascontiguousarray, where = staticmethod(np.ascontiguousarray), staticmethod(np.where)
-    maximum = staticmethod(np.maximum)
+    ascontiguousarray = staticmethod(np.ascontiguousarray)
 
     @staticmethod
     def concatenate(arrays):
@@ -675,6 +675,19 @@ def _emulated_render(kind):
     return walk if kind == "render_walk" else cigar
 
 
+def _emulated_tb_columns(grid, block, args):
+    res, ends, opoff, scores, used_q, used_t, matches, jobs, qs, ts, identity, failed = args
+    jobs = int(jobs)
+    assert grid[0] * block[0] >= jobs
+    di, dj, best = res.reshape(4, jobs)[:3].astype(np.int64)
+    ends = ends.reshape(jobs, 3)
+    qs[:], ts[:] = ends[:, 1] - di, ends[:, 2] - dj
+    lengths = np.diff(opoff)
+    identity[:] = [m / n if n > 0 else 0.0 for m, n in zip(matches.tolist(), lengths.tolist())]
+    failed[0] = int(((scores != ends[:, 0]) | (best != ends[:, 0]) | (used_q != di)
+                     | (used_t != dj)).sum())
+
+
 def test_gpu_chained_local_table_on_an_emulated_device():
     """trace_local_chain (ends, codes and starts on the device, three reads) with every
     kernel emulated: the same table as align_pairs_table's on the CPU engine, empty
@@ -690,7 +703,8 @@ def test_gpu_chained_local_table_on_an_emulated_device():
     launched = []
     s = Scoring(match=3, mismatch=-1, gap_open=3, gap_extend=1)  # mismatches and gaps
     kernels = {"tb_plan": _emulated_tb_plan(s), "tb_align": _emulated_tb_align,
-               "tb_pack": _emulated_tb_pack, "render_walk": _emulated_render("render_walk"),
+               "tb_pack": _emulated_tb_pack, "tb_columns": _emulated_tb_columns,
+               "render_walk": _emulated_render("render_walk"),
                "render_cigar": _emulated_render("render_cigar")}
 
     def modules(filename, names, defines=()):
@@ -727,14 +741,16 @@ def test_gpu_chained_local_table_on_an_emulated_device():
         gpu = cuda_tb.GpuTraceback()
         seen, traced = chain(FULL_MATRIX_CELLS, [np.zeros(1, np.int32), np.zeros(1, np.uint64)])
         assert seen.tolist() == [0, 0] and launched == [
-            "tb_plan", "tb_align", "tb_pack", "render_walk", "render_cigar"]
+            "tb_plan", "tb_align", "tb_pack", "render_walk", "tb_columns", "render_cigar"]
         for cells, checks in ((100, []), (FULL_MATRIX_CELLS, [np.array([0, 2])])):
             launched.clear()
             seen, none = chain(cells, checks)
             assert none is None and launched == ["tb_plan"]
             assert seen.tolist() == [int(c) for c in np.concatenate(checks or [[]])]
     assert traced[0].tolist() == ends.tolist() and traced[-1]["failed"] == 0
-    assert traced_table(traced[0], traced[1:6]) == want == chained_table(traced[0], traced[1:])
+    chained = chained_table(traced[0], traced[1:])
+    assert traced_table(traced[0], traced[1:6]) == want == chained
+    assert np.array_equal(chained.identities, want.identities)
     rendered = traced[5]
     broken = rendered._replace(scores=rendered.scores + (np.arange(len(pairs)) == 7))
     columns = dict(traced[-1], failed=1)       # the device's count: the host names the path

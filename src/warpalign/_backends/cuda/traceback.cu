@@ -413,6 +413,34 @@ extern "C" __global__ void tb_plan(const long long* __restrict__ ends,
         atomicAdd(refused, 1ULL);
 }
 
+// ---------------------------------------------------------------- tb_columns
+// The chained route's table columns (cuda/traceback.py trace_local_chain), one thread a
+// job: its path's start in the query and the target (the end less tb_align's reversed
+// extents), its identity (matches over aligned columns, as NumPy's float64 division; 0
+// for an empty path) and a count of the paths whose rendered score, path score or
+// consumption is not the job's (warpalign/traced.py check_paths' comparisons).
+extern "C" __global__ void tb_columns(const int* __restrict__ res,
+                                      const long long* __restrict__ ends,
+                                      const long long* __restrict__ opoff,
+                                      const long long* __restrict__ scores,
+                                      const long long* __restrict__ used_q,
+                                      const long long* __restrict__ used_t,
+                                      const long long* __restrict__ matches, int jobs,
+                                      long long* __restrict__ qs, long long* __restrict__ ts,
+                                      double* __restrict__ identity,
+                                      unsigned long long* __restrict__ failed) {
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= jobs) return;
+    const long long di = res[k], dj = res[(long long)jobs + k], best = res[2LL * jobs + k];
+    const long long score = ends[3LL * k];
+    qs[k] = ends[3LL * k + 1] - di;
+    ts[k] = ends[3LL * k + 2] - dj;
+    const long long length = opoff[k + 1] - opoff[k];
+    identity[k] = length > 0 ? (double)matches[k] / (double)length : 0.0;
+    if (scores[k] != score || best != score || used_q[k] != di || used_t[k] != dj)
+        atomicAdd(failed, 1ULL);
+}
+
 // ---------------------------------------------------------------- tb_pack
 // The paths of tb_align's slots (written backwards) turned around and packed: path k's
 // len[k] ops at slot[k] go to out[at[k]:at[k] + len[k]] in alignment order; one warp a job.

@@ -79,21 +79,6 @@ def _batches(sizes, budget: int) -> list[np.ndarray]:
 _PRIORITY = -5
 
 
-def _table_columns(cp, res, ends, opoff, walked) -> list:
-    """:meth:`GpuTraceback.trace_local_chain`'s columns made where the paths are: the
-    rendered scores, consumption and matches, each path's start (query, target),
-    identity (float64 as int64 bits) and the count of paths whose rendered score or path
-    score is not the job's, or that do not consume the start's extents (as
-    :func:`warpalign.traced.check_paths`), queued on the current stream."""
-    score, di, dj = ends[:, 0], res[0], res[1]
-    lengths = opoff[1:] - opoff[:-1]
-    identity = cp.where(lengths > 0, walked.matches / cp.maximum(lengths, 1), 0.0)
-    failed = ((walked.scores != score) | (res[2] != score) | (walked.used_q != di)
-              | (walked.used_t != dj)).sum(dtype=cp.int64)
-    return [walked.scores, walked.used_q, walked.used_t, walked.matches, ends[:, 1] - di,
-            ends[:, 2] - dj, identity.view(cp.int64), failed.reshape(1)]
-
-
 class GpuTraceback:
     """The ``traceback`` job's CUDA engine (:class:`~warpalign._backends.base.ManyTraceback`)."""
 
@@ -462,7 +447,7 @@ class GpuTraceback:
             d_opoff = self._pack(job, n)            # ops sized by the slots: no read first
             walked = render_walk(cp, job.ops, d_opoff, qbuf, job.rq, tbuf, job.rt, matrix, go,
                                  ge, printed)
-            columns = _table_columns(cp, job.res, d_ends, d_opoff, walked)
+            columns = self._columns(job.res, d_ends, d_opoff, walked, n)
             ints = [job.res.ravel(), d_ends.ravel(), *columns, walked.cigoff, d_opoff]
             host = pinned(cp, sum(int(v.size) for v in ints), np.int64)
             cp.concatenate([v.astype(np.int64, copy=False) for v in ints]).get(
@@ -530,6 +515,22 @@ class GpuTraceback:
                                ops=cp.empty(max(slot_total, 1), cp.uint8),
                                rq=d_qpos + (ints[0] - res[0]), rt=d_toff + (ints[1] - res[1])
                                ), seen
+
+    def _columns(self, res, d_ends, d_opoff, walked, n: int) -> list:
+        """:meth:`trace_local_chain`'s columns made where the paths are (``tb_columns``,
+        queued): the rendered scores, consumption and matches, each path's start (query,
+        target), identity (float64 as int64 bits) and the count of paths whose rendered
+        score or path score is not the job's, or that do not consume the start's extents
+        (as :func:`warpalign.traced.check_paths`)."""
+        cp = self._cp
+        qs, ts = cp.empty(n, cp.int64), cp.empty(n, cp.int64)
+        identity = cp.empty(n, cp.float64)
+        failed = cp.zeros(1, cp.uint64)
+        self._function("tb_columns")((-(-n // 128),), (128,), (
+            res, d_ends, d_opoff, walked.scores, walked.used_q, walked.used_t, walked.matches,
+            np.int32(n), qs, ts, identity, failed))
+        return [walked.scores, walked.used_q, walked.used_t, walked.matches, qs, ts,
+                identity.view(cp.int64), failed.view(cp.int64)]
 
     def _pack(self, job, n: int):
         """``tb_pack`` of :meth:`_one_pass`'s job into ``job.ops`` (queued): the paths'
