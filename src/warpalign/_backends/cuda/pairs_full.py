@@ -5,12 +5,12 @@
 (:func:`~.pair_ends.queue_score_ends`), turns its end keys into the traceback's job rows
 on the device (:func:`end_rows`), and hands them to the GPU traceback's chained route
 (:meth:`~.traceback.GpuTraceback.trace_local_chain`: ``tb_plan``, ``tb_align``,
-``tb_pack`` and the render kernels), so the end cells never cross to the host and back,
-and the host reads three times in all: the plan's totals with this pass's checks, the
-paths' integers, their texts. Before, the pass's read back, ``_fill``, the ends' checks
-and copy up, and the traceback's own read between ``tb_align`` and ``tb_pack`` left the
-GPU idle ~3 ms of a ~17 ms call (32,768 pairs of 128 x 1,024, one H100;
-docs/gpu-notes.md session 31).
+``tb_pack``, the render kernels and ``tb_columns``), so the end cells never cross to the
+host and back, and the host reads three times in all: the plan's totals with this pass's
+checks, the paths' integers, their texts. Before, the pass's read back, ``_fill``, the
+ends' checks and copy up, and the traceback's own read between ``tb_align`` and
+``tb_pack`` left the GPU idle ~3 ms of a ~17 ms call (32,768 pairs of 128 x 1,024, one
+H100; docs/gpu-notes.md session 31).
 
 The checks that the host made on the pass's answer run on the device and are read with
 the plan's totals: pairs the scoring run flagged (16-bit saturation: their scores are
@@ -30,7 +30,8 @@ import numpy as np
 from .loader import require_cupy
 from .pair_ends import queue_score_ends, read_score_ends
 
-_ROWS = {}
+#: :func:`end_rows`' ElementwiseKernel, made on first use (immutable after).
+_ROWS: dict = {}
 
 
 def _rows_kernel(cp):

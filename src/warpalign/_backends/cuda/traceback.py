@@ -442,13 +442,13 @@ class GpuTraceback:
             stream.wait_event(after)
             job, seen = self._one_pass(stream, qbuf, d_qpos, tbuf, d_tpos, d_ends, scoring,
                                        max_full_cells, checks)
-            if job is None or seen.any():
+            if job is None:
                 return seen, None
             d_opoff = self._pack(job, n)            # ops sized by the slots: no read first
             walked = render_walk(cp, job.ops, d_opoff, qbuf, job.rq, tbuf, job.rt, matrix, go,
                                  ge, printed)
-            columns = self._columns(job.res, d_ends, d_opoff, walked, n)
-            ints = [job.res.ravel(), d_ends.ravel(), *columns, walked.cigoff, d_opoff]
+            made = self._columns(job.res, d_ends, d_opoff, walked, n)
+            ints = [job.res.ravel(), d_ends.ravel(), *made, walked.cigoff, d_opoff]
             host = pinned(cp, sum(int(v.size) for v in ints), np.int64)
             cp.concatenate([v.astype(np.int64, copy=False) for v in ints]).get(
                 stream=stream, out=host, blocking=False)
@@ -461,16 +461,16 @@ class GpuTraceback:
             joined = pinned(cp, 2 * total + size, np.uint8)
             if joined.size:
                 cp.concatenate(texts).get(stream=stream, out=joined, blocking=False)
-            res, ends, scores, used_q, used_t, matches, qs, ts, identity, bad, cigoff, opoff = \
-                split(host, ints, copy=True)
+            res, ends, scores, used_q, used_t, matches, qs, ts, identity, failed, cigoff, \
+                opoff = split(host, ints, copy=True)
             di, dj, best, _ = res.reshape(4, n)
             stream.synchronize()
             query, target, cigar = split(joined, texts, copy=False)
         got = Rendered(scores, used_q, used_t, matches, query, target, cigar, cigoff)
-        table = dict(query_starts=qs, target_starts=ts, identities=identity.view(np.float64),
-                     failed=int(bad[0]))
+        columns = dict(query_starts=qs, target_starts=ts,
+                       identities=identity.view(np.float64), failed=int(failed[0]))
         return seen, (ends.reshape(n, 3), di, dj, best, opoff,
-                      None if (di < 0).any() else got, table)
+                      None if (di < 0).any() else got, columns)
 
     def _one_pass(self, stream, qbuf, d_qpos, tbuf, d_tpos, d_ends, scoring,
                   max_full_cells: int, checks=()) -> tuple:
