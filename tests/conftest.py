@@ -62,6 +62,26 @@ def backend(request) -> str:
     return request.param
 
 
+@pytest.fixture
+def unpacked(monkeypatch):
+    """What each ``unpack_dna`` launch of the test covers (packed staging, the CUDA encode
+    engine, a device or a stand-in): (its side's codes, lo, hi), in launch order."""
+    from warpalign._backends.cuda import encode as gpu
+    seen = []
+    real = gpu._unpacker
+
+    def spy(kernels, codes, flags):
+        unpack = real(kernels, codes, flags)
+
+        def noted(packed, lo, hi):
+            seen.append((codes, lo, hi))
+            unpack(packed, lo, hi)
+        return noted
+
+    monkeypatch.setattr(gpu, "_unpacker", spy)
+    return seen
+
+
 @pytest.fixture(scope="module")
 def cuda():
     """The CUDA search backend (the registry's shared one); the test skips without a device."""

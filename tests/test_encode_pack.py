@@ -224,24 +224,6 @@ def copied(log) -> list[int]:
     return [size for what, size in log if what == "copy"]
 
 
-@pytest.fixture
-def unpacked(monkeypatch):
-    """What each ``unpack_dna`` launch of the test covers: (its side's codes, lo, hi)."""
-    seen = []
-    real = gpu._unpacker
-
-    def spy(kernels, codes, flags):
-        unpack = real(kernels, codes, flags)
-
-        def noted(packed, lo, hi):
-            seen.append((codes, lo, hi))
-            unpack(packed, lo, hi)
-        return noted
-
-    monkeypatch.setattr(gpu, "_unpacker", spy)
-    return seen
-
-
 def joint_chunks(hosts: dict, size: int) -> list[list[tuple]]:
     """The chunks of packed staging: lists of pieces (side, lo, hi, packs) over the host
     sides ``hosts`` (side -> characters) in order, at most ``size`` characters a chunk (a

@@ -484,8 +484,8 @@ class _StandInCupy:
 
     uint8, int32, int64, uint64, ndarray = np.uint8, np.int32, np.int64, np.uint64, np.ndarray
     float64 = np.float64
-    zeros, asarray, cumsum = staticmethod(np.zeros), staticmethod(np.asarray), staticmethod(np.cumsum)
-    ascontiguousarray = staticmethod(np.ascontiguousarray)
+    zeros, asarray = staticmethod(np.zeros), staticmethod(np.asarray)
+    cumsum, ascontiguousarray = staticmethod(np.cumsum), staticmethod(np.ascontiguousarray)
 
     @staticmethod
     def concatenate(arrays):
