@@ -114,7 +114,18 @@ def _dna(rng, n):
     return "".join(rng.choice(list("ACGT"), n))
 
 
-def test_score_pairs_threads(backend):
+def _pair_results(r):
+    if r.mode != "full":
+        return r.scores.tolist()
+    t = r.alignments
+    return (r.scores.tolist(), t.cigars(), t.query_starts.tolist(), t.target_starts.tolist(),
+            t.query_ends.tolist(), t.target_ends.tolist(), t.query_text, t.target_text)
+
+
+@pytest.mark.parametrize("mode", ["score", "full"])
+def test_score_pairs_threads(backend, mode):
+    """Mode full without a threshold takes, on the GPU, the chained route (its kept plans,
+    the shared traceback engine, per-call streams and pinned buffers)."""
     rng = np.random.default_rng(5)
     sets = []
     for _ in range(THREADS):
@@ -122,9 +133,9 @@ def test_score_pairs_threads(backend):
         ys = [x[10:50] + _dna(rng, 300) if k % 3 else _dna(rng, 300)
               for k, x in enumerate(xs)]
         sets.append((xs, ys))
-    calls = [lambda xs=xs, ys=ys: score_pairs(xs, ys, DNA, backend=backend)
+    calls = [lambda xs=xs, ys=ys: score_pairs(xs, ys, DNA, mode=mode, backend=backend)
              for xs, ys in sets]
-    _check_concurrent(calls, lambda r: r.scores.tolist())
+    _check_concurrent(calls, _pair_results)
 
 
 def test_locate_threads(backend):
