@@ -7,7 +7,8 @@ mutated copy of it (5% substitutions, 1% indels) at a random place, DNA, scoring
 mode full on the GPU, mode full on the CPU backend (every core) as the baseline, all in
 the same run; the alignments of the two backends must be identical (exit 1 otherwise).
 GCUPS = pairs x x x y / seconds (scope "call": the whole call). Input (``--input``):
-"arrays" (default: two 2-D NumPy uint8 arrays of characters, one row a sequence) or
+"arrays" (default: two 2-D NumPy uint8 arrays of characters, one row a sequence), "cupy"
+(the same arrays on the GPU: no staging; the CPU baseline takes the NumPy arrays) or
 "list" (lists of str). Each line records the input form and, in params.timings, the
 call's steps (``PairScores.timings``: encode, kernels, "align" and within it the end
 cells (on the GPU the pair kernel's "ends", on the CPU the traceback's tb_ends) and the
@@ -60,7 +61,7 @@ def main(argv=None) -> int:
     p.add_argument("--y", type=int, default=1024)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=3)
-    p.add_argument("--input", choices=("arrays", "list"), default="arrays")
+    p.add_argument("--input", choices=("arrays", "cupy", "list"), default="arrays")
     p.add_argument("--out")
     args = p.parse_args(argv)
     command = "python bench/pairs_full.py " + " ".join(argv or sys.argv[1:])
@@ -68,13 +69,18 @@ def main(argv=None) -> int:
     device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     s = Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
     xs, ys = make(np.random.default_rng(args.seed), args.pairs, args.x, args.y)
-    if args.input == "arrays":
+    if args.input in ("arrays", "cupy"):
         xs = np.frombuffer("".join(xs).encode(), np.uint8).reshape(args.pairs, args.x)
         ys = np.frombuffer("".join(ys).encode(), np.uint8).reshape(args.pairs, args.y)
+    on = {"cpu": (xs, ys), "cuda": (xs, ys)}
+    if args.input == "cupy":
+        on["cuda"] = (cupy.asarray(xs), cupy.asarray(ys))
+        cupy.cuda.runtime.deviceSynchronize()
     cells = args.pairs * args.x * args.y
     out = open(args.out, "a") if args.out else None  # noqa: SIM115 (closed at exit)
     got = {}
     for backend, mode in (("cuda", "score"), ("cuda", "full"), ("cpu", "full")):
+        xs, ys = on[backend]
         score_pairs(xs[:64], ys[:64], s, mode=mode, backend=backend)     # warm up
         runs, reads = [], []
         for _ in range(1 if backend == "cpu" else args.repeat):
