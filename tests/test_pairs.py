@@ -621,3 +621,28 @@ def test_pair_ends_fill_takes_whole_columns_or_the_sure_rows():
     lost[1] = _NONE
     with pytest.raises(ValueError, match="pair 1: "):
         _fill(out, np.arange(4), scores, scores.copy(), lost)
+
+
+def test_affine_dna_rows_follow_the_query_lengths():
+    """The affine DNA path's rows per lane (``cuda/pairs.py`` dna_rows): R = 16 where its
+    lane groups (powers of two) pad at most 85% of R = 24's tile rows, else 24; the linear
+    path keeps 32; the plan launches the instance of the rows chosen, and an explicit
+    ``rows`` overrides the choice."""
+    from warpalign._backends.cuda import pairs as gpu
+    affine = Scoring(match=2, mismatch=-3, gap_open=5, gap_extend=2)
+    want = {16: 16, 64: 16, 100: 16, 128: 16, 150: 24, 200: 16, 300: 24, 1000: 16, 4096: 24}
+    for m, rows in want.items():
+        assert gpu.dna_rows(True, np.full(5, m)) == rows, m
+        assert gpu.dna_rows(False, np.full(5, m)) == 32, m
+    assert gpu.dna_rows(True, np.array([128] * 9 + [150])) == 16      # the batch's rows
+    assert gpu.dna_rows(True, np.array([150] * 9 + [128])) == 24
+    assert gpu.dna_rows(True, np.zeros(0, np.int64)) == 24
+
+    def names(m, scoring, rows=None):
+        xoff, yoff = np.arange(5) * m, np.arange(5) * 1024
+        return gpu.plan_wordwise(None, xoff, None, yoff, scoring, "local", rows=rows,
+                                 prefetch=None, largest=3).names
+    assert names(128, affine) == ("ww_kernel<16, 16, true, 0, true, false>",)
+    assert names(150, affine) == ("ww_kernel<16, 24, true, 0, true, false>",)
+    assert names(128, affine, rows=24) == ("ww_kernel<16, 24, true, 0, true, false>",)
+    assert names(128, PAPER)[-1].startswith("ww_dna<32,")

@@ -62,6 +62,14 @@ BLOCK = 256
 #: path (any other scoring) uses 16 rows, one chain. ww_dna on an H200, 32,768 pairs,
 #: m = 128, n = 16,384, kernel time: R = 32: 8,182 GCUPS, R = 16: 7,729.
 WW_DNA_ROWS = {False: 32, True: 24}
+#: Rows per lane the affine DNA path takes instead of WW_DNA_ROWS[True] where they pad far
+#: fewer tile rows (:func:`dna_rows`): a lane group is a power of two of lanes (:func:`_tiles`),
+#: so R = 24 runs a 128-letter query in 8 x 24 = 192 rows, 64 of them pad, where R = 16 runs
+#: 128. Session 32 (one H100, 32,768 pairs of 128 x 1,024, affine): the R = 24 scoring
+#: kernel 1.49 ms, the R = 16 ENDS kernel over the same cells 1.14 ms: R = 24 does ~1.15x
+#: the work of R = 16 per tile row, so an alternative is taken from 15% fewer rows.
+WW_DNA_ALTERNATIVES = {False: (), True: (16,)}
+_FEWER_ROWS = 0.85
 #: ww_dna's column bytes, loaded one iteration ahead, are also prefetched to L2 2,048
 #: bytes ahead (True). Kernel GCUPS at n = 1,024 / 4,096 / 16,384, 32,768 pairs, m = 128,
 #: one H100, same runs (bench/results/pairs_gpu.jsonl, docs/gpu-notes.md session 16):
@@ -138,6 +146,25 @@ def rerun(clock: Clock, nflag, run: int) -> None:
 
 
 _POWERS = np.array([1, 2, 4, 8, 16, 32], np.int64)   # group sizes G
+
+
+def dna_rows(affine: bool, xl: np.ndarray) -> int:
+    """The DNA path's rows per lane for queries of lengths ``xl``: WW_DNA_ROWS[affine],
+    or the alternative of :data:`WW_DNA_ALTERNATIVES` whose tiles hold at most
+    :data:`_FEWER_ROWS` of its rows over the batch (the fewest)."""
+    default = WW_DNA_ROWS[affine]
+    if not WW_DNA_ALTERNATIVES[affine] or not xl.size:
+        return default
+
+    def tile_rows(rows: int) -> int:
+        g, bands = _tiles(xl, rows)
+        return int((g * bands).sum()) * rows
+
+    best, fewest = default, _FEWER_ROWS * tile_rows(default)
+    for rows in WW_DNA_ALTERNATIVES[affine]:
+        if tile_rows(rows) <= fewest:
+            best, fewest = rows, tile_rows(rows)
+    return best
 
 
 def _tiles(m: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -241,11 +268,11 @@ class WwTable:
 
 
 def ww_table(scoring, local: bool, xcodes, ycodes, largest: int | None,
-             rows: int | None) -> WwTable:
+             rows: int | None, xl: np.ndarray | None = None) -> WwTable:
     """The score table, the DNA choice and the rows per lane of ``scoring`` for the
     word-wise kernels; ``largest``: the largest code when known (else read from the codes
-    where it matters); ``rows``: the DNA path's rows per lane (default
-    :data:`WW_DNA_ROWS`)."""
+    where it matters); ``rows``: the DNA path's rows per lane (default: :func:`dna_rows`
+    of the query lengths ``xl``, :data:`WW_DNA_ROWS` without them)."""
     matrix = np.asarray(scoring.matrix, dtype=np.int64)
     go, ge = int(scoring.gap_open), int(scoring.gap_extend)
     affine = go != ge
@@ -263,7 +290,9 @@ def ww_table(scoring, local: bool, xcodes, ycodes, largest: int | None,
                  for y in range(4)] + [0xFFFFFFFF]
         table = np.array(words, dtype=np.uint32).view(np.int32)
         k = 4
-        rows = WW_DNA_ROWS[affine] if rows is None else int(rows)
+        if rows is None:
+            rows = WW_DNA_ROWS[affine] if xl is None else dna_rows(affine, xl)
+        rows = int(rows)
     else:
         k = alpha + 1
         pad = -(go + ge + 1)
@@ -342,7 +371,7 @@ def plan_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring, a
     yl = np.diff(yoff)
     ylen = int(yl[0]) if _uniform(yl) else None     # one target length: plans by arithmetic
     local = code == LOCAL
-    tab = ww_table(scoring, local, xcodes, ycodes, largest, rows)
+    tab = ww_table(scoring, local, xcodes, ycodes, largest, rows, xl)
     if local:
         widths = np.full(xl.size, 16 if tab.narrow else 32)
     else:
