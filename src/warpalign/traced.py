@@ -28,11 +28,10 @@ def check_paths(got, want, best, qlen, tlen, algorithm, where) -> None:
 
 
 def paths_table(got, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
-                n=None, owned: bool = False) -> AlignmentTable:
+                n=None) -> AlignmentTable:
     """The AlignmentTable of rendered paths (``got``: host arrays; ``opoff``: the paths'
     offsets). ``keep``: the rows (of ``n``) the paths belong to; the others are empty (a
-    local score of 0). ``owned``: the arrays are the caller's own, held nowhere else
-    (the table takes them without copies)."""
+    local score of 0)."""
     matches = np.asarray(got.matches, np.int64)      # read only (the table copies it)
     opoff = np.asarray(opoff, np.int64)
     cigoff = np.asarray(got.cigoff, np.int64)
@@ -55,28 +54,28 @@ def paths_table(got, opoff, scores, qs, qe, ts, te, algorithm, keep=None,
         matches, lengths, opoff, cigoff = m, np.diff(aligned), aligned, cig
     with np.errstate(invalid="ignore", divide="ignore"):
         identity = np.where(lengths > 0, matches / np.maximum(lengths, 1), 0.0)
-    make = AlignmentTable._taking if owned else AlignmentTable
-    return make(scores=cols[0], query_starts=cols[1], query_ends=cols[2],
-                target_starts=cols[3], target_ends=cols[4], identities=identity,
-                lengths=lengths, cigar_text=decoded(got.cigar, "ascii"), cigar_offsets=cigoff,
-                query_text=np.asarray(got.query), target_text=np.asarray(got.target),
-                aligned_offsets=opoff, algorithm=algorithm)
+    return AlignmentTable(scores=cols[0], query_starts=cols[1], query_ends=cols[2],
+                          target_starts=cols[3], target_ends=cols[4], identities=identity,
+                          lengths=lengths, cigar_text=decoded(got.cigar, "ascii"),
+                          cigar_offsets=cigoff, query_text=np.asarray(got.query),
+                          target_text=np.asarray(got.target), aligned_offsets=opoff,
+                          algorithm=algorithm)
 
 
-def traced_table(ends: np.ndarray, traced: tuple, owned: bool = False) -> AlignmentTable:
+def traced_table(ends: np.ndarray, traced: tuple) -> AlignmentTable:
     """The local :class:`AlignmentTable` of paths traced and rendered in one pass from the
     (n, 3) end cells ``ends`` (score 0: the empty alignment at (0, 0)): ``traced`` is
     (the starts' reversed extents di, dj, the paths' scores, their offsets, the host
     ``Rendered``), as the GPU engine's ``align_local_flat`` and ``render_flat`` or its
-    ``trace_local_chain`` give them; checked as
-    :func:`~warpalign.traceback.align_pairs_table`'s. ``owned``: as :func:`paths_table`."""
+    ``trace_local_chain`` give them, every start found (the caller's :func:`unreached`
+    ran before the paths were rendered); checked as
+    :func:`~warpalign.traceback.align_pairs_table`'s."""
     di, dj, best, opoff, got = traced
     score, qe, te = ends[:, 0], ends[:, 1], ends[:, 2]
-    unreached(di, np.arange(score.size), qe, te, score)
     qs, ts = qe - di, te - dj
     check_paths(got, score, best, di, dj, "local",
                 lambda k: (int(qs[k]), int(qe[k]), int(ts[k]), int(te[k])))
-    return paths_table(got, opoff, score, qs, qe, ts, te, "local", owned=owned)
+    return paths_table(got, opoff, score, qs, qe, ts, te, "local")
 
 
 def chained_table(ends: np.ndarray, traced: tuple) -> AlignmentTable:

@@ -333,7 +333,7 @@ class PairsAligned(Protocol):
     rendered from the ends where they lie (``traceback``: that backend's
     :class:`ManyTraceback`; ``max_full_cells``, ``symbols``: its one-pass bound and the
     printed byte of each code). Returns :class:`PairScoresEnds`' four values and, fifth,
-    what :func:`warpalign.traced.traced_table` makes the table of, or None where the
+    what :func:`warpalign.traced.chained_table` makes the table of, or None where the
     batch takes the general route (``align_pairs_table`` from the ends)."""
 
     def __call__(self, xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray,

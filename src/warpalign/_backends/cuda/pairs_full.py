@@ -78,7 +78,7 @@ def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
     traceback engine, ``max_full_cells`` and ``symbols`` as its ``trace_local_chain``
     takes them. Returns (scores, flagged pairs, (pairs, 3) int64 ends, seconds per step,
     traced): ``traced`` is ``trace_local_chain``'s answer for
-    :func:`warpalign.traced.traced_table`, or None where the batch takes the general route
+    :func:`warpalign.traced.chained_table`, or None where the batch takes the general route
     (the other four then as :func:`~.pair_ends.score_ends_wordwise` gives them).
 
     Raises:
