@@ -463,28 +463,6 @@ def test_gpu_ends_plan_covers_each_wanted_pair_once():
         assert sorted(seen) == pairs.tolist()
 
 
-def test_gpu_fused_ends_take_the_ends_table():
-    # score_pairs mode full's fused pass (issue 20) runs its ENDS launches on the scoring
-    # run's table at ENDS_ROWS: the table ends_wordwise builds for the same scoring
-    from warpalign._backends.cuda.pair_ends import ENDS_ROWS, ends_table
-    from warpalign._backends.cuda.pairs import ww_table
-
-    acgt, with_n = np.array([0, 1, 2, 3], np.uint8), np.array([0, 4, 2], np.uint8)
-    for scoring in (Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1),
-                    Scoring(match=5, mismatch=-3, gap_open=8, gap_extend=1),
-                    Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1),
-                    Scoring(match=1000, mismatch=-500, gap_open=800, gap_extend=300)):
-        for codes in (acgt, with_n):
-            got = ends_table(ww_table(scoring, True, codes, codes, None, None))
-            want = ww_table(scoring, True, codes, codes, None, ENDS_ROWS)
-            assert np.array_equal(got.table, want.table)
-            assert (got.k, got.dna, got.rows, got.smax, got.go, got.ge, got.affine,
-                    got.narrow) == (want.k, want.dna, want.rows, want.smax, want.go, want.ge,
-                                    want.affine, want.narrow)
-    assert ww_table(Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1), True, acgt, acgt,
-                    None, None).rows != ENDS_ROWS    # the DNA scoring run's rows differ
-
-
 class _HostCupy:
     """Enough of CuPy for the word-wise planner's upload: NumPy arrays as device arrays,
     device 0, a stream whose synchronize is counted."""

@@ -13,35 +13,33 @@ Two engines run it:
 * :func:`ends_wordwise` (row ``pair_ends``): the ends of pairs of given scores, planned,
   copied up and read on their own (``score_pairs`` with a threshold: the reported pairs).
 * :func:`score_ends_wordwise` (row ``pairs_full``): ``score_pairs(mode="full")`` of every
-  pair, local, in one pass: :func:`~.pairs.score_wordwise`'s launches and the ENDS ones
-  planned together, every host array in one copy up, the ENDS kernels queued on the same
-  stream after the scoring kernels with the scoring run's own device scores as targets,
-  and the scores, the saturation count, the ENDS maxima and the end keys back in one read
-  (issue 20: the second plan, copy and read of the separate pass took ~2.4 of its 3.5 ms
-  for 32,768 pairs of 128 x 1,024 on an H200, the ENDS kernels 1.14).
+  pair, local, in one DP: the ENDS form without targets (TRACK, ``pairs.cu``) finds each
+  pair's maximum and the cell of it the tie rule picks, the scores, the saturation count
+  and the end keys back in one read. (Before it, the scoring kernels and the ENDS ones
+  ran one after the other with the scoring's device scores as targets: two DPs, 1.49 +
+  1.14 ms for 32,768 pairs of 128 x 1,024 on an H100, session 32.)
 
 The ENDS plan (:func:`plan_ends`) is the scoring plan's kind (same tables, tiles and
 launch groups), with two differences: every launch is ``ww_kernel`` (DNA included,
 ``DNA=true``; ww_dna has no end cells), at :data:`ENDS_ROWS` rows per lane; and lanes are
 32-bit for a pair whose score reaches the 16-bit threshold (:func:`ends_wordwise`: the
-pairs the scoring run flagged and rescored), so no lane can wrap. The fused pass cannot
-know those pairs up front: it runs every pair in the scoring's own lanes and discards the
-ends of the pairs its scoring run flagged (their 16-bit scores, its targets, are wrong);
-the job takes their exact ends from its rescoring (``cpu.pairwise.score_end`` gives the
-end cell with the score).
+pairs the scoring run flagged and rescored), so no lane can wrap. The one-DP pass cannot
+know those pairs up front: it runs every pair in 16-bit lanes where the scoring allows
+and flags the pairs that reach the threshold as the scoring kernels do (their scores and
+cells are wrong); the job rescores them and takes their ends from there
+(``cpu.pairwise.score_end`` gives the end cell with the score).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..cpu.pairwise import LOCAL
 from .loader import require_cupy
 from .pairs import (BLOCK, Clock, WwTable, band_buffer, device_codes, kept_plan, launch_groups,
-                    pairs_module, plan_wordwise, queue_wordwise, shape_key, ww_items, ww_name,
-                    ww_table, ww_threshold)
+                    pairs_module, shape_key, ww_items, ww_name, ww_table, ww_threshold)
 from .transfer import upload
 
 _NONE = np.uint64(0xFFFFFFFFFFFFFFFF)   # the kernel's key for "no cell holds S"
@@ -76,13 +74,6 @@ def plan_ends(pairs: np.ndarray, xl: np.ndarray, yl: np.ndarray, widths: np.ndar
         out.append(EndsLaunch(ww_name(bits, tab.rows, tab.affine, LOCAL, tab.dna, True), bits,
                               g, bands, items, nitems, grid, int(yl[order].max())))
     return out
-
-
-def ends_table(tab: WwTable) -> WwTable:
-    """The ENDS launches' table of a local scoring run's ``tab`` (what :func:`ends_wordwise`
-    builds by ``ww_table(..., ENDS_ROWS)``): the same scores, :data:`ENDS_ROWS` rows per
-    lane on the DNA path (the table path has 16 whatever is asked)."""
-    return replace(tab, rows=ENDS_ROWS) if tab.dna else tab
 
 
 def _queue_ends(cp, mod, tab: WwTable, launches: list[EndsLaunch], d_items: list, codes: tuple,
@@ -190,15 +181,14 @@ def score_ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scor
     """Local scores of pairs as :func:`~.pairs.score_wordwise` and their end cells as
     :func:`ends_wordwise`, in one pass (the module docstring; arguments as there).
 
-    Returns (scores int32, the indices of the pairs the scoring run flagged (their scores
-    are wrong: the caller rescores them), (pairs, 3) int64 ends: (score, query end,
-    target end) of every other pair of score > 0, (0, 0, 0) for the rest, flagged pairs
-    included, seconds per step: ``h2g`` (the one copy up), ``pack``, ``swa`` (the scoring
-    kernels), ``ends`` (the ENDS kernels), ``g2h`` (the read)).
+    Returns (scores int32, the indices of the pairs the pass flagged (their scores are
+    wrong: the caller rescores them), (pairs, 3) int64 ends: (score, query end, target
+    end) of every other pair of score > 0, (0, 0, 0) for the rest, flagged pairs
+    included, seconds per step: ``h2g`` (the codes' copy up, where on the host), ``swa``
+    (the one-DP kernels), ``g2h`` (the read)).
 
     Raises:
-        ValueError: a pair the scoring run did not flag whose ENDS maximum differs from
-            its score, or of score > 0 without an end cell (a bug: the kernels disagree).
+        ValueError: a pair the pass did not flag of score > 0 without an end cell (a bug).
     """
     npairs = len(xoff) - 1
     if npairs == 0:
@@ -210,17 +200,16 @@ def score_ends_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scor
 @dataclass
 class ScoreEnds:
     """:func:`queue_score_ends`' pass, queued on the caller's stream and not yet read: in
-    ``buf``, the end keys (uint64, ``keys``), then as int32 the scores (``scores``), the
-    saturation count (``nflag``) and the ENDS kernels' maxima (``maxima``); ``flags``: the
-    flagged pairs' indices (the first ``nflag``); ``xoff``, ``yoff``: the offsets on the
-    device; ``codes``: both sides' codes there."""
+    ``buf``, the end keys (uint64, ``keys``), then as int32 the scores (``scores``) and the
+    saturation count (``nflag``); ``flags``: the flagged pairs' indices (the first
+    ``nflag``); ``xoff``, ``yoff``: the offsets on the device; ``codes``: both sides'
+    codes there."""
 
     npairs: int
     buf: object
     keys: object
     scores: object
     nflag: object
-    maxima: object
     flags: object
     xoff: object
     yoff: object
@@ -232,45 +221,42 @@ def queue_score_ends(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring
                      largest: int | None = None) -> ScoreEnds:
     """:func:`score_ends_wordwise`'s kernels queued on the current stream, nothing read
     (``npairs`` >= 1): :func:`read_score_ends` reads them, or the caller queues more work
-    on the device results first (:mod:`.pairs_full`)."""
+    on the device results first (:mod:`.pairs_full`). One DP a pair: ``ww_kernel``'s
+    ENDS form without targets (TRACK, ``pairs.cu``) finds each pair's maximum and the
+    cell of it the tie rule picks, at :data:`ENDS_ROWS` rows per lane, 16-bit lanes where
+    the scoring allows (a pair reaching the threshold is flagged: its score and cell are
+    the caller's to make again)."""
     cp = require_cupy("backend 'cuda'")
     npairs = len(xoff) - 1
     xoff = np.asarray(xoff, np.int64)
     yoff = np.asarray(yoff, np.int64)
-    key = shape_key(cp, xoff, yoff, scoring, "local", None, None, largest)
+    key = shape_key(cp, xoff, yoff, scoring, "local", ENDS_ROWS, None, largest)
 
     def make():
-        plan = plan_wordwise(xcodes, xoff, ycodes, yoff, scoring, "local", rows=None,
-                             prefetch=None, largest=largest)
-        tab = ends_table(plan.tab)
+        tab = ww_table(scoring, True, xcodes, ycodes, largest, ENDS_ROWS)
         launches = plan_ends(np.arange(npairs, dtype=np.int64), np.diff(xoff), np.diff(yoff),
                              np.full(npairs, 16 if tab.narrow else 32), tab)
-        return (plan, tab, launches), plan.small + [launch.items for launch in launches]
-    # both plans kept together, as score_wordwise's (~2.6 ms of host time for 32,768 pairs
-    # of 128 x 1,024 on an H100 host, the GPU idle: docs/gpu-notes.md, session 30)
-    kept = None if key is None else (*key, "ends", ENDS_ROWS)
-    (plan, tab, launches), device = kept_plan(cp, kept, make)
-    mod = pairs_module(plan.names)                      # score_wordwise's module
-    ends_mod = pairs_module(launch.name for launch in launches)
+        return (tab, launches), [xoff, yoff, tab.table] + [launch.items for launch in launches]
+    # the plan kept with its device arrays, as score_wordwise's (~2.6 ms of host time for
+    # 32,768 pairs of 128 x 1,024 on an H100 host, the GPU idle: docs/gpu-notes.md, 30)
+    kept = None if key is None else (*key, "track")
+    (tab, launches), device = kept_plan(cp, kept, make)
+    mod = pairs_module(launch.name for launch in launches)
 
     clock = Clock(cp)
     clock.mark("h2g")
     d_x, d_y = device_codes(cp, xcodes, ycodes)
-    clock.mark(None)
-    buf = cp.zeros(2 * npairs + 1, dtype=cp.uint64)
+    clock.mark("swa")
+    # the end keys, then as int32 the scores and the saturation count
+    buf = cp.zeros((3 * npairs + 2) // 2, dtype=cp.uint64)
     d_keys = buf[:npairs]
     d_keys.fill(_NONE)
     words = buf.view(cp.int32)
     d_out, d_nflag = words[2 * npairs:3 * npairs], words[3 * npairs:3 * npairs + 1]
-    d_max = words[3 * npairs + 1:4 * npairs + 1]
     d_flag = cp.empty(npairs, dtype=cp.int32)
-    queue_wordwise(cp, plan, mod, d_x, d_y, device, d_out, d_flag, d_nflag, clock)
-    clock.mark("ends")
-    # the ENDS kernels' own 16-bit flags (a flagged pair's lanes) are not read
-    _queue_ends(cp, ends_mod, tab, launches, device[len(plan.small):],
-                (d_x, device[0], d_y, device[1]), device[2], d_out, d_max, d_keys,
-                cp.empty(npairs, dtype=cp.int32), cp.zeros(1, dtype=cp.int32))
-    return ScoreEnds(npairs, buf, d_keys, d_out, d_nflag, d_max, d_flag, device[0], device[1],
+    _queue_ends(cp, mod, tab, launches, device[3:], (d_x, device[0], d_y, device[1]),
+                device[2], np.uint64(0), d_out, d_keys, d_flag, d_nflag)   # target: null
+    return ScoreEnds(npairs, buf, d_keys, d_out, d_nflag, d_flag, device[0], device[1],
                      (d_x, d_y), clock)
 
 
@@ -287,9 +273,8 @@ def read_score_ends(run: ScoreEnds) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                else np.zeros(0, np.int64))
     run.clock.mark(None)
     timings = run.clock.finish()
-    sure = np.ones(npairs, bool)           # every pair but the flagged: both kernels agree
+    sure = np.ones(npairs, bool)           # every pair but the flagged
     sure[flagged] = False
     ends = np.zeros((npairs, 3), np.int64)
-    _fill(ends, np.flatnonzero(sure), scores, got[3 * npairs + 1:4 * npairs + 1],
-          host[:npairs])
+    _fill(ends, np.flatnonzero(sure), scores, scores, host[:npairs])
     return scores, flagged, ends, timings

@@ -35,6 +35,12 @@
 //            score is written too (the host checks it equals S).  Pad rows stay 0 and
 //            pad columns (past a pair's end, scores < 0) stay below S (> 0) or come
 //            after the real column holding it, so neither is picked.
+//            TRACK (the ENDS form with `target` null): the pair's score is not known; a
+//            lane notes, per band, the first cell of its running maximum each time that
+//            maximum grows (the first row of the column where it grew: the same rows
+//            search, as often as the maximum grows), bands and lanes keep the smallest key
+//            among those holding the largest maximum: the same cell as the ENDS form
+//            given that maximum, and the score, in one DP instead of two.
 // ww_dna     word-wise, DNA local linear 16-bit (the bulk hot path): two columns per
 //            iteration (lane t at columns s - 2t, s + 1 - 2t), packed columns (ww_ypack).
 // bs_*       bitsliced: 32 pairs per word (bit k = pair k), values as S bit-planes.
@@ -66,6 +72,9 @@ template <int W> struct Lanes;
 
 template <> struct Lanes<16> {
     static constexpr int NEG = -16384;
+    static __device__ __forceinline__ unsigned gt(unsigned a, unsigned b) {
+        return __vcmpgts2(a, b);                // 0xffff in each half where a > b
+    }
     static __device__ __forceinline__ unsigned addmax(unsigned a, unsigned b, unsigned c) {
         return __viaddmax_s16x2(a, b, c);
     }
@@ -90,6 +99,9 @@ template <> struct Lanes<16> {
 
 template <> struct Lanes<32> {
     static constexpr int NEG = -(1 << 28);
+    static __device__ __forceinline__ unsigned gt(unsigned a, unsigned b) {
+        return (int)a > (int)b ? 0xffffffffu : 0u;
+    }
     static __device__ __forceinline__ unsigned addmax(unsigned a, unsigned b, unsigned c) {
         return (unsigned)__viaddmax_s32((int)a, (int)b, (int)c);
     }
@@ -200,7 +212,9 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
     // ENDS: S per pair in stored units (-1, never stored, for no end), the first cell's key
     unsigned goal = 0u;
     unsigned long long key_a = ~0ull, key_b = ~0ull;
-    if (ENDS) {
+    const bool track = ENDS && target == nullptr;   // TRACK: S is this run's own maximum
+    unsigned long long band_a = ~0ull, band_b = ~0ull;  // TRACK: the band's first cells
+    if (ENDS && !track) {
         const int sa = pa >= 0 ? target[pa] : 0, sb = pb >= 0 ? target[pb] : 0;
         const int sub = AFFINE ? go : 0;
         goal = L::pack(sa > 0 ? sa + sub : -1, sb > 0 ? sb + sub : -1);
@@ -212,6 +226,7 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
         const int row0 = band * G * R + t * R;   // first tile row of this lane
         unsigned found = 0u;                     // ENDS: halves whose band hit is recorded
         if (ENDS) best = best0;
+        if (track) band_a = band_b = ~0ull;
         // per-row constants: score selector / table offsets, initial H (col 0), E', floor
         unsigned sel[R], Hc[R], Ec[R], fl[R];
 #pragma unroll
@@ -334,11 +349,21 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
                         }
                     }
                     if (LOCAL) {
+                        const unsigned before = best;
 #pragma unroll
                         for (int k = 0; k + 1 < R; k += 2)
                             best = L::max3(best, Hc[k], Hc[k + 1]);
                         if (R & 1) best = L::max2(best, Hc[R - 1]);
-                        if (ENDS) {
+                        if (track) {
+                            const unsigned grew = L::gt(best, before);
+                            if (grew) {     // a new maximum: its first row in this column
+                                if (grew & 0xffffu)
+                                    band_a = ww_key<W, R>(Hc, L::lo(best), true, j, row0 - pada);
+                                if (PAIRS == 2 && (grew >> 16))
+                                    band_b = ww_key<W, R>(Hc, L::hi(best), false, j,
+                                                          row0 - padb);
+                            }
+                        } else if (ENDS) {
                             const unsigned hit = L::eq(best, goal) & ~found;
                             if (hit) {      // this lane's first column of the band with S
                                 found |= hit;
@@ -387,10 +412,27 @@ ww_kernel(const unsigned char* __restrict__ xcodes, const long long* __restrict_
             hu = rh;
             fu = rf;
         }
+        if (track) {        // the band's cells against the bands before: larger, or tied
+            const unsigned more = L::gt(best, total), same = L::eq(best, total);
+            if (more & 0xffffu) key_a = band_a;
+            else if (same & 0xffffu) key_a = min(key_a, band_a);
+            if (PAIRS == 2) {
+                if (more >> 16) key_b = band_b;
+                else if (same >> 16) key_b = min(key_b, band_b);
+            }
+        }
         if (ENDS) total = L::max2(total, best);
     }
     if (ENDS) {
         best = total;
+        if (track) {        // only the lanes holding the item's maximum keep their cell
+            unsigned top = total;
+            for (int o = 1; o < G; o <<= 1)
+                top = L::max2(top, __shfl_xor_sync(FULL_MASK, top, o, G));
+            const unsigned at = L::eq(total, top);
+            if (!(at & 0xffffu)) key_a = ~0ull;
+            if (PAIRS == 2 && !(at >> 16)) key_b = ~0ull;
+        }
         for (int o = 1; o < G; o <<= 1) {
             key_a = min(key_a, __shfl_xor_sync(FULL_MASK, key_a, o, G));
             key_b = min(key_b, __shfl_xor_sync(FULL_MASK, key_b, o, G));

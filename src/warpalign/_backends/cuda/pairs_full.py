@@ -14,8 +14,7 @@ H100; docs/gpu-notes.md session 31).
 
 The checks that the host made on the pass's answer run on the device and are read with
 the plan's totals: pairs the scoring run flagged (16-bit saturation: their scores are
-wrong), pairs whose ENDS maximum is not their score or that have no end cell, cells
-outside their pair. Any of them, or a job past the one pass's bounds, and the batch takes
+wrong), pairs of a positive score without an end cell, cells outside their pair. Any of them, or a job past the one pass's bounds, and the batch takes
 the general route: the pass is read as :func:`~.pair_ends.score_ends_wordwise` reads it
 (which names a disagreement) and :func:`warpalign.traceback.align_pairs_table` goes on
 from its ends. Nothing is computed twice.
@@ -39,7 +38,7 @@ def _rows_kernel(cp):
     kernel = _ROWS.get("kernel")
     if kernel is None:
         kernel = _ROWS.setdefault("kernel", cp.ElementwiseKernel(
-            "raw int32 score, raw int32 best, raw uint64 keys, raw int64 xoff, raw int64 yoff",
+            "raw int32 score, raw uint64 keys, raw int64 xoff, raw int64 yoff",
             "raw int64 ends, raw uint64 bad",
             """
             const int s = score[i];
@@ -50,7 +49,7 @@ def _rows_kernel(cp):
             ends[3 * i] = pos ? s : 0;
             ends[3 * i + 1] = qe;
             ends[3 * i + 2] = te;
-            if (s < 0 || best[i] != s || (pos && (key == ~0ull || qe > xoff[i + 1] - xoff[i]
+            if (s < 0 || (pos && (key == ~0ull || qe > xoff[i + 1] - xoff[i]
                                                   || te > yoff[i + 1] - yoff[i])))
                 atomicAdd(&bad[0], 1ull);
             """, "warpalign_end_rows"))
@@ -60,11 +59,12 @@ def _rows_kernel(cp):
 def end_rows(cp, run):
     """The (pairs, 3) int64 job rows (score, query end, target end) of the queued pass
     ``run`` (its key: target end << 32 | query end; a score of 0 the empty alignment at
-    (0, 0)) and a device count of the pairs the host's ``_fill`` would refuse or that lie
-    outside their pair, both queued on the current stream."""
+    (0, 0)) and a device count of the pairs the host's ``_fill`` would refuse (a positive
+    score without a cell) or whose cell lies outside their pair, both queued on the
+    current stream."""
     ends = cp.empty((run.npairs, 3), cp.int64)
     bad = cp.zeros(1, cp.uint64)
-    _rows_kernel(cp)(run.scores, run.maxima, run.keys, run.xoff, run.yoff, ends, bad,
+    _rows_kernel(cp)(run.scores, run.keys, run.xoff, run.yoff, ends, bad,
                      size=run.npairs)
     return ends, bad
 
