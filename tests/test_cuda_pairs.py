@@ -482,9 +482,9 @@ def test_device_encoding_at_every_place_of_a_16_character_word():
 
 def test_host_forms_in_many_staging_chunks_equal_the_list_form():
     # whole score_pairs calls whose host inputs span several batches (the next batch
-    # staged while one is scored; 38 MB of ys, one staging chunk each at STAGE_BYTES =
-    # 64 MiB: several chunks of one array are test_chunked_encoding_finds_the_first_bad_
-    # character_in_any_chunk's), and
+    # staged while one is scored; 38 MB of ys, packed chunks of at most STREAM_BYTES =
+    # 4 MiB: the character path's several chunks of one array are
+    # test_chunked_encoding_finds_the_first_bad_character_in_any_chunk's), and
     # a bad character at the end named as on the CPU
     pytest.importorskip("cupy")
     from warpalign.buffers import SequenceBuffer

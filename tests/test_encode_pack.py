@@ -10,8 +10,9 @@ to the device as 2-bit codes, four to a byte (``cpu/pack2.py``, Numba), and
   transcribed in NumPy): codes, first bad character, largest code and counts equal the CPU
   engine's for every staging, chunk size and thread count, and the bytes that cross are
   the packed ones exactly where packing applies: the host sides of a call share one
-  sequence of chunks (:func:`joint_chunks`), each packed in one round of the fill pool,
-  and from its first piece with another character on a side carries characters.
+  sequence of chunks (:func:`joint_chunks`), each packed by one task of the fill pool
+  into a pinned slot of its own, several chunks in flight, and from its first piece with
+  another character on a side carries characters.
 
 The kernels themselves run in tests/test_cuda_pairs.py (cuda-marked)."""
 
@@ -225,13 +226,14 @@ def copied(log) -> list[int]:
 
 
 def joint_chunks(hosts: dict, size: int) -> list[list[tuple]]:
-    """The chunks of packed staging: lists of pieces (side, lo, hi, packs) over the host
+    """The chunks of packed staging: lists of pieces (side, lo, hi, sent) over the host
     sides ``hosts`` (side -> characters) in order, at most ``size`` characters a chunk (a
     multiple of 4), a piece cut at a multiple of 4 characters of its side unless it ends
-    the side; a side's first piece with a character outside ACGTacgt is its last."""
+    the side; planned whole before any packing. ``sent``: the piece packs and no earlier
+    piece of its side held a character outside ACGTacgt."""
     chunks, room = [[]], size
     for k, raw in hosts.items():
-        lo = 0
+        lo, fallen = 0, False
         while lo < raw.size:
             left = raw.size - lo
             take = left if left <= room else room - room % 4
@@ -239,12 +241,21 @@ def joint_chunks(hosts: dict, size: int) -> list[list[tuple]]:
                 chunks.append([])
                 room = size
                 continue
-            ok = bool(np.isin(raw[lo:lo + take], ACGT).all())
+            ok = not fallen and bool(np.isin(raw[lo:lo + take], ACGT).all())
             chunks[-1].append((k, lo, lo + take, ok))
+            fallen = fallen or not ok
             lo, room = lo + take, room - take
-            if not ok:
-                break
     return [c for c in chunks if c]
+
+
+def fallen_pieces(plan) -> dict:
+    """Side -> (lo, hi) of its first piece that did not pack (its fallback's start)."""
+    fallen: dict = {}
+    for pieces in plan:
+        for k, lo, hi, ok in pieces:
+            if not ok and k not in fallen:
+                fallen[k] = (lo, hi)
+    return fallen
 
 
 def assert_as_cpu(cp, got, raws) -> None:
@@ -256,15 +267,18 @@ def assert_as_cpu(cp, got, raws) -> None:
         assert (bad, top, counted) == (wb, wt, None), k
 
 
-def assert_staged_as_planned(log, unpacked, hosts: dict, got, chunk,
-                             device_sizes=()) -> list[list[tuple]]:
+def assert_staged_as_planned(log, unpacked, hosts: dict, got, chunk, device_sizes=(),
+                             threads=None) -> list[list[tuple]]:
     """One packed call's copies and launches are those of :func:`joint_chunks` over the
     host sides ``hosts``: per chunk one copy of the packed pieces up to its last piece
     that packed (none when none did), each such piece unpacked into its own side's codes;
     then each side from its piece that did not pack, as characters in chunks of ``chunk``,
     each chunk encoded (after the device sides of ``device_sizes``, encoded whole).
-    Returns the plan."""
-    size = gpu.STAGE_BYTES if chunk is None else max(4, chunk - chunk % 4)
+    ``threads``: the call's (sizes the default chunk). Returns the plan."""
+    total = sum(raw.size for raw in hosts.values())
+    size = (gpu._stream_chunk(total, threads or gpu.STAGE_THREADS) if chunk is None
+            else chunk)
+    size = max(4, size - size % 4)
     plan = joint_chunks(hosts, size)
     packed_copies = []
     for pieces in plan:
@@ -273,10 +287,9 @@ def assert_staged_as_planned(log, unpacked, hosts: dict, got, chunk,
             packed_copies.append(sum((hi - lo + 3) // 4 for _, lo, hi, _ in pieces[:last + 1]))
     step = gpu.STAGE_BYTES if chunk is None else chunk
     chars = []
-    for k, lo, _, ok in (piece for pieces in plan for piece in pieces):
-        if not ok:
-            rest = hosts[k].size - lo
-            chars += [min(step, rest - a) for a in range(0, rest, step)]
+    for k, (lo, _) in fallen_pieces(plan).items():
+        rest = hosts[k].size - lo
+        chars += [min(step, rest - a) for a in range(0, rest, step)]
     assert copied(log) == packed_copies + chars
     assert [n for what, n in log if what == "encode_bytes"] == list(device_sizes) + chars
     for k in hosts:
@@ -306,7 +319,8 @@ def test_packed_staging_equals_the_byte_path(device, unpacked, chunk, threads):
             continue
         # what crossed: the sides' pieces packed in shared chunks up to each side's first
         # piece with a character outside ACGTacgt, then that side's characters from there
-        plan = assert_staged_as_planned(log, unpacked, dict(enumerate(raws)), got, chunk)
+        plan = assert_staged_as_planned(log, unpacked, dict(enumerate(raws)), got, chunk,
+                                        threads=threads)
         assert sum(hi - lo for _, lo, hi in unpacked) >= 50_000 + 60_000
         assert any(len({side for side, *_ in pieces}) > 1 for pieces in plan)
 
@@ -362,7 +376,7 @@ def test_other_characters_in_any_side_and_chunk(device, unpacked, spots, chunk):
     plan = assert_staged_as_planned(log, unpacked, dict(enumerate(raws)), got, chunk)
     # a side falls back from its piece that holds its first other character; every other
     # side packs whole (another side's other character stops none of its slices)
-    fallen = {k: (lo, hi) for pieces in plan for k, lo, hi, ok in pieces if not ok}
+    fallen = fallen_pieces(plan)
     for k, raw in enumerate(raws):
         other = np.flatnonzero(~np.isin(raw, ACGT))
         mine = sum(hi - lo for codes, lo, hi in unpacked if codes is got[k][0])
@@ -383,69 +397,66 @@ def test_host_sides_beside_a_device_side(device, unpacked, chunk):
     assert_as_cpu(cp, got, [x, y, z])
     # the device side is encoded where it is; x and z share the chunks
     plan = assert_staged_as_planned(log, unpacked, {0: x, 2: z}, got, chunk,
-                                    device_sizes=[y.size])
+                                    device_sizes=[y.size], threads=2)
     assert not [1 for codes, *_ in unpacked if codes is got[1][0]]
-    assert [side for side, *_ in plan[-1]] == [0, 2]
+    assert any([side for side, *_ in pieces] == [0, 2] for pieces in plan)
 
 
-class Rounds:
-    """A fill pool that runs each task at once on the calling thread and notes the submits
-    and the waits: a round is a run of submits (and then their waits)."""
+class Deferred:
+    """A fill pool whose tasks run when their result is first asked for, noting in ``log``
+    (the stand-in device's, which notes the copies) each submit and wait by task number."""
 
-    def __init__(self) -> None:
-        self.events: list[tuple[str, int]] = []
+    def __init__(self, log: list) -> None:
+        self.log, self.submits = log, 0
 
-    def submit(self, fn, src, *args):
-        self.events.append(("submit", src.size))
-        value = fn(src, *args)
+    def submit(self, fn, *args):
+        k, self.submits = self.submits, self.submits + 1
+        self.log.append(("submit", k))
+        box: list = []
 
         def result():
-            self.events.append(("wait", 0))
-            return value
+            if not box:
+                box.append(fn(*args))
+            self.log.append(("wait", k))
+            return box[0]
         return SimpleNamespace(result=result)
 
-    def rounds(self) -> list[list[int]]:
-        """The characters of each slice submitted, per round."""
-        out, last = [], "wait"
-        for what, n in self.events:
-            if what == "submit":
-                if last == "wait":
-                    out.append([])
-                out[-1].append(n)
-            last = what
-        return out
 
-
-def test_one_pool_round_a_chunk(device, monkeypatch):
-    # the sides of a call share the chunks and each chunk's slices, of every side, are
-    # packed in one round: x of 4 units and y in one chunk, one round (side by side, 2);
-    # x and a y that spans two chunks, two rounds (side by side, 3)
+@pytest.mark.parametrize("threads, chunk", [(1, 1000), (2, 1000), (3, 4000), (8, 700),
+                                            (4, 20_000)])
+def test_chunks_stream_through_their_slots(device, monkeypatch, threads, chunk):
+    # one fill task a chunk; 2 x threads chunks in flight before the first is waited for;
+    # chunk k + slots is packed only once chunk k's copy has left its pinned slot, and
+    # before chunk k + 1 is waited for (the threads never idle for the copies)
     cp, log = device
-    pool = Rounds()
+    pool = Deferred(log)
     monkeypatch.setattr(gpu, "_fill_pool", lambda: pool)
-    monkeypatch.setattr(gpu, "_SPLIT_FROM", 1024)       # x alone would be one thread's
     rng = np.random.default_rng(31)
-    x = ACGT[rng.integers(0, 8, 4 * 64)]
-    for n, chars in ((3001, [4 * 64 + 3001]), (6001, [4096, 4 * 64 + 6001 - 4096]),
-                     (500, [])):              # 756 characters in all: the calling thread
-        y = ACGT[rng.integers(0, 8, n)]
-        pool.events.clear()
-        log.clear()
-        got = gpu.encode_sides([x, y], DNA.code_table, chunk=4096, threads=8)
-        assert_as_cpu(cp, got, [x, y])
-        rounds = pool.rounds()
-        assert [sum(slices) for slices in rounds] == chars, n
-        # several slices a round (x's first beside y's), each waited for once
-        assert all(slices[0] == x.size and len(slices) >= 4 for slices in rounds[:1]), n
-        assert pool.events.count(("wait", 0)) == sum(map(len, rounds))
-        assert len(copied(log)) == max(1, len(chars))
+    x, y = ACGT[rng.integers(0, 8, 1001)], ACGT[rng.integers(0, 8, 9001)]
+    got = gpu.encode_sides([x, y], DNA.code_table, chunk=chunk, threads=threads)
+    assert_as_cpu(cp, got, [x, y])
+    n = len(joint_chunks({0: x, 1: y}, chunk - chunk % 4))
+    events = [e for e in log if e[0] in ("submit", "wait", "copy")]
+    copies = [i for i, e in enumerate(events) if e[0] == "copy"]
+    assert len(copies) == n
+    if threads == 1:                   # packed on the calling thread, one chunk at a time
+        assert pool.submits == 0
+        return
+    slots = min(n, 2 * threads)
+    assert [e for e in events if e[0] == "submit"] == [("submit", k) for k in range(n)]
+    assert events[:slots] == [("submit", k) for k in range(slots)]
+    for k in range(n):
+        assert events.index(("wait", k)) < copies[k]
+        if k + slots < n:
+            assert copies[k] < events.index(("submit", k + slots)) < events.index(
+                ("wait", k + 1))
 
 
-def test_one_sides_other_character_stops_only_its_own_slices(device, unpacked, monkeypatch):
-    # x's slices run first and meet the N at once: a stop flag shared with y's slices would
-    # make them give up before their first block
+def test_one_sides_other_character_stops_only_its_own_pieces(device, unpacked, monkeypatch):
+    # x's piece is packed first and meets the N at once: y's pieces, in the same chunk and
+    # after it, still pack (each piece has a stop flag of its own)
     cp, log = device
-    monkeypatch.setattr(gpu, "_fill_pool", Rounds)
+    monkeypatch.setattr(gpu, "_fill_pool", lambda: Deferred([]))
     rng = np.random.default_rng(34)
     x, y = ACGT[rng.integers(0, 8, 800)], ACGT[rng.integers(0, 8, 3001)]
     x[0] = ord("N")
@@ -522,10 +533,10 @@ def test_stage_and_the_default(device):
         gpu.encode_sides([raw], DNA.code_table, staging="mapped")
 
 
-def test_slices_of_one_chunk_pack_as_one(device, monkeypatch):
-    # a chunk is packed in slices cut at multiples of 4 characters: any thread count gives
-    # the codes of one pass, and a character outside ACGTacgt in any slice sends the whole
-    # chunk up as characters (chunk=n + 3: one chunk, rounded down to 4 characters)
+def test_one_chunk_packs_as_one_pass(device, monkeypatch):
+    # a chunk is packed by one task: any thread count gives the codes of one pass, and a
+    # character outside ACGTacgt anywhere in it sends the whole chunk up as characters
+    # (chunk=n + 3: one chunk, rounded down to 4 characters)
     _, log = device
     monkeypatch.setattr(gpu, "_SPLIT_FROM", 16)               # slices from 16 characters
     rng = np.random.default_rng(23)

@@ -19,14 +19,13 @@ in one pass; the host reads two words per side back, both sides of a batch in on
   threads write 2-bit codes, four to a byte (``cpu/pack2.py``, Numba), so the fill writes
   and the copy carries a quarter of the bytes, and ``unpack_dna`` writes the same byte
   codes on the device. All host sides of a call go up through one sequence of chunks over
-  their concatenation (x whole and the start of y in one chunk, say), each chunk packed in
-  one round of the fill threads: a round costs ~0.7 ms however little it packs on the GPU
-  hosts (threads woken and joined; session 27, docs/gpu-notes.md), a large part of a
-  ~10 ms ``score_pairs`` call, so a side does not get rounds of its own. A side's piece
-  with a character outside ACGTacgt (N, IUPAC codes, a bad character) and the rest of
-  that side go up afterwards as characters and through ``encode_bytes``, which names a
-  bad character as ever: codes, first bad index and largest code are those of the byte
-  path in every case.
+  their concatenation (x whole and the start of y in one chunk, say), each chunk packed by
+  one fill task into a pinned slot of its own, about two chunks a thread in flight, each
+  copied up as soon as it is packed (:class:`_PackedStream`): no thread waits for
+  another, and the copies trail the packing by one chunk. A side's piece with a character
+  outside ACGTacgt (N, IUPAC codes, a bad character) and the rest of that side go up
+  afterwards as characters and through ``encode_bytes``, which names a bad character as
+  ever: codes, first bad index and largest code are those of the byte path in every case.
 
 The copy stream is non-blocking, so a batch of ``score_pairs`` staged here overlaps the
 pair kernels of the previous batch on the caller's stream.
@@ -36,7 +35,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -57,18 +56,21 @@ _MASK = (1 << 64) - 1            # flags[0] holds ~index of the first INVALID (0
 #: nothing, but each chunk also costs a fill's start and a wait: 138 MB (32,768 pairs of
 #: 128 x 4,096) went up at 16.6 GB/s in 16 MiB chunks filled by 8 threads, 24.8 GB/s in
 #: 64 MiB chunks by 16 (score_pairs from NumPy 13.5 -> 11.4 ms; one H200 host of 16 cores,
-#: session 23, docs/gpu-notes.md). Packed, the host sides of a call share the chunks: a
-#: fill round has a fixed cost of ~0.7 ms there (session 27), paid once a chunk rather
-#: than once a chunk of each side.
+#: session 23, docs/gpu-notes.md). Packed staging streams chunks of its own
+#: (:data:`STREAM_BYTES`).
 STAGE_BYTES = 1 << 26
 STAGE_THREADS = 16
+#: Most host characters a packed chunk holds (one fill task packs it, ~1 ms on one core;
+#: smaller inputs take smaller chunks, about two a fill thread: :func:`_stream_chunk`).
+STREAM_BYTES = 1 << 22
 #: How :func:`encode` copies host characters up: "packed" (the staging buffers above
 #: carrying 2-bit codes where :func:`packs` allows, else as "pinned"), "pinned" (the
 #: staging buffers carrying the characters) or "pageable" (one ``cupy.asarray``: the
 #: driver stages it). Selectable per call (``staging=``) so each can be measured.
 STAGING = "packed"
 STAGINGS = ("packed", "pinned", "pageable")
-#: Below this many characters a staging chunk is filled by the calling thread alone.
+#: Below this many characters a staging chunk is filled by the calling thread alone (packed:
+#: below this many characters in all); the smallest packed chunk by default.
 _SPLIT_FROM = 1 << 20
 
 
@@ -136,30 +138,6 @@ def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
             for a, b in _slices(src.size, threads)]
     for f in done:
         f.result()
-
-
-def _pack_pieces(pieces: list, threads: int) -> list[bool]:
-    """The 2-bit codes of each (characters ``src``, ``out``) of ``pieces`` into its ``out``
-    (``(src.size + 3) // 4`` bytes) in one round of the fill pool: about ``threads`` slices
-    over all pieces, cut at multiples of 4 characters of their piece (a packed byte is
-    never shared), every slice submitted before any is waited for; below
-    :data:`_SPLIT_FROM` characters in all, the calling thread packs them alone. Per piece,
-    whether every character was one of ACGTacgt (else its ``out`` is undefined); each
-    piece has its own stop flag, so another character stops its own piece's slices only.
-    Numba is imported (and the kernel's cached compile loaded) on this path only."""
-    from ..cpu.pack2 import pack_slice
-    stops = [np.zeros(1, np.uint8) for _ in pieces]
-    total = sum(src.size for src, _ in pieces)
-    if threads <= 1 or total < _SPLIT_FROM:
-        return [bool(pack_slice(src, out, stop)) for (src, out), stop in zip(pieces, stops)]
-    pool = _fill_pool()
-    done = [[pool.submit(pack_slice, src[a:b], out[a // 4:(b + 3) // 4], stop)
-             for a, b in _slices(src.size, max(1, round(threads * src.size / total)), 4)
-             if a < b]
-            for (src, out), stop in zip(pieces, stops)]
-    # every slice, before the buffer is copied or refilled
-    found = [[f.result() for f in slices] for slices in done]
-    return [all(piece) for piece in found]
 
 
 def _alternate(stream, size: int, buffers: int, chunks, fill) -> None:
@@ -422,84 +400,146 @@ def _stage_packed(hosts: dict, stream, launches: list, unpacks: dict, chunk,
                   threads) -> None:
     """Host sides (``hosts``: side -> characters) up to the device on ``stream`` (the
     current stream) as 2-bit codes through one sequence of chunks over all of them
-    (:class:`_PackedSides`), unpacked by ``unpacks[side]``; then each side with a piece
-    that did not pack goes up as characters from that piece on (:func:`_stage_into`),
-    encoded by ``launches[side]``."""
-    cp = _cupy()
+    (:func:`_plan_chunks`), streamed (:class:`_PackedStream`) and unpacked by
+    ``unpacks[side]``; then each side with a piece that did not pack goes up as
+    characters from that piece on (:func:`_stage_into`), encoded by ``launches[side]``."""
     threads = STAGE_THREADS if threads is None else max(1, int(threads))
-    size = STAGE_BYTES if chunk is None else max(1, int(chunk))
-    size = max(4, size - size % 4)     # a side's pieces start at multiples of 4 characters
     total = sum(host.size for host in hosts.values())
     if total == 0:
         return
-    # a chunk's packed bytes: a quarter of its characters, rounded up per piece (one a side)
-    width = min(size, total) // 4 + len(hosts)
-    count = 2 if total > size else 1
-    # chunk k lands in device[k % 2]: its next copy is queued after this chunk's unpacks on
-    # the same stream, so it never overwrites bytes being read
-    device = [cp.empty(width, dtype=cp.uint8) for _ in range(count)]
-    sides = _PackedSides(hosts, unpacks, size, threads, device)
-    _alternate(stream, width, count, sides.chunks(), sides.fill)
-    device.clear()     # back to the pool (for this stream) before the characters' buffers
+    size = _stream_chunk(total, threads) if chunk is None else max(1, int(chunk))
+    size = max(4, size - size % 4)     # a side's pieces start at multiples of 4 characters
+    sides = _PackedStream(hosts, unpacks, _plan_chunks(hosts, size), size, threads)
+    sides.run(stream)
     for side, lo in sides.fallen.items():
         _stage_into(hosts[side][lo:], stream, launches[side], "pinned", chunk, threads, lo)
 
 
-class _PackedSides:
-    """The host sides of one call as 2-bit codes in chunks over their concatenation: a
-    chunk of at most ``size`` characters holds one piece of each of consecutive sides (the
-    end of x and the start of y, say), a piece cut at a multiple of 4 characters of its
-    side (``unpack_dna`` starts at a packed byte) unless it ends the side. A chunk's pieces
-    are packed in one pool round (:func:`_pack_pieces`) one after another in the pinned
-    buffer, copied up at once into ``device[j]`` and each unpacked into its side's codes.
-    A piece with a character outside ACGTacgt ends its side's packing: :attr:`fallen`
-    maps the side to that piece's start, from which the caller sends it as characters."""
+def _stream_chunk(total: int, threads: int) -> int:
+    """Characters a packed chunk holds by default: about two chunks a fill thread, so that
+    every thread keeps packing while the copies trail it, within [:data:`_SPLIT_FROM`,
+    :data:`STREAM_BYTES`]."""
+    return min(STREAM_BYTES, max(_SPLIT_FROM, -(-total // (2 * threads))))
 
-    def __init__(self, hosts: dict, unpacks: dict, size: int, threads: int, device: list):
-        self.hosts, self.unpacks, self.device = hosts, unpacks, device
-        self.size, self.threads = size, threads
+
+def _plan_chunks(hosts: dict, size: int) -> list[list[tuple[int, int, int]]]:
+    """Chunks of at most ``size`` characters (a multiple of 4) over the concatenation of
+    the host sides, in order: lists of pieces (side, lo, hi), one piece of each of
+    consecutive sides (the end of x and the start of y, say), a piece cut at a multiple of
+    4 characters of its side (``unpack_dna`` starts at a packed byte) unless it ends the
+    side. Planned before any packing: a side's pieces after one that does not pack are
+    packed too (at most a few chunks in flight) and then left out."""
+    chunks, pieces, room = [], [], size
+    for side, host in hosts.items():
+        at = 0
+        while at < host.size:
+            left = host.size - at
+            take = left if left <= room else room - room % 4
+            if take == 0:
+                chunks.append(pieces)
+                pieces, room = [], size
+                continue
+            pieces.append((side, at, at + take))
+            at, room = at + take, room - take
+    if pieces:
+        chunks.append(pieces)
+    return chunks
+
+
+class _PackedStream:
+    """The packed staging of one call: each chunk of :func:`_plan_chunks` is packed by one
+    task of the fill pool into a pinned slot of its own, copied up into a device slot and
+    unpacked into its sides' codes. Up to two chunks a fill thread are in flight, so the
+    threads never wait for one another: the chunks are copied in order as they come, each
+    right after its own packing, and the last copy follows the last packing by one chunk
+    (chunks of 64 MiB each packed in one round of 16 slices paid ~0.7 ms a round of
+    wake-ups and joins on the GPU hosts, and each copy waited for its whole round;
+    docs/gpu-notes.md, sessions 27 and 33). A piece with a character outside ACGTacgt ends its
+    side's packing: :attr:`fallen` maps the side to that piece's start, from which the
+    caller sends it as characters; the side's later pieces are packed but not sent."""
+
+    def __init__(self, hosts: dict, unpacks: dict, chunks: list, size: int, threads: int):
+        self.hosts, self.unpacks, self.chunks = hosts, unpacks, chunks
+        self.threads = threads
+        self.width = size // 4 + len(hosts)     # a chunk's packed bytes, rounded up per piece
         self.fallen: dict[int, int] = {}
 
-    def chunks(self):
-        """The chunks, lists of pieces (side, lo, hi), each planned once the fill of the one
-        before it is done: a side in :attr:`fallen` gets no later piece."""
-        order = list(self.hosts)
-        k = at = 0                           # the next piece: side order[k] from ``at``
-        while True:
-            pieces, room = [], self.size
-            while k < len(order) and room:
-                side = order[k]
-                left = self.hosts[side].size - at
-                if left == 0 or side in self.fallen:
-                    k, at = k + 1, 0
-                    continue
-                take = left if left <= room else room - room % 4
-                if take == 0:
-                    break
-                pieces.append((side, at, at + take))
-                at, room = at + take, room - take
-            if not pieces:
-                return
-            yield pieces
-
-    def fill(self, j: int, buffer: np.ndarray, pieces: list):
-        """The chunk ``pieces`` packed into the pinned ``buffer``, one after another:
-        (bytes up to the last piece that packed, the device array they go to, the
-        unpacking of the pieces that packed); a piece that did not pack joins
-        :attr:`fallen`."""
+    def _spans(self, pieces: list) -> list[tuple[int, int]]:
+        """Where each piece's packed bytes lie in its slot, one after another."""
         ends = np.cumsum([(hi - lo + 3) // 4 for _, lo, hi in pieces]).tolist()
-        spans = list(zip([0] + ends[:-1], ends))
-        packed = _pack_pieces([(self.hosts[side][lo:hi], buffer[a:b])
-                               for (side, lo, hi), (a, b) in zip(pieces, spans)], self.threads)
-        self.fallen.update((side, lo) for (side, lo, _), ok in zip(pieces, packed) if not ok)
-        used = max((b for (_, b), ok in zip(spans, packed) if ok), default=0)
-        device = self.device[j]
+        return list(zip([0] + ends[:-1], ends))
 
-        def unpack() -> None:
-            for (side, lo, hi), (a, b), ok in zip(pieces, spans, packed):
-                if ok:
-                    self.unpacks[side](device[a:b], lo, hi)
-        return used, device[:used], unpack
+    def _pack(self, pieces: list, slot: np.ndarray) -> list[bool]:
+        """One chunk's pieces packed into its pinned ``slot`` (on a fill thread, or the
+        calling one): per piece, whether every character was one of ACGTacgt."""
+        from ..cpu.pack2 import pack_slice
+        return [bool(pack_slice(self.hosts[side][lo:hi], slot[a:b], np.zeros(1, np.uint8)))
+                for (side, lo, hi), (a, b) in zip(pieces, self._spans(pieces))]
+
+    def run(self, stream) -> None:
+        """Pack, copy and unpack every chunk; returns once every copy has left the pinned
+        slots (the unpacks queued on ``stream`` may still run)."""
+        cp = _cupy()
+        n = len(self.chunks)
+        total = sum(host.size for host in self.hosts.values())
+        inline = self.threads <= 1 or total < _SPLIT_FROM
+        slots = 1 if inline else min(n, 2 * self.threads)
+        memory = cp.cuda.alloc_pinned_memory(slots * self.width)
+        pinned = [np.frombuffer(memory, np.uint8, self.width, j * self.width)
+                  for j in range(slots)]
+        device = [cp.empty(self.width, dtype=cp.uint8) for _ in range(slots)]
+        copied: list = [None] * slots
+        pool = None if inline else _fill_pool()
+
+        def start(k: int):
+            if inline:
+                return _Done(self._pack(self.chunks[k], pinned[k % slots]))
+            return pool.submit(self._pack, self.chunks[k], pinned[k % slots])
+
+        pending = {k: start(k) for k in range(slots)}
+        try:
+            for k in range(n):
+                j = k % slots
+                self._send(self.chunks[k], pending.pop(k).result(), pinned[j], device[j],
+                           stream)
+                copied[j] = stream.record()
+                if k + slots < n:
+                    copied[j].synchronize()    # the slot's copy is done: packed anew
+                    pending[k + slots] = start(k + slots)
+        finally:
+            # after a failure, no fill is left writing a slot that goes back to the pool
+            wait([f for f in pending.values() if isinstance(f, Future)])
+            for event in copied:               # the pinned slots go back to their pool
+                if event is not None:
+                    event.synchronize()
+
+    def _send(self, pieces: list, packed: list, slot: np.ndarray, device, stream) -> None:
+        """A chunk's bytes up to its last piece that is sent (packed, its side not fallen
+        before it) copied up at once, and each sent piece unpacked."""
+        sent = []
+        for (side, lo, hi), span, ok in zip(pieces, self._spans(pieces), packed):
+            if side in self.fallen:
+                continue
+            if not ok:
+                self.fallen[side] = lo
+                continue
+            sent.append((side, lo, hi, span))
+        used = max((b for *_, (_, b) in sent), default=0)
+        if not used:
+            return
+        device[:used].set(slot[:used], stream=stream)
+        for side, lo, hi, (a, b) in sent:
+            self.unpacks[side](device[a:b], lo, hi)
+
+
+class _Done:
+    """A value with a future's ``result()`` (a chunk packed on the calling thread)."""
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def result(self):
+        return self.value
 
 
 def _results(cp, codes: list, flags, check: bool, counts: bool, stream) -> list[tuple]:
