@@ -283,8 +283,12 @@ def assert_staged_as_planned(log, unpacked, hosts: dict, got, chunk, device_size
     packed_copies = []
     for pieces in plan:
         last = max((i for i, (*_, ok) in enumerate(pieces) if ok), default=-1)
-        if last >= 0:
-            packed_copies.append(sum((hi - lo + 3) // 4 for _, lo, hi, _ in pieces[:last + 1]))
+        if last >= 0:     # each piece's packed bytes from a multiple of _ALIGN in the slot
+            at = 0
+            for _, lo, hi, _ in pieces[:last]:
+                at = -(-(at + (hi - lo + 3) // 4) // gpu._ALIGN) * gpu._ALIGN
+            lo, hi = pieces[last][1:3]
+            packed_copies.append(at + (hi - lo + 3) // 4)
     step = gpu.STAGE_BYTES if chunk is None else chunk
     chars = []
     for k, (lo, _) in fallen_pieces(plan).items():
@@ -559,3 +563,19 @@ def test_one_chunk_packs_as_one_pass(device, monkeypatch):
             assert not [e for e in log if e[0] == "unpack_dna"], (n, spot)
             assert np.array_equal(codes.get(), cpu_encode.encode(withn, DNA.code_table)[0])
             assert (bad, top) == (-1, 4)
+
+
+def test_packed_bytes_start_aligned_in_their_slots():
+    # pack_slice writes 16-bit words: every piece's packed bytes start at a multiple of
+    # _ALIGN in its slot, and the slots are whole multiples of it (Numba's unaligned path
+    # packed several times slower on the GPU hosts)
+    hosts = {0: np.zeros(1001, np.uint8), 1: np.zeros(3, np.uint8), 2: np.zeros(9000, np.uint8)}
+    for size in (1000, 4096, 20_000):
+        chunks = gpu._plan_chunks(hosts, size)
+        stream = gpu._PackedStream(hosts, {}, chunks, size, 4)
+        assert stream.width % gpu._ALIGN == 0
+        for pieces in chunks:
+            spans = stream._spans(pieces)
+            assert all(a % gpu._ALIGN == 0 for a, _ in spans), size
+            assert [b - a for a, b in spans] == [(hi - lo + 3) // 4 for _, lo, hi in pieces]
+            assert spans[-1][1] <= stream.width

@@ -446,6 +446,17 @@ def _plan_chunks(hosts: dict, size: int) -> list[list[tuple[int, int, int]]]:
     return chunks
 
 
+#: Where packed bytes start in a pinned slot (and a slot's width): ``pack_slice`` writes
+#: 16-bit words, and on an unaligned array Numba takes its slow unaligned path (session 33:
+#: slots 1 MiB + 2 bytes wide packed at ~2 GB/s a thread, docs/gpu-notes.md).
+_ALIGN = 64
+
+
+def _aligned(n: int) -> int:
+    """``n`` rounded up to a multiple of :data:`_ALIGN`."""
+    return -(-n // _ALIGN) * _ALIGN
+
+
 class _PackedStream:
     """The packed staging of one call: each chunk of :func:`_plan_chunks` is packed by one
     task of the fill pool into a pinned slot of its own, copied up into a device slot and
@@ -461,13 +472,18 @@ class _PackedStream:
     def __init__(self, hosts: dict, unpacks: dict, chunks: list, size: int, threads: int):
         self.hosts, self.unpacks, self.chunks = hosts, unpacks, chunks
         self.threads = threads
-        self.width = size // 4 + len(hosts)     # a chunk's packed bytes, rounded up per piece
+        # a chunk's packed bytes, each piece's from a multiple of _ALIGN, and every slot's
+        self.width = _aligned(size // 4 + len(hosts) * _ALIGN)
         self.fallen: dict[int, int] = {}
 
     def _spans(self, pieces: list) -> list[tuple[int, int]]:
-        """Where each piece's packed bytes lie in its slot, one after another."""
-        ends = np.cumsum([(hi - lo + 3) // 4 for _, lo, hi in pieces]).tolist()
-        return list(zip([0] + ends[:-1], ends))
+        """Where each piece's packed bytes lie in its slot, one after another, each from a
+        multiple of :data:`_ALIGN`."""
+        spans, at = [], 0
+        for _, lo, hi in pieces:
+            spans.append((at, at + (hi - lo + 3) // 4))
+            at = _aligned(spans[-1][1])
+        return spans
 
     def _pack(self, pieces: list, slot: np.ndarray) -> list[bool]:
         """One chunk's pieces packed into its pinned ``slot`` (on a fill thread, or the
