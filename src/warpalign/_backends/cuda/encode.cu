@@ -5,10 +5,10 @@
 // smallest index is the largest complement; 0 means none) and the largest code to
 // flags[1] (atomicMax), so the caller clears the flags with a memset (no copy up) and
 // reads both bad characters and the DNA test (codes < 4) back as two words, after all
-// chunks (pairs.cu's ww_ypack and ww_dna read the largest codes as their guard). A
-// thread walks its bytes in increasing order (grid-stride), so its first INVALID is its
-// smallest; a warp reduces by shuffles and one lane per warp does the atomics. Blocks are
-// whole warps.
+// chunks (pairs.cu's ww_ypack and ww_dna read the largest codes as their guard, and
+// ww_ypack_chars writes a side's two words as this kernel would). A thread walks its
+// bytes in increasing order (grid-stride), so its first INVALID is its smallest; a warp
+// reduces by shuffles and one lane per warp does the atomics. Blocks are whole warps.
 
 // Where raw and codes both start on 16 bytes, a thread takes 16 characters at a time (one
 // uint4 load and store: byte loads left ~3x of HBM's bandwidth unused on 138 MB, session

@@ -636,26 +636,48 @@ __device__ __forceinline__ void bs_max_keep(unsigned (&d)[S], const unsigned (&x
 // one IMAD (H' - g) on the FMA pipe.
 
 // The guard of ww_ypack and ww_dna: the encode engine's flags (encode.cu: x side's first
-// bad character and largest code, then y side's).  For CuPy inputs the host queues both
+// bad character and largest code, then y side's).  For CuPy inputs the host queues the
 // kernels before it has read the flags (pairs_ahead.py: a plan for codes A C G T only);
 // when either side has a code above 3 (an N, IUPAC, or 255 for a character without a
-// code) both return at once, writing nothing, and the host discards the scores and names
+// code) they return at once, writing nothing, and the host discards the scores and names
 // the bad character or scores the codes again on the path planned for them.  Callers
-// without flags pass four zero words (always open).
+// without flags pass four zero words (always open).  ww_ypack_chars finds y's flags itself
+// (below): it reads x's half only, and ww_dna, queued after it, both halves.
 __device__ __forceinline__ bool ww_guard_closed(const unsigned long long* __restrict__ guard)
 {
     return guard[1] > 3ull || guard[3] > 3ull;
 }
 
+// y's code at `at`, clamped to 4 (the pad).  CHARS: y holds characters, coded by `t`, and
+// the code (not clamped) goes into `top` (largest) and, where it is 255, `at` into `bad`
+// (smallest): a thread's bytes come in no order of index, so a minimum, not a first.
+template <bool CHARS>
+__device__ __forceinline__ unsigned ww_ycode(const unsigned char* __restrict__ y,
+                                             const unsigned char* t, long long at,
+                                             unsigned long long& bad, unsigned& top)
+{
+    unsigned c = y[at];
+    if (CHARS) {
+        c = t[c];
+        top = c > top ? c : top;
+        if (c == 255u && (unsigned long long)at < bad) bad = (unsigned long long)at;
+    }
+    return c < 4u ? c : 4u;
+}
+
 // items' packed columns: item i's bytes start at ypoff[i]; byte k holds column k - front.
 // Codes are clamped to 4 (the pad): whatever the codes, every byte addresses one of the
-// 25 entries of ww_dna's pair table, so no byte can lead a read out of it.
-__global__ void ww_ypack(const unsigned char* __restrict__ ycodes, const long long* __restrict__ yoff,
-                         const int* __restrict__ items, int nitems, int front,
-                         const long long* __restrict__ ypoff, int nall,
-                         unsigned* __restrict__ ypk, const unsigned long long* __restrict__ guard)
+// 25 entries of ww_dna's pair table, so no byte can lead a read out of it.  Every
+// character of every item's pairs is read once; `write` false: none is stored.
+template <bool CHARS>
+__device__ __forceinline__ void ww_ypack_items(const unsigned char* __restrict__ y,
+                                               const unsigned char* t,
+                                               const long long* __restrict__ yoff,
+                                               const int* __restrict__ items, int nitems,
+                                               int front, const long long* __restrict__ ypoff,
+                                               int nall, unsigned* __restrict__ ypk, bool write,
+                                               unsigned long long& bad, unsigned& top)
 {
-    if (ww_guard_closed(guard)) return;
     for (int i = blockIdx.x; i < nall; i += gridDim.x) {
         const int pa = i < nitems ? items[2 * i] : -1;
         const int pb = i < nitems ? items[2 * i + 1] : -1;
@@ -670,12 +692,68 @@ __global__ void ww_ypack(const unsigned char* __restrict__ ycodes, const long lo
 #pragma unroll
             for (int b = 0; b < 4; ++b) {
                 const int j = 4 * w + b - front;
-                const unsigned ya = (j >= 0 && j < na) ? min((unsigned)ycodes[oa + j], 4u) : 4u;
-                const unsigned yb = (j >= 0 && j < nb) ? min((unsigned)ycodes[ob + j], 4u) : 4u;
+                const unsigned ya = (j >= 0 && j < na) ? ww_ycode<CHARS>(y, t, oa + j, bad, top)
+                                                       : 4u;
+                const unsigned yb = (j >= 0 && j < nb) ? ww_ycode<CHARS>(y, t, ob + j, bad, top)
+                                                       : 4u;
                 v |= (8u * (5u * ya + yb)) << (8 * b);
             }
-            ypk[(base >> 2) + w] = v;
+            if (write) ypk[(base >> 2) + w] = v;
         }
+    }
+}
+
+__global__ void ww_ypack(const unsigned char* __restrict__ ycodes, const long long* __restrict__ yoff,
+                         const int* __restrict__ items, int nitems, int front,
+                         const long long* __restrict__ ypoff, int nall,
+                         unsigned* __restrict__ ypk, const unsigned long long* __restrict__ guard)
+{
+    if (ww_guard_closed(guard)) return;
+    unsigned long long bad = ~0ull;           // unused: codes come as they are
+    unsigned top = 0u;
+    ww_ypack_items<false>(ycodes, nullptr, yoff, items, nitems, front, ypoff, nall, ypk, true,
+                          bad, top);
+}
+
+// ww_ypack from y's characters (pairs_ahead.py: y is never written as byte codes when
+// nothing needs them), coded by `table` (the alphabet's 256 bytes) and y's flags written
+// as encode_bytes writes them: flags[2] = ~(smallest index of a code 255, from the start
+// of ychars; yoff must cover it whole) by atomicMax (0: none), flags[3] = the largest
+// code.  Its guard is x's half (flags[1], encoded before it): closed, it still reads every
+// character, so the one read back holds y's flags whatever x held, but stores no column.
+// A block reduces its warps first: one atomic per flag a block (~16k blocks for 32,768
+// pairs of 128 x 4,096), not one per warp, on one address.
+__global__ void ww_ypack_chars(const unsigned char* __restrict__ ychars,
+                               const long long* __restrict__ yoff, const int* __restrict__ items,
+                               int nitems, int front, const long long* __restrict__ ypoff,
+                               int nall, unsigned* __restrict__ ypk,
+                               const unsigned char* __restrict__ table,
+                               unsigned long long* __restrict__ flags)
+{
+    __shared__ unsigned char t[256];
+    __shared__ unsigned long long wbad[32];
+    __shared__ unsigned wtop[32];
+    for (int k = threadIdx.x; k < 256; k += blockDim.x) t[k] = table[k];
+    __syncthreads();
+    unsigned long long bad = ~0ull;
+    unsigned top = 0u;
+    ww_ypack_items<true>(ychars, t, yoff, items, nitems, front, ypoff, nall, ypk,
+                         flags[1] <= 3ull, bad, top);
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long b = __shfl_down_sync(FULL_MASK, bad, o);
+        const unsigned h = __shfl_down_sync(FULL_MASK, top, o);
+        bad = b < bad ? b : bad;
+        top = h > top ? h : top;
+    }
+    if ((threadIdx.x & 31) == 0) { wbad[threadIdx.x >> 5] = bad; wtop[threadIdx.x >> 5] = top; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int k = 1; k < (int)(blockDim.x >> 5); ++k) {
+            bad = wbad[k] < bad ? wbad[k] : bad;
+            top = wtop[k] > top ? wtop[k] : top;
+        }
+        if (bad != ~0ull) atomicMax(&flags[2], ~bad);
+        if (top) atomicMax(&flags[3], (unsigned long long)top);
     }
 }
 
