@@ -274,6 +274,15 @@ def side_flags(words, k: int, check: bool = True) -> tuple[int, int]:
     return (~first & _MASK if check and first else -1), top
 
 
+def check_chars(cp, raws) -> None:
+    """Raise TypeError unless every array of ``raws`` is a 1-D ``uint8`` CuPy array (of
+    characters, as :func:`queue_encode` takes them)."""
+    for raw in raws:
+        if not isinstance(raw, cp.ndarray) or raw.dtype != cp.uint8 or raw.ndim != 1:
+            raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
+                            f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
+
+
 def queue_encode(cp, raws, table: np.ndarray, codes, flags) -> None:
     """Queue the encoding of CuPy arrays of characters (1-D ``uint8`` each, read in place)
     into the device arrays ``codes`` (one per array, as long) on the current stream, after
@@ -285,10 +294,7 @@ def queue_encode(cp, raws, table: np.ndarray, codes, flags) -> None:
     Raises:
         TypeError: an array that is not a 1-D ``uint8`` CuPy array.
     """
-    for raw in raws:
-        if not isinstance(raw, cp.ndarray) or raw.dtype != cp.uint8 or raw.ndim != 1:
-            raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
-                            f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
+    check_chars(cp, raws)
     d_table = device_table(cp, table)
     kernels = _kernels(False)                   # looked up once for both sides
     for k, (raw, out) in enumerate(zip(raws, codes)):

@@ -27,7 +27,9 @@ for it too.
 
 The pair kernels take the codes where they are (device arrays from the ``encode``
 engine, :mod:`.encode`: no copy to the host). For CuPy inputs :mod:`.pairs_ahead` queues
-the kept plan's ww_ypack/ww_dna right after the encode, guarded by its flags.
+the kept plan's ww_dna right after the x side's encode, guarded by its flags, with
+ww_ypack_chars for ww_ypack: y's columns packed from its characters and y's flags found
+there (no y codes written first).
 
 Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack), ``w2b``, ``swa``,
 ``b2w``, ``g2h`` (scores back), by CUDA events around each step.
@@ -438,13 +440,17 @@ def kept_plan(cp, key: tuple | None, make) -> tuple:
 
 
 def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag, d_nflag,
-                   clock: Clock, kernel_runs: int = 1, guard=None) -> None:
+                   clock: Clock, kernel_runs: int = 1, guard=None, table=None) -> None:
     """Queue ``plan``'s kernels on the current stream (``mod``: a module of its
     ``names``; ``device``: ``plan.small`` uploaded): each pair's score into ``d_out``
     (int32, real units before :func:`score_wordwise`'s global/semiglobal readout), the
     flagged pairs into ``d_flag`` and their count into ``d_nflag``; steps ``pack`` and
     ``swa`` on ``clock``. ``guard``: the encode's device flags, read by ww_ypack and
-    ww_dna (pairs.cu: they write nothing when a code is above 3); None: always open."""
+    ww_dna (pairs.cu: they write nothing when a code is above 3); None: always open.
+    ``table``: the alphabet's code table on the device when ``d_y`` holds y's characters
+    rather than its codes (:mod:`.pairs_ahead`; ``mod`` then has ``ww_ypack_chars`` for
+    ``ww_ypack``): the columns are packed from the characters and y's half of ``guard``
+    written there, as the encode would have."""
     tab = plan.tab
     d_xo, d_yo, d_table = device[:3]
     dummy = cp.zeros(4, dtype=cp.uint64)        # unused buffers, and the open guard
@@ -459,10 +465,13 @@ def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag,
             nall = d_ypoff.size - 1
             ypk = cp.empty(int(plan.small[pack][-1]) // 4, dtype=cp.uint32)
             clock.mark("pack")
-            mod.get_function("ww_ypack")(
-                (min(nall, 65535),), (128,),
-                (d_y, d_yo, d_items, np.int32(nitems), np.int32(2 * g), d_ypoff, np.int32(nall),
-                 ypk, guard))
+            args = (d_y, d_yo, d_items, np.int32(nitems), np.int32(2 * g), d_ypoff,
+                    np.int32(nall), ypk)
+            if table is None:
+                mod.get_function("ww_ypack")((min(nall, 65535),), (128,), (*args, guard))
+            else:
+                mod.get_function("ww_ypack_chars")((min(nall, 65535),), (128,),
+                                                   (*args, table, guard))
             for run in range(kernel_runs):
                 rerun(clock, d_nflag, run)
                 kern((grid,), (BLOCK,),
