@@ -1,9 +1,11 @@
 """score_pairs from CuPy arrays with one read back (issue 22), on the CPU: the
 ``pairs_ahead`` engine (``_backends/cuda/pairs_ahead.py``) and the job's use of it on an
-emulated device (``loader.emulated``): encode, the kept plan of codes below 4, ww_ypack
-and ww_dna queued with the encode's flags as their guard, one read; a closed guard (a
-bad character, an N) writes nothing. The kernels are stand-ins written from the comments
-of encode.cu and pairs.cu; the device tests (test_cuda_pairs.py) run the real ones."""
+emulated device (``loader.emulated``): x's encode, the kept plan of codes below 4,
+ww_ypack_chars (y packed from its characters, y's flags written there) and ww_dna queued
+with the flags as their guard, one read; a closed guard (a bad character, an N) writes
+nothing; y's codes are encoded after the read only where something reads them. The
+kernels are stand-ins written from the comments of encode.cu and pairs.cu; the device
+tests (test_cuda_pairs_ahead.py) run the real ones."""
 
 from __future__ import annotations
 
@@ -81,14 +83,16 @@ class _Stream:
 
 class Device:
     """Just enough of CuPy for the pairs_ahead engine: arrays, the current stream, events
-    and the three kernels it launches (encode_bytes, ww_ypack, ww_dna), each emulated from
-    the comments of encode.cu and pairs.cu. ``launched``: (kernel, ran) in order."""
+    and the three kernels it launches (encode_bytes, ww_ypack_chars, ww_dna), each
+    emulated from the comments of encode.cu and pairs.cu. ``launched``: (kernel, wrote its
+    output) in order; ``encoded``: the sizes encode_bytes took, in order."""
 
     uint8, int32, uint32, uint64, int64 = np.uint8, np.int32, np.uint32, np.uint64, np.int64
     ndarray = DevArray
 
     def __init__(self, scoring):
         self.scoring, self.reads, self.uploads, self.launched = scoring, 0, 0, []
+        self.encoded = []
         stream = _Stream()
         event = SimpleNamespace(record=lambda stream=None: None, synchronize=lambda: None)
         self.cuda = SimpleNamespace(get_current_stream=lambda: stream, Event=lambda: event,
@@ -122,8 +126,8 @@ class Device:
     def kernel(self, name):
         if name == "encode_bytes":
             return self._encode
-        if name == "ww_ypack":
-            return self._ypack
+        if name == "ww_ypack_chars":
+            return self._ypack_chars
         assert name.startswith("ww_dna<"), name       # pairs_ahead launches no other
         return self._dna
 
@@ -135,16 +139,18 @@ class Device:
             flags[0] = max(int(flags[0]), ~(int(base) + int(bad[0])) & MASK)
         flags[1] = max(int(flags[1]), int(codes[:n].max(initial=0)))
         self.launched.append(("encode_bytes", True))
+        self.encoded.append(int(n))
 
     @staticmethod
     def _closed(guard) -> bool:
         return int(guard[1]) > 3 or int(guard[3]) > 3
 
-    def _ypack(self, grid, block, args):
-        y, yo, items, nitems, front, ypoff, nall, ypk, guard = args
-        self.launched.append(("ww_ypack", not self._closed(guard)))
-        if self._closed(guard):
-            return
+    def _ypack_chars(self, grid, block, args):
+        # every pair's characters coded by the table; y's flags as encode_bytes writes
+        # them, whatever x's; the columns stored only where x's guard (flags[1]) is open
+        chars, yo, items, nitems, front, ypoff, nall, ypk, table, flags = args
+        write = int(flags[1]) <= 3
+        self.launched.append(("ww_ypack_chars", write))
         out = ypk.view(np.uint8)
         for i in range(int(nall)):
             pair = items[2 * i:2 * i + 2] if i < nitems else [-1, -1]
@@ -153,9 +159,15 @@ class Device:
                 col = np.full(int(ypoff[i + 1] - ypoff[i]), 4, np.int64)
                 if p >= 0:
                     n = int(yo[p + 1] - yo[p])
-                    col[front:front + n] = np.minimum(y[yo[p]:yo[p] + n], 4)
+                    codes = table[chars[yo[p]:yo[p] + n]].astype(np.int64)
+                    bad = np.flatnonzero(codes == 255)
+                    if bad.size:
+                        flags[2] = max(int(flags[2]), ~(int(yo[p]) + int(bad[0])) & MASK)
+                    flags[3] = max(int(flags[3]), int(codes.max(initial=0)))
+                    col[front:front + n] = np.minimum(codes, 4)
                 cols.append(col)
-            out[ypoff[i]:ypoff[i + 1]] = 8 * (5 * cols[0] + cols[1])
+            if write:
+                out[ypoff[i]:ypoff[i + 1]] = 8 * (5 * cols[0] + cols[1])
 
     def _dna(self, grid, block, args):
         (x, xo, yo, ypk, ypoff, items, nitems, g, bands, table, ge, thr, one, bound,
@@ -186,14 +198,15 @@ class Device:
                     out[p] = score
 
 
-def _ahead(device, xs: np.ndarray, ys: np.ndarray, scoring=PAPER):
+def _ahead(device, xs: np.ndarray, ys: np.ndarray, scoring=PAPER, codes=True):
     """pairs_ahead on the emulated device for 2-D arrays of characters (host arrays)."""
     table = scoring.alphabet.code_table
     xoff = np.arange(xs.shape[0] + 1) * xs.shape[1]
     yoff = np.arange(ys.shape[0] + 1) * ys.shape[1]
     with emulated(device, device.module):
         raws = [device.put(xs.ravel()), device.put(ys.ravel())]
-        return pairs_ahead.encode_and_score(raws, table, xoff, yoff, scoring, "local")
+        return pairs_ahead.encode_and_score(raws, table, xoff, yoff, scoring, "local",
+                                            codes=codes)
 
 
 def _rows(rng, rows, length, letters=b"ACGTacgt"):
@@ -289,23 +302,30 @@ def test_ahead_scores_with_one_read_back():
     xs, ys = _rows(rng, 37, 40), _rows(rng, 37, 150)
     ys[:10, 30:70] = xs[:10]                                  # planted: high scores
     device = Device(PAPER)
-    sides, scored, timings = _ahead(device, xs, ys)
+    sides, scored, timings = _ahead(device, xs, ys, codes=False)
     assert device.reads == 1                                   # flags, scores and count
-    assert [name for name, _ in device.launched] == ["encode_bytes", "encode_bytes",
-                                                     "ww_ypack", "ww_dna"]
-    assert all(ran for _, ran in device.launched)
+    # y is never encoded: ww_ypack_chars reads its characters and finds its flags
+    assert device.launched == [("encode_bytes", True), ("ww_ypack_chars", True),
+                               ("ww_dna", True)]
+    assert device.encoded == [xs.size]
     scores, flagged = scored
     assert scores.tolist() == _exact(xs, ys, PAPER) and max(scores) >= 80
     assert flagged.size == 0 and {"encode", "pack", "swa", "g2h"} <= set(timings)
-    for (codes, bad, counted, top), raw in zip(sides, (xs, ys)):
-        want = cpu_encode(raw.ravel(), PAPER.alphabet.code_table)[0]
-        assert np.array_equal(np.asarray(codes), want)
-        assert bad == -1 and counted is None and top == 3
+    table = PAPER.alphabet.code_table
+    assert np.array_equal(np.asarray(sides[0][0]), cpu_encode(xs.ravel(), table)[0])
+    assert sides[1][0] is None                                 # not made: nothing reads it
+    assert [side[1:] for side in sides] == [(-1, None, 3)] * 2
     uploads = device.uploads                                   # the plan and the table
     device.launched.clear()
-    again = _ahead(device, xs, ys)
+    again = _ahead(device, xs, ys)                             # codes wanted: y's made
     assert device.uploads == uploads and device.reads == 2     # both kept: no copy up
     assert again[1][0].tolist() == scores.tolist()
+    assert [name for name, _ in device.launched] == ["encode_bytes", "ww_ypack_chars",
+                                                     "ww_dna", "encode_bytes"]
+    assert device.encoded[1:] == [xs.size, ys.size]
+    for (codes, bad, counted, top), raw in zip(again[0], (xs, ys)):
+        assert np.array_equal(np.asarray(codes), cpu_encode(raw.ravel(), table)[0])
+        assert bad == -1 and counted is None and top == 3
 
 
 def test_ahead_saturated_pairs_are_read_in_a_second_copy():
@@ -314,30 +334,43 @@ def test_ahead_saturated_pairs_are_read_in_a_second_copy():
     ys = xs.copy()
     ys[4, 100:] = _rows(rng, 1, 3300, b"ACGT")[0]
     device = Device(BIG)
-    _, (scores, flagged), _ = _ahead(device, xs, ys, BIG)
+    sides, (scores, flagged), _ = _ahead(device, xs, ys, BIG, codes=False)
     assert flagged.tolist() == [0, 1, 2, 3] and device.reads == 2
     assert (scores[:4] == -1).all() and scores[4] == _exact(xs[4:], ys[4:], BIG)[0]
+    # flagged pairs are rescored from the codes: y's are made after all
+    assert device.encoded == [xs.size, ys.size]
+    assert np.array_equal(np.asarray(sides[1][0]),
+                          cpu_encode(ys.ravel(), BIG.alphabet.code_table)[0])
 
 
-@pytest.mark.parametrize("where", ["x-first", "x-last", "y-first", "y-last", "both"])
+@pytest.mark.parametrize("where", ["x-first", "x-last", "y-first", "y-last", "both",
+                                   "y-several", "y-one-pair"])
 def test_ahead_bad_character_scores_nothing(where):
-    # an invalid character closes the guard: ww_ypack and ww_dna return at once, the one
-    # read reports the first bad character of each side as the encode engine does
+    # an invalid character closes the guard: ww_dna returns at once, the one read reports
+    # the first bad character of each side as the encode engine does (y's found by
+    # ww_ypack_chars, which also reads y where x closed its guard)
     rng = np.random.default_rng(72)
     xs, ys = _rows(rng, 20, 30), _rows(rng, 20, 90)
     spots = {"x-first": [("x", 0, 0)], "x-last": [("x", 19, 29)], "y-first": [("y", 0, 3)],
-             "y-last": [("y", 19, 89)], "both": [("x", 4, 7), ("x", 9, 1), ("y", 2, 5)]}[where]
+             "y-last": [("y", 19, 89)], "both": [("x", 4, 7), ("x", 9, 1), ("y", 2, 5)],
+             "y-several": [("y", 17, 0), ("y", 6, 89), ("y", 6, 88), ("y", 13, 44)],
+             "y-one-pair": [("y", 11, 89), ("y", 11, 0), ("y", 11, 45)]}[where]
     for side, row, col in spots:
         (xs if side == "x" else ys)[row, col] = ord("#")
     device = Device(PAPER)
-    sides, scored, _ = _ahead(device, xs, ys)
+    sides, scored, _ = _ahead(device, xs, ys, codes=False)
     assert scored is None and device.reads == 1
-    assert device.launched[2:] == [("ww_ypack", False), ("ww_dna", False)]
-    for (_, bad, _, top), raw in zip(sides, (xs, ys)):
-        want = cpu_encode(raw.ravel(), PAPER.alphabet.code_table)[1]
-        assert bad == want and (top == 255) == (want >= 0)
-    assert sides[0][1] == (-1 if where.startswith("y") else
-                           min(r * 30 + c for s, r, c in spots if s == "x"))
+    x_open = not any(s == "x" for s, _, _ in spots)
+    assert device.launched[1:] == [("ww_ypack_chars", x_open), ("ww_dna", False),
+                                   ("encode_bytes", True)]   # y's codes, for a rescore
+    for (codes, bad, _, top), raw in zip(sides, (xs, ys)):
+        want = cpu_encode(raw.ravel(), PAPER.alphabet.code_table)
+        assert bad == want[1] and (top == 255) == (want[1] >= 0)
+        assert np.array_equal(np.asarray(codes), want[0])
+    for k, side in enumerate("xy"):
+        width = (30, 90)[k]
+        here = [r * width + c for s, r, c in spots if s == side]
+        assert sides[k][1] == (min(here) if here else -1), side
 
 
 def test_ahead_codes_above_3_score_nothing():
@@ -346,13 +379,33 @@ def test_ahead_codes_above_3_score_nothing():
     xs, ys = _rows(rng, 9, 30), _rows(rng, 9, 60)
     ys[8, 59] = ord("n")
     device = Device(PAPER)
-    sides, scored, _ = _ahead(device, xs, ys)
+    sides, scored, _ = _ahead(device, xs, ys, codes=False)
     assert scored is None and device.reads == 1
     assert [(bad, top) for _, bad, _, top in sides] == [(-1, 3), (-1, 4)]
-    assert device.launched[2:] == [("ww_ypack", False), ("ww_dna", False)]
+    assert device.launched[1:] == [("ww_ypack_chars", True), ("ww_dna", False),
+                                   ("encode_bytes", True)]
+    assert np.array_equal(np.asarray(sides[1][0]),
+                          cpu_encode(ys.ravel(), PAPER.alphabet.code_table)[0])
     xs[0, 0] = ord("R")
-    sides, scored, _ = _ahead(Device(PAPER), xs, ys)
+    device = Device(PAPER)
+    sides, scored, _ = _ahead(device, xs, ys, codes=False)
     assert scored is None and sides[0][3] == int(PAPER.alphabet.code_table[ord("R")]) > 4
+    assert sides[1][1:] == (-1, None, 4)                      # y's flags, x's guard closed
+    assert device.launched[1] == ("ww_ypack_chars", False)
+
+
+def test_ahead_y_offsets_must_cover_its_characters():
+    # ww_ypack_chars finds y's flags over its pairs' characters: any others would go
+    # unseen, so such offsets are refused
+    rng = np.random.default_rng(75)
+    xs, ys = _rows(rng, 3, 10), _rows(rng, 3, 20)
+    device = Device(PAPER)
+    table = PAPER.alphabet.code_table
+    for yoff in (np.array([0, 20, 40, 59]), np.array([1, 20, 40, 60])):
+        with emulated(device, device.module), pytest.raises(ValueError, match="y's offsets"):
+            pairs_ahead.encode_and_score([device.put(xs.ravel()), device.put(ys.ravel())],
+                                         table, np.arange(4) * 10, yoff, PAPER)
+    assert device.launched == []
 
 
 def test_ahead_refuses_what_it_cannot_plan():
@@ -429,6 +482,7 @@ def test_job_scores_cupy_rows_with_one_read():
         res = job.score(xs, ys, PAPER, threshold=40)
         assert res.indices.tolist() == [i for i, s in enumerate(want) if s >= 40]
         assert job.ahead_calls == 2 and job.reruns == []
+        assert job.device.encoded == [xs.size] * 2             # mode "score": no y codes
 
 
 def test_job_rescores_saturated_pairs():
@@ -439,6 +493,7 @@ def test_job_rescores_saturated_pairs():
     with Job(BIG) as job:
         res = job.score(xs, ys, BIG)
     assert res.scores.tolist() == _exact(xs, ys, BIG) and res.saturated == 3
+    assert job.device.encoded == [xs.size, ys.size]           # y's codes, to rescore
     assert res.scores[0] == 34_000 and job.reruns == []
 
 

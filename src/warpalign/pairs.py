@@ -287,12 +287,14 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         codes below 4 with one read back. Where it kept no scores (a code >= 4: N, IUPAC)
         the same codes are scored as every other batch's are, planned after the flags
         (:func:`_score_codes`): the same scores either way (cuda/pairs_ahead.py says
-        why)."""
+        why). Mode "score" reads the codes only to rescore (nothing kept, or saturated
+        pairs): the engine makes the ys codes only then."""
         starts, raws = sides(lo, hi)
         offsets = [side.offsets[lo:hi + 1] - a for side, a in zip((x, y), starts)]
         encoded, scored, timings = ahead.encode_and_score(raws, table, *offsets, scoring,
                                                           algorithm, check=check,
-                                                          lengths=(x.length, y.length))
+                                                          lengths=(x.length, y.length),
+                                                          codes=mode != "score")
         batch = checked(lo, hi, starts, encoded, offsets)   # a bad character raises here
         if scored is not None:
             return score(lo, batch, scored=("wordwise", *scored, timings))

@@ -366,13 +366,16 @@ class PairsAhead(Protocol):
     when every code is below 4, else None: nothing scored, the caller names the bad
     character or scores the codes by the :class:`PairKernel`; seconds per step).
     ``lengths``: each side's one sequence length where the caller knows it (a 2-D array's
-    rows; None: read from the offsets)."""
+    rows; None: read from the offsets). ``codes``: the caller reads both sides' codes
+    whatever the outcome; False: y's may be None where nothing was flagged and the
+    scores were kept (no one reads them then)."""
 
     def applies(self, scoring: Any, algorithm: str) -> bool: ...
 
     def encode_and_score(self, raws: Sequence[Any], table: np.ndarray, xoff: np.ndarray,
                          yoff: np.ndarray, scoring: Any, algorithm: str = "local", *,
-                         check: bool = True, lengths: tuple = (None, None)
+                         check: bool = True, lengths: tuple = (None, None),
+                         codes: bool = True
                          ) -> tuple[list[tuple], tuple | None, dict]: ...
 
 
