@@ -1,8 +1,10 @@
 """score_pairs from CuPy arrays with one read back (issue 22) on a device: the
-``pairs_ahead`` engine queues the encode, the kept plan of codes below 4, ww_ypack and
-ww_dna (guarded by the encode's flags) and reads flags, scores and saturation count
-once; every outcome equals the CPU backend's and the other input forms'. Its host side
-is checked on the CPU (tests/test_pairs_ahead.py, an emulated device)."""
+``pairs_ahead`` engine queues x's encode, the kept plan of codes below 4, ww_ypack_chars
+(y's columns packed from its characters, y's flags found there) and ww_dna (guarded by
+the flags) and reads flags, scores and saturation count once, y's codes made after only
+where they are read; every outcome, and y's flags and codes, equal the CPU backend's and
+the other input forms'. Its host side is checked on the CPU (tests/test_pairs_ahead.py,
+an emulated device)."""
 
 from __future__ import annotations
 
