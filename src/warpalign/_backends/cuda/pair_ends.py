@@ -276,5 +276,5 @@ def read_score_ends(run: ScoreEnds) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     sure = np.ones(npairs, bool)           # every pair but the flagged
     sure[flagged] = False
     ends = np.zeros((npairs, 3), np.int64)
-    _fill(ends, np.flatnonzero(sure), scores, scores, host[:npairs])
+    _fill(ends, np.flatnonzero(sure), scores, scores, host[:npairs])   # one DP: max = score
     return scores, flagged, ends, timings

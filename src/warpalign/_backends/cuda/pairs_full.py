@@ -13,11 +13,12 @@ ends' checks and copy up, and the traceback's own read between ``tb_align`` and
 H100; docs/gpu-notes.md session 31).
 
 The checks that the host made on the pass's answer run on the device and are read with
-the plan's totals: pairs the scoring run flagged (16-bit saturation: their scores are
-wrong), pairs of a positive score without an end cell, cells outside their pair. Any of them, or a job past the one pass's bounds, and the batch takes
-the general route: the pass is read as :func:`~.pair_ends.score_ends_wordwise` reads it
-(which names a disagreement) and :func:`warpalign.traceback.align_pairs_table` goes on
-from its ends. Nothing is computed twice.
+the plan's totals: pairs the pass flagged (16-bit saturation: their scores are wrong),
+pairs of a positive score without an end cell, cells outside their pair. Any of them, or
+a job past the one pass's bounds, and the batch takes the general route: the pass is read
+as :func:`~.pair_ends.score_ends_wordwise` reads it (which names a pair without a cell)
+and :func:`warpalign.traceback.align_pairs_table` goes on from its ends. Nothing is
+computed twice.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def _rows_kernel(cp):
             ends[3 * i + 1] = qe;
             ends[3 * i + 2] = te;
             if (s < 0 || (pos && (key == ~0ull || qe > xoff[i + 1] - xoff[i]
-                                                  || te > yoff[i + 1] - yoff[i])))
+                                  || te > yoff[i + 1] - yoff[i])))
                 atomicAdd(&bad[0], 1ull);
             """, "warpalign_end_rows"))
     return kernel
