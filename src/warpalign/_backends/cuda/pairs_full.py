@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from .loader import require_cupy
-from .pair_ends import queue_score_ends, read_score_ends
+from .pair_ends import queue_score_ends, read_score_ends, score_ends_wordwise
 
 #: :func:`end_rows`' ElementwiseKernel, made on first use (immutable after).
 _ROWS: dict = {}
@@ -88,7 +88,6 @@ def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
     cp = require_cupy("backend 'cuda'")
     npairs = len(xoff) - 1
     if npairs == 0 or not hasattr(traceback, "trace_local_chain"):
-        from .pair_ends import score_ends_wordwise
         return (*score_ends_wordwise(xcodes, xoff, ycodes, yoff, scoring, largest=largest),
                 None)
     run = queue_score_ends(xcodes, xoff, ycodes, yoff, scoring, largest=largest)
