@@ -251,10 +251,13 @@ def test_split_targets_for_devices():
 
 @pytest.mark.parametrize("count", [2, 3, 4])
 def test_split_ids_is_the_greedy_balance_and_gather_copies_every_part(count):
-    """split_ids equals the greedy scan it replaced (longest first, ties in index order,
-    each to the part with the fewest residues + sequences, ties to the lowest part), and
-    gather_targets copies each part's codes exactly (runs of consecutive ids, a long
-    target, empty targets)."""
+    """split_ids gives every part the targets of the greedy scan it replaced (longest
+    first, ties in index order, each to the part with the fewest residues + sequences,
+    ties to the lowest part) length by length: the same number of each length, so the
+    same loads; a part's targets of one length are one block of the run (in index order,
+    the parts' blocks in part order), so a set sorted by length splits into one run of
+    consecutive ids per length and part. gather_targets copies each part's codes exactly
+    (runs of consecutive ids, a long target, empty targets)."""
     from warpalign._backends import TargetSet
     from warpalign._backends.cuda.handles import gather_targets, split_ids
 
@@ -271,8 +274,23 @@ def test_split_ids_is_the_greedy_balance_and_gather_copies_every_part(count):
         part[i] = d
         load[d] += int(lengths[i]) + 1
     got = split_ids(targets, count)
-    assert [ids.tolist() for ids in got] == [np.flatnonzero(part == d).tolist()
-                                             for d in range(count)]
+    assert sorted(np.concatenate(got).tolist()) == list(range(len(lengths)))
+    for d, ids in enumerate(got):
+        assert ids.tolist() == sorted(ids.tolist())
+        np.testing.assert_array_equal(np.bincount(lengths[ids], minlength=5_000_001),
+                                      np.bincount(lengths[part == d], minlength=5_000_001))
+    owner = np.empty(len(lengths), np.int64)
+    for d, ids in enumerate(got):
+        owner[ids] = d
+    for n in np.unique(lengths).tolist():       # each length's run: blocks in part order
+        run = owner[np.flatnonzero(lengths == n)]
+        assert run.tolist() == sorted(run.tolist())
+    # sorted by length (as a database is): one run of consecutive ids per length and part
+    ranked = np.sort(lengths)
+    by_length = TargetSet(codes, np.concatenate([[0], np.cumsum(ranked)]))
+    for ids in split_ids(by_length, count):
+        runs = 1 + int(np.count_nonzero(np.diff(ids) != 1))
+        assert runs <= len(np.unique(ranked[ids]))
     assert len(gather_targets(targets, np.zeros(0, np.int64)).codes) == 0
     for ids in got:
         ts = gather_targets(targets, ids)
