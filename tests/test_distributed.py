@@ -28,13 +28,15 @@ from warpalign.cli import main
 from warpalign.database import Database
 from warpalign.distributed import (
     PIECES_PER_SHARD,
+    _query_groups,
     database_fingerprint,
+    finish_hits,
     search_shard,
     local_cluster,
     search,
     shard_plan,
 )
-from warpalign.errors import BackendUnavailable, DatabaseError
+from warpalign.errors import BackendUnavailable, DatabaseError, TracebackError
 from warpalign.search import search as search_one
 
 BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -186,6 +188,50 @@ def test_shard_search_maps_candidate_ids_back(data, mode):
                            codes, BLOSUM62, 4, mode, "local", "cpu", registry=registry)[0]
              for shard in shard_plan(db, 3)]
     assert_same([first.merge(*rest, top_k=4) for first, *rest in zip(*parts)], want)
+
+
+def test_query_groups_cut_the_cells_into_consecutive_runs():
+    """The second round's tasks: runs of consecutive queries cut at each k/n of the cells;
+    queries without cells join a run, no run is empty, never more runs than queries."""
+    assert _query_groups(np.array([5, 0, 5, 5, 5.0]), 2) == [(0, 3), (3, 5)]
+    assert _query_groups(np.array([1, 1, 1, 1.0]), 4) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert _query_groups(np.array([3.0, 1]), 8) == [(0, 1), (1, 2)]
+    assert _query_groups(np.array([0, 9, 0.0]), 3) == [(0, 2), (2, 3)]
+    assert _query_groups(np.array([7.0]), 1) == [(0, 1)]
+
+
+@pytest.mark.parametrize("mode", ["end", "full"])
+def test_finish_hits_ends_and_traces_merged_scores(data, mode):
+    """Round two on its own: merged score-only hits come back with the end cells (and in
+    mode full the alignments) of one process's search; a hit whose score its end pass
+    does not reach is an error, not a silent end cell."""
+    from dataclasses import replace
+    queries, path = data
+    db = Database.open(path)
+    want = search_one(queries, db, BLOSUM62, top_k=5, mode=mode, backend="cpu")
+    scored = [replace(h, mode=mode) for h in
+              search_one(queries, db, BLOSUM62, top_k=5, mode="score", backend="cpu")]
+    codes = [BLOSUM62.encode(q) for q in queries]
+    got = finish_hits(str(path), database_fingerprint(db), scored, codes, BLOSUM62, "local",
+                      mode, "cpu")
+    assert_same(got, want)
+    wrong = [replace(scored[0], scores=scored[0].scores + 1), *scored[1:]]
+    with pytest.raises(TracebackError, match="hit 0 scored"):
+        finish_hits(str(path), database_fingerprint(db), wrong, codes, BLOSUM62, "local",
+                    mode, "cpu")
+
+
+def test_cluster_full_search_ends_and_traces_on_every_worker(data, client):
+    """Mode full's second round runs on the workers, a task each (not on the client)."""
+    from distributed import get_task_stream
+    queries, path = data
+    with get_task_stream(client) as stream:
+        got = search(queries, path, BLOSUM62, client=client, top_k=6, mode="full",
+                     backend="cpu")
+    assert_same(got, search_one(queries, path, BLOSUM62, top_k=6, mode="full", backend="cpu"))
+    finished = [t for t in stream.data if t["key"].startswith("warpalign-finish-")]
+    assert len(finished) == 2
+    assert len({t["worker"] for t in finished}) == 2
 
 
 def test_worker_without_gpu_falls_back_and_logs(data, monkeypatch, caplog):

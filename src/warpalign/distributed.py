@@ -18,9 +18,12 @@ ordering is left to chance. Tasks are pure functions of their arguments: a shard
 worker dies is recomputed on another worker to the same hits, and every shard's result is
 merged exactly once.
 
-``mode="full"``: the shards scan with end coordinates and the client traces the
-alignments of the merged top-k only (k tracebacks per query, as one process does); tracing
-on the workers would trace k per shard and throw all but k away, for the same wall time.
+Modes "end" and "full" run a second round: the shards scan scores only, and once merged,
+the top-k hits of each query (k per query, as one process ends and traces them; each shard
+ending its own top-k would end k per shard and throw all but k away) go back to the
+workers in groups of similar cells, one task per worker, which find their end cells and,
+in mode full, trace them (:func:`finish_hits`, on the worker's GPU where it has one). The
+client needs no GPU, and the tracing runs on every worker at once.
 """
 
 from __future__ import annotations
@@ -51,10 +54,10 @@ from .errors import BackendUnavailable, DatabaseError, ScoringError
 from .io import load_sequences, source_label
 from .results import Hits
 from .scoring import Scoring, check_input
-from .search import METHODS, MODES, _batches, _top_hits, _with_alignments
+from .search import METHODS, MODES, _batches, _top_hits, _with_alignments, _with_ends
 from .strands import Strand, merge_strand_results, query_strands, strand_query
 
-__all__ = ["Shard", "ShardReport", "database_fingerprint", "held_futures",
+__all__ = ["Shard", "ShardReport", "database_fingerprint", "finish_hits", "held_futures",
            "interrupt_deferred", "local_cluster", "search", "search_shard", "shard_plan"]
 
 logger = logging.getLogger("warpalign.distributed")
@@ -206,14 +209,13 @@ def search(queries: Any, database: Any, scoring: Scoring, *, client: Any = None,
     with connection as dask_client:
         info = connection.info          # one round trip to the scheduler per search
         plan = shard_plan(db, shards or len(info["workers"]))
-        results = _run(dask_client, info, plan, db, names, runs, scoring, top_k, mode,
+        results = _run(dask_client, info, plan, db, names, runs, scoring, top_k, "score",
                        algorithm, backend, method, hold=connection.lasting,
                        progress=progress)
-    results = merge_strand_results(results, strands, top_k)
-    if mode == "full":
-        # Trace only the merged top-k (see the module docstring), re-scored to the scan's hits.
-        results = _with_alignments([replace(h, mode="full") for h in results], codes, db,
-                                   scoring, algorithm, "auto", None)
+        results = merge_strand_results(results, strands, top_k)
+        if mode != "score":     # the merged top-k ended (and traced) on the workers
+            results = _finish(dask_client, info, db, [replace(h, mode=mode) for h in results],
+                              codes, scoring, algorithm, mode, backend)
     if evalue is not None:
         from .stats import apply_statistics
         results = apply_statistics(results, db, scoring, evalue=evalue, algorithm=algorithm)
@@ -443,7 +445,70 @@ def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, 
     return [first.merge(*rest, top_k=top_k) for first, *rest in per_query]
 
 
+def _finish(client, info, db, results, codes, scoring, algorithm, mode, backend):
+    """The second round of modes end and full: the merged hits (``results``, one per query
+    in query order; ``codes``: the queries as given) as one task per worker, each a run
+    of consecutive queries of about equal cells (query length x target length over their
+    hits), ended and, in mode full, traced by :func:`finish_hits`; the results in query
+    order."""
+    lengths = np.diff(np.asarray(db.targets.offsets, dtype=np.int64))
+    cells = np.array([len(q) * int(lengths[db.rank[np.asarray(h.targets, np.int64)]].sum())
+                      for q, h in zip(codes, results)], dtype=np.float64)
+    if not cells.any():         # nothing to end: no hits, or only empty pairs
+        return _finish_on("cpu", results, codes, db, scoring, algorithm, mode)
+    groups = _query_groups(cells, max(1, len(info["workers"])))
+    workers = info["workers"].values()
+    gpu_everywhere = bool(workers) and all(w.get("resources", {}).get("GPU") for w in workers)
+    resources = {"GPU": 1} if gpu_everywhere and backend != "cpu" else None
+    path, fingerprint, token = os.fspath(db.path), database_fingerprint(db), uuid.uuid4().hex
+    futures = [client.submit(finish_hits, path, fingerprint, results[a:b], codes[a:b],
+                             scoring, algorithm, mode, backend, resources=resources,
+                             key=f"warpalign-finish-{k}-{token}")
+               for k, (a, b) in enumerate(groups)]
+    try:
+        parts = client.gather(futures)
+    finally:
+        for future in futures:
+            future.release()
+    done = [h for part in parts for h in part]
+    if len(done) != len(results):
+        raise RuntimeError(f"internal error: {len(done)} queries came back of {len(results)}")
+    return done
+
+
+def _query_groups(cells: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """At most ``n`` runs (start, stop) of consecutive queries, cut where the running sum
+    of ``cells`` crosses each k/n of the whole; queries without cells join a neighbour,
+    empty runs are dropped."""
+    total = float(cells.sum())
+    edges = np.searchsorted(np.cumsum(cells), total * np.arange(1, n) / n, side="left") + 1
+    bounds = sorted({0, len(cells), *np.minimum(edges, len(cells)).tolist()})
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def _finish_on(backend, hits, codes, db, scoring, algorithm, mode) -> list[Hits]:
+    """``hits`` ended (mode end) or ended and traced (mode full) by the traceback engine of
+    ``backend`` ("cuda" or "cpu")."""
+    finish = _with_alignments if mode == "full" else _with_ends
+    return finish(hits, codes, db, scoring, algorithm, backend, None)
+
+
 # --- worker side -----------------------------------------------------------------------
+
+def finish_hits(path: str, fingerprint: str, hits: list[Hits], codes: list[np.ndarray],
+                scoring: Scoring, algorithm: str, mode: str, backend: str, *,
+                registry: Registry = REGISTRY) -> list[Hits]:
+    """The second-round task (usable in-process too): ``hits`` (merged, one per query,
+    scores without end cells; ``codes``: those queries as given) with their end cells
+    and, in mode "full", their alignments, found with the database at ``path`` (whose
+    :func:`database_fingerprint` must be ``fingerprint``) on this worker's engine for
+    ``backend`` (its GPU where "auto" finds one); each end pass must score its hit's
+    score."""
+    engine, _ = _engine(backend, _worker_name(), "auto", registry)
+    db = _shard_database(path, fingerprint)
+    return _finish_on("cuda" if engine.name == "cuda" else "cpu", hits, codes, db, scoring,
+                      algorithm, mode)
+
 
 _lock = threading.Lock()
 _handles: OrderedDict = OrderedDict()

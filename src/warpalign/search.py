@@ -349,13 +349,54 @@ def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -
     once (:func:`~warpalign.traceback.align_pairs_table`; on the GPU starts, paths and
     their rendering run on the device: 5,000 hits a job at a time through ``align_many``
     took ~0.18 s, most of it host work, docs/gpu-notes.md, session 28; on the CPU the
-    same or faster)."""
+    same or faster). Hits without end cells (a distributed search's merged scores) get
+    them first (:func:`_with_ends`)."""
     from dataclasses import replace
 
     from .traceback import align_pairs_table
     if not any(len(h) for h in results):
         return [replace(h, alignments=[]) for h in results]
     engine = engine_for("traceback", backend, "auto")
+    jobs, tags = _hit_jobs(results, codes, db, scoring)
+    ends = _hit_ends(results, jobs, scoring, algorithm, engine, threads)
+    traced = align_pairs_table(*jobs, scoring, algorithm, engine=engine, threads=threads,
+                               ends=ends)
+    alignments = (list(traced) if tags is None else
+                  [a if tag is None else replace(a, strand=tag) for a, tag in zip(traced, tags)])
+    cuts = running_sums([len(h) for h in results]).tolist()
+    return [_ended(hits, ends[start:stop], alignments=alignments[start:stop])
+            for hits, start, stop in zip(results, cuts, cuts[1:])]
+
+
+def _with_ends(results, codes, db, scoring, algorithm, backend, threads) -> list[Hits]:
+    """``results`` with every hit's end cell (mode "end"): those that came without them
+    (a distributed search's merged scores) found by the ``traceback`` job's end pass on
+    ``backend`` (:func:`_hit_ends`), each checked to score its hit's score."""
+    if all(h.query_ends is not None for h in results) or not any(len(h) for h in results):
+        return [_ended(h, np.zeros((0, 3), np.int64)) if h.query_ends is None else h
+                for h in results]
+    engine = engine_for("traceback", backend, "auto")
+    jobs, _ = _hit_jobs(results, codes, db, scoring)
+    ends = _hit_ends(results, jobs, scoring, algorithm, engine, threads)
+    cuts = running_sums([len(h) for h in results]).tolist()
+    return [_ended(hits, ends[start:stop]) for hits, start, stop in zip(results, cuts, cuts[1:])]
+
+
+def _ended(hits: Hits, ends: np.ndarray, **changes) -> Hits:
+    """``hits`` with ``changes`` and, where it has none, the end cells of ``ends`` (its rows
+    of :func:`_hit_ends`)."""
+    from dataclasses import replace
+    if hits.query_ends is None:
+        changes.update(query_ends=ends[:, 1].astype(np.int32),
+                       target_ends=ends[:, 2].astype(np.int32))
+    return replace(hits, **changes)
+
+
+def _hit_jobs(results, codes, db, scoring) -> tuple[tuple, list | None]:
+    """The pairs of every hit of ``results`` as :func:`~warpalign.traceback.align_pairs_table`'s
+    six arrays (each query strand and each target once; ``codes[i]``: query i as given, a
+    minus-strand hit's query its reverse complement), and each hit's strand name (None
+    where no hit has a strand)."""
     counts = np.fromiter((len(h) for h in results), np.int64, len(results))
     if all(h.strands is None for h in results):     # one strand: each query once
         queries = [np.asarray(q, np.uint8) for q, _ in zip(codes, results)]
@@ -378,23 +419,52 @@ def _with_alignments(results, codes, db, scoring, algorithm, backend, threads) -
                 qlen.append(len(q))
                 tags.append(None if sign is None else STRAND_NAMES[sign])
     targets = np.concatenate([h.targets for h in results]).astype(np.int64)
-    ends = np.stack([np.concatenate([getattr(h, k) for h in results]).astype(np.int64)
-                     for k in ("scores", "query_ends", "target_ends")], axis=1)
     uniq, which = np.unique(targets, return_inverse=True)
     stored = db.targets                       # each target's codes sliced once, in one pass
     sorted_at = db.rank[uniq]
     lo, hi = stored.offsets[sorted_at].tolist(), stored.offsets[sorted_at + 1].tolist()
     seqs = [stored.codes[a:b] for a, b in zip(lo, hi)]
     tlen = np.fromiter((len(t) for t in seqs), np.int64, len(seqs))
-    traced = align_pairs_table(np.concatenate(pieces), qat, qlen,
-                               np.concatenate(seqs), running_sums(tlen)[:-1][which],
-                               tlen[which], scoring, algorithm, engine=engine, threads=threads,
-                               ends=ends)
-    alignments = (list(traced) if tags is None else
-                  [a if tag is None else replace(a, strand=tag) for a, tag in zip(traced, tags)])
-    cuts = running_sums(counts).tolist()
-    return [replace(hits, alignments=alignments[start:stop])
-            for hits, start, stop in zip(results, cuts, cuts[1:])]
+    empty = np.zeros(0, np.uint8)
+    jobs = (np.concatenate(pieces) if pieces else empty, np.asarray(qat, np.int64),
+            np.asarray(qlen, np.int64), np.concatenate(seqs) if seqs else empty,
+            running_sums(tlen)[:-1][which], tlen[which])
+    return jobs, tags
+
+
+def _hit_ends(results, jobs, scoring, algorithm, engine, threads) -> np.ndarray:
+    """(score, query end, target end) of every hit of ``results``, in order (an (n, 3)
+    int64 array). Hits that come without end cells (a distributed search's merged scores)
+    get them from ``engine``'s end pass over their pairs (``jobs``: :func:`_hit_jobs`'),
+    on ``threads`` CPU threads where the engine runs on the CPU; each must score its
+    hit's score, else :class:`~warpalign.errors.TracebackError`."""
+    from .errors import TracebackError
+    from .traceback import _algorithm_code
+    scores = np.concatenate([h.scores for h in results]).astype(np.int64)
+    ends = np.zeros((scores.size, 3), np.int64)
+    ends[:, 0] = scores
+    missing, at = [], 0
+    for h in results:
+        if h.query_ends is None:
+            missing.append(np.arange(at, at + len(h)))
+        else:
+            ends[at:at + len(h), 1] = h.query_ends
+            ends[at:at + len(h), 2] = h.target_ends
+        at += len(h)
+    rows = np.concatenate(missing) if missing else np.zeros(0, np.int64)
+    if rows.size:
+        qcodes, qpos, qlen, tcodes, tpos, tlen = jobs
+        got = engine.ends_flat(qcodes, qpos[rows], qlen[rows], tcodes, tpos[rows], tlen[rows],
+                               scoring, _algorithm_code(algorithm),
+                               threads=resolve_threads(threads))
+        got = np.asarray(got, np.int64)
+        differ = np.flatnonzero(got[:, 0] != scores[rows])
+        if differ.size:
+            k = int(rows[differ[0]])
+            raise TracebackError(f"internal error: hit {k} scored {int(scores[k])} in the "
+                                 f"search and {int(got[differ[0], 0])} in its end pass")
+        ends[rows] = got
+    return ends
 
 
 def _progress(total: int, enabled: bool):
