@@ -155,6 +155,40 @@ def test_gpu_ends_equal_score_end(gpu, scoring, algorithm):
 
 
 @pytest.mark.parametrize("algorithm", ["local", "semiglobal", "global"])
+@pytest.mark.parametrize("scoring", [AFFINE, BLOSUM], ids=["affine", "blosum"])
+def test_large_pairs_end_by_the_long_kernel(gpu, scoring, algorithm, monkeypatch):
+    """Pairs over ONE_WARP_CELLS (lowered here to 2,000 cells) are ended by the long-pair
+    kernel, the others by tb_end, host and device codes alike: every end cell is
+    cpu.pairwise.score_end's (ties placed on purpose), in the jobs' order."""
+    import cupy
+
+    from warpalign._backends.cpu.pairwise import ALGORITHM_CODES, score_end
+    from warpalign._backends.cuda import long as long_module
+    from warpalign._backends.cuda import traceback as tb_module
+    monkeypatch.setattr(tb_module, "ONE_WARP_CELLS", 2_000)
+    ran = []
+    real = long_module.LongPair.score_end
+    monkeypatch.setattr(long_module.LongPair, "score_end",
+                        lambda self, *a, **k: ran.append(1) or real(self, *a, **k))
+    rng = np.random.default_rng(31)
+    size = 20 if scoring is BLOSUM else 4
+    pairs = _pairs(rng, size, 40, 150)
+    code = ALGORITHM_CODES[algorithm]
+    want = [[int(v) for v in score_end(q, t, scoring.matrix, scoring.gap_open,
+                                       scoring.gap_extend, code)] for q, t in pairs]
+    large = sum(len(q) * len(t) > 2_000 for q, t in pairs)
+    assert 10 < large < len(pairs) - 10
+    qcat, tcat = np.concatenate([q for q, _ in pairs]), np.concatenate([t for _, t in pairs])
+    ql, tl = np.array([len(q) for q, _ in pairs]), np.array([len(t) for _, t in pairs])
+    qs, ts = np.cumsum(ql) - ql, np.cumsum(tl) - tl
+    for q_codes, t_codes in ((qcat, tcat), (cupy.asarray(qcat), cupy.asarray(tcat))):
+        ran.clear()
+        got = gpu.ends_flat(q_codes, qs, ql, t_codes, ts, tl, scoring, code)
+        assert got.tolist() == want
+        assert len(ran) == large
+
+
+@pytest.mark.parametrize("algorithm", ["local", "semiglobal", "global"])
 def test_end_kernel_strip_edges(gpu, algorithm):
     """tb_end (4 query rows a lane, strips of 128 rows): score and end cell of DESIGN.md's
     tie rule as cpu.pairwise.score_end, for queries ending at and around the strips' edges,

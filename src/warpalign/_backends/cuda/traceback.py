@@ -35,6 +35,7 @@ import numpy as np
 
 from ...offsets import running_sums, runs_within
 from ..render import Rendered
+from .config import ONE_WARP_CELLS
 from .loader import get_module, require_cupy
 from .transfer import upload, upload_pinned
 
@@ -286,14 +287,20 @@ class GpuTraceback:
         cp = self._cp
         qpos, qlen, tpos, tlen = (np.asarray(v, np.int64) for v in (qpos, qlen, tpos, tlen))
         out = np.zeros((len(qlen), 3), np.int64)
-        on_gpu = (qlen > 0) & (tlen > 0) & (qlen + tlen <= self.most(scoring))
-        cpu = np.flatnonzero(~on_gpu)
+        fits = (qlen > 0) & (tlen > 0) & (qlen + tlen <= self.most(scoring))
+        # a pair over ONE_WARP_CELLS would keep one warp (and the launch) busy for its
+        # millions of cells: the long-pair kernel ends it, many warps at once, after the
+        # warp kernel is queued (a search's merged hits reach 5,000 x 35,000 residues)
+        large = fits & (qlen * tlen > ONE_WARP_CELLS)
+        on_gpu, long, cpu = fits & ~large, np.flatnonzero(large), np.flatnonzero(~fits)
         if cpu.size:
             out[cpu] = self._cpu.ends(self._host_items(qcodes, qpos, qlen, tcodes, tpos, tlen, cpu),
                                       scoring, algorithm, threads=threads)
         gpu = np.flatnonzero(on_gpu)
         queued = []         # (jobs, results, what the launch reads: kept until it is read)
         if not gpu.size:
+            self._long_ends(out, long, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring,
+                            algorithm, threads)
             return out, queued, None
         end = self._function("tb_end")
         matrix = self._matrix(scoring)
@@ -312,7 +319,31 @@ class GpuTraceback:
                      np.int32(scoring.gap_extend), np.int32(algorithm), np.int32(len(ks)),
                      res[0], res[1], res[2]))
                 queued.append((ks, res, (qbuf, tbuf, rows, dev)))
+        self._long_ends(out, long, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, algorithm,
+                        threads)
         return out, queued, stream
+
+    def _long_ends(self, out, rows, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring,
+                   algorithm: int, threads) -> None:
+        """``out[rows]``: the end cells of the large jobs ``rows``, one after the other by
+        the long-pair kernel (``cuda/long.py``'s ``LongPair.score_end``: the same tie rule),
+        or by the CPU kernel where that kernel cannot score a pair exactly."""
+        if not rows.size:
+            return
+        from .long import LongPair, supported
+        items = self._host_items(qcodes, qpos, qlen, tcodes, tpos, tlen, rows)
+        left = []
+        for k, (q, t) in zip(rows.tolist(), items):
+            try:
+                if supported(len(q), len(t), scoring):
+                    out[k] = LongPair(q, t, scoring).score_end(algorithm)
+                    continue
+            except ValueError:      # an alphabet whose profile does not fit shared memory
+                pass
+            left.append((k, q, t))
+        if left:
+            out[[k for k, _, _ in left]] = self._cpu.ends([(q, t) for _, q, t in left],
+                                                          scoring, algorithm, threads=threads)
 
     def ends_wait(self, queued) -> np.ndarray:
         """The (n, 3) answer of :meth:`ends_queue` (its stream waited for)."""
