@@ -520,11 +520,19 @@ def test_cli_workers_output_equals_single_process(data, tmp_path, capsys):
     args = ["search", str(qfile), str(path), "-k", "5", "--backend", "cpu", "--no-progress"]
     assert main(args) == 0
     one = capsys.readouterr().out
-    two = subprocess.run([sys.executable, "-m", "warpalign", *args, "--workers", "2"],
-                         check=False, capture_output=True, text=True, timeout=TIMEOUT)
-    assert two.returncode == 0, two.stderr
     assert one.count("\n") == 5 * len(queries)
-    assert two.stdout == one
+    # the CPU cluster, then the cluster of one worker per GPU (CUDA_VISIBLE_DEVICES: its
+    # scheduler's INFO lines once reached stderr on GPU hosts)
+    for gpus in (None, "0,1"):
+        env = dict(os.environ)
+        if gpus is not None:
+            env["CUDA_VISIBLE_DEVICES"] = gpus
+        two = subprocess.run([sys.executable, "-m", "warpalign", *args, "--workers", "2"],
+                             check=False, capture_output=True, text=True, timeout=TIMEOUT,
+                             env=env)
+        assert two.returncode == 0, two.stderr
+        assert two.stdout == one
+        assert two.stderr == ""
 
 
 def test_cli_workers_fail_on_a_corrupt_database(data, tmp_path):

@@ -244,8 +244,11 @@ def local_cluster(n_workers: int, *, devices: Sequence[str] | None = None):
         "nthreads": 1, "resources": {"GPU": 1}, "silence_logs": quiet,
         "env": {"CUDA_VISIBLE_DEVICES": str(devices[i % len(devices)])}}}
         for i in range(n_workers)}
+    # silence_logs: the scheduler's INFO lines (its start, its address, a note about
+    # jupyter-server-proxy) on stderr otherwise, as the CPU cluster's path never shows
     return SpecCluster(workers=specs, scheduler={"cls": Scheduler, "options": {
-        "dashboard": False, "dashboard_address": ":0", "host": "127.0.0.1"}})
+        "dashboard": False, "dashboard_address": ":0", "host": "127.0.0.1"}},
+        silence_logs=quiet)
 
 
 # --- client side -----------------------------------------------------------------------
