@@ -6,7 +6,8 @@ and equal to the CPU engine's (``cpu/traceback.py``: same recurrences, same comp
 
 * :meth:`GpuTraceback.ends`: score and end cell of pairs whose scores alone are known
   (``score_pairs``' reported pairs of global and semiglobal alignments, local ones take
-  theirs from the pair kernel, :mod:`.pair_ends`; ``tb_end``);
+  theirs from the pair kernel, :mod:`.pair_ends`; ``tb_end``, one warp a pair; pairs
+  over ONE_WARP_CELLS cells by ``cuda/long.py``'s many-warp kernel);
 
 * :meth:`GpuTraceback.starts`: the anchored reverse pass of every job (``traceback.cu``
   ``tb_start``, one warp per job) -> each alignment's start;
@@ -282,7 +283,8 @@ class GpuTraceback:
     def ends_queue(self, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, algorithm: int, *,
                    threads: int | None = None):
         """:meth:`ends_flat`'s launches queued on the calling thread's stream, not waited
-        for (jobs the int32 kernel cannot take are ended on the CPU now): what
+        for (jobs the int32 kernel cannot take are ended on the CPU now, jobs over
+        ONE_WARP_CELLS cells by the long-pair kernel now, :meth:`_long_ends`): what
         :meth:`ends_wait` reads."""
         cp = self._cp
         qpos, qlen, tpos, tlen = (np.asarray(v, np.int64) for v in (qpos, qlen, tpos, tlen))
