@@ -96,17 +96,23 @@ def _queue_ends(cp, mod, tab: WwTable, launches: list[EndsLaunch], d_items: list
             shared_mem=int(tab.table.size) * 4)
 
 
-def _fill(out: np.ndarray, sure: np.ndarray, scores: np.ndarray, got: np.ndarray,
+def _fill(out: np.ndarray, sure: np.ndarray, scores: np.ndarray, got: np.ndarray | None,
           keys: np.ndarray) -> None:
     """Rows ``sure`` of ``out`` from their exact scores and the ENDS kernel's maxima and
-    keys (arrays over all pairs); a pair of score 0 keeps (0, 0, 0). A maximum other than
-    the score, or no key for a score > 0, is a ValueError. (Every pair sure and scored
-    above 0, the usual batch: whole columns, no gathers: 1.4 ms of host time for 32,768
-    pairs on an H100 host before, docs/gpu-notes.md session 30.)"""
+    keys (arrays over all pairs; ``got`` None: the maxima are the scores, one DP found
+    both); a pair of score 0 keeps (0, 0, 0). A maximum other than the score, or no key
+    for a score > 0, is a ValueError. (Every pair sure and scored above 0, the usual
+    batch: whole columns, no gathers: 1.4 ms of host time for 32,768 pairs on an H100
+    host before, docs/gpu-notes.md session 30.)"""
     every = sure.size == scores.size
-    s, g, k = (v if every else v[sure] for v in (scores, got, keys))
+    s, k = (v if every else v[sure] for v in (scores, keys))
     positive = s > 0
-    bad = np.flatnonzero((g != s) | (positive & (k == _NONE)))
+    wrong = positive & (k == _NONE)
+    if got is None:
+        got = scores
+    else:
+        wrong |= (got if every else got[sure]) != s
+    bad = np.flatnonzero(wrong)
     if bad.size:
         p = int(sure[bad[0]])
         raise ValueError(f"pair {p}: score {int(scores[p])} given, but its best local score "
@@ -276,5 +282,5 @@ def read_score_ends(run: ScoreEnds) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     sure = np.ones(npairs, bool)           # every pair but the flagged
     sure[flagged] = False
     ends = np.zeros((npairs, 3), np.int64)
-    _fill(ends, np.flatnonzero(sure), scores, scores, host[:npairs])   # one DP: max = score
+    _fill(ends, np.flatnonzero(sure), scores, None, host[:npairs])     # one DP: max = score
     return scores, flagged, ends, timings
