@@ -277,8 +277,7 @@ def test_split_ids_is_the_greedy_balance_and_gather_copies_every_part(count):
     assert sorted(np.concatenate(got).tolist()) == list(range(len(lengths)))
     for d, ids in enumerate(got):
         assert ids.tolist() == sorted(ids.tolist())
-        np.testing.assert_array_equal(np.bincount(lengths[ids], minlength=5_000_001),
-                                      np.bincount(lengths[part == d], minlength=5_000_001))
+        np.testing.assert_array_equal(np.sort(lengths[ids]), np.sort(lengths[part == d]))
     owner = np.empty(len(lengths), np.int64)
     for d, ids in enumerate(got):
         owner[ids] = d

@@ -401,9 +401,7 @@ def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, 
     path = os.fspath(db.path)
     fingerprint = database_fingerprint(db)
     scan_mode = "end" if mode == "full" else mode
-    workers = info["workers"].values()
-    gpu_everywhere = bool(workers) and all(w.get("resources", {}).get("GPU") for w in workers)
-    resources = {"GPU": 1} if gpu_everywhere and backend != "cpu" else None
+    resources = _resources(info, backend)
     # a fresh key per search: a held result of an identical earlier search is never reused
     token = uuid.uuid4().hex
     n = len(plan)
@@ -451,6 +449,14 @@ def _run(client, info, plan, db, names, codes, scoring, top_k, mode, algorithm, 
     return [first.merge(*rest, top_k=top_k) for first, *rest in per_query]
 
 
+def _resources(info: dict, backend: str) -> dict | None:
+    """What each task asks of its worker: one GPU where every worker offers one (a local
+    cluster's GPU workers) and the backend may use it, else nothing."""
+    workers = info["workers"].values()
+    gpu_everywhere = bool(workers) and all(w.get("resources", {}).get("GPU") for w in workers)
+    return {"GPU": 1} if gpu_everywhere and backend != "cpu" else None
+
+
 def _trace(client, info, db, results, codes, scoring, algorithm, backend) -> list[Hits]:
     """The second round of mode full: the merged hits (``results``, one per query in query
     order, with their end cells; ``codes``: the queries as given) as one task per worker,
@@ -462,9 +468,7 @@ def _trace(client, info, db, results, codes, scoring, algorithm, backend) -> lis
     if not cells.any():         # nothing to trace: no hits, or only empty pairs
         return _with_alignments(results, codes, db, scoring, algorithm, "cpu", None)
     groups = _query_groups(cells, max(1, len(info["workers"])))
-    workers = info["workers"].values()
-    gpu_everywhere = bool(workers) and all(w.get("resources", {}).get("GPU") for w in workers)
-    resources = {"GPU": 1} if gpu_everywhere and backend != "cpu" else None
+    resources = _resources(info, backend)
     path, fingerprint, token = os.fspath(db.path), database_fingerprint(db), uuid.uuid4().hex
     futures = [client.submit(_trace_task, path, fingerprint, _packed(results[a:b], codes[a:b]),
                              scoring, algorithm, backend, resources=resources,
