@@ -51,7 +51,7 @@ def test_packed_staging_equals_every_staging_and_the_cpu(chunk, threads, unpacke
     assert [w[3] for w in want] == [3, 3, 4, 255, 4, 3, 0]
     # packed: the sides share the chunks; each side's pieces up to its first piece with
     # another character
-    size = gpu.STAGE_BYTES if chunk is None else chunk - chunk % 4
+    size = gpu.PACKED_STAGE_BYTES if chunk is None else chunk - chunk % 4
     packed = sum(hi - lo for pieces in joint_chunks(dict(enumerate(raws)), size)
                  for _, lo, hi, ok in pieces if ok)
     for staging in gpu.STAGINGS:
@@ -99,13 +99,14 @@ def _buffer(rows: np.ndarray) -> SequenceBuffer:
 
 @pytest.mark.parametrize("form", ["numpy-2d", "buffer"])
 def test_score_pairs_with_packing_on_and_off_equal_the_cpu(form, monkeypatch, unpacked):
-    # several staging chunks a side (STAGE_BYTES not a multiple of 4), the chunks filled
-    # by several threads; rows of 61 and 303 (no multiple of 4); lower case, an N, a bad
-    # character named as the CPU backend names it
+    # several staging chunks a side (STAGE_BYTES and PACKED_STAGE_BYTES not multiples of
+    # 4), the chunks filled by several threads; rows of 61 and 303 (no multiple of 4);
+    # lower case, an N, a bad character named as the CPU backend names it
     pytest.importorskip("cupy")
     from warpalign._backends.cuda import encode as gpu
 
     monkeypatch.setattr(gpu, "STAGE_BYTES", 10_002)
+    monkeypatch.setattr(gpu, "PACKED_STAGE_BYTES", 10_002)
     monkeypatch.setattr(gpu, "_SPLIT_FROM", 2_000)
     rng = np.random.default_rng(82)
     X = ACGT[rng.integers(0, 4, (500, 61))]

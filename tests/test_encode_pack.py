@@ -264,7 +264,7 @@ def assert_staged_as_planned(log, unpacked, hosts: dict, got, chunk,
     then each side from its piece that did not pack, as characters in chunks of ``chunk``,
     each chunk encoded (after the device sides of ``device_sizes``, encoded whole).
     Returns the plan."""
-    size = gpu.STAGE_BYTES if chunk is None else max(4, chunk - chunk % 4)
+    size = gpu.PACKED_STAGE_BYTES if chunk is None else max(4, chunk - chunk % 4)
     plan = joint_chunks(hosts, size)
     packed_copies = []
     for pieces in plan:
@@ -548,3 +548,12 @@ def test_slices_of_one_chunk_pack_as_one(device, monkeypatch):
             assert not [e for e in log if e[0] == "unpack_dna"], (n, spot)
             assert np.array_equal(codes.get(), cpu_encode.encode(withn, DNA.code_table)[0])
             assert (bad, top) == (-1, 4)
+
+
+def test_a_score_pairs_batch_is_one_packed_round():
+    # a batch of score_pairs (at most BATCH_RESIDUES characters of both sides) packs in
+    # one chunk, one round of the fill threads (PACKED_STAGE_BYTES says why), and the
+    # pinned buffers of a chunk stay a quarter of it
+    from warpalign.pairs import BATCH_RESIDUES
+    assert gpu.PACKED_STAGE_BYTES >= BATCH_RESIDUES["cuda"]
+    assert gpu.PACKED_STAGE_BYTES % 4 == 0 and gpu.PACKED_STAGE_BYTES // 4 <= 1 << 26

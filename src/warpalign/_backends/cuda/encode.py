@@ -22,7 +22,8 @@ in one pass; the host reads two words per side back, both sides of a batch in on
   their concatenation (x whole and the start of y in one chunk, say), each chunk packed in
   one round of the fill threads: a round costs ~0.7 ms however little it packs on the GPU
   hosts (threads woken and joined; session 27, docs/gpu-notes.md), a large part of a
-  ~10 ms ``score_pairs`` call, so a side does not get rounds of its own. A side's piece
+  ~10 ms ``score_pairs`` call, so a side does not get rounds of its own, and a chunk
+  (:data:`PACKED_STAGE_BYTES`) holds a whole ``score_pairs`` batch. A side's piece
   with a character outside ACGTacgt (N, IUPAC codes, a bad character) and the rest of
   that side go up afterwards as characters and through ``encode_bytes``, which names a
   bad character as ever: codes, first bad index and largest code are those of the byte
@@ -62,6 +63,14 @@ _MASK = (1 << 64) - 1            # flags[0] holds ~index of the first INVALID (0
 #: than once a chunk of each side.
 STAGE_BYTES = 1 << 26
 STAGE_THREADS = 16
+#: Host characters per chunk of packed staging (:func:`_stage_packed`): one pool round
+#: packs them all, so that a batch of ``score_pairs`` (at most 2^28 residues: BATCH_RESIDUES
+#: in pairs.py) is one round. A round's time is not proportional to its size on these
+#: hosts: 4 MiB x + 128 MiB y packed in 64 + 64 + 4 MiB took 2.0-2.2 + 2.0-2.2 + 0.9-1.2
+#: ms, in one chunk 2.7-3.4 ms (encode_sides 5.7-7.1 ms against 4.2-4.6; an empty round
+#: 0.3-0.4 ms; one H100 host of 16 cores, session 35, docs/gpu-notes.md). The packed copy
+#: is a quarter of the characters, so overlapping it with the next fill gains little.
+PACKED_STAGE_BYTES = 1 << 28
 #: How :func:`encode` copies host characters up: "packed" (the staging buffers above
 #: carrying 2-bit codes where :func:`packs` allows, else as "pinned"), "pinned" (the
 #: staging buffers carrying the characters) or "pageable" (one ``cupy.asarray``: the
@@ -427,7 +436,7 @@ def _stage_packed(hosts: dict, stream, launches: list, unpacks: dict, chunk,
     encoded by ``launches[side]``."""
     cp = _cupy()
     threads = STAGE_THREADS if threads is None else max(1, int(threads))
-    size = STAGE_BYTES if chunk is None else max(1, int(chunk))
+    size = PACKED_STAGE_BYTES if chunk is None else max(1, int(chunk))
     size = max(4, size - size % 4)     # a side's pieces start at multiples of 4 characters
     total = sum(host.size for host in hosts.values())
     if total == 0:
