@@ -1,8 +1,9 @@
-"""score_pairs from CuPy arrays with one read back (issue 22) on a device: the
-``pairs_ahead`` engine queues the encode, the kept plan of codes below 4, ww_ypack and
-ww_dna (guarded by the encode's flags) and reads flags, scores and saturation count
-once; every outcome equals the CPU backend's and the other input forms'. Its host side
-is checked on the CPU (tests/test_pairs_ahead.py, an emulated device)."""
+"""score_pairs with one read back (issue 22) on a device: the ``pairs_ahead`` engine
+queues the encode (CuPy inputs; host inputs are staged in groups of pairs), the kept plan
+of codes below 4, ww_ypack and ww_dna (guarded by the encode's flags) and reads flags,
+scores and saturation counts once; every outcome equals the CPU backend's and the other
+input forms'. Its host side is checked on the CPU (tests/test_pairs_ahead.py, an
+emulated device)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ class CountingAhead:
 
     def applies(self, scoring, algorithm):
         return self.engine.applies(scoring, algorithm)
+
+    def stages(self, table):
+        return self.engine.stages(table)
 
     def encode_and_score(self, *args, **kwargs):
         self.calls += 1
@@ -84,10 +88,14 @@ def test_cupy_2d_with_one_read_equal_the_cpu():
         assert res.scores.tolist() == want
         calls = ahead.calls
         assert calls == ahead.kept >= 6
-        # other input forms, scorings, methods and the fused mode keep the flags-first
-        # order, with the same scores
-        for x, y in ((X, Y), (_texts(X), _texts(Y)), (cp.asarray(X), _texts(Y))):
+        for x, y in ((X, Y), (_texts(X), _texts(Y))):          # host sides: in groups
             assert score_pairs(x, y, PAPER, backend="cuda").scores.tolist() == want
+        calls += 2
+        assert ahead.calls == ahead.kept == calls
+        # mixed sides, other scorings, methods and the fused mode keep the flags-first
+        # order, with the same scores
+        assert score_pairs(cp.asarray(X), _texts(Y), PAPER,
+                           backend="cuda").scores.tolist() == want
         assert score_pairs(cp.asarray(X), cp.asarray(Y), PAPER, backend="cuda",
                            method="bitsliced").scores.tolist() == want
         full = score_pairs(cp.asarray(X), cp.asarray(Y), PAPER, backend="cuda", mode="full")
@@ -149,7 +157,7 @@ def test_cupy_2d_bad_character_as_every_form(where):
             with pytest.raises(AlphabetError) as caught:
                 score_pairs(x, y, PAPER, backend="cuda")
             errors.append(str(caught.value))
-        assert ahead.calls == 1 and ahead.kept == 0
+        assert ahead.calls == 3 and ahead.kept == 0
     with pytest.raises(AlphabetError) as caught:
         score_pairs(X, Y, PAPER, backend="cpu")
     assert errors == [str(caught.value)] * 3
@@ -218,3 +226,68 @@ def test_one_read_paths_serve_every_thread(monkeypatch):
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(run, cases))
     assert 1 <= len(gpu._plans) <= 2
+
+
+def _ragged(rng, count, lo, hi, letters=b"ACGT"):
+    return [_rows(rng, 1, int(n), letters)[0] for n in rng.integers(lo, hi, count)]
+
+
+@pytest.mark.parametrize("group", [None, 200_000, 9_999])
+def test_host_sides_in_groups_equal_the_cpu(monkeypatch, group):
+    # NumPy rows and ragged lists in groups of pairs (the default: one group here), each
+    # group's kernels queued after its staged codes: scores, saturation, N and bad
+    # characters as the CPU backend's
+    from warpalign._backends.cuda import pairs_ahead
+    if group is not None:
+        monkeypatch.setattr(pairs_ahead, "GROUP_BYTES", group)
+    rng = np.random.default_rng(86)
+    X, Y = _rows(rng, 2000, 128, b"ACGTacgt"), _rows(rng, 2000, 600)
+    Y[:300, 100:228] = X[:300]
+    xs, ys = _ragged(rng, 1500, 1, 200), _ragged(rng, 1500, 0, 900, b"ACGTacgt")
+    for i in range(0, 1500, 7):
+        ys[i] = np.concatenate([ys[i], xs[i]])
+    texts = ([r.tobytes().decode() for r in xs], [r.tobytes().decode() for r in ys])
+    with _counted() as ahead:
+        for x, y in ((X, Y), texts):
+            want = _cpu(x, y, PAPER).scores.tolist()
+            assert score_pairs(x, y, PAPER, backend="cuda").scores.tolist() == want
+        assert ahead.calls == ahead.kept == 2
+        Xl, Yl = _rows(rng, 40, 3400), _rows(rng, 40, 3500)
+        Yl[[0, 17, 39], 50:3450] = Xl[[0, 17, 39]]            # 34,000: past 16-bit lanes
+        res = score_pairs(Xl, Yl, BIG, backend="cuda")
+        assert res.scores.tolist() == _cpu(Xl, Yl, BIG).scores.tolist()
+        assert res.saturated >= 3 and ahead.kept == 3
+        y = Y.copy()
+        y[1999, 599] = ord("n")                               # the last group's last code
+        assert score_pairs(X, y, PAPER, backend="cuda").scores.tolist() == _cpu(
+            X, y, PAPER).scores.tolist()
+        y[1000, 3] = ord("#")
+        with pytest.raises(AlphabetError) as gpu_error:
+            score_pairs(X, y, PAPER, backend="cuda")
+        assert ahead.calls == 5 and ahead.kept == 3
+    with pytest.raises(AlphabetError) as cpu_error:
+        score_pairs(X, y, PAPER, backend="cpu")
+    assert str(gpu_error.value) == str(cpu_error.value)
+
+
+def test_host_groups_serve_every_thread(monkeypatch):
+    # eight threads staging host rows at once (a staging stream each), several groups
+    from warpalign._backends.cuda import pairs_ahead
+    monkeypatch.setattr(pairs_ahead, "GROUP_BYTES", 30_000)
+    rng = np.random.default_rng(87)
+    cases = []
+    for k in range(16):
+        n, m, w = ((300, 40, 300), (200, 33, 257))[k % 2]
+        x, y = _rows(rng, n, m, b"ACGTacgt"), _rows(rng, n, w)
+        y[: n // 2, 10:10 + m] = x[: n // 2]
+        if k % 4 == 1:
+            y[n - 1, w - 1] = ord("N")
+        cases.append((x, y, _cpu(x, y, PAPER).scores.tolist()))
+
+    def run(case):
+        x, y, want = case
+        return all(score_pairs(x, y, PAPER, backend="cuda").scores.tolist() == want
+                   for _ in range(2))
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(run, cases))

@@ -7,6 +7,7 @@ of encode.cu and pairs.cu; the device tests (test_cuda_pairs.py) run the real on
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from types import SimpleNamespace
 
@@ -36,9 +37,12 @@ MASK = (1 << 64) - 1
 
 @pytest.fixture(autouse=True)
 def _fresh_caches(monkeypatch):
-    """Kept plans and tables of this test only (the emulated device is device 0)."""
+    """Kept plans, tables and staging streams of this test only (the emulated device is
+    device 0); staging chunks split over threads from small sizes on."""
     monkeypatch.setattr(gpu_pairs, "_plans", OrderedDict())
     monkeypatch.setattr(gpu_encode, "_tables", {})
+    monkeypatch.setattr(gpu_encode, "_staging", threading.local())
+    monkeypatch.setattr(gpu_encode, "_SPLIT_FROM", 64)
 
 
 class DevArray(np.ndarray):
@@ -64,12 +68,16 @@ DevArray.__module__ = "cupy._emulated"
 
 
 class _Stream:
-    """The emulated device's one stream (a context manager, as CuPy's)."""
+    """The emulated device's one stream (a context manager, as CuPy's): the staging
+    stream and the caller's are this one (work runs at once, in launch order)."""
 
     def synchronize(self):
         pass
 
     def record(self):
+        return SimpleNamespace(synchronize=lambda: None)
+
+    def wait_event(self, event):
         pass
 
     def __enter__(self):
@@ -93,7 +101,9 @@ class Device:
         event = SimpleNamespace(record=lambda stream=None: None, synchronize=lambda: None)
         self.cuda = SimpleNamespace(get_current_stream=lambda: stream, Event=lambda: event,
                                     get_elapsed_time=lambda a, b: 0.0,
-                                    Device=lambda: SimpleNamespace(id=0))
+                                    Device=lambda: SimpleNamespace(id=0),
+                                    Stream=lambda non_blocking=False: stream,
+                                    alloc_pinned_memory=bytearray)
 
     def put(self, a):
         out = np.array(a).view(DevArray)
@@ -116,12 +126,17 @@ class Device:
     def zeros(self, n, dtype):
         return self.put(np.zeros(n, dtype))
 
+    def arange(self, n, dtype):
+        return self.put(np.arange(n, dtype=dtype))
+
     def module(self, filename, names, defines=()):
         return SimpleNamespace(get_function=self.kernel)
 
     def kernel(self, name):
         if name == "encode_bytes":
             return self._encode
+        if name == "unpack_dna":
+            return self._unpack
         if name == "ww_ypack":
             return self._ypack
         assert name.startswith("ww_dna<"), name       # pairs_ahead launches no other
@@ -135,6 +150,14 @@ class Device:
             flags[0] = max(int(flags[0]), ~(int(base) + int(bad[0])) & MASK)
         flags[1] = max(int(flags[1]), int(codes[:n].max(initial=0)))
         self.launched.append(("encode_bytes", True))
+
+    def _unpack(self, grid, block, args):
+        packed, n, codes, flags = args            # 2-bit codes, four a byte, any alignment
+        p = np.asarray(packed).astype(np.uint8)
+        c = ((p[:, None] >> np.array([0, 2, 4, 6], np.uint8)) & 3).ravel()[:int(n)]
+        codes[:int(n)] = c
+        flags[1] = max(int(flags[1]), int(c.max(initial=0)))
+        self.launched.append(("unpack_dna", True))
 
     @staticmethod
     def _closed(guard) -> bool:
@@ -385,6 +408,9 @@ class Job:
     def applies(self, scoring, algorithm):
         return pairs_ahead.applies(scoring, algorithm)
 
+    def stages(self, table):
+        return pairs_ahead.stages(table)
+
     def encode_and_score(self, *args, **kwargs):
         self.ahead_calls += 1
         with emulated(self.device, self.device.module):
@@ -508,3 +534,148 @@ def test_job_shapes_of_one_pair_count_keep_plans_of_their_own():
         assert job.ahead_calls == 4 and job.reruns == []
     # a plan (and the table, first) goes up for each new shape; the first shape's again: none
     assert uploads[1] > uploads[0] and uploads[2] > uploads[1] and uploads[3] == uploads[2]
+
+
+# ------------------------------------------------------- host sides, in groups of pairs
+
+
+def _ahead_host(device, xs, ys, scoring=PAPER, table=None):
+    """pairs_ahead on the emulated device for host sides (lists of rows of characters, of
+    any lengths): staged as 2-bit codes in groups."""
+    table = scoring.alphabet.code_table if table is None else table
+    xoff = np.r_[0, np.cumsum([len(r) for r in xs])].astype(np.int64)
+    yoff = np.r_[0, np.cumsum([len(r) for r in ys])].astype(np.int64)
+    raws = [np.concatenate(xs).astype(np.uint8), np.concatenate(ys).astype(np.uint8)]
+    with emulated(device, device.module):
+        return pairs_ahead.encode_and_score(raws, table, xoff, yoff, scoring, "local")
+
+
+def _ragged(rng, count, lo, hi, letters=b"ACGTacgt"):
+    return [_rows(rng, 1, int(n), letters)[0] for n in rng.integers(lo, hi, count)]
+
+
+def test_group_cuts():
+    off = np.arange(11) * 100                                  # 10 pairs, 2,000 characters
+    assert pairs_ahead.group_cuts(off, off, 10_000).tolist() == [0, 10]
+    assert pairs_ahead.group_cuts(off, off, 700).tolist() == [0, 4, 8, 10]   # 3 groups
+    assert pairs_ahead.group_cuts(off, off, 1).tolist() == list(range(11))   # a pair each
+    assert pairs_ahead.group_cuts(np.array([0, 5]), np.array([0, 9]), 1).tolist() == [0, 1]
+    ragged = np.r_[0, np.cumsum([1, 1, 1, 1000, 1, 1, 1])]
+    cuts = pairs_ahead.group_cuts(ragged, ragged, 1000)
+    assert cuts.tolist() == [0, 3, 6, 7] and pairs_ahead.layout(10, 7, 3)[2] == 16 + 32 + 4 * (7 + 3)
+
+
+@pytest.mark.parametrize("group", [10_000_000, 3000, 700, 1])
+def test_host_groups_score_with_one_read_as_the_cpu(monkeypatch, group):
+    # ragged lengths (pieces cut anywhere in a side), both cases; planted high scores
+    monkeypatch.setattr(pairs_ahead, "GROUP_BYTES", group)
+    rng = np.random.default_rng(82)
+    xs, ys = _ragged(rng, 23, 1, 60), _ragged(rng, 23, 0, 170)
+    for i in range(0, 23, 5):
+        ys[i] = np.concatenate([ys[i], xs[i]])
+    device = Device(PAPER)
+    sides, scored, timings = _ahead_host(device, xs, ys)
+    assert device.reads == 1 and {"encode", "pack", "swa", "g2h"} <= set(timings)
+    scores, flagged = scored
+    assert scores.tolist() == _exact(xs, ys, PAPER) and flagged.size == 0
+    for (codes, bad, counted, top), raw in zip(sides, (xs, ys)):
+        want = cpu_encode(np.concatenate(raw), PAPER.alphabet.code_table)[0]
+        assert np.array_equal(np.asarray(codes), want)
+        assert bad == -1 and counted is None and top == 3
+    # each group's kernels right after its own codes, before the next group's codes
+    order = [name for name, ran in device.launched if ran]
+    groups = pairs_ahead.group_cuts(np.r_[0, np.cumsum([len(r) for r in xs])],
+                                    np.r_[0, np.cumsum([len(r) for r in ys])], group).size - 1
+    assert order.count("ww_dna") == order.count("ww_ypack") >= groups   # launches a plan
+    assert "encode_bytes" not in order and order[-1] == "ww_dna"
+    runs = "".join("u" if n == "unpack_dna" else "k" for n in order if n != "ww_ypack")
+    assert runs.count("ku") == groups - 1 and runs.startswith("u")
+
+
+def test_host_groups_flag_saturated_pairs_by_their_index():
+    rng = np.random.default_rng(83)
+    xs = list(_rows(rng, 7, 3400, b"ACGT"))                   # 34,000: past 16 bits
+    ys = [x.copy() for x in xs]
+    for i in (1, 4, 5):
+        ys[i][100:] = _rows(rng, 1, 3300, b"ACGT")[0]
+    device = Device(BIG)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pairs_ahead, "GROUP_BYTES", 2 * 6800)       # a group of 2 pairs each
+        _, (scores, flagged), _ = _ahead_host(device, xs, ys, BIG)
+    assert flagged.tolist() == [0, 2, 3, 6] and device.reads == 1 + 3   # 3 groups flagged
+    exact = _exact(xs, ys, BIG)
+    assert all(scores[i] == exact[i] for i in (1, 4, 5))
+
+
+@pytest.mark.parametrize("letter, bad", [(b"N", -1), (b"#", 1)])
+def test_host_groups_characters_outside_acgt_score_nothing(monkeypatch, letter, bad):
+    monkeypatch.setattr(pairs_ahead, "GROUP_BYTES", 300)
+    rng = np.random.default_rng(84)
+    xs, ys = list(_rows(rng, 10, 20)), list(_rows(rng, 10, 90))
+    ys[3][1] = letter[0]                                      # group 1's y piece falls
+    device = Device(PAPER)
+    sides, scored, _ = _ahead_host(device, xs, ys)
+    assert scored is None and device.reads == 1
+    want = cpu_encode(np.concatenate(ys), PAPER.alphabet.code_table)
+    assert np.array_equal(np.asarray(sides[1][0]), want[0])   # the codes complete anyway
+    assert sides[1][1] == (bad if bad < 0 else 3 * 90 + 1) and sides[0][1:] == (-1, None, 3)
+    # groups of 3 pairs: group 0's kernels ran, none from group 1 (the fallen piece's) on
+    assert [name for name, _ in device.launched].count("ww_dna") == 1
+
+
+def test_host_groups_discard_scores_of_a_side_that_fell_with_codes_below_4(monkeypatch):
+    # a table giving U the code of T packs (ACGTacgt as ever) but U does not: its side
+    # goes up as characters after every group, whose kernels ran on codes not yet
+    # written; the flags read clean (U is 3), the scores are discarded all the same
+    monkeypatch.setattr(pairs_ahead, "GROUP_BYTES", 300)
+    table = PAPER.alphabet.code_table.copy()
+    table[ord("U")] = 3
+    rng = np.random.default_rng(85)
+    xs, ys = list(_rows(rng, 10, 20)), list(_rows(rng, 10, 90))
+    ys[2][5] = ord("U")
+    device = Device(PAPER)
+    sides, scored, _ = _ahead_host(device, xs, ys, table=table)
+    assert scored is None and [s[1:] for s in sides] == [(-1, None, 3), (-1, None, 3)]
+    assert np.array_equal(np.asarray(sides[1][0]), table[np.concatenate(ys)])
+    assert "ww_dna" not in [name for name, _ in device.launched]   # U is in group 0
+
+
+def test_host_sides_refuse_a_table_that_does_not_pack():
+    rng = np.random.default_rng(86)
+    xs = list(_rows(rng, 2, 10))
+    table = PAPER.alphabet.code_table.copy()
+    table[ord("a")] = 255
+    with pytest.raises(ValueError, match="2-bit"):
+        _ahead_host(Device(PAPER), xs, xs, table=table)
+    assert not pairs_ahead.stages(table) and pairs_ahead.stages(PAPER.alphabet.code_table)
+
+
+@pytest.mark.parametrize("form", ["numpy", "list", "buffer"])
+def test_job_scores_host_sides_in_groups(monkeypatch, form):
+    from warpalign import SequenceBuffer
+    monkeypatch.setattr(pairs_ahead, "GROUP_BYTES", 1000)
+    rng = np.random.default_rng(87)
+    xs, ys = _rows(rng, 40, 30), _rows(rng, 40, 120)
+    ys[:8, 40:70] = xs[:8]
+    want = score_pairs(xs, ys, PAPER, backend="cpu").scores.tolist()
+    wrap = {"numpy": lambda a: a, "list": _texts,
+            "buffer": lambda a: SequenceBuffer(a.ravel(), np.arange(len(a) + 1) * a.shape[1])}
+    with Job(PAPER) as job:
+        res = score_pairs(wrap[form](xs), wrap[form](ys), PAPER, backend="cuda")
+        assert res.scores.tolist() == want and res.method == "wordwise"
+        assert job.device.reads == 1 and job.ahead_calls == 1 and job.reruns == []
+        ys[7, 3] = ord("n")                                    # planned again after the flags
+        res = score_pairs(wrap[form](xs), wrap[form](ys), PAPER, backend="cuda")
+        assert res.scores.tolist() == score_pairs(xs, ys, PAPER, backend="cpu").scores.tolist()
+        assert job.ahead_calls == 2 and job.reruns == [4]
+        ys[7, 3] = ord("!")
+        with pytest.raises(AlphabetError, match=r"ys\[7\].*position 3"):
+            score_pairs(wrap[form](xs), wrap[form](ys), PAPER, backend="cuda")
+
+
+def test_job_mixed_sides_keep_the_flags_first_order():
+    rng = np.random.default_rng(88)
+    xs, ys = _rows(rng, 6, 20), _rows(rng, 6, 40)
+    with Job(PAPER) as job, pytest.raises(AssertionError, match="flags-first"):
+        score_pairs(job.device.put(xs), ys, PAPER, backend="cuda")
+    assert job.ahead_calls == 0

@@ -172,7 +172,9 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
     plan of A C G T codes and read back once (flags, scores and saturation count
     together); an N or another IUPAC code seen by the encode makes the kernels write
     nothing and the batch is scored again as planned for its codes, a bad character is
-    named as in every other form.
+    named as in every other form. When both sides are host arrays (any form but CuPy) of
+    such a scoring, staged as 2-bit codes, the same plan runs in groups of pairs, the
+    kernels of one group while the next is packed and copied.
     Pairs are scored in batches of at most ``batch_residues`` residues (xs and ys
     together; the next batch is encoded and copied while one is scored), so that inputs
     larger than the GPU's memory stream through it.
@@ -567,16 +569,21 @@ def _ahead_engine(engine: str, sides, scoring: Scoring, algorithm: str, method: 
                   mode: str, threshold, counting: bool):
     """The ``pairs_ahead`` engine (encode and score with one read back, planned before the
     encode's flags are read) when this call may use it, else None: "cuda", every side's
-    characters on the device (CuPy), a method that may be word-wise, no counts wanted,
-    not the fused scores-and-ends pass (mode "full" without a threshold), and a scoring
-    it takes (``applies``). Each batch still takes it only where the method chosen for
-    codes below 4 is "wordwise"."""
+    characters on the device (CuPy) or every side's on the host and staged as 2-bit codes
+    (``stages``: the kernels of a group of pairs then run while later groups are packed),
+    a method that may be word-wise, no counts wanted, not the fused scores-and-ends pass
+    (mode "full" without a threshold), and a scoring it takes (``applies``). Each batch
+    still takes it only where the method chosen for codes below 4 is "wordwise"."""
     if (engine != "cuda" or counting or method not in ("auto", "wordwise")
-            or (mode == "full" and threshold is None)
-            or not all(side.on_device for side in sides)):
+            or (mode == "full" and threshold is None)):
         return None
     ahead = lookup("pairs_ahead", engine, "wordwise")
-    return ahead if ahead is not None and ahead.applies(scoring, algorithm) else None
+    if ahead is None or not ahead.applies(scoring, algorithm):
+        return None
+    on_device = [side.on_device for side in sides]
+    if all(on_device) or not any(on_device) and ahead.stages(scoring.alphabet.code_table):
+        return ahead
+    return None
 
 
 def _largest(codes) -> int:

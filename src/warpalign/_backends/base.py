@@ -356,19 +356,23 @@ class EncodeKernel(Protocol):
 
 
 class PairsAhead(Protocol):
-    """``score_pairs``' encode and word-wise scoring of one batch of device inputs in one
-    engine call, planned before the encode's flags are read (CUDA, CuPy inputs: one
-    device-to-host read in all; issue 22). ``applies(scoring, algorithm)``: whether it
-    can score them (a plan that depends on the codes only through "all below 4").
-    ``encode_and_score``: ``raws`` the two sides' characters (device arrays), ``table``
+    """``score_pairs``' encode and word-wise scoring of one batch in one engine call,
+    planned before the encode's flags are read (CUDA: one device-to-host read in all;
+    issue 22). ``applies(scoring, algorithm)``: whether it can score them (a plan that
+    depends on the codes only through "all below 4"). ``encode_and_score``: ``raws`` the
+    two sides' characters (both device arrays, or both host arrays), ``table``
     as :class:`EncodeKernel`'s, offsets as :class:`PairKernel`'s; returns (per side
     :class:`EncodeKernel`'s tuple, counts None; (scores, indices of the saturated pairs)
     when every code is below 4, else None: nothing scored, the caller names the bad
     character or scores the codes by the :class:`PairKernel`; seconds per step).
     ``lengths``: each side's one sequence length where the caller knows it (a 2-D array's
-    rows; None: read from the offsets)."""
+    rows; None: read from the offsets). ``stages(table)``: whether it also takes host
+    sides (NumPy) encoded by ``table`` (staged in groups of pairs, each group's kernels
+    running while the next is copied)."""
 
     def applies(self, scoring: Any, algorithm: str) -> bool: ...
+
+    def stages(self, table: np.ndarray) -> bool: ...
 
     def encode_and_score(self, raws: Sequence[Any], table: np.ndarray, xoff: np.ndarray,
                          yoff: np.ndarray, scoring: Any, algorithm: str = "local", *,

@@ -399,6 +399,48 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
     return _results(cp, out, flags, check, counts, stream)
 
 
+def packed_staging(table: np.ndarray) -> bool:
+    """Whether host characters encoded by ``table`` go up as 2-bit codes by default
+    (:data:`STAGING` "packed" and :func:`packs`): what :func:`stage_groups` takes."""
+    return STAGING == "packed" and packs(table)
+
+
+def stage_groups(raws, table: np.ndarray, codes: list, flags, cuts: list, then, after=None,
+                 *, chunk: int | None = None, threads: int | None = None) -> tuple[bool, object]:
+    """Host sides ``raws`` (NumPy characters; ``table`` one that :func:`packs`) encoded
+    into the device arrays ``codes`` (one per side, as long) on this thread's staging
+    stream, as 2-bit codes through the pinned chunks of :func:`encode_sides`, in groups:
+    ``cuts[k]`` are side k's group bounds (character positions from 0 to its size, as
+    many for every side), and ``then(g, event)`` is called once group g's codes are
+    queued, ``event`` recorded on the staging stream after them (the caller's kernels of
+    that group wait for it), so a group's kernels run while later groups are packed; it
+    is not called for a group whose codes are incomplete then (see below).
+    ``flags``: two zero ``uint64`` words per side (as :func:`queue_encode`'s), cleared on
+    a stream the event ``after`` marks (None: already). ``chunk``, ``threads``: as
+    :func:`stage`.
+
+    Returns (whether every side went up packed, the staging stream's event after all
+    the work): a piece with a character outside ACGTacgt went up, with the rest of its
+    side, as characters after every group (codes and flags as :func:`encode_sides`'),
+    and ``then`` was called for none of the groups from that piece's on. Returns once
+    every copy has left the pinned buffers."""
+    cp = _cupy()
+    stream = _staging_stream()
+    hosts = {k: np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1)
+             for k, raw in enumerate(raws)}
+    kernels = _kernels(True)
+    with stream:
+        if after is not None:
+            stream.wait_event(after)
+        d_table = device_table(cp, table)
+        launches = [_launcher(kernels, d_table, c, flags[2 * k:2 * k + 2])
+                    for k, c in enumerate(codes)]
+        unpacks = {k: _unpacker(kernels, codes[k], flags[2 * k:2 * k + 2]) for k in hosts}
+        fallen = _stage_packed(hosts, stream, launches, unpacks, chunk, threads,
+                               dict(enumerate(cuts)), lambda g: then(g, stream.record()))
+        return not fallen, stream.record()
+
+
 def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads,
                 at: int = 0) -> None:
     """Host characters up to the device on ``stream`` (the current stream) as characters
@@ -419,74 +461,88 @@ def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads,
 
 
 def _stage_packed(hosts: dict, stream, launches: list, unpacks: dict, chunk,
-                  threads) -> None:
+                  threads, cuts: dict | None = None, then=None) -> dict:
     """Host sides (``hosts``: side -> characters) up to the device on ``stream`` (the
     current stream) as 2-bit codes through one sequence of chunks over all of them
-    (:class:`_PackedSides`), unpacked by ``unpacks[side]``; then each side with a piece
-    that did not pack goes up as characters from that piece on (:func:`_stage_into`),
-    encoded by ``launches[side]``."""
+    (:class:`_PackedSides`; ``cuts`` and ``then`` as there), unpacked by
+    ``unpacks[side]``; then each side with a piece that did not pack goes up as characters
+    from that piece on (:func:`_stage_into`), encoded by ``launches[side]``. Returns
+    those sides (side -> the character its characters' upload started at)."""
     cp = _cupy()
     threads = STAGE_THREADS if threads is None else max(1, int(threads))
     size = STAGE_BYTES if chunk is None else max(1, int(chunk))
     size = max(4, size - size % 4)     # a side's pieces start at multiples of 4 characters
     total = sum(host.size for host in hosts.values())
+    cuts = {side: [0, host.size] for side, host in hosts.items()} if cuts is None else cuts
     if total == 0:
-        return
+        for g in range(len(next(iter(cuts.values()), [0])) - 1):
+            if then is not None:
+                then(g)
+        return {}
     # a chunk's packed bytes: a quarter of its characters, rounded up per piece (one a side)
     width = min(size, total) // 4 + len(hosts)
     count = 2 if total > size else 1
     # chunk k lands in device[k % 2]: its next copy is queued after this chunk's unpacks on
     # the same stream, so it never overwrites bytes being read
     device = [cp.empty(width, dtype=cp.uint8) for _ in range(count)]
-    sides = _PackedSides(hosts, unpacks, size, threads, device)
+    sides = _PackedSides(hosts, unpacks, size, threads, device, cuts, then)
     _alternate(stream, width, count, sides.chunks(), sides.fill)
     device.clear()     # back to the pool (for this stream) before the characters' buffers
     for side, lo in sides.fallen.items():
         _stage_into(hosts[side][lo:], stream, launches[side], "pinned", chunk, threads, lo)
+    return dict(sides.fallen)
 
 
 class _PackedSides:
     """The host sides of one call as 2-bit codes in chunks over their concatenation: a
     chunk of at most ``size`` characters holds one piece of each of consecutive sides (the
     end of x and the start of y, say), a piece cut at a multiple of 4 characters of its
-    side (``unpack_dna`` starts at a packed byte) unless it ends the side. A chunk's pieces
+    side (the fastest ``unpack_dna``) unless it ends the side or a group. A chunk's pieces
     are packed in one pool round (:func:`_pack_pieces`) one after another in the pinned
     buffer, copied up at once into ``device[j]`` and each unpacked into its side's codes.
     A piece with a character outside ACGTacgt ends its side's packing: :attr:`fallen`
-    maps the side to that piece's start, from which the caller sends it as characters."""
+    maps the side to that piece's start, from which the caller sends it as characters.
 
-    def __init__(self, hosts: dict, unpacks: dict, size: int, threads: int, device: list):
+    ``cuts`` (side -> ascending character positions from 0 to the side's size, the same
+    count for every side) makes groups: group g is each side's characters
+    ``cuts[side][g]:cuts[side][g + 1]``, and a chunk never holds two groups' pieces (a
+    group's pieces end a chunk, at any character). ``then(g)`` is called once group g's
+    unpacks are queued, for each group in order until a side falls (from the group with
+    the piece that fell on, codes are missing until the characters' upload after every
+    group): the score_pairs groups whose pair kernels run while later groups are packed
+    (:mod:`.pairs_ahead`). Without ``cuts`` a call is one group."""
+
+    def __init__(self, hosts: dict, unpacks: dict, size: int, threads: int, device: list,
+                 cuts: dict, then=None):
         self.hosts, self.unpacks, self.device = hosts, unpacks, device
-        self.size, self.threads = size, threads
+        self.size, self.threads, self.cuts, self.then = size, threads, cuts, then
         self.fallen: dict[int, int] = {}
 
     def chunks(self):
-        """The chunks, lists of pieces (side, lo, hi), each planned once the fill of the one
-        before it is done: a side in :attr:`fallen` gets no later piece."""
-        order = list(self.hosts)
-        k = at = 0                           # the next piece: side order[k] from ``at``
-        while True:
+        """The chunks, (lists of pieces (side, lo, hi), the group they end or None), each
+        planned once the fill of the one before it is done: a side in :attr:`fallen` gets
+        no later piece."""
+        groups = len(next(iter(self.cuts.values()))) - 1
+        for g in range(groups):
             pieces, room = [], self.size
-            while k < len(order) and room:
-                side = order[k]
-                left = self.hosts[side].size - at
-                if left == 0 or side in self.fallen:
-                    k, at = k + 1, 0
-                    continue
-                take = left if left <= room else room - room % 4
-                if take == 0:
-                    break
-                pieces.append((side, at, at + take))
-                at, room = at + take, room - take
-            if not pieces:
-                return
-            yield pieces
+            for side in self.hosts:
+                lo, hi = self.cuts[side][g], self.cuts[side][g + 1]
+                while lo < hi and side not in self.fallen:
+                    take = hi - lo if hi - lo <= room else room - room % 4
+                    if take == 0:
+                        yield pieces, None
+                        pieces, room = [], self.size
+                        continue
+                    pieces.append((side, lo, lo + take))
+                    lo, room = lo + take, room - take
+            yield pieces, g
 
-    def fill(self, j: int, buffer: np.ndarray, pieces: list):
-        """The chunk ``pieces`` packed into the pinned ``buffer``, one after another:
+    def fill(self, j: int, buffer: np.ndarray, item):
+        """The chunk's pieces packed into the pinned ``buffer``, one after another:
         (bytes up to the last piece that packed, the device array they go to, the
-        unpacking of the pieces that packed); a piece that did not pack joins
-        :attr:`fallen`."""
+        unpacking of the pieces that packed, then ``then`` of the group the chunk ends);
+        a piece that did not pack joins :attr:`fallen`."""
+        pieces, group = item
         ends = np.cumsum([(hi - lo + 3) // 4 for _, lo, hi in pieces]).tolist()
         spans = list(zip([0] + ends[:-1], ends))
         packed = _pack_pieces([(self.hosts[side][lo:hi], buffer[a:b])
@@ -499,6 +555,8 @@ class _PackedSides:
             for (side, lo, hi), (a, b), ok in zip(pieces, spans, packed):
                 if ok:
                     self.unpacks[side](device[a:b], lo, hi)
+            if group is not None and self.then is not None and not self.fallen:
+                self.then(group)
         return used, device[:used], unpack
 
 
