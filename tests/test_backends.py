@@ -171,6 +171,11 @@ def test_warm_up_makes_the_other_devices_contexts_after_the_engine(monkeypatch):
     assert made == [("enter", 1), ("free", 0), ("exit", 1), ("enter", 2), ("free", 0),
                     ("exit", 2)]
     made.clear()
+    with emulated(stand_in, lambda *a: None):     # a job of one device: the probe's only
+        thread = Registry(TABLE + JOB_X, probes={"cuda": lambda: None}).warm_up(
+            "job-x", "auto", all_devices=False)
+    thread.join(10)
+    assert not thread.is_alive() and made == []
     failing = Registry(TABLE + JOB_X, probes={"cuda": _Probe(BackendUnavailable("none"))})
     with emulated(stand_in, lambda *a: None):
         thread = failing.warm_up("job-x", "auto")

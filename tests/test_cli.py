@@ -170,6 +170,26 @@ def test_standard_input_is_read_once(capsys, command):
     assert code == 1 and "standard input ('-') can be read only once" in err
 
 
+@pytest.mark.parametrize("command,job,method", [("locate", "locate", "scan"),
+                                                  ("pairs", "pairs", "wordwise"),
+                                                  ("lcs", "lcs", "auto")])
+def test_gpu_commands_warm_the_device_up_first(tmp_path, capsys, monkeypatch, command, job,
+                                               method):
+    """locate, pairs and lcs start CUDA's import and the device's initialization on a thread
+    before reading their inputs (one device: no other devices' contexts), as search does;
+    the output is the command's own."""
+    from warpalign._backends import registry
+    calls = []
+    monkeypatch.setattr(registry, "warm_up", lambda *a, **k: calls.append((a, k)))
+    a, b = tmp_path / "a.fa", tmp_path / "b.fa"
+    a.write_text(">a\nACGTACGTTAGCATGCAATG\n")
+    b.write_text(">b\nACGTTCGTTAGCATGAATG\n")
+    extra = [] if command == "lcs" else ["--method", method]
+    code, out, err = run_cli(capsys, command, a, b, "--backend", "cpu", *extra)
+    assert code == 0 and out, err
+    assert calls == [((job, "cpu", method), {"all_devices": False})]
+
+
 def _cli(*argv, **kw):
     return subprocess.run([sys.executable, "-m", "warpalign", *map(str, argv)],
                           check=False, capture_output=True, text=True, **kw)

@@ -356,8 +356,8 @@ class Registry:
             raise ValueError(self._no_row(job, name, method))
         return self._engine(job, name, method)
 
-    def warm_up(self, job: str, backend: Any = "auto", method: str = "auto"
-                ) -> threading.Thread | None:
+    def warm_up(self, job: str, backend: Any = "auto", method: str = "auto", *,
+                all_devices: bool = True) -> threading.Thread | None:
         """Start, on a daemon thread, what the first ``engine_for(job, backend, method)``
         would do on the CUDA side: the probe (CuPy's import, the device's initialization:
         ~0.25 s of a CLI search on an H100) and the engine's load, so that the caller's
@@ -365,6 +365,9 @@ class Registry:
         kept as :meth:`engine_for` keeps them, which then waits for them; nothing is
         reported here (no warning, no error: the job's own call reports them). The
         thread runs in a copy of the caller's context (an emulated device stays so).
+        ``all_devices``: also make the other visible devices' contexts after the engine's
+        load (:func:`_other_contexts`: a search spreads over them; a job that runs on one
+        device passes False, so that the driver serves its own first calls at once).
         Returns the thread, or None where the CUDA side is not asked for (backend "cpu",
         an engine object, ``WARPALIGN_BACKEND=cpu`` under "auto")."""
         if not isinstance(backend, str) or backend == "cpu" or (
@@ -376,8 +379,8 @@ class Registry:
             # them again and raises them
             with contextlib.suppress(Exception):
                 key, reason = self._failure(job, "cuda", method)
-                if reason is None and key[0] == "engine":   # CUDA's own engine runs here
-                    _other_contexts()
+                if reason is None and key[0] == "engine" and all_devices:
+                    _other_contexts()          # CUDA's own engine runs here
 
         thread = threading.Thread(target=contextvars.copy_context().run, args=(warm,),
                                   name=f"warpalign-warm-{job}", daemon=True)

@@ -87,7 +87,10 @@ def _first_fasta_record(data: bytes, name: str) -> bytes:
 
 
 def run(args) -> int:
+    from .._backends.registry import warm_up
     from ..lcs import lcs, lcs_length
+    # CuPy's import and the device's initialization beside the sequences' reading
+    warm_up("lcs", args.backend, "auto", all_devices=False)
     if not args.literal:
         inputs(args.a, args.b, literal_hint=True)  # names a missing file; stdin once
     a = read_sequence(args.a, args.literal)

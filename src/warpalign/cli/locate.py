@@ -89,7 +89,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    from .._backends.registry import warm_up
     from ..formats import ALIGN_COLUMNS, alignment_fields, alignment_to_json
+    # CuPy's import and the device's initialization beside the reads' opening and the
+    # reference's encoding (started after our own imports, as search's)
+    warm_up("locate", args.backend, args.method, all_devices=False)
     scoring = parse_scoring(args, DEFAULT_SCORING)
     check_strand(args, scoring)
     if args.top < 1:

@@ -83,6 +83,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def run(args) -> int:
+    from .._backends.registry import warm_up
+    # CuPy's import and the device's initialization beside the first chunk's reading
+    warm_up("pairs", args.backend, args.method, all_devices=False)
     scoring = parse_scoring(args, DEFAULT_SCORING)
     if args.format == "sam" and args.mode != "full":
         raise ValueError("--format sam needs --mode full (SAM lines carry the alignment)")
