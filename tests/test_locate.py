@@ -744,7 +744,7 @@ class EmulatedCupy:
     results through the pointers it is given (so the buffer layouts, offsets and result
     parsing of windows.py are what is tested)."""
 
-    uint16, uint32, int32, int64 = np.uint16, np.uint32, np.int32, np.int64
+    uint8, uint16, uint32, int32, int64 = np.uint8, np.uint16, np.uint32, np.int32, np.int64
 
     def __init__(self, q, scoring, flag_at):
         import ctypes
@@ -781,6 +781,10 @@ class EmulatedCupy:
 
         def reshape(self, *shape):
             return type(self)(self.a.reshape(*shape))
+
+        def set(self, host, stream=None):  # a copy up from host memory (pinned staging)
+            assert host.nbytes == self.nbytes
+            self.a[...] = np.asarray(host).view(self.dtype).reshape(self.shape)
 
     def empty(self, shape, dtype):
         if self.no_room_for is not None and np.dtype(dtype) == np.dtype(self.no_room_for):

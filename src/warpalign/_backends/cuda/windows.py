@@ -49,6 +49,7 @@ import numpy as np
 from ..base import ReadOnlyMemo, readonly_key
 from ...offsets import running_sums
 from .loader import get_module, require_cupy
+from .transfer import upload_pinned
 from .window_plan import (  # noqa: F401 (plan, profile, supports: this module's API too)
     NARROW_LIMIT,
     R8_MAX_QUERY,
@@ -146,19 +147,6 @@ def clear_cache() -> None:
     _FUNCTIONS.clear()
 
 
-def _upload(host: np.ndarray, stream):
-    """(device copy, pinned staging) of ``host``: the copy is queued on ``stream`` from pinned
-    memory, with no wait; the staging must live until the stream has passed the copy."""
-    cp = require_cupy("locate on the GPU")
-    pinned = cp.cuda.alloc_pinned_memory(max(host.nbytes, 1))
-    np.frombuffer(pinned, host.dtype, host.size)[:] = host.ravel()
-    dev = cp.empty(host.shape, host.dtype)
-    if host.nbytes:
-        cp.cuda.runtime.memcpyAsync(dev.data.ptr, pinned.ptr, host.nbytes,
-                                    cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
-    return dev, pinned
-
-
 class DeviceQuery:
     """A query prepared for the windows kernel on the current device: its plan (R, G,
     bands), its profile uploaded once, the kernel constants. Made by :func:`_launch` per
@@ -191,7 +179,7 @@ class DeviceQuery:
         host[:at_q] = prof
         host[at_q:at_q + self.m] = q
         host[at_m:] = f.mat32.view(np.uint8).ravel()
-        self._dev, self._staging = _upload(host, cp.cuda.get_current_stream())
+        (self._dev,), self._staging = upload_pinned(cp, [host], cp.cuda.get_current_stream())
         base = self._dev.data.ptr          # raw pointers: CuPy views cost host time
         self.prof = np.uint64(base)
         self.codes = np.uint64(base + at_q)
@@ -241,7 +229,7 @@ class DevicePack:
         for i, q in enumerate(queries):
             host[at_q + i * self.qstride:at_q + i * self.qstride + self.m] = q
         host[at_m:] = f.mat32.view(np.uint8).ravel()
-        self._dev, self._staging = _upload(host, cp.cuda.get_current_stream())
+        (self._dev,), self._staging = upload_pinned(cp, [host], cp.cuda.get_current_stream())
         base = self._dev.data.ptr
         self.prof = np.uint64(base)
         self.codes = np.uint64(base + at_q)
@@ -330,7 +318,8 @@ class _Layout:
         words[2 * n:3 * n] = lengths
         words[3 * n:3 * n + n] = order
         self.longest = int(lengths.max(initial=0))
-        self.dev, self._staging = _upload(words, stream)
+        cp = require_cupy("locate on the GPU")
+        (self.dev,), self._staging = upload_pinned(cp, [words], stream)
         base = self.dev.data.ptr
         self.starts_ptr = np.uint64(base)
         self.lengths_ptr = np.uint64(base + 8 * n)
