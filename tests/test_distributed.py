@@ -626,3 +626,23 @@ def test_a_gather_ended_by_closing_its_client_is_not_reported(caplog):
             if r.name == "asyncio" and r.exc_info]
     assert any("ValueError" in s for s in seen), seen
     assert not any("AllExit" in s for s in seen), seen
+
+
+def test_local_cluster_gives_this_process_its_spawn_settings_back(monkeypatch):
+    # Dask's nannies set their pre-spawn environment (OMP_NUM_THREADS=1, ...) in the
+    # process that starts them; the workers keep it, the caller's process gets its own
+    # values back (Dask's private __DASK_PARENT_PID, for its children's process titles,
+    # stays)
+    import dask
+    spawn = [*dask.config.get("distributed.nanny.pre-spawn-environ"), "PYTHONHASHSEED"]
+    assert {"OMP_NUM_THREADS", "MALLOC_TRIM_THRESHOLD_"} <= set(spawn)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "12345")
+    before = {name: os.environ.get(name) for name in spawn}
+    with local_cluster(1, devices=[]) as cluster, Client(cluster) as c:
+        c.wait_for_workers(1, timeout=TIMEOUT)
+        assert {name: os.environ.get(name) for name in spawn} == before
+        seen = c.run(lambda: (os.environ.get("OMP_NUM_THREADS"),
+                              os.environ.get("MALLOC_TRIM_THRESHOLD_")))
+    assert list(seen.values()) == [("1", "12345")]     # (a value set here wins, as ever)
+    assert {name: os.environ.get(name) for name in spawn} == before

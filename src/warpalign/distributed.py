@@ -6,9 +6,9 @@ per shard carrying only (database path, shard ranges, encoded queries, scoring, 
 Each worker opens the database from that path (memory-mapped; it must be the same
 database on every host, which a fingerprint of its checksums enforces), checks every byte
 of its files against those checksums the first time (and again whenever a file changes on
-disk), searches its shard
-with its own backend and returns, per query, the shard's top-k hits by (score descending,
-original database index ascending). The client merges those with :meth:`Hits.merge`.
+disk), searches its shard with its own backend and returns, per query, the shard's top-k
+hits by (score descending, original database index ascending). The client merges those
+with :meth:`Hits.merge`.
 
 Why the merge is exact: a hit among the global top-k under the total order (score desc,
 index asc) has fewer than k hits before it in the whole database, so fewer than k before
@@ -230,11 +230,36 @@ def local_cluster(n_workers: int, *, devices: Sequence[str] | None = None):
     Where GPUs are visible (``devices``, default: the entries of ``CUDA_VISIBLE_DEVICES``,
     else the devices CuPy counts), worker i gets ``CUDA_VISIBLE_DEVICES=devices[i % len]``
     and the resource ``GPU=1``, so each worker drives one GPU. Close it when done.
-    """
-    from distributed import LocalCluster, Nanny, Scheduler, SpecCluster
 
+    The workers get Dask's ``distributed.nanny.pre-spawn-environ`` (``OMP_NUM_THREADS=1``,
+    ...), which Dask's nannies set in their own process, this one: its values are put back
+    once the workers have started (a nanny restarting a worker sets them again).
+    """
+    import dask
     if devices is None:
         devices = _visible_devices()
+    spawn = [*dask.config.get("distributed.nanny.pre-spawn-environ", {}), "PYTHONHASHSEED"]
+    with _environ_kept(spawn):
+        return _new_cluster(n_workers, devices)
+
+
+@contextlib.contextmanager
+def _environ_kept(names: list[str]) -> Iterator[None]:
+    """This process's values of ``names`` as they were before the block (unset ones unset)."""
+    before = {name: os.environ.get(name) for name in names}
+    try:
+        yield
+    finally:
+        os.environ.update({name: value for name, value in before.items() if value is not None})
+        for name in [name for name, value in before.items() if value is None]:
+            os.environ.pop(name, None)
+
+
+def _new_cluster(n_workers: int, devices: Sequence[str]):
+    """:func:`local_cluster`'s cluster: a LocalCluster on the CPU, else a SpecCluster of one
+    nanny per worker, each seeing its own GPU."""
+    from distributed import LocalCluster, Nanny, Scheduler, SpecCluster
+
     # No dashboard; the scheduler's HTTP endpoints on a free port, never a warning about 8787.
     # Dask logs a failed task with its traceback; the search re-raises its error anyway.
     quiet = logging.CRITICAL
