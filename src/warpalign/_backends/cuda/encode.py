@@ -52,15 +52,15 @@ _MAX_BLOCKS = 2048
 INVALID = 255
 _MASK = (1 << 64) - 1            # flags[0] holds ~index of the first INVALID (0: none)
 
-#: Host characters per staging chunk (two pinned buffers alternate; packed, a chunk takes a
-#: quarter of the bytes), and the most host threads that fill one (at most the usable
-#: cores). The first fill and the last copy are the parts of the transfer that overlap
-#: nothing, but each chunk also costs a fill's start and a wait: 138 MB (32,768 pairs of
-#: 128 x 4,096) went up at 16.6 GB/s in 16 MiB chunks filled by 8 threads, 24.8 GB/s in
-#: 64 MiB chunks by 16 (score_pairs from NumPy 13.5 -> 11.4 ms; one H200 host of 16 cores,
-#: session 23, docs/gpu-notes.md). Packed, the host sides of a call share the chunks: a
-#: fill round has a fixed cost of ~0.7 ms there (session 27), paid once a chunk rather
-#: than once a chunk of each side.
+#: Host characters per staging chunk of characters (two pinned buffers alternate; packed
+#: staging has chunks of its own, :data:`PACKED_STAGE_BYTES`), and the most host threads
+#: that fill one (at most the usable cores). The first fill and the last copy are the parts
+#: of the transfer that overlap nothing, but each chunk also costs a fill's start and a
+#: wait: 138 MB (32,768 pairs of 128 x 4,096) went up at 16.6 GB/s in 16 MiB chunks filled
+#: by 8 threads, 24.8 GB/s in 64 MiB chunks by 16 (score_pairs from NumPy 13.5 -> 11.4 ms;
+#: one H200 host of 16 cores, session 23, docs/gpu-notes.md). Packed, the host sides of a
+#: call share the chunks: a fill round has a fixed cost of ~0.7 ms there (session 27),
+#: paid once a chunk rather than once a chunk of each side.
 STAGE_BYTES = 1 << 26
 STAGE_THREADS = 16
 #: Host characters per chunk of packed staging (:func:`_stage_packed`): one pool round
