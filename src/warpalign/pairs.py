@@ -280,7 +280,7 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         return _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold,
                             mode=mode, method=method, engine=engine, algorithm=algorithm,
                             names=names, threads=threads, first=lo, tops=(xtop, ytop),
-                            scored=scored)
+                            scored=scored, lengths=(x.length, y.length))
 
     def score_ahead(lo: int, hi: int) -> PairScores:
         """Pairs lo..hi-1 by the ``pairs_ahead`` engine: encoded and scored by the plan of
@@ -366,13 +366,15 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
 
 def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mode, method,
                  engine, algorithm, names, threads, first, tops=None,
-                 scored=None) -> PairScores:
+                 scored=None, lengths=(None, None)) -> PairScores:
     """One batch of encoded pairs (codes on the host, or on the device for "cuda");
     indices in the result are relative to the batch, ``first`` its first pair. ``tops``:
     the largest code of each side when the encode engine reported them (None: the codes
     are read for them where needed; on a device that is a reduction and a sync each).
     ``scored``: (method, scores, saturated pairs, timings) the ``pairs_ahead`` engine
-    computed for these codes already (None: the method is chosen and its kernel run)."""
+    computed for these codes already (None: the method is chosen and its kernel run).
+    ``lengths``: each side's one sequence length where the input says so (2-D arrays),
+    else None (the chained pass then reads the offsets for its plan's key)."""
     tops = _Largest(xcodes, ycodes) if tops is None else tops
     chosen = scored[0] if scored is not None else _choose_method(
         method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff, names, first, tops)
@@ -404,7 +406,7 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
                         xcodes, xoff, ycodes, yoff, scoring,
                         engine_for("traceback", engine, "auto"),
                         max_full_cells=FULL_MATRIX_CELLS, symbols=printed_bytes(scoring),
-                        largest=largest)
+                        largest=largest, lengths=lengths)
             found = np.asarray(found, dtype=np.int64)     # the engine's own array
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)

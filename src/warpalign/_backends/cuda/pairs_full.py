@@ -72,13 +72,13 @@ def end_rows(cp, run):
 
 def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring, traceback,
                          *, max_full_cells: int, symbols: np.ndarray,
-                         largest: int | None = None) -> tuple:
+                         largest: int | None = None, lengths=(None, None)) -> tuple:
     """Scores, end cells and alignments of every pair (local), chained on the device.
 
     Arguments as :func:`~.pair_ends.score_ends_wordwise`'s, and: ``traceback`` the GPU
     traceback engine, ``max_full_cells`` and ``symbols`` as its ``trace_local_chain``
-    takes them. Returns (scores, flagged pairs, (pairs, 3) int64 ends, seconds per step,
-    traced): ``traced`` is ``trace_local_chain``'s answer for
+    takes them, ``lengths`` as :func:`~.pair_ends.queue_score_ends`'. Returns (scores,
+    flagged pairs, (pairs, 3) int64 ends, seconds per step, traced): ``traced`` is ``trace_local_chain``'s answer for
     :func:`warpalign.traced.chained_table`, or None where the batch takes the general route
     (the other four then as :func:`~.pair_ends.score_ends_wordwise` gives them).
 
@@ -90,7 +90,8 @@ def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
     if npairs == 0 or not hasattr(traceback, "trace_local_chain"):
         return (*score_ends_wordwise(xcodes, xoff, ycodes, yoff, scoring, largest=largest),
                 None)
-    run = queue_score_ends(xcodes, xoff, ycodes, yoff, scoring, largest=largest)
+    run = queue_score_ends(xcodes, xoff, ycodes, yoff, scoring, largest=largest,
+                           lengths=lengths)
     ends, bad = end_rows(cp, run)
     run.clock.mark(None)
     t0 = time.perf_counter()
@@ -104,3 +105,4 @@ def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
     timings["tb_chain"] = time.perf_counter() - t0
     rows = traced[0]
     return (rows[:, 0].astype(np.int32), np.zeros(0, np.int64), rows, timings, traced[1:])
+
