@@ -297,3 +297,66 @@ def test_score_pairs_full_global_keeps_its_end_pass(algorithm):
     cpu = score_pairs(xs, ys, AFFINE, mode="full", algorithm=algorithm, backend="cpu")
     assert gpu.alignments == cpu.alignments
     assert "tb_ends" in gpu.timings and "ends" not in gpu.timings
+
+
+@pytest.mark.parametrize("scoring", [PAPER, AFFINE, BLOSUM, HIGH_LINEAR],
+                         ids=["paper", "affine", "blosum", "high-linear"])
+def test_grouped_pass_equals_the_cpu_backend(scoring, monkeypatch):
+    """score_pairs(mode="full") from host sides in groups (``pairs_grouped``:
+    GROUP_RESIDUES lowered so that 100 pairs make four groups, each group's pass queued
+    before the next is encoded, one traceback of them all; DNA with an N in one group:
+    that group's pass takes the table path): the CPU backend's scores and alignments,
+    and one group's; saturating pairs (HIGH_LINEAR) and jobs past the one traceback pass
+    take the general route from the groups' reads."""
+    import warpalign.pairs as wp
+    from warpalign._backends.cuda import pairs_full
+    from warpalign._backends.cuda import traceback as cuda_tb
+    from warpalign._backends.registry import using
+    rng = np.random.default_rng(36)
+    pairs = _pairs(rng, scoring, count=100, top=500)
+    xs, ys = [q for q, _ in pairs], [t for _, t in pairs]
+    if scoring is not BLOSUM:
+        k = next(i for i in range(80, 100) if len(ys[i]) > 10)
+        ys[k] = ys[k][:4] + "NN" + ys[k][6:]
+    cpu = score_pairs(xs, ys, scoring, mode="full", backend="cpu")
+    one = score_pairs(xs, ys, scoring, mode="full", backend="cuda")
+    sizes = []
+
+    def counted(groups, *args, **kwargs):       # the real engine, its groups counted
+        def seen():
+            for group in groups:
+                sizes.append(len(group[1]) - 1)
+                yield group
+        return pairs_full.score_align_groups(seen(), *args, **kwargs)
+
+    monkeypatch.setattr(wp, "GROUP_RESIDUES", sum(len(x) + len(y) for x, y in pairs) // 4)
+    with using("pairs_grouped", "cuda", "wordwise", counted):
+        got = score_pairs(xs, ys, scoring, mode="full", backend="cuda")
+        assert len(sizes) == 4 and sum(sizes) == len(pairs) and min(sizes) > 0
+        assert got.scores.tolist() == cpu.scores.tolist() == one.scores.tolist()
+        assert got.alignments == cpu.alignments == one.alignments
+        assert ("tb_chain" in got.timings) == (scoring is not HIGH_LINEAR)
+        assert (got.saturated > 0) == (scoring is HIGH_LINEAR)
+        monkeypatch.setattr(cuda_tb, "ONE_PASS_BYTES", 1 << 12)         # past the one pass
+        past = score_pairs(xs, ys, scoring, mode="full", backend="cuda")
+        assert "tb_chain" not in past.timings and past.alignments == cpu.alignments
+        assert len(sizes) == 8
+
+
+def test_grouped_pass_raises_the_first_bad_character_of_the_batch(monkeypatch):
+    """A bad character in a group ends the grouped pass: the batch, encoded whole, names
+    its first bad character as the CPU backend does (the xs side's before the ys side's,
+    though an earlier group's y holds one too)."""
+    import warpalign.pairs as wp
+    from warpalign.errors import AlphabetError
+    rng = np.random.default_rng(37)
+    xs = ["".join(rng.choice(list("ACGT"), 30)) for _ in range(40)]
+    ys = ["".join(rng.choice(list("ACGT"), 80)) for _ in range(40)]
+    ys[3] = ys[3][:5] + "!" + ys[3][6:]
+    xs[35] = xs[35][:2] + "@" + xs[35][3:]
+    monkeypatch.setattr(wp, "GROUP_RESIDUES", 40 * 110 // 4)
+    with pytest.raises(AlphabetError) as gpu:
+        score_pairs(xs, ys, PAPER, mode="full", backend="cuda")
+    with pytest.raises(AlphabetError) as cpu:
+        score_pairs(xs, ys, PAPER, mode="full", backend="cpu")
+    assert str(gpu.value) == str(cpu.value) and "xs[35]" in str(gpu.value)

@@ -28,7 +28,6 @@ from warpalign.cli import main
 from warpalign.database import Database
 from warpalign.distributed import (
     PIECES_PER_SHARD,
-    _query_groups,
     database_fingerprint,
     search_shard,
     local_cluster,
@@ -37,6 +36,7 @@ from warpalign.distributed import (
     trace_hits,
 )
 from warpalign.errors import BackendUnavailable, DatabaseError, TracebackError
+from warpalign.offsets import even_runs
 from warpalign.search import search as search_one
 
 BLOSUM62 = Scoring(matrix="BLOSUM62", gap_open=11, gap_extend=1)
@@ -190,14 +190,14 @@ def test_shard_search_maps_candidate_ids_back(data, mode):
     assert_same([first.merge(*rest, top_k=4) for first, *rest in zip(*parts)], want)
 
 
-def test_query_groups_cut_the_cells_into_consecutive_runs():
+def test_even_runs_cut_the_cells_into_consecutive_runs():
     """The second round's tasks: runs of consecutive queries cut at each k/n of the cells;
     queries without cells join a run, no run is empty, never more runs than queries."""
-    assert _query_groups(np.array([5, 0, 5, 5, 5.0]), 2) == [(0, 3), (3, 5)]
-    assert _query_groups(np.array([1, 1, 1, 1.0]), 4) == [(0, 1), (1, 2), (2, 3), (3, 4)]
-    assert _query_groups(np.array([3.0, 1]), 8) == [(0, 1), (1, 2)]
-    assert _query_groups(np.array([0, 9, 0.0]), 3) == [(0, 2), (2, 3)]
-    assert _query_groups(np.array([7.0]), 1) == [(0, 1)]
+    assert even_runs(np.array([5, 0, 5, 5, 5.0]), 2) == [(0, 3), (3, 5)]
+    assert even_runs(np.array([1, 1, 1, 1.0]), 4) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert even_runs(np.array([3.0, 1]), 8) == [(0, 1), (1, 2)]
+    assert even_runs(np.array([0, 9, 0.0]), 3) == [(0, 2), (2, 3)]
+    assert even_runs(np.array([7.0]), 1) == [(0, 1)]
 
 
 def test_trace_hits_traces_merged_hits(data):

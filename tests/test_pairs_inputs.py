@@ -155,6 +155,22 @@ def test_batches_equal_one_batch(method, backend):
         assert part.method == method and "encode" in part.timings
 
 
+def test_2d_arrays_in_mode_full_equal_the_list_form(backend):
+    # every pair aligned (on CUDA the chained pass, its plan keyed by the rows' lengths
+    # given with the arrays, whatever the batch), then rows of other lengths: another plan
+    rng = np.random.default_rng(31)
+    rows_x, rows_y = dna_rows(rng, 96, 40), dna_rows(rng, 96, 150)
+    rows_y[:30, 20:60] = rows_x[:30]
+    for x, y in ((rows_x, rows_y), (rows_x[:, :33], rows_y[:, 5:82])):
+        want = score_pairs(texts(x), texts(y), PAPER, mode="full", backend="cpu")
+        assert want.scores.tolist() == exact(texts(x), texts(y), PAPER)
+        for limit in (None, 1000, 5000):
+            got = score_pairs(x, y, PAPER, mode="full", backend=backend, batch_residues=limit)
+            assert got.scores.tolist() == want.scores.tolist()
+            assert got.alignments == want.alignments
+    assert max(want.scores) >= 60
+
+
 def test_batches_keep_the_saturation_count(backend):
     xs = ["A" * 200] * 10                               # local 16-bit lanes: rescored
     big = Scoring(match=200, mismatch=-1, gap_open=1, gap_extend=1)

@@ -53,6 +53,7 @@ from ._backends.registry import REGISTRY, Registry
 from .database import ARRAYS, META, Database
 from .errors import BackendUnavailable, DatabaseError, ScoringError
 from .io import load_sequences, source_label
+from .offsets import even_runs
 from .results import Hits
 from .scoring import Scoring, check_input
 from .search import METHODS, MODES, _batches, _top_hits, _with_alignments
@@ -492,7 +493,7 @@ def _trace(client, info, db, results, codes, scoring, algorithm, backend) -> lis
                       for q, h in zip(codes, results)], dtype=np.float64)
     if not cells.any():         # nothing to trace: no hits, or only empty pairs
         return _with_alignments(results, codes, db, scoring, algorithm, "cpu", None)
-    groups = _query_groups(cells, max(1, len(info["workers"])))
+    groups = even_runs(cells, max(1, len(info["workers"])))
     resources = _resources(info, backend)
     path, fingerprint, token = os.fspath(db.path), database_fingerprint(db), uuid.uuid4().hex
     futures = [client.submit(_trace_task, path, fingerprint, _packed(results[a:b], codes[a:b]),
@@ -508,16 +509,6 @@ def _trace(client, info, db, results, codes, scoring, algorithm, backend) -> lis
     if len(done) != len(results):
         raise RuntimeError(f"internal error: {len(done)} queries came back of {len(results)}")
     return done
-
-
-def _query_groups(cells: np.ndarray, n: int) -> list[tuple[int, int]]:
-    """At most ``n`` runs (start, stop) of consecutive queries, cut where the running sum
-    of ``cells`` crosses each k/n of the whole; queries without cells join a neighbour,
-    empty runs are dropped."""
-    total = float(cells.sum())
-    edges = np.searchsorted(np.cumsum(cells), total * np.arange(1, n) / n, side="left") + 1
-    bounds = sorted({0, len(cells), *np.minimum(edges, len(cells)).tolist()})
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
 def _packed(*values) -> bytes:

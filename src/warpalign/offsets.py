@@ -20,6 +20,23 @@ def running_sums(values, xp=np):
     return out
 
 
+def even_runs(weights, count: int) -> list[tuple[int, int]]:
+    """At most ``count`` consecutive runs (lo, hi) of items of ``weights``, cut where the
+    running weight crosses each k/count of the whole; items of no weight join a neighbour,
+    empty runs are dropped.
+
+    Example:
+        >>> even_runs([5, 0, 5, 5, 5], 2)
+        [(0, 3), (3, 5)]
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    n = len(weights)
+    edges = np.searchsorted(np.cumsum(weights), float(weights.sum()) * np.arange(1, count)
+                            / count, side="left") + 1
+    bounds = sorted({0, n, *np.minimum(edges, n).tolist()})
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
 def runs_within(sizes, room: int) -> list[tuple[int, int]]:
     """Consecutive runs (lo, hi) of items of ``sizes``, in order, covering each once: each
     run as long as its sizes sum to at most ``room`` (an item larger alone is a run of its

@@ -28,7 +28,7 @@ from ._backends.registry import backend_for, engine_for, has_engine, lookup
 from .buffers import gather
 from .choices import PAIRS_METHODS, PAIRS_MODES
 from .errors import AlphabetError, NotComputed
-from .offsets import running_sums, runs_within
+from .offsets import even_runs, running_sums, runs_within
 from .results import Alignment, AlignmentTable
 from .scoring import Scoring, check_input, needs_counts
 
@@ -280,7 +280,7 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         return _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold,
                             mode=mode, method=method, engine=engine, algorithm=algorithm,
                             names=names, threads=threads, first=lo, tops=(xtop, ytop),
-                            scored=scored)
+                            scored=scored, lengths=(x.length, y.length))
 
     def score_ahead(lo: int, hi: int) -> PairScores:
         """Pairs lo..hi-1 by the ``pairs_ahead`` engine: encoded and scored by the plan of
@@ -301,10 +301,39 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
             part.timings[key] = part.timings.get(key, 0.0) + value
         return part
 
+    def score_grouped(lo: int, hi: int, cuts: list) -> PairScores:
+        """Pairs lo..hi-1 (one batch) by the ``pairs_grouped`` engine, each group of
+        ``cuts`` encoded when it asks; a bad character in a group: the batch encoded whole
+        raises its first (x before y) as any batch's."""
+        from .traceback import FULL_MATRIX_CELLS, printed_bytes
+        seconds = []
+
+        def encoded():
+            for a, b in cuts:
+                ((xc, xo, xtop), (yc, yo, ytop)), took = prepare(lo + a, lo + b)
+                seconds.append(took)
+                yield xc, xo, yc, yo, max(xtop, ytop), (x.length, y.length)
+        try:
+            with _ends_bug(lo):
+                aligned = grouped(encoded(), scoring, engine_for("traceback", engine, "auto"),
+                                  max_full_cells=FULL_MATRIX_CELLS,
+                                  symbols=printed_bytes(scoring))
+        except AlphabetError:    # (encoded whole, the batch raises its first bad character)
+            return score(lo, prepare(lo, hi)[0])
+        xcodes, xoff, ycodes, yoff, largest = aligned[5]
+        part = _score_codes(xcodes, xoff, ycodes, yoff, scoring, threshold=threshold,
+                            mode=mode, method=method, engine=engine, algorithm=algorithm,
+                            names=names, threads=threads, first=lo, tops=(largest, largest),
+                            aligned=aligned[:5])
+        part.timings["encode"] = part.timings.get("encode", 0.0) + sum(seconds)
+        return part
+
     bounds = _batches(x.offsets, y.offsets, batch_residues)
     names = (x.name, y.name, x.first, y.first)
     ahead = _ahead_engine(engine, (x, y), scoring, algorithm, method, mode, threshold,
                           counting)
+    grouped = _grouped_engine(engine, (x, y), scoring, algorithm, method, mode, threshold,
+                              counting) if len(bounds) == 1 else None
     parts = []
     with contextlib.ExitStack() as stack:
         pool = (stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="warpalign-pairs"))
@@ -317,6 +346,12 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
                     method, engine, scoring, algorithm, None, x.offsets[lo:hi + 1], None,
                     y.offsets[lo:hi + 1], names, lo, (0, 0)) == "wordwise":
                 parts.append(score_ahead(lo, hi))
+                continue
+            cuts = _groups(x.offsets[lo:hi + 1], y.offsets[lo:hi + 1]) if grouped else []
+            if len(cuts) > 1 and _choose_method(
+                    method, engine, scoring, algorithm, None, x.offsets[lo:hi + 1], None,
+                    y.offsets[lo:hi + 1], names, lo, (0, 0)) == "wordwise":
+                parts.append(score_grouped(lo, hi, cuts))
                 continue
             batch, seconds = upcoming.result() if pool else prepare(lo, hi)
             if pool and k + 1 < len(bounds):   # the next batch is encoded (and copied) now
@@ -366,16 +401,21 @@ def score_encoded(x_codes: Sequence[np.ndarray], y_codes: Sequence[np.ndarray], 
 
 def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mode, method,
                  engine, algorithm, names, threads, first, tops=None,
-                 scored=None) -> PairScores:
+                 scored=None, lengths=(None, None), aligned=None) -> PairScores:
     """One batch of encoded pairs (codes on the host, or on the device for "cuda");
     indices in the result are relative to the batch, ``first`` its first pair. ``tops``:
     the largest code of each side when the encode engine reported them (None: the codes
     are read for them where needed; on a device that is a reduction and a sync each).
     ``scored``: (method, scores, saturated pairs, timings) the ``pairs_ahead`` engine
-    computed for these codes already (None: the method is chosen and its kernel run)."""
+    computed for these codes already (None: the method is chosen and its kernel run).
+    ``lengths``: each side's one sequence length where the input says so (2-D arrays),
+    else None (the chained pass then reads the offsets for its plan's key). ``aligned``:
+    the ``pairs_grouped`` engine's answer for these codes (its first five values: the
+    chained pass ran already, "wordwise")."""
     tops = _Largest(xcodes, ycodes) if tops is None else tops
-    chosen = scored[0] if scored is not None else _choose_method(
-        method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff, names, first, tops)
+    chosen = scored[0] if scored is not None else "wordwise" if aligned is not None else (
+        _choose_method(method, engine, scoring, algorithm, xcodes, xoff, ycodes, yoff, names,
+                       first, tops))
     kernel = engine_for("pairs", engine, chosen) if scored is None else None
     largest = tops.known() if isinstance(tops, _Largest) else max(tops)
     # every pair aligned, local: scores and end cells in one pass where the backend has one
@@ -390,6 +430,9 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
         if scored is not None:
             scores, saturated, timings = scored[1:]
+        elif aligned is not None:
+            scores, saturated, found, timings, traced = aligned
+            found = np.asarray(found, dtype=np.int64)
         elif fused is None:
             scores, saturated, timings = kernel(xcodes, xoff, ycodes, yoff, scoring, algorithm,
                                                 largest=largest)
@@ -404,7 +447,7 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
                         xcodes, xoff, ycodes, yoff, scoring,
                         engine_for("traceback", engine, "auto"),
                         max_full_cells=FULL_MATRIX_CELLS, symbols=printed_bytes(scoring),
-                        largest=largest)
+                        largest=largest, lengths=lengths)
             found = np.asarray(found, dtype=np.int64)     # the engine's own array
     scores = np.array(scores, dtype=np.int32)
     saturated = np.asarray(saturated, dtype=np.int64)
@@ -470,6 +513,8 @@ def _ends_bug(first: int):
     of the engine) is a bug, never a result: a RuntimeError naming the batch."""
     try:
         yield
+    except AlphabetError:    # the input's (a group's characters, pairs_grouped): as it is
+        raise
     except ValueError as exc:
         raise RuntimeError(f"internal error: the pair kernel's end cells (batch from pair "
                            f"{first}): {exc}") from exc
@@ -577,6 +622,34 @@ def _ahead_engine(engine: str, sides, scoring: Scoring, algorithm: str, method: 
         return None
     ahead = lookup("pairs_ahead", engine, "wordwise")
     return ahead if ahead is not None and ahead.applies(scoring, algorithm) else None
+
+
+#: Residues (x and y together) per group of ``pairs_grouped``: a batch of mode "full" from
+#: host arrays goes in residues // this groups (if two or more), each group's pass on the
+#: device while the host encodes the next.
+GROUP_RESIDUES = 1 << 24
+
+
+def _grouped_engine(engine: str, sides, scoring: Scoring, algorithm: str, method: str,
+                    mode: str, threshold, counting: bool):
+    """The ``pairs_grouped`` engine where this call may use it, else None: "cuda", mode
+    "full", no threshold, local, word-wise allowed, no counts, host sides (whose encode
+    the groups hide)."""
+    if (engine != "cuda" or mode != "full" or threshold is not None or algorithm != "local"
+            or counting or method not in ("auto", "wordwise")
+            or any(side.on_device for side in sides)):
+        return None
+    return lookup("pairs_grouped", engine, "wordwise")
+
+
+def _groups(xoff: np.ndarray, yoff: np.ndarray) -> list[tuple[int, int]]:
+    """The groups (a, b) of a batch's pairs (offsets of the batch) for ``pairs_grouped``:
+    ``residues // GROUP_RESIDUES`` runs cut where the running residues cross each k/count
+    of them (one run where that count is below two)."""
+    count = int(xoff[-1] - xoff[0] + yoff[-1] - yoff[0]) // GROUP_RESIDUES
+    if count < 2:
+        return [(0, xoff.size - 1)]
+    return even_runs(np.diff(xoff) + np.diff(yoff), count)
 
 
 def _largest(codes) -> int:

@@ -169,11 +169,17 @@ def numba_threads(threads: int):
 
     Numba's thread count is per calling thread (``numba.set_num_threads``), so concurrent
     calls with different counts do not disturb one another; the previous count comes back
-    on exit. Numba never starts more than ``NUMBA_NUM_THREADS`` (read when it loads).
+    on exit. Numba never starts more than ``NUMBA_NUM_THREADS`` (read when it loads). A
+    count already in place is left alone (setting it costs ~40 us a time, four times in
+    a GPU ``score_pairs`` call of ~9 ms).
     """
     import numba
     previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS)))
+    wanted = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    if wanted == previous:
+        yield
+        return
+    numba.set_num_threads(wanted)
     try:
         yield
     finally:
@@ -332,13 +338,27 @@ class PairsAligned(Protocol):
     and end cells as :class:`PairScoresEnds` gives them, and the alignments traced and
     rendered from the ends where they lie (``traceback``: that backend's
     :class:`ManyTraceback`; ``max_full_cells``, ``symbols``: its one-pass bound and the
-    printed byte of each code). Returns :class:`PairScoresEnds`' four values and, fifth,
+    printed byte of each code; ``lengths``: each side's one sequence length where the
+    caller knows it, else None). Returns :class:`PairScoresEnds`' four values and, fifth,
     what :func:`warpalign.traced.chained_table` makes the table of, or None where the
     batch takes the general route (``align_pairs_table`` from the ends)."""
 
     def __call__(self, xcodes: np.ndarray, xoff: np.ndarray, ycodes: np.ndarray,
                  yoff: np.ndarray, scoring: Any, traceback: Any, *, max_full_cells: int,
-                 symbols: np.ndarray, largest: int | None = None) -> tuple: ...
+                 symbols: np.ndarray, largest: int | None = None,
+                 lengths: tuple = (None, None)) -> tuple: ...
+
+
+class PairsGrouped(Protocol):
+    """:class:`PairsAligned` of one batch given in consecutive groups of pairs (``groups``:
+    an iterable of (xcodes, xoff, ycodes, yoff, largest, lengths), each group's codes on the
+    device, its offsets from 0), each group's pass queued before the next group is asked
+    for, so that the host encodes the next while the device runs this one. Returns
+    :class:`PairsAligned`'s five values and, sixth, the batch as one (xcodes, xoff, ycodes,
+    yoff, largest) for the general route."""
+
+    def __call__(self, groups: Any, scoring: Any, traceback: Any, *, max_full_cells: int,
+                 symbols: np.ndarray) -> tuple: ...
 
 
 class EncodeKernel(Protocol):

@@ -37,6 +37,9 @@ pairs_full     wordwise (cuda): scores and local end cells :class:`~.base.PairSc
                no threshold)
 pairs_aligned  wordwise (cuda): ``pairs_full`` and the     :class:`~.base.PairsAligned`
                alignments chained on the device
+pairs_grouped  wordwise (cuda): ``pairs_aligned`` of a     :class:`~.base.PairsGrouped`
+               batch given in groups, each group's pass
+               queued while the next encodes
 encode         auto (cpu, cuda): characters to codes by    :class:`~.base.EncodeKernel`
                the alphabet's table (``score_pairs``)
 pairs_ahead    wordwise (cuda): encode and score a batch   :class:`~.base.PairsAhead`
@@ -121,6 +124,7 @@ TABLE: tuple[Row, ...] = (
     Row("pair_ends",   "cuda", "wordwise",     "cuda.pair_ends:ends_wordwise"),
     Row("pairs_full",  "cuda", "wordwise",     "cuda.pair_ends:score_ends_wordwise"),
     Row("pairs_aligned", "cuda", "wordwise",   "cuda.pairs_full:score_align_wordwise"),
+    Row("pairs_grouped", "cuda", "wordwise",   "cuda.pairs_full:score_align_groups"),
     Row("pairs_ahead", "cuda", "wordwise",     "cuda.pairs_ahead"),
     Row("locate",      "cpu",  "windows",      "cpu:CpuBackend()"),
     Row("locate",      "cuda", "windows",      "cuda.search:CudaBackend()"),
@@ -144,7 +148,7 @@ _NAMES = {"cpu": "CPU", "cuda": "CUDA"}
 _LABELS = {"search": "the CUDA search kernels", "distributed": "the CUDA search kernels",
            "align": "the CUDA alignment kernels", "pairs": "the CUDA pair kernels",
            "pair_ends": "the CUDA pair kernels", "pairs_full": "the CUDA pair kernels",
-           "pairs_aligned": "the CUDA pair kernels",
+           "pairs_aligned": "the CUDA pair kernels", "pairs_grouped": "the CUDA pair kernels",
            "locate": "the CUDA locate kernels",
            "lcs": "the CUDA LCS backend", "traceback": "the CUDA traceback kernels",
            "encode": "the CUDA encoding", "pairs_ahead": "the CUDA pair kernels"}

@@ -26,6 +26,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,6 +246,11 @@ def _write_atomic(path: Path, data: bytes) -> None:
 _lock = threading.Lock()
 _cache: KernelCache | None = None
 _modules: dict[tuple, Module] = {}    # (filename, names, defines, arch) -> Module
+#: What :func:`get_module` and :func:`get_functions` answered once their kernels were loaded
+#: on a device, by (function, filename, names, defines, device id): a later call there
+#: returns it without the lookups and the load check (~30 us a kernel; a GPU
+#: ``score_pairs(mode="full")`` asks eight times). Values are never replaced or mutated.
+_ready: dict[tuple, Any] = {}
 
 
 def _nvrtc_compile(source_text: str, options: tuple, arch: str, names: tuple):
@@ -327,8 +333,12 @@ def get_module(filename: str, names: tuple[str, ...], defines: tuple[str, ...] =
     stand_in = _EMULATED.get()
     if stand_in is not None:
         return stand_in[1](filename, tuple(names), tuple(defines))
-    mod = _load(filename, [tuple(names)], tuple(defines))[0]
-    _loaded(filename, [mod.get_function(n) for n in names])
+    key = ("module", filename, tuple(names), tuple(defines), _device_id())
+    mod = _ready.get(key)
+    if mod is None:
+        mod = _load(filename, [tuple(names)], tuple(defines))[0]
+        _loaded(filename, [mod.get_function(n) for n in names])
+        _ready.setdefault(key, mod)
     return mod
 
 
@@ -340,10 +350,19 @@ def get_functions(filename: str, names: Sequence[str], defines: tuple[str, ...] 
     stand_in = _EMULATED.get()
     if stand_in is not None:
         return {n: stand_in[1](filename, (n,), tuple(defines)).get_function(n) for n in names}
-    mods = _load(filename, [(n,) for n in names], tuple(defines))
-    out = {n: mod.get_function(n) for n, mod in zip(names, mods)}
-    _loaded(filename, out.values())
-    return out
+    key = ("functions", filename, names, tuple(defines), _device_id())
+    out = _ready.get(key)
+    if out is None:
+        mods = _load(filename, [(n,) for n in names], tuple(defines))
+        out = {n: mod.get_function(n) for n, mod in zip(names, mods)}
+        _loaded(filename, out.values())
+        out = _ready.setdefault(key, out)
+    return dict(out)       # the caller's own dict
+
+
+def _device_id() -> int:
+    import cupy
+    return cupy.cuda.runtime.getDevice()
 
 
 def _loaded(filename: str, kernels) -> None:

@@ -224,19 +224,20 @@ class ScoreEnds:
 
 
 def queue_score_ends(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring, *,
-                     largest: int | None = None) -> ScoreEnds:
+                     largest: int | None = None, lengths=(None, None)) -> ScoreEnds:
     """:func:`score_ends_wordwise`'s kernels queued on the current stream, nothing read
     (``npairs`` >= 1): :func:`read_score_ends` reads them, or the caller queues more work
     on the device results first (:mod:`.pairs_full`). One DP a pair: ``ww_kernel``'s
     ENDS form without targets (TRACK, ``pairs.cu``) finds each pair's maximum and the
     cell of it the tie rule picks, at :data:`ENDS_ROWS` rows per lane, 16-bit lanes where
     the scoring allows (a pair reaching the threshold is flagged: its score and cell are
-    the caller's to make again)."""
+    the caller's to make again). ``lengths``: each side's one sequence length where the
+    caller knows it (:func:`~.pairs.shape_key` then spares reading that side's offsets)."""
     cp = require_cupy("backend 'cuda'")
     npairs = len(xoff) - 1
     xoff = np.asarray(xoff, np.int64)
     yoff = np.asarray(yoff, np.int64)
-    key = shape_key(cp, xoff, yoff, scoring, "local", ENDS_ROWS, None, largest)
+    key = shape_key(cp, xoff, yoff, scoring, "local", ENDS_ROWS, None, largest, lengths)
 
     def make():
         tab = ww_table(scoring, True, xcodes, ycodes, largest, ENDS_ROWS)

@@ -24,6 +24,7 @@ computed twice.
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -72,13 +73,13 @@ def end_rows(cp, run):
 
 def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, scoring, traceback,
                          *, max_full_cells: int, symbols: np.ndarray,
-                         largest: int | None = None) -> tuple:
+                         largest: int | None = None, lengths=(None, None)) -> tuple:
     """Scores, end cells and alignments of every pair (local), chained on the device.
 
     Arguments as :func:`~.pair_ends.score_ends_wordwise`'s, and: ``traceback`` the GPU
     traceback engine, ``max_full_cells`` and ``symbols`` as its ``trace_local_chain``
-    takes them. Returns (scores, flagged pairs, (pairs, 3) int64 ends, seconds per step,
-    traced): ``traced`` is ``trace_local_chain``'s answer for
+    takes them, ``lengths`` as :func:`~.pair_ends.queue_score_ends`'. Returns (scores,
+    flagged pairs, (pairs, 3) int64 ends, seconds per step, traced): ``traced`` is ``trace_local_chain``'s answer for
     :func:`warpalign.traced.chained_table`, or None where the batch takes the general route
     (the other four then as :func:`~.pair_ends.score_ends_wordwise` gives them).
 
@@ -90,7 +91,8 @@ def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
     if npairs == 0 or not hasattr(traceback, "trace_local_chain"):
         return (*score_ends_wordwise(xcodes, xoff, ycodes, yoff, scoring, largest=largest),
                 None)
-    run = queue_score_ends(xcodes, xoff, ycodes, yoff, scoring, largest=largest)
+    run = queue_score_ends(xcodes, xoff, ycodes, yoff, scoring, largest=largest,
+                           lengths=lengths)
     ends, bad = end_rows(cp, run)
     run.clock.mark(None)
     t0 = time.perf_counter()
@@ -104,3 +106,71 @@ def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
     timings["tb_chain"] = time.perf_counter() - t0
     rows = traced[0]
     return (rows[:, 0].astype(np.int32), np.zeros(0, np.int64), rows, timings, traced[1:])
+
+
+def score_align_groups(groups, scoring, traceback, *, max_full_cells: int,
+                       symbols: np.ndarray) -> tuple:
+    """:func:`score_align_wordwise` of one batch whose pairs come in consecutive groups,
+    each group's fused pass queued as soon as the group is given, before the next is asked
+    for: where ``groups`` encodes each group on the host when asked (``score_pairs`` from
+    host arrays), the device runs one group's pass while the host packs the next (one
+    pack of 32,768 pairs of 128 x 1,024 left the device idle ~2.5 ms of a ~9.3 ms call on
+    an H200). Then one traceback of every pair, as :func:`score_align_wordwise`'s.
+
+    ``groups``: an iterable of (xcodes, xoff, ycodes, yoff, largest, lengths), a group's
+    codes on the device (complete), its offsets from 0 (at least one pair), ``largest``
+    and ``lengths`` as :func:`~.pair_ends.queue_score_ends` takes them. Returns
+    :func:`score_align_wordwise`'s five values and, sixth, the batch as one (xcodes, xoff,
+    ycodes, yoff, largest): the groups' codes joined on the device and their offsets joined
+    on the host, which the general route goes on from (``traced`` None).
+
+    Raises:
+        ValueError: as :func:`~.pair_ends.score_ends_wordwise`.
+    """
+    cp = require_cupy("backend 'cuda'")
+    runs, sides, tops = [], [], []
+    for xcodes, xoff, ycodes, yoff, largest, lengths in groups:
+        xoff, yoff = np.asarray(xoff, np.int64), np.asarray(yoff, np.int64)
+        runs.append(queue_score_ends(xcodes, xoff, ycodes, yoff, scoring, largest=largest,
+                                     lengths=lengths))
+        runs[-1].clock.mark(None)
+        sides.append((xcodes, xoff, ycodes, yoff))
+        tops.append(largest)
+    xoff = _joined([s[1] for s in sides])
+    yoff = _joined([s[3] for s in sides])
+    d_x = cp.concatenate([s[0] for s in sides] + [cp.zeros(4, cp.uint8)])  # (ww_dna's pad)
+    d_y = cp.concatenate([s[2] for s in sides])
+    batch = (d_x[:int(xoff[-1])], xoff, d_y, yoff, max(tops))
+    whole = SimpleNamespace(npairs=len(xoff) - 1, xoff=cp.asarray(xoff), yoff=cp.asarray(yoff),
+                            scores=cp.concatenate([run.scores for run in runs]),
+                            keys=cp.concatenate([run.keys for run in runs]))
+    ends, bad = end_rows(cp, whole)
+    t0 = time.perf_counter()
+    seen, traced = traceback.trace_local_chain(
+        d_x, whole.xoff[:-1], d_y, whole.yoff[:-1], ends, scoring, max_full_cells, symbols,
+        cp.cuda.get_current_stream().record(), [*(run.nflag for run in runs), bad])
+    if traced is None:          # the general route: each group's pass read as it is
+        got = [read_score_ends(run) for run in runs]
+        firsts = np.cumsum([0] + [run.npairs for run in runs[:-1]])
+        timings: dict = {}
+        for *_, seconds in got:
+            for key, value in seconds.items():
+                timings[key] = timings.get(key, 0.0) + value
+        return (np.concatenate([g[0] for g in got]),
+                np.concatenate([g[1] + first for g, first in zip(got, firsts)]),
+                np.concatenate([g[2] for g in got]), timings, None, batch)
+    timings = {}
+    for run in runs:
+        for key, value in run.clock.finish().items():
+            timings[key] = timings.get(key, 0.0) + value
+    timings["tb_chain"] = time.perf_counter() - t0
+    rows = traced[0]
+    return (rows[:, 0].astype(np.int32), np.zeros(0, np.int64), rows, timings, traced[1:],
+            batch)
+
+
+def _joined(offsets: list[np.ndarray]) -> np.ndarray:
+    """Consecutive groups' offsets (each from 0) as one batch's."""
+    shifts = np.cumsum([0] + [int(o[-1]) for o in offsets[:-1]])
+    return np.concatenate([o[:-1] + s for o, s in zip(offsets, shifts)]
+                          + [np.array([int(offsets[-1][-1]) + int(shifts[-1])], np.int64)])
