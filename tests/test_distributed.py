@@ -140,6 +140,33 @@ def test_shard_results_merge_exactly(data, mode, algorithm, top_k):
     assert_same(got, want)
 
 
+def test_shard_hits_rank_by_score_whatever_their_database_indices(tmp_path):
+    """A shard's sequences keep their database indices, which run far past the shard's
+    own count: its top k are still by score, then database index, and merge to the whole
+    database's (session 36: a packed sort key sized the index by the shard's count, so an
+    index past it added to the score, and a Swiss-Prot-sized shard kept a 72 over a 74)."""
+    rng = np.random.default_rng(36)
+    base = _proteins(rng, 1, 60, 61)[0]
+    targets = []
+    for _ in range(400):                # near copies: scores a few units apart
+        t = list(base)
+        for j in rng.choice(60, int(rng.integers(0, 12)), replace=False):
+            t[j] = AMINO[int(rng.integers(0, 20))]
+        targets.append("".join(t))
+    path = tmp_path / "db.wa"
+    Database.build(targets, path)
+    db = Database.open(path)
+    want = search_one([base], db, BLOSUM62, top_k=20, backend="cpu")
+    for n in (4, 16):
+        parts = [search_shard(str(path), database_fingerprint(db), shard, ["query0"],
+                              [BLOSUM62.encode(base)], BLOSUM62, 20, "score", "local",
+                              "cpu")[0] for shard in shard_plan(db, n)]
+        for (hits,) in parts:
+            ranked = sorted(zip(-hits.scores, hits.targets))
+            assert list(zip(-hits.scores, hits.targets)) == ranked
+        assert_same([first.merge(*rest, top_k=20) for first, *rest in zip(*parts)], want)
+
+
 class _TopKCpu:
     """The CUDA backend's contract on the CPU: ``search_batches`` returns, per query, only
     the candidates scoring at least the k-th best, shuffled, with their TargetSet ids."""

@@ -322,7 +322,11 @@ def _picks_together(batches, order, top_k) -> list[tuple]:
     scores = np.concatenate([b.scores for b in batches]).astype(np.int64)
     original = order[np.concatenate([np.asarray(b.ids, dtype=np.int64) for b in batches])]
     high = int(scores.max()) if scores.size else 0
-    bits = [max(1, len(order).bit_length()), (high - int(scores.min(initial=high))).bit_length()]
+    # the index field holds the largest database index among them: a Dask shard's
+    # ``order`` names a few sequences of a larger database (sized by its length, an index
+    # past it spilled into the score and a shard kept a 72 over a 74: session 36)
+    bits = [max(1, int(original.max(initial=0)).bit_length()),
+            (high - int(scores.min(initial=high))).bit_length()]
     if sum(bits) + len(batches).bit_length() <= 62:
         # query, score descending, database index in one int64 key: unique, one sort
         ranked = np.argsort((query << sum(bits)) | ((high - scores) << bits[0]) | original)
