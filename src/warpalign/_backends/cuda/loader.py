@@ -26,10 +26,10 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ...errors import BackendUnavailable
 from ..base import usable_cores

@@ -78,9 +78,10 @@ def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
     Arguments as :func:`~.pair_ends.score_ends_wordwise`'s, and: ``traceback`` the GPU
     traceback engine, ``max_full_cells`` and ``symbols`` as its ``trace_local_chain``
     takes them, ``lengths`` as :func:`~.pair_ends.queue_score_ends`'. Returns (scores,
-    flagged pairs, (pairs, 3) int64 ends, seconds per step, traced): ``traced`` is ``trace_local_chain``'s answer for
-    :func:`warpalign.traced.chained_table`, or None where the batch takes the general route
-    (the other four then as :func:`~.pair_ends.score_ends_wordwise` gives them).
+    flagged pairs, (pairs, 3) int64 ends, seconds per step, traced): ``traced`` is
+    ``trace_local_chain``'s answer for :func:`warpalign.traced.chained_table`, or None where
+    the batch takes the general route (the other four then as
+    :func:`~.pair_ends.score_ends_wordwise` gives them).
 
     Raises:
         ValueError: as :func:`~.pair_ends.score_ends_wordwise`.
@@ -105,4 +106,3 @@ def score_align_wordwise(xcodes, xoff: np.ndarray, ycodes, yoff: np.ndarray, sco
     timings["tb_chain"] = time.perf_counter() - t0
     rows = traced[0]
     return (rows[:, 0].astype(np.int32), np.zeros(0, np.int64), rows, timings, traced[1:])
-
