@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -184,9 +185,12 @@ def test_a_folder_that_cannot_be_written_still_compiles(tmp_path):
 
 
 def _python(code: str) -> subprocess.CompletedProcess:
+    """``code`` run by a fresh interpreter that sees this checkout's package and the
+    packages this one sees through PYTHONPATH (the device machine's wheels lie there)."""
     src = str(Path(__file__).resolve().parents[1] / "src")
+    path = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"}, timeout=300)
+                          env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"}, timeout=300)
 
 
 def test_import_loads_neither_numba_nor_cupy():
