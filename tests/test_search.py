@@ -423,3 +423,24 @@ def test_packed_top_k_cut_from_the_kernel_output():
                 assert c.ids.tolist() == want.tolist(), (n, top_k)
                 assert c.scores.tolist() == r[want].tolist() and c.saturated == 0
             assert counts.max() > cap or n <= cap    # the all-tied row took the other path
+
+
+def test_picks_of_many_queries_rank_by_score_then_database_index_for_any_order():
+    """search._picks_together (the hits of many queries in one sort of a packed key) with
+    an ``order`` naming a few sequences of a larger database, as a Dask shard's does: each
+    query's top k by score, then database index, none taken from another query (session
+    36: the index field sized by len(order) spilled into the score and query fields)."""
+    from warpalign._backends.base import Candidates
+    from warpalign.search import _picks_together
+
+    rng = np.random.default_rng(36)
+    order = np.sort(rng.choice(10 ** 6, 300, replace=False)).astype(np.int64)   # 300 of 1 M
+    batches, want = [], []
+    for _ in range(7):
+        ids = rng.permutation(300)[:40]
+        scores = rng.integers(50, 58, 40).astype(np.int32)    # close: the index decides ties
+        batches.append(Candidates(scores, None, None, 0, ids))
+        ranked = sorted(zip(-scores.astype(np.int64), order[ids]))[:10]
+        want.append(([-s for s, _ in ranked], [int(t) for _, t in ranked]))
+    got = _picks_together(batches, order, 10)
+    assert [(p[0].tolist(), p[1].tolist()) for p in got] == want
