@@ -81,6 +81,17 @@ def _batches(sizes, budget: int) -> list[np.ndarray]:
 _PRIORITY = -5
 
 
+def _long_pair(q: np.ndarray, t: np.ndarray, scoring):
+    """``cuda/long.py``'s LongPair of the codes ``q`` and ``t``, or None where that kernel
+    cannot score them exactly (the value range, or an alphabet whose query profile does not
+    fit shared memory: its constructor's ValueError)."""
+    from .long import LongPair
+    try:
+        return LongPair(q, t, scoring)
+    except ValueError:
+        return None
+
+
 class GpuTraceback:
     """The ``traceback`` job's CUDA engine (:class:`~warpalign._backends.base.ManyTraceback`)."""
 
@@ -235,14 +246,10 @@ class GpuTraceback:
     def _long_path(self, item, scoring, max_full_cells):
         """A segment over ``max_full_cells``: Myers–Miller with GPU half passes, or None when
         the long-pair kernel cannot score it exactly."""
-        from .long import LongPair, supported
         q, qlo, qhi, t, tlo, thi, *_ = item
         qs, ts = np.ascontiguousarray(q[qlo:qhi]), np.ascontiguousarray(t[tlo:thi])
-        if not supported(len(qs), len(ts), scoring):
-            return None
-        try:
-            pair = LongPair(qs, ts, scoring)
-        except ValueError:          # an alphabet whose profile does not fit shared memory
+        pair = _long_pair(qs, ts, scoring)
+        if pair is None:
             return None
         score, ops = pair.path(0, len(qs), 0, len(ts), max_full_cells)
         return int(score), ops
@@ -300,27 +307,25 @@ class GpuTraceback:
                                       scoring, algorithm, threads=threads)
         gpu = np.flatnonzero(on_gpu)
         queued = []         # (jobs, results, what the launch reads: kept until it is read)
-        if not gpu.size:
-            self._long_ends(out, long, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring,
-                            algorithm, threads)
-            return out, queued, None
-        end = self._function("tb_end")
-        matrix = self._matrix(scoring)
-        stream = self._stream()
-        with stream:
-            qbuf, tbuf = self._device(qcodes), self._device(tcodes)
-            for group in _batches(8 * (tlen[gpu] + 1), DIR_BYTES):
-                ks = gpu[group]
-                roff, rows = self._rows(tlen[ks])
-                res = cp.empty((3, len(ks)), cp.int32)
-                dev = upload(cp, [qpos[ks], qlen[ks].astype(np.int32), tpos[ks],
-                                  tlen[ks].astype(np.int32), roff[:-1]])
-                end((-(-len(ks) // _WARPS),), (32 * _WARPS,),
-                    (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], rows, matrix,
-                     np.int32(scoring.matrix.shape[0]), np.int32(scoring.gap_open),
-                     np.int32(scoring.gap_extend), np.int32(algorithm), np.int32(len(ks)),
-                     res[0], res[1], res[2]))
-                queued.append((ks, res, (qbuf, tbuf, rows, dev)))
+        stream = None
+        if gpu.size:
+            end = self._function("tb_end")
+            matrix = self._matrix(scoring)
+            stream = self._stream()
+            with stream:
+                qbuf, tbuf = self._device(qcodes), self._device(tcodes)
+                for group in _batches(8 * (tlen[gpu] + 1), DIR_BYTES):
+                    ks = gpu[group]
+                    roff, rows = self._rows(tlen[ks])
+                    res = cp.empty((3, len(ks)), cp.int32)
+                    dev = upload(cp, [qpos[ks], qlen[ks].astype(np.int32), tpos[ks],
+                                      tlen[ks].astype(np.int32), roff[:-1]])
+                    end((-(-len(ks) // _WARPS),), (32 * _WARPS,),
+                        (qbuf, dev[0], dev[1], tbuf, dev[2], dev[3], dev[4], rows, matrix,
+                         np.int32(scoring.matrix.shape[0]), np.int32(scoring.gap_open),
+                         np.int32(scoring.gap_extend), np.int32(algorithm), np.int32(len(ks)),
+                         res[0], res[1], res[2]))
+                    queued.append((ks, res, (qbuf, tbuf, rows, dev)))
         self._long_ends(out, long, qcodes, qpos, qlen, tcodes, tpos, tlen, scoring, algorithm,
                         threads)
         return out, queued, stream
@@ -332,17 +337,14 @@ class GpuTraceback:
         or by the CPU kernel where that kernel cannot score a pair exactly."""
         if not rows.size:
             return
-        from .long import LongPair, supported
         items = self._host_items(qcodes, qpos, qlen, tcodes, tpos, tlen, rows)
         left = []
         for k, (q, t) in zip(rows.tolist(), items):
-            try:
-                if supported(len(q), len(t), scoring):
-                    out[k] = LongPair(q, t, scoring).score_end(algorithm)
-                    continue
-            except ValueError:      # an alphabet whose profile does not fit shared memory
-                pass
-            left.append((k, q, t))
+            pair = _long_pair(q, t, scoring)
+            if pair is None:
+                left.append((k, q, t))
+            else:
+                out[k] = pair.score_end(algorithm)
         if left:
             out[[k for k, _, _ in left]] = self._cpu.ends([(q, t) for _, q, t in left],
                                                           scoring, algorithm, threads=threads)
