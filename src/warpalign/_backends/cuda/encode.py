@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..base import usable_cores
+from ..base import numba_threads, usable_cores
 from .loader import require_cupy
 
 _FILE = "encode.cu"
@@ -79,6 +79,8 @@ STAGING = "packed"
 STAGINGS = ("packed", "pinned", "pageable")
 #: Below this many characters a staging chunk is filled by the calling thread alone.
 _SPLIT_FROM = 1 << 20
+#: Fewest characters of a slice that ``pack_parallel`` packs on a thread of its own.
+_SLICE_FROM = 1 << 16
 
 
 def _cupy():
@@ -87,6 +89,7 @@ def _cupy():
 
 _staging = threading.local()
 _pool_lock = threading.Lock()
+_pack_lock = threading.Lock()
 
 
 def _staging_stream():
@@ -149,26 +152,27 @@ def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
 
 def _pack_pieces(pieces: list, threads: int) -> list[bool]:
     """The 2-bit codes of each (characters ``src``, ``out``) of ``pieces`` into its ``out``
-    (``(src.size + 3) // 4`` bytes) in one round of the fill pool: about ``threads`` slices
-    over all pieces, cut at multiples of 4 characters of their piece (a packed byte is
-    never shared), every slice submitted before any is waited for; below
-    :data:`_SPLIT_FROM` characters in all, the calling thread packs them alone. Per piece,
-    whether every character was one of ACGTacgt (else its ``out`` is undefined); each
-    piece has its own stop flag, so another character stops its own piece's slices only.
-    Numba is imported (and the kernel's cached compile loaded) on this path only."""
-    from ..cpu.pack2 import pack_slice
+    (``(src.size + 3) // 4`` bytes): a piece's slices (cut at multiples of 4 characters: a
+    packed byte is never shared) side by side on up to ``threads`` of Numba's threads, one
+    ``pack_parallel`` call a piece; below :data:`_SPLIT_FROM` characters in all, the calling
+    thread packs them alone. Per piece, whether every character was one of ACGTacgt (else
+    its ``out`` is undefined); each piece has its own stop flag, so another character
+    stops its own piece's slices only. One call at a time packs on the threads (the lock:
+    Numba's workqueue threading layer aborts when two threads run parallel code at once;
+    a call uses every core). Numba is imported (and the kernels' cached compiles loaded)
+    on this path only."""
+    from ..cpu.pack2 import pack_parallel, pack_slice
     stops = [np.zeros(1, np.uint8) for _ in pieces]
     total = sum(src.size for src, _ in pieces)
     if threads <= 1 or total < _SPLIT_FROM:
         return [bool(pack_slice(src, out, stop)) for (src, out), stop in zip(pieces, stops)]
-    pool = _fill_pool()
-    done = [[pool.submit(pack_slice, src[a:b], out[a // 4:(b + 3) // 4], stop)
-             for a, b in _slices(src.size, max(1, round(threads * src.size / total)), 4)
-             if a < b]
-            for (src, out), stop in zip(pieces, stops)]
-    # every slice, before the buffer is copied or refilled
-    found = [[f.result() for f in slices] for slices in done]
-    return [all(piece) for piece in found]
+    threads = max(1, min(threads, usable_cores()))
+    cuts = [np.array([a for a, _ in _slices(src.size, max(1, min(threads,
+                                                                src.size // _SLICE_FROM)), 4)]
+                     + [src.size], np.int64) for src, _ in pieces]
+    with _pack_lock, numba_threads(threads):
+        return [bool(pack_parallel(src, out, at, stop))
+                for (src, out), at, stop in zip(pieces, cuts, stops)]
 
 
 def _alternate(stream, size: int, buffers: int, chunks, fill) -> None:
