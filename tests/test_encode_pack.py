@@ -10,7 +10,7 @@ to the device as 2-bit codes, four to a byte (``cpu/pack2.py``, Numba), and
   transcribed in NumPy): codes, first bad character, largest code and counts equal the CPU
   engine's for every staging, chunk size and thread count, and the bytes that cross are
   the packed ones exactly where packing applies: the host sides of a call share one
-  sequence of chunks (:func:`joint_chunks`), each packed in one round of the fill pool,
+  sequence of chunks (:func:`joint_chunks`), each piece of a chunk packed by one parallel call,
   and from its first piece with another character on a side carries characters.
 
 The kernels themselves run in tests/test_cuda_pairs.py (cuda-marked)."""
@@ -202,6 +202,7 @@ def device(monkeypatch):
     monkeypatch.setattr(gpu, "_staging", threading.local())   # no stand-in stream kept
     monkeypatch.setattr(gpu, "_tables", {})                   # nor a stand-in table
     monkeypatch.setattr(gpu, "_SPLIT_FROM", 64)               # slices on small chunks too
+    monkeypatch.setattr(gpu, "_SLICE_FROM", 64)
     with emulated(stand_in(log), modules) as cp:
         yield cp, log
 
@@ -388,64 +389,47 @@ def test_host_sides_beside_a_device_side(device, unpacked, chunk):
     assert [side for side, *_ in plan[-1]] == [0, 2]
 
 
-class Rounds:
-    """A fill pool that runs each task at once on the calling thread and notes the submits
-    and the waits: a round is a run of submits (and then their waits)."""
+class Packs:
+    """``pack2.pack_parallel`` that notes each call: (characters, slices)."""
 
-    def __init__(self) -> None:
-        self.events: list[tuple[str, int]] = []
+    def __init__(self, real) -> None:
+        self.real, self.calls = real, []
 
-    def submit(self, fn, src, *args):
-        self.events.append(("submit", src.size))
-        value = fn(src, *args)
-
-        def result():
-            self.events.append(("wait", 0))
-            return value
-        return SimpleNamespace(result=result)
-
-    def rounds(self) -> list[list[int]]:
-        """The characters of each slice submitted, per round."""
-        out, last = [], "wait"
-        for what, n in self.events:
-            if what == "submit":
-                if last == "wait":
-                    out.append([])
-                out[-1].append(n)
-            last = what
-        return out
+    def __call__(self, src, out, cuts, stop):
+        assert cuts[0] == 0 and cuts[-1] == src.size and (np.diff(cuts) >= 0).all()
+        assert (cuts[:-1] % 4 == 0).all()             # a packed byte is never shared
+        self.calls.append((src.size, cuts.size - 1))
+        return self.real(src, out, cuts, stop)
 
 
-def test_one_pool_round_a_chunk(device, monkeypatch):
-    # the sides of a call share the chunks and each chunk's slices, of every side, are
-    # packed in one round: x of 4 units and y in one chunk, one round (side by side, 2);
-    # x and a y that spans two chunks, two rounds (side by side, 3)
+def test_one_pack_call_a_piece(device, monkeypatch):
+    # the sides of a call share the chunks; each piece of a chunk is packed by one
+    # pack_parallel call, its slices side by side: x of 4 units and y in one chunk, two
+    # calls; x and a y that spans two chunks, three; 756 characters in all, the calling
+    # thread alone
+    from warpalign._backends.cpu import pack2
     cp, log = device
-    pool = Rounds()
-    monkeypatch.setattr(gpu, "_fill_pool", lambda: pool)
+    packs = Packs(pack2.pack_parallel)
+    monkeypatch.setattr(pack2, "pack_parallel", packs)
     monkeypatch.setattr(gpu, "_SPLIT_FROM", 1024)       # x alone would be one thread's
+    monkeypatch.setattr(gpu, "usable_cores", lambda: 16)
     rng = np.random.default_rng(31)
     x = ACGT[rng.integers(0, 8, 4 * 64)]
-    for n, chars in ((3001, [4 * 64 + 3001]), (6001, [4096, 4 * 64 + 6001 - 4096]),
-                     (500, [])):              # 756 characters in all: the calling thread
+    for n, calls in ((3001, [(256, 4), (3001, 8)]),
+                     (6001, [(256, 4), (3840, 8), (6001 - 3840, 8)]), (500, [])):
         y = ACGT[rng.integers(0, 8, n)]
-        pool.events.clear()
+        packs.calls.clear()
         log.clear()
         got = gpu.encode_sides([x, y], DNA.code_table, chunk=4096, threads=8)
         assert_as_cpu(cp, got, [x, y])
-        rounds = pool.rounds()
-        assert [sum(slices) for slices in rounds] == chars, n
-        # several slices a round (x's first beside y's), each waited for once
-        assert all(slices[0] == x.size and len(slices) >= 4 for slices in rounds[:1]), n
-        assert pool.events.count(("wait", 0)) == sum(map(len, rounds))
-        assert len(copied(log)) == max(1, len(chars))
+        assert packs.calls == calls, n
+        assert len(copied(log)) == max(1, len(calls) - 1)
 
 
 def test_one_sides_other_character_stops_only_its_own_slices(device, unpacked, monkeypatch):
     # x's slices run first and meet the N at once: a stop flag shared with y's slices would
     # make them give up before their first block
     cp, log = device
-    monkeypatch.setattr(gpu, "_fill_pool", Rounds)
     rng = np.random.default_rng(34)
     x, y = ACGT[rng.integers(0, 8, 800)], ACGT[rng.integers(0, 8, 3001)]
     x[0] = ord("N")
@@ -458,7 +442,7 @@ def test_one_sides_other_character_stops_only_its_own_slices(device, unpacked, m
 
 
 def test_calls_from_many_threads_get_their_own_sides(device):
-    # calls at once from several threads share the fill pool, each with its own buffers,
+    # calls at once from several threads pack in turn, each with its own buffers,
     # pieces and fallbacks
     cp, _ = device
     rng = np.random.default_rng(35)
@@ -528,6 +512,7 @@ def test_slices_of_one_chunk_pack_as_one(device, monkeypatch):
     # chunk up as characters (chunk=n + 3: one chunk, rounded down to 4 characters)
     _, log = device
     monkeypatch.setattr(gpu, "_SPLIT_FROM", 16)               # slices from 16 characters
+    monkeypatch.setattr(gpu, "_SLICE_FROM", 4)
     rng = np.random.default_rng(23)
     for n in (16, 17, 99, 1003, 40_001):
         src = ACGT[rng.integers(0, 8, n)]
@@ -550,9 +535,9 @@ def test_slices_of_one_chunk_pack_as_one(device, monkeypatch):
             assert (bad, top) == (-1, 4)
 
 
-def test_a_score_pairs_batch_is_one_packed_round():
+def test_a_score_pairs_batch_is_one_packed_chunk():
     # a batch of score_pairs (at most BATCH_RESIDUES characters of both sides) packs in
-    # one chunk, one round of the fill threads (PACKED_STAGE_BYTES says why), and the
+    # one chunk, one pack call a side (PACKED_STAGE_BYTES says why), and the
     # pinned buffers of a chunk stay a quarter of it
     from warpalign.pairs import BATCH_RESIDUES
     assert gpu.PACKED_STAGE_BYTES >= BATCH_RESIDUES["cuda"]

@@ -15,19 +15,16 @@ in one pass; the host reads two words per side back, both sides of a batch in on
   copy, on the same stream. The host never encodes, and only two chunks of characters are
   on the device at a time (the codes are the only full-size device array).
 * Packed staging (the default, :data:`STAGING` "packed"): when the table gives A, C, G, T
-  (either case) the codes 0, 1, 2, 3 (:func:`packs`) and no counts are asked, the fill
-  threads write 2-bit codes, four to a byte (``cpu/pack2.py``, Numba), so the fill writes
-  and the copy carries a quarter of the bytes, and ``unpack_dna`` writes the same byte
-  codes on the device. All host sides of a call go up through one sequence of chunks over
-  their concatenation (x whole and the start of y in one chunk, say), each chunk packed in
-  one round of the fill threads: a round costs ~0.7 ms however little it packs on the GPU
-  hosts (threads woken and joined; session 27, docs/gpu-notes.md), a large part of a
-  ~10 ms ``score_pairs`` call, so a side does not get rounds of its own, and a chunk
-  (:data:`PACKED_STAGE_BYTES`) holds a whole ``score_pairs`` batch. A side's piece
-  with a character outside ACGTacgt (N, IUPAC codes, a bad character) and the rest of
-  that side go up afterwards as characters and through ``encode_bytes``, which names a
-  bad character as ever: codes, first bad index and largest code are those of the byte
-  path in every case.
+  (either case) the codes 0, 1, 2, 3 (:func:`packs`) and no counts are asked, the host
+  writes 2-bit codes, four to a byte (``cpu/pack2.py``, Numba, a piece's slices side by
+  side on Numba's threads), so the fill writes and the copy carries a quarter of the
+  bytes, and ``unpack_dna`` writes the same byte codes on the device. All host sides of a
+  call go up through one sequence of chunks over their concatenation (x whole and the
+  start of y in one chunk, say); a chunk (:data:`PACKED_STAGE_BYTES`) holds a whole
+  ``score_pairs`` batch. A side's piece with a character outside ACGTacgt (N, IUPAC
+  codes, a bad character) and the rest of that side go up afterwards as characters and
+  through ``encode_bytes``, which names a bad character as ever: codes, first bad index
+  and largest code are those of the byte path in every case.
 
 The copy stream is non-blocking, so a batch of ``score_pairs`` staged here overlaps the
 pair kernels of the previous batch on the caller's stream.
@@ -41,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..base import usable_cores
+from ..base import numba_threads, usable_cores
 from .loader import require_cupy
 
 _FILE = "encode.cu"
@@ -59,17 +56,15 @@ _MASK = (1 << 64) - 1            # flags[0] holds ~index of the first INVALID (0
 #: wait: 138 MB (32,768 pairs of 128 x 4,096) went up at 16.6 GB/s in 16 MiB chunks filled
 #: by 8 threads, 24.8 GB/s in 64 MiB chunks by 16 (score_pairs from NumPy 13.5 -> 11.4 ms;
 #: one H200 host of 16 cores, session 23, docs/gpu-notes.md). Packed, the host sides of a
-#: call share the chunks: a fill round has a fixed cost of ~0.7 ms there (session 27),
-#: paid once a chunk rather than once a chunk of each side.
+#: call share the chunks.
 STAGE_BYTES = 1 << 26
 STAGE_THREADS = 16
-#: Host characters per chunk of packed staging (:func:`_stage_packed`): one pool round
-#: packs them all, so that a batch of ``score_pairs`` (at most 2^28 residues: BATCH_RESIDUES
-#: in pairs.py) is one round. A round's time is not proportional to its size on these
-#: hosts: 4 MiB x + 128 MiB y packed in 64 + 64 + 4 MiB took 2.0-2.2 + 2.0-2.2 + 0.9-1.2
-#: ms, in one chunk 2.7-3.4 ms (encode_sides 5.7-7.1 ms against 4.2-4.6; an empty round
-#: 0.3-0.4 ms; one H100 host of 16 cores, session 35, docs/gpu-notes.md). The packed copy
-#: is a quarter of the characters, so overlapping it with the next fill gains little.
+#: Host characters per chunk of packed staging (:func:`_stage_packed`): a batch of
+#: ``score_pairs`` (at most 2^28 residues: BATCH_RESIDUES in pairs.py) is one chunk. Packed
+#: by a pool task a slice, a round cost ~0.7 ms however little it packed (threads woken
+#: and joined under the GIL; sessions 27 and 35, docs/gpu-notes.md); one ``pack_parallel``
+#: call a piece packs 32,768 x (128 + 1,024) characters in 0.70 ms where the pool took 4.9
+#: (medians; 1 Mi characters 0.13 against 0.64 ms; one H200 host of 16 cores, session 37).
 PACKED_STAGE_BYTES = 1 << 28
 #: How :func:`encode` copies host characters up: "packed" (the staging buffers above
 #: carrying 2-bit codes where :func:`packs` allows, else as "pinned"), "pinned" (the
@@ -79,6 +74,8 @@ STAGING = "packed"
 STAGINGS = ("packed", "pinned", "pageable")
 #: Below this many characters a staging chunk is filled by the calling thread alone.
 _SPLIT_FROM = 1 << 20
+#: Fewest characters of a slice that ``pack_parallel`` packs on a thread of its own.
+_SLICE_FROM = 1 << 16
 
 
 def _cupy():
@@ -87,6 +84,7 @@ def _cupy():
 
 _staging = threading.local()
 _pool_lock = threading.Lock()
+_pack_lock = threading.Lock()
 
 
 def _staging_stream():
@@ -149,26 +147,27 @@ def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
 
 def _pack_pieces(pieces: list, threads: int) -> list[bool]:
     """The 2-bit codes of each (characters ``src``, ``out``) of ``pieces`` into its ``out``
-    (``(src.size + 3) // 4`` bytes) in one round of the fill pool: about ``threads`` slices
-    over all pieces, cut at multiples of 4 characters of their piece (a packed byte is
-    never shared), every slice submitted before any is waited for; below
-    :data:`_SPLIT_FROM` characters in all, the calling thread packs them alone. Per piece,
-    whether every character was one of ACGTacgt (else its ``out`` is undefined); each
-    piece has its own stop flag, so another character stops its own piece's slices only.
-    Numba is imported (and the kernel's cached compile loaded) on this path only."""
-    from ..cpu.pack2 import pack_slice
+    (``(src.size + 3) // 4`` bytes): a piece's slices (cut at multiples of 4 characters: a
+    packed byte is never shared) side by side on up to ``threads`` of Numba's threads, one
+    ``pack_parallel`` call a piece; below :data:`_SPLIT_FROM` characters in all, the calling
+    thread packs them alone. Per piece, whether every character was one of ACGTacgt (else
+    its ``out`` is undefined); each piece has its own stop flag, so another character
+    stops its own piece's slices only. One call at a time packs on the threads (the lock:
+    Numba's workqueue threading layer aborts when two threads run parallel code at once;
+    a call uses every core). Numba is imported (and the kernels' cached compiles loaded)
+    on this path only."""
+    from ..cpu.pack2 import pack_parallel, pack_slice
     stops = [np.zeros(1, np.uint8) for _ in pieces]
     total = sum(src.size for src, _ in pieces)
     if threads <= 1 or total < _SPLIT_FROM:
         return [bool(pack_slice(src, out, stop)) for (src, out), stop in zip(pieces, stops)]
-    pool = _fill_pool()
-    done = [[pool.submit(pack_slice, src[a:b], out[a // 4:(b + 3) // 4], stop)
-             for a, b in _slices(src.size, max(1, round(threads * src.size / total)), 4)
-             if a < b]
-            for (src, out), stop in zip(pieces, stops)]
-    # every slice, before the buffer is copied or refilled
-    found = [[f.result() for f in slices] for slices in done]
-    return [all(piece) for piece in found]
+    threads = max(1, min(threads, usable_cores()))
+    cuts = [np.array([a for a, _ in _slices(src.size, max(1, min(threads,
+                                                                src.size // _SLICE_FROM)), 4)]
+                     + [src.size], np.int64) for src, _ in pieces]
+    with _pack_lock, numba_threads(threads):
+        return [bool(pack_parallel(src, out, at, stop))
+                for (src, out), at, stop in zip(pieces, cuts, stops)]
 
 
 def _alternate(stream, size: int, buffers: int, chunks, fill) -> None:
@@ -459,7 +458,7 @@ class _PackedSides:
     chunk of at most ``size`` characters holds one piece of each of consecutive sides (the
     end of x and the start of y, say), a piece cut at a multiple of 4 characters of its
     side (``unpack_dna`` starts at a packed byte) unless it ends the side. A chunk's pieces
-    are packed in one pool round (:func:`_pack_pieces`) one after another in the pinned
+    are packed (:func:`_pack_pieces`) one after another in the pinned
     buffer, copied up at once into ``device[j]`` and each unpacked into its side's codes.
     A piece with a character outside ACGTacgt ends its side's packing: :attr:`fallen`
     maps the side to that piece's start, from which the caller sends it as characters."""
