@@ -9,11 +9,11 @@ in one pass; the host reads two words per side back, both sides of a batch in on
 * A CuPy array is encoded where it is, on the caller's current stream (after the work
   queued there): no copy to the host, one launch.
 * A NumPy array goes up in chunks of :data:`STAGE_BYTES` through two pinned staging
-  buffers on the calling thread's copy stream: host threads fill one buffer (pageable to
-  pinned, :data:`STAGE_THREADS` slices at once; NumPy releases the GIL while it copies)
-  while the other's copy runs, and each chunk is encoded on the device right after its
-  copy, on the same stream. The host never encodes, and only two chunks of characters are
-  on the device at a time (the codes are the only full-size device array).
+  buffers on the calling thread's copy stream: Numba's threads fill one buffer (pageable
+  to pinned, up to :data:`STAGE_THREADS` slices side by side) while the other's copy
+  runs, and each chunk is encoded on the device right after its copy, on the same stream.
+  The host never encodes, and only two chunks of characters are on the device at a time
+  (the codes are the only full-size device array).
 * Packed staging (the default, :data:`STAGING` "packed"): when the table gives A, C, G, T
   (either case) the codes 0, 1, 2, 3 (:func:`packs`) and no counts are asked, the host
   writes 2-bit codes, four to a byte (``cpu/pack2.py``, Numba, a piece's slices side by
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -74,7 +73,7 @@ STAGING = "packed"
 STAGINGS = ("packed", "pinned", "pageable")
 #: Below this many characters a staging chunk is filled by the calling thread alone.
 _SPLIT_FROM = 1 << 20
-#: Fewest characters of a slice that ``pack_parallel`` packs on a thread of its own.
+#: Fewest characters of a slice that a thread of its own fills or packs.
 _SLICE_FROM = 1 << 16
 
 
@@ -83,8 +82,8 @@ def _cupy():
 
 
 _staging = threading.local()
-_pool_lock = threading.Lock()
-_pack_lock = threading.Lock()
+#: Held while Numba's threads fill or pack a staging buffer (:func:`_pack_pieces`).
+_numba_lock = threading.Lock()
 
 
 def _staging_stream():
@@ -101,19 +100,6 @@ def _staging_stream():
     if device not in streams:
         streams[device] = cp.cuda.Stream(non_blocking=True)
     return streams[device]
-
-
-_pool: list[ThreadPoolExecutor] = []
-
-
-def _fill_pool() -> ThreadPoolExecutor:
-    """The threads that fill staging buffers, made once (under the lock) and shared by
-    every call (an executor is thread-safe; each call waits only for its own slices)."""
-    with _pool_lock:
-        if not _pool:
-            _pool.append(ThreadPoolExecutor(max(1, min(STAGE_THREADS, usable_cores())),
-                                            thread_name_prefix="warpalign-stage"))
-        return _pool[0]
 
 
 def packs(table: np.ndarray) -> bool:
@@ -134,15 +120,25 @@ def _slices(size: int, threads: int, unit: int = 1) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
+def _cuts(size: int, threads: int, unit: int = 1) -> np.ndarray:
+    """The bounds of about ``threads`` slices of ``size`` items (at most one a
+    :data:`_SLICE_FROM` items, at least one), every cut but the end at a multiple of
+    ``unit``: ascending int64, 0 first and ``size`` last."""
+    count = max(1, min(threads, size // _SLICE_FROM))
+    return np.array([a for a, _ in _slices(size, count, unit)] + [size], np.int64)
+
+
 def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
-    """``view[:] = src`` by up to ``threads`` threads (one below :data:`_SPLIT_FROM`)."""
+    """``view[:] = src``, slices side by side on up to ``threads`` of Numba's threads (the
+    calling thread alone below :data:`_SPLIT_FROM`; :func:`_pack_pieces` says why one call
+    at a time)."""
     if threads <= 1 or src.size < _SPLIT_FROM:
         np.copyto(view, src)
         return
-    done = [_fill_pool().submit(np.copyto, view[a:b], src[a:b])
-            for a, b in _slices(src.size, threads)]
-    for f in done:
-        f.result()
+    from ..cpu.fill import copy_parallel
+    threads = max(1, min(threads, usable_cores()))
+    with _numba_lock, numba_threads(threads):
+        copy_parallel(src, view, _cuts(src.size, threads))
 
 
 def _pack_pieces(pieces: list, threads: int) -> list[bool]:
@@ -162,10 +158,8 @@ def _pack_pieces(pieces: list, threads: int) -> list[bool]:
     if threads <= 1 or total < _SPLIT_FROM:
         return [bool(pack_slice(src, out, stop)) for (src, out), stop in zip(pieces, stops)]
     threads = max(1, min(threads, usable_cores()))
-    cuts = [np.array([a for a, _ in _slices(src.size, max(1, min(threads,
-                                                                src.size // _SLICE_FROM)), 4)]
-                     + [src.size], np.int64) for src, _ in pieces]
-    with _pack_lock, numba_threads(threads):
+    cuts = [_cuts(src.size, threads, 4) for src, _ in pieces]
+    with _numba_lock, numba_threads(threads):
         return [bool(pack_parallel(src, out, at, stop))
                 for (src, out), at, stop in zip(pieces, cuts, stops)]
 
