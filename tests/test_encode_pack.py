@@ -202,7 +202,7 @@ def device(monkeypatch):
     monkeypatch.setattr(gpu, "_staging", threading.local())   # no stand-in stream kept
     monkeypatch.setattr(gpu, "_tables", {})                   # nor a stand-in table
     monkeypatch.setattr(gpu, "_SPLIT_FROM", 64)               # slices on small chunks too
-    monkeypatch.setattr(gpu, "_SLICE_FROM", 64)
+    monkeypatch.setattr(gpu, "_SLICE", 64)
     with emulated(stand_in(log), modules) as cp:
         yield cp, log
 
@@ -412,11 +412,10 @@ def test_one_pack_call_a_piece(device, monkeypatch):
     packs = Packs(pack2.pack_parallel)
     monkeypatch.setattr(pack2, "pack_parallel", packs)
     monkeypatch.setattr(gpu, "_SPLIT_FROM", 1024)       # x alone would be one thread's
-    monkeypatch.setattr(gpu, "usable_cores", lambda: 16)
     rng = np.random.default_rng(31)
     x = ACGT[rng.integers(0, 8, 4 * 64)]
-    for n, calls in ((3001, [(256, 4), (3001, 8)]),
-                     (6001, [(256, 4), (3840, 8), (6001 - 3840, 8)]), (500, [])):
+    for n, calls in ((3001, [(256, 4), (3001, 46)]),       # slices of _SLICE (64) characters
+                     (6001, [(256, 4), (3840, 60), (6001 - 3840, 33)]), (500, [])):
         y = ACGT[rng.integers(0, 8, n)]
         packs.calls.clear()
         log.clear()
@@ -512,7 +511,7 @@ def test_slices_of_one_chunk_pack_as_one(device, monkeypatch):
     # chunk up as characters (chunk=n + 3: one chunk, rounded down to 4 characters)
     _, log = device
     monkeypatch.setattr(gpu, "_SPLIT_FROM", 16)               # slices from 16 characters
-    monkeypatch.setattr(gpu, "_SLICE_FROM", 4)
+    monkeypatch.setattr(gpu, "_SLICE", 4)
     rng = np.random.default_rng(23)
     for n in (16, 17, 99, 1003, 40_001):
         src = ACGT[rng.integers(0, 8, n)]

@@ -9,11 +9,11 @@ in one pass; the host reads two words per side back, both sides of a batch in on
 * A CuPy array is encoded where it is, on the caller's current stream (after the work
   queued there): no copy to the host, one launch.
 * A NumPy array goes up in chunks of :data:`STAGE_BYTES` through two pinned staging
-  buffers on the calling thread's copy stream: host threads fill one buffer (pageable to
-  pinned, :data:`STAGE_THREADS` slices at once; NumPy releases the GIL while it copies)
-  while the other's copy runs, and each chunk is encoded on the device right after its
-  copy, on the same stream. The host never encodes, and only two chunks of characters are
-  on the device at a time (the codes are the only full-size device array).
+  buffers on the calling thread's copy stream: Numba's threads fill one buffer (pageable
+  to pinned, up to :data:`STAGE_THREADS` slices side by side) while the other's copy
+  runs, and each chunk is encoded on the device right after its copy, on the same stream.
+  The host never encodes, and only two chunks of characters are on the device at a time
+  (the codes are the only full-size device array).
 * Packed staging (the default, :data:`STAGING` "packed"): when the table gives A, C, G, T
   (either case) the codes 0, 1, 2, 3 (:func:`packs`) and no counts are asked, the host
   writes 2-bit codes, four to a byte (``cpu/pack2.py``, Numba, a piece's slices side by
@@ -32,9 +32,9 @@ pair kernels of the previous batch on the caller's stream.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -74,8 +74,13 @@ STAGING = "packed"
 STAGINGS = ("packed", "pinned", "pageable")
 #: Below this many characters a staging chunk is filled by the calling thread alone.
 _SPLIT_FROM = 1 << 20
-#: Fewest characters of a slice that ``pack_parallel`` packs on a thread of its own.
-_SLICE_FROM = 1 << 16
+#: Characters of a slice that Numba's threads fill or pack: a chunk is cut in many more
+#: slices than threads, taken as threads come free (``parallel_chunksize`` 1), so a thread
+#: late to start or stopped by the system holds up one slice, not a sixteenth of the chunk:
+#: with one slice a thread, 138 MB filled in a median 2.5 ms but p90 19.9, max 22.8; in
+#: 256 KiB slices median 2.4, p90 3.0, max 3.4 (32 + 4 MiB packed 0.65 / 0.93 / 12.1 ms
+#: against 0.79 / 0.94 / 1.01; 40 and 20 rounds, one H200 host of 16 cores, session 37).
+_SLICE = 1 << 18
 
 
 def _cupy():
@@ -83,8 +88,8 @@ def _cupy():
 
 
 _staging = threading.local()
-_pool_lock = threading.Lock()
-_pack_lock = threading.Lock()
+#: Held while Numba's threads fill or pack a staging buffer (:func:`_pack_pieces`).
+_numba_lock = threading.Lock()
 
 
 def _staging_stream():
@@ -101,19 +106,6 @@ def _staging_stream():
     if device not in streams:
         streams[device] = cp.cuda.Stream(non_blocking=True)
     return streams[device]
-
-
-_pool: list[ThreadPoolExecutor] = []
-
-
-def _fill_pool() -> ThreadPoolExecutor:
-    """The threads that fill staging buffers, made once (under the lock) and shared by
-    every call (an executor is thread-safe; each call waits only for its own slices)."""
-    with _pool_lock:
-        if not _pool:
-            _pool.append(ThreadPoolExecutor(max(1, min(STAGE_THREADS, usable_cores())),
-                                            thread_name_prefix="warpalign-stage"))
-        return _pool[0]
 
 
 def packs(table: np.ndarray) -> bool:
@@ -134,38 +126,54 @@ def _slices(size: int, threads: int, unit: int = 1) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
+def _cuts(size: int, unit: int = 1) -> np.ndarray:
+    """The bounds of the :data:`_SLICE`-character slices of ``size`` items (at least one),
+    every cut but the end at a multiple of ``unit``: ascending int64, 0 first and
+    ``size`` last."""
+    cuts = unit * np.linspace(0, size // unit, max(1, size // _SLICE) + 1).astype(np.int64)
+    cuts[-1] = size
+    return cuts
+
+
+@contextlib.contextmanager
+def _numba_team(threads: int):
+    """Parallel Numba code of this thread on up to ``threads`` threads (at most the usable
+    cores), slices taken as threads come free (:data:`_SLICE`); one call at a time (the
+    lock: Numba's workqueue threading layer aborts when two threads run parallel code at
+    once, and a call uses every core anyway)."""
+    import numba
+    with _numba_lock, numba_threads(max(1, min(threads, usable_cores()))), \
+            numba.parallel_chunksize(1):
+        yield
+
+
 def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
-    """``view[:] = src`` by up to ``threads`` threads (one below :data:`_SPLIT_FROM`)."""
+    """``view[:] = src``, its slices on up to ``threads`` of Numba's threads
+    (:func:`_numba_team`; the calling thread alone below :data:`_SPLIT_FROM`)."""
     if threads <= 1 or src.size < _SPLIT_FROM:
         np.copyto(view, src)
         return
-    done = [_fill_pool().submit(np.copyto, view[a:b], src[a:b])
-            for a, b in _slices(src.size, threads)]
-    for f in done:
-        f.result()
+    from ..cpu.fill import copy_parallel
+    with _numba_team(threads):
+        copy_parallel(src, view, _cuts(src.size))
 
 
 def _pack_pieces(pieces: list, threads: int) -> list[bool]:
     """The 2-bit codes of each (characters ``src``, ``out``) of ``pieces`` into its ``out``
     (``(src.size + 3) // 4`` bytes): a piece's slices (cut at multiples of 4 characters: a
-    packed byte is never shared) side by side on up to ``threads`` of Numba's threads, one
-    ``pack_parallel`` call a piece; below :data:`_SPLIT_FROM` characters in all, the calling
-    thread packs them alone. Per piece, whether every character was one of ACGTacgt (else
-    its ``out`` is undefined); each piece has its own stop flag, so another character
-    stops its own piece's slices only. One call at a time packs on the threads (the lock:
-    Numba's workqueue threading layer aborts when two threads run parallel code at once;
-    a call uses every core). Numba is imported (and the kernels' cached compiles loaded)
-    on this path only."""
+    packed byte is never shared) on up to ``threads`` of Numba's threads
+    (:func:`_numba_team`), one ``pack_parallel`` call a piece; below :data:`_SPLIT_FROM` characters in all, the
+    calling thread packs them alone. Per piece, whether every character was one of
+    ACGTacgt (else its ``out`` is undefined); each piece has its own stop flag, so another
+    character stops its own piece's slices only. Numba is imported (and the kernels'
+    cached compiles loaded) on this path only."""
     from ..cpu.pack2 import pack_parallel, pack_slice
     stops = [np.zeros(1, np.uint8) for _ in pieces]
     total = sum(src.size for src, _ in pieces)
     if threads <= 1 or total < _SPLIT_FROM:
         return [bool(pack_slice(src, out, stop)) for (src, out), stop in zip(pieces, stops)]
-    threads = max(1, min(threads, usable_cores()))
-    cuts = [np.array([a for a, _ in _slices(src.size, max(1, min(threads,
-                                                                src.size // _SLICE_FROM)), 4)]
-                     + [src.size], np.int64) for src, _ in pieces]
-    with _pack_lock, numba_threads(threads):
+    cuts = [_cuts(src.size, 4) for src, _ in pieces]
+    with _numba_team(threads):
         return [bool(pack_parallel(src, out, at, stop))
                 for (src, out), at, stop in zip(pieces, cuts, stops)]
 
