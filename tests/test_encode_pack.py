@@ -67,6 +67,33 @@ def test_random_acgt_of_every_length_pack_as_the_table(n):
     assert np.array_equal(out, packed_reference(src))
 
 
+def test_the_largest_code_packed():
+    # pack_codes answers the table's largest code (0 for none) of every valid input, the
+    # sets of letters and the place of the largest in a word or the tail, and -1 with the
+    # stop flag set for another character; pack_parallel the same over its slices
+    from warpalign._backends.cpu.pack2 import pack_codes, pack_parallel
+    rng = np.random.default_rng(38)
+    for letters in (b"Aa", b"ACa", b"AGag", b"ACGc", b"T", b"ACGTacgt", b"CGcg"):
+        pool = np.frombuffer(letters, np.uint8)
+        for n in (0, 1, 7, 8, 9, 64, 1000, (1 << 16) + 9):
+            src = pool[rng.integers(0, pool.size, n)]
+            want = int(DNA.code_table[src].max(initial=0))
+            out = np.zeros((n + 3) // 4, np.uint8)
+            assert pack_codes(src, out, np.zeros(1, np.uint8)) == want, (letters, n)
+            cuts = np.array([0, 4 * (n // 8), n], np.int64)
+            assert pack_parallel(src, out, cuts, np.zeros(1, np.uint8)) == want, (letters, n)
+            assert np.array_equal(out, packed_reference(src))
+    for place in (0, 5, 8, 20):                   # one T in a word of A, or in the tail
+        src = np.full(21, ord("A"), np.uint8)
+        src[place] = ord("t")
+        assert pack_codes(src, np.zeros(6, np.uint8), np.zeros(1, np.uint8)) == 3, place
+    src = np.frombuffer(b"ACGTACGTACGN", np.uint8)
+    stop = np.zeros(1, np.uint8)
+    assert pack_codes(src, np.zeros(3, np.uint8), stop) == -1 and stop[0] == 1
+    stop[0] = 0
+    assert pack_parallel(src, np.zeros(3, np.uint8), np.array([0, 8, 12]), stop) == -1
+
+
 def test_read_only_and_offset_inputs():
     raw = np.frombuffer(b"xACGTTGCAacgtA", np.uint8)        # read-only, odd offsets
     for lo in range(1, 4):
@@ -132,6 +159,7 @@ def stand_in(log: list):
             self[...] = host
 
         def get(self, stream=None):
+            log.append(("read", int(self.size)))
             return np.array(self)
 
     class Stream:
@@ -142,10 +170,10 @@ def stand_in(log: list):
             return False
 
         def record(self):
-            return SimpleNamespace(synchronize=lambda: None)
+            return SimpleNamespace(synchronize=lambda: None, done=True)
 
         def wait_event(self, event):
-            pass
+            log.append(("wait", 0))
 
         def synchronize(self):
             pass
@@ -532,6 +560,44 @@ def test_slices_of_one_chunk_pack_as_one(device, monkeypatch):
             assert not [e for e in log if e[0] == "unpack_dna"], (n, spot)
             assert np.array_equal(codes.get(), cpu_encode.encode(withn, DNA.code_table)[0])
             assert (bad, top) == (-1, 4)
+
+
+def test_sides_that_pack_whole_need_no_read(device):
+    # every host side packed whole: no bad character, the largest codes from the pack (all
+    # A: 0, A C: 1, A C G: 2, with T: 3, empty: 0), no read of the flags; the caller's
+    # stream waits for the unpacks. A side with an N: the flags are read, as before
+    cp, log = device
+    rng = np.random.default_rng(36)
+    letters = [b"Aa", b"ACac", b"ACGacg", b"ACGTacgt"]
+    raws = [np.frombuffer(t, np.uint8)[rng.integers(0, len(t), n)]
+            for t, n in zip(letters, (3001, 999, 4096, 2001))] + [np.zeros(0, np.uint8)]
+    for chunk in (1000, None):
+        log.clear()
+        got = gpu.encode_sides(raws, DNA.code_table, chunk=chunk, threads=4)
+        assert not [e for e in log if e[0] == "read"] and ("wait", 0) in log, chunk
+        assert_as_cpu(cp, got, raws)
+        assert [top for *_, top in got] == [0, 1, 2, 3, 0]
+    withn = raws[2].copy()
+    withn[4000] = ord("N")
+    log.clear()
+    got = gpu.encode_sides([raws[0], withn], DNA.code_table, threads=4)
+    assert [e for e in log if e[0] == "read"] == [("read", 4)]      # the flags, once
+    assert_as_cpu(cp, got, [raws[0], withn])
+
+
+def test_pinned_buffers_are_held_until_their_copies_are_done(monkeypatch):
+    # _alternate returns once its last copies are queued; their pinned buffers stay held
+    # until the copies' events are done, then the next call lets them go
+    monkeypatch.setattr(gpu, "_held", [])
+    running = SimpleNamespace(done=False)
+    buffers = [bytearray(8)]
+    gpu._hold([running], buffers)
+    gpu._hold([], [bytearray(8)])                    # nothing queued: nothing held
+    gpu._release_done()
+    assert gpu._held == [([running], buffers)]
+    running.done = True
+    gpu._release_done()
+    assert gpu._held == []
 
 
 def test_a_score_pairs_batch_is_one_packed_chunk():

@@ -12,9 +12,10 @@ The loop reads eight characters as one little-endian 64-bit word and works on al
 bytes at once (no carry crosses a byte), branch free, so LLVM vectorizes it: the codes
 and their validity are a few shifts, masks and adds per word, and a character is valid
 exactly when its case-folded byte equals the lower-case letter of its own code. It reads
-``src`` once and writes a quarter of its bytes. ``pack_parallel(src, out, cuts, stop)``
-packs the slices between ``cuts`` side by side on Numba's threads (``prange``), one call:
-the CUDA engine's staging packs a chunk's pieces so, without a pool task a slice.
+``src`` once and writes a quarter of its bytes. ``pack_codes`` also answers the largest
+code packed (so the engine needs no read from the device to know it), and
+``pack_parallel(src, out, cuts, stop)`` packs the slices between ``cuts`` on Numba's
+threads (``prange``), one call: the CUDA engine's staging packs a chunk's pieces so.
 """
 
 from __future__ import annotations
@@ -56,18 +57,38 @@ def pack_slice(src, out, stop) -> bool:
         >>> out.tolist()    # 0 | 1 << 2 | 2 << 4 | 3 << 6, then T and padding
         [228, 3]
     """
+    return pack_codes(src, out, stop) >= 0
+
+
+@nb.njit(nogil=True, cache=True)
+def pack_codes(src, out, stop) -> int:
+    """:func:`pack_slice`, answering the largest code packed (0 for none) where it answers
+    True and -1 where it answers False: the encode engine's "largest code" without a read
+    from the device.
+
+    Example:
+        >>> out = np.zeros(1, np.uint8)
+        >>> [pack_codes(np.frombuffer(t, np.uint8), out, np.zeros(1, np.uint8))
+        ...  for t in (b"", b"aC", b"GAg", b"cT", b"AN")]
+        [0, 1, 2, 3, -1]
+    """
     n = src.size
     words = n >> 3
     w = src[:8 * words].view(np.uint64)
     o = out[:2 * words].view(np.uint16)
     step = _BLOCK >> 3
+    seen = np.uint64(0)                 # the codes met, OR-ed byte by byte
+    ts = np.uint64(0)                   # a 1 in each byte where a T was met
     for first in range(0, words, step):
         if stop[0]:
-            return False
+            return -1
         last = min(words, first + step)
-        if _pack_words(w[first:last], o[first:last]):
+        bad, codes, t = _pack_words(w[first:last], o[first:last])
+        if bad:
             stop[0] = 1
-            return False
+            return -1
+        seen |= codes
+        ts |= t
     for j in range(2 * words, (n + 3) >> 2):
         out[j] = 0
     for j in range(8 * words, n):
@@ -75,39 +96,51 @@ def pack_slice(src, out, stop) -> bool:
         u = c | 0x20
         if u != 0x61 and u != 0x63 and u != 0x67 and u != 0x74:
             stop[0] = 1
-            return False
-        out[j >> 2] |= np.uint8((((c >> 1) ^ (c >> 2)) & 3) << (2 * (j & 3)))
-    return True
+            return -1
+        k = ((c >> 1) ^ (c >> 2)) & 3
+        out[j >> 2] |= np.uint8(k << (2 * (j & 3)))
+        seen |= np.uint64(k)
+        ts |= np.uint64(k == 3)
+    if ts:
+        return 3
+    # no T: the largest of 0, 1, 2 met is 2 where a byte has its high bit set
+    return 2 if seen & (_ONES << np.uint64(1)) else (1 if seen else 0)
 
 
 @nb.njit(nogil=True, cache=True, parallel=True)
-def pack_parallel(src, out, cuts, stop) -> bool:
-    """:func:`pack_slice` of each slice ``src[cuts[k]:cuts[k + 1]]`` into its own part of
-    ``out``, the slices on Numba's threads side by side; every cut but the last a multiple
-    of 4 (a packed byte is never shared). True when every character was one of ACGTacgt;
-    else False, ``stop[0]`` set and ``out`` undefined (the slices share ``stop``: the first
-    other character stops them all within a block).
+def pack_parallel(src, out, cuts, stop) -> int:
+    """:func:`pack_codes` of each slice ``src[cuts[k]:cuts[k + 1]]`` into its own part of
+    ``out``, the slices on Numba's threads; every cut but the last a multiple of 4 (a
+    packed byte is never shared). The largest code packed (0 for none) when every
+    character was one of ACGTacgt; else -1, ``stop[0]`` set and ``out`` undefined (the
+    slices share ``stop``: the first other character stops them all within a block).
 
     Example:
         >>> out = np.zeros(3, np.uint8)
-        >>> chars = np.frombuffer(b"ACGTacgtT", np.uint8)
+        >>> chars = np.frombuffer(b"ACGTacgtG", np.uint8)
         >>> pack_parallel(chars, out, np.array([0, 4, 9]), np.zeros(1, np.uint8))
-        True
+        3
         >>> out.tolist()
-        [228, 228, 3]
+        [228, 228, 2]
     """
+    tops = np.empty(cuts.size - 1, np.int64)
     for k in nb.prange(cuts.size - 1):
         a, b = cuts[k], cuts[k + 1]
-        pack_slice(src[a:b], out[a >> 2:(b + 3) >> 2], stop)
-    return stop[0] == 0
+        tops[k] = pack_codes(src[a:b], out[a >> 2:(b + 3) >> 2], stop)
+    if stop[0]:
+        return -1
+    return tops.max() if tops.size else 0
 
 
 @nb.njit(nogil=True, cache=True)
 def _pack_words(w, o):
-    """``o[i]`` = the two packed bytes of the eight characters of word ``w[i]``; nonzero
-    when a character is not one of ACGTacgt. (A loop from 0 over its own slices: LLVM
-    vectorizes it so, and not as a loop from a block's first word.)"""
+    """``o[i]`` = the two packed bytes of the eight characters of word ``w[i]``. Returns
+    (nonzero when a character is not one of ACGTacgt, the codes OR-ed byte by byte, a 1 in
+    each byte where a T was met). (A loop from 0 over its own slices: LLVM vectorizes it
+    so, and not as a loop from a block's first word.)"""
     bad = np.uint64(0)
+    seen = np.uint64(0)
+    ts = np.uint64(0)
     for i in range(w.size):
         x = w[i]
         k = ((x >> np.uint64(1)) ^ (x >> np.uint64(2))) & _TWOS    # a code per byte
@@ -118,7 +151,9 @@ def _pack_words(w, o):
         letter = _LOW_A + ((k + b1) << np.uint64(1)) + t + (t << np.uint64(1)) \
             + (t << np.uint64(3))
         bad |= (x | _FOLD) ^ letter
+        seen |= k
+        ts |= t
         p = k | (k >> np.uint64(6))    # bytes 0, 2, 4, 6: c0 | c1 << 2, c2 | c3 << 2, ...
         p = (p & _NIBBLES) | ((p >> np.uint64(12)) & _HIGH_NIBBLES)
         o[i] = np.uint16((p & np.uint64(0xFF)) | ((p >> np.uint64(24)) & np.uint64(0xFF00)))
-    return bad
+    return bad, seen, ts

@@ -158,23 +158,24 @@ def _fill(view: np.ndarray, src: np.ndarray, threads: int) -> None:
         copy_parallel(src, view, _cuts(src.size))
 
 
-def _pack_pieces(pieces: list, threads: int) -> list[bool]:
+def _pack_pieces(pieces: list, threads: int) -> list[int]:
     """The 2-bit codes of each (characters ``src``, ``out``) of ``pieces`` into its ``out``
     (``(src.size + 3) // 4`` bytes): a piece's slices (cut at multiples of 4 characters: a
     packed byte is never shared) on up to ``threads`` of Numba's threads
-    (:func:`_numba_team`), one ``pack_parallel`` call a piece; below :data:`_SPLIT_FROM` characters in all, the
-    calling thread packs them alone. Per piece, whether every character was one of
-    ACGTacgt (else its ``out`` is undefined); each piece has its own stop flag, so another
-    character stops its own piece's slices only. Numba is imported (and the kernels'
-    cached compiles loaded) on this path only."""
-    from ..cpu.pack2 import pack_parallel, pack_slice
+    (:func:`_numba_team`), one ``pack_parallel`` call a piece; below :data:`_SPLIT_FROM`
+    characters in all, the calling thread packs them alone. Per piece: where every
+    character was one of ACGTacgt, the largest code packed (0 for none), else -1 (its
+    ``out`` is then undefined); each piece has its own stop flag, so another character
+    stops its own piece's slices only. Numba is imported (and the kernels' cached compiles
+    loaded) on this path only."""
+    from ..cpu.pack2 import pack_codes, pack_parallel
     stops = [np.zeros(1, np.uint8) for _ in pieces]
     total = sum(src.size for src, _ in pieces)
     if threads <= 1 or total < _SPLIT_FROM:
-        return [bool(pack_slice(src, out, stop)) for (src, out), stop in zip(pieces, stops)]
+        return [int(pack_codes(src, out, stop)) for (src, out), stop in zip(pieces, stops)]
     cuts = [_cuts(src.size, 4) for src, _ in pieces]
     with _numba_team(threads):
-        return [bool(pack_parallel(src, out, at, stop))
+        return [int(pack_parallel(src, out, at, stop))
                 for (src, out), at, stop in zip(pieces, cuts, stops)]
 
 
@@ -185,12 +186,15 @@ def _alternate(stream, size: int, buffers: int, chunks, fill) -> None:
     pinned buffer ``j`` and returns (bytes used, the device array that receives them,
     ``then``: None or a callable that queues what reads that array); the copy is queued
     (none when no byte is used), then ``then()``. A buffer is refilled only once its
-    previous copy is done; returns once every copy has left the pinned buffers (kernels
-    queued by ``then`` may still run)."""
+    previous copy is done. Returns once the last copies are queued: their buffers stay
+    held (:func:`_hold`) until those copies are done, so CuPy's pinned pool cannot hand
+    them out while the device still reads them."""
     cp = _cupy()
+    _release_done()
     memory = [cp.cuda.alloc_pinned_memory(size) for _ in range(buffers)]
     pinned = [np.frombuffer(m, np.uint8, size) for m in memory]
     copied = [None] * buffers
+    queued = False
     try:
         for k, item in enumerate(chunks):
             j = k % buffers
@@ -202,10 +206,34 @@ def _alternate(stream, size: int, buffers: int, chunks, fill) -> None:
                 copied[j] = stream.record()
             if then is not None:
                 then()
+        queued = True
     finally:
-        for event in copied:                   # the pinned buffers go back to their pool
-            if event is not None:
+        events = [event for event in copied if event is not None]
+        if queued:
+            _hold(events, memory)
+        else:                                  # a fill raised: nothing more is queued
+            for event in events:
                 event.synchronize()
+
+
+#: Pinned buffers whose last copies may still run, with those copies' events; held by
+#: this list until the events are done (:func:`_release_done`), then back to the pool.
+_held: list = []
+_held_lock = threading.Lock()
+
+
+def _hold(events: list, memory: list) -> None:
+    """Keep ``memory`` (pinned buffers) until every one of ``events`` is done."""
+    if events:
+        with _held_lock:
+            _held.append((events, memory))
+
+
+def _release_done() -> None:
+    """The held pinned buffers whose copies are done go back to their pool."""
+    with _held_lock:
+        _held[:] = [(events, memory) for events, memory in _held
+                    if not all(event.done for event in events)]
 
 
 def _upload(host: np.ndarray, stream, into, then=None, chunk: int | None = None,
@@ -408,10 +436,16 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
                 launches[k](cp.ascontiguousarray(raw), 0, raw.size)
             elif not pack:
                 _stage_into(raw, stream, launches[k], staging, chunk, threads)
+        tops = None
         if pack:
             hosts = {k: raw for k, raw in enumerate(raws) if not on_device[k]}
             unpacks = {k: _unpacker(kernels, out[k], flags[2 * k:2 * k + 2]) for k in hosts}
-            _stage_packed(hosts, stream, launches, unpacks, chunk, threads)
+            tops = _stage_packed(hosts, stream, launches, unpacks, chunk, threads)
+    if tops is not None and len(tops) == len(raws):
+        # every side came from the host and packed whole: no bad character, and the
+        # largest codes are the pack's; the caller's stream waits for the unpacks
+        current.wait_event(stream.record())
+        return [(codes, -1, None, tops[k]) for k, codes in enumerate(out)]
     return _results(cp, out, flags, check, counts, stream)
 
 
@@ -435,19 +469,20 @@ def _stage_into(host: np.ndarray, stream, launch, staging: str, chunk, threads,
 
 
 def _stage_packed(hosts: dict, stream, launches: list, unpacks: dict, chunk,
-                  threads) -> None:
+                  threads) -> dict | None:
     """Host sides (``hosts``: side -> characters) up to the device on ``stream`` (the
     current stream) as 2-bit codes through one sequence of chunks over all of them
     (:class:`_PackedSides`), unpacked by ``unpacks[side]``; then each side with a piece
     that did not pack goes up as characters from that piece on (:func:`_stage_into`),
-    encoded by ``launches[side]``."""
+    encoded by ``launches[side]``. Returns each side's largest code where every side
+    packed whole (none has a character outside ACGTacgt), else None."""
     cp = _cupy()
     threads = STAGE_THREADS if threads is None else max(1, int(threads))
     size = PACKED_STAGE_BYTES if chunk is None else max(1, int(chunk))
     size = max(4, size - size % 4)     # a side's pieces start at multiples of 4 characters
     total = sum(host.size for host in hosts.values())
     if total == 0:
-        return
+        return dict.fromkeys(hosts, 0)
     # a chunk's packed bytes: a quarter of its characters, rounded up per piece (one a side)
     width = min(size, total) // 4 + len(hosts)
     count = 2 if total > size else 1
@@ -459,6 +494,7 @@ def _stage_packed(hosts: dict, stream, launches: list, unpacks: dict, chunk,
     device.clear()     # back to the pool (for this stream) before the characters' buffers
     for side, lo in sides.fallen.items():
         _stage_into(hosts[side][lo:], stream, launches[side], "pinned", chunk, threads, lo)
+    return None if sides.fallen else sides.tops
 
 
 class _PackedSides:
@@ -469,12 +505,14 @@ class _PackedSides:
     are packed (:func:`_pack_pieces`) one after another in the pinned
     buffer, copied up at once into ``device[j]`` and each unpacked into its side's codes.
     A piece with a character outside ACGTacgt ends its side's packing: :attr:`fallen`
-    maps the side to that piece's start, from which the caller sends it as characters."""
+    maps the side to that piece's start, from which the caller sends it as characters.
+    :attr:`tops` maps each side to the largest code of its pieces that packed."""
 
     def __init__(self, hosts: dict, unpacks: dict, size: int, threads: int, device: list):
         self.hosts, self.unpacks, self.device = hosts, unpacks, device
         self.size, self.threads = size, threads
         self.fallen: dict[int, int] = {}
+        self.tops: dict[int, int] = dict.fromkeys(hosts, 0)
 
     def chunks(self):
         """The chunks, lists of pieces (side, lo, hi), each planned once the fill of the one
@@ -505,9 +543,12 @@ class _PackedSides:
         :attr:`fallen`."""
         ends = np.cumsum([(hi - lo + 3) // 4 for _, lo, hi in pieces]).tolist()
         spans = list(zip([0] + ends[:-1], ends))
-        packed = _pack_pieces([(self.hosts[side][lo:hi], buffer[a:b])
-                               for (side, lo, hi), (a, b) in zip(pieces, spans)], self.threads)
+        tops = _pack_pieces([(self.hosts[side][lo:hi], buffer[a:b])
+                             for (side, lo, hi), (a, b) in zip(pieces, spans)], self.threads)
+        packed = [top >= 0 for top in tops]
         self.fallen.update((side, lo) for (side, lo, _), ok in zip(pieces, packed) if not ok)
+        for (side, _, _), top in zip(pieces, tops):
+            self.tops[side] = max(self.tops[side], top)
         used = max((b for (_, b), ok in zip(spans, packed) if ok), default=0)
         device = self.device[j]
 
