@@ -417,40 +417,58 @@ def test_host_sides_beside_a_device_side(device, unpacked, chunk):
     assert [side for side, *_ in plan[-1]] == [0, 2]
 
 
-class Packs:
-    """``pack2.pack_parallel`` that notes each call: (characters, slices)."""
+class Loops:
+    """``pack2.pack_parallel`` and ``pack_parallel2`` that note each parallel loop: the
+    (characters, slices) of its pieces."""
 
-    def __init__(self, real) -> None:
-        self.real, self.calls = real, []
+    def __init__(self, pack2) -> None:
+        self.one, self.two, self.loops = pack2.pack_parallel, pack2.pack_parallel2, []
 
-    def __call__(self, src, out, cuts, stop):
+    @staticmethod
+    def piece(src, out, cuts, stop):
         assert cuts[0] == 0 and cuts[-1] == src.size and (np.diff(cuts) >= 0).all()
         assert (cuts[:-1] % 4 == 0).all()             # a packed byte is never shared
-        self.calls.append((src.size, cuts.size - 1))
-        return self.real(src, out, cuts, stop)
+        return src.size, cuts.size - 1
+
+    def parallel(self, *args):
+        self.loops.append([self.piece(*args)])
+        return self.one(*args)
+
+    def parallel2(self, *args):
+        self.loops.append([self.piece(*args[:4]), self.piece(*args[4:])])
+        return self.two(*args)
 
 
-def test_one_pack_call_a_piece(device, monkeypatch):
-    # the sides of a call share the chunks; each piece of a chunk is packed by one
-    # pack_parallel call, its slices side by side: x of 4 units and y in one chunk, two
-    # calls; x and a y that spans two chunks, three; 756 characters in all, the calling
+def test_one_parallel_loop_a_pair_of_pieces(device, monkeypatch):
+    # the sides of a call share the chunks; a chunk's pieces are packed two to a parallel
+    # loop, each cut in slices of _SLICE characters: x of 4 units and y in one chunk, one
+    # loop; x and a y that spans two chunks, two; 756 characters in all, the calling
     # thread alone
     from warpalign._backends.cpu import pack2
     cp, log = device
-    packs = Packs(pack2.pack_parallel)
-    monkeypatch.setattr(pack2, "pack_parallel", packs)
+    loops = Loops(pack2)
+    monkeypatch.setattr(pack2, "pack_parallel", loops.parallel)
+    monkeypatch.setattr(pack2, "pack_parallel2", loops.parallel2)
     monkeypatch.setattr(gpu, "_SPLIT_FROM", 1024)       # x alone would be one thread's
     rng = np.random.default_rng(31)
     x = ACGT[rng.integers(0, 8, 4 * 64)]
-    for n, calls in ((3001, [(256, 4), (3001, 46)]),       # slices of _SLICE (64) characters
-                     (6001, [(256, 4), (3840, 60), (6001 - 3840, 33)]), (500, [])):
+    for n, want in ((3001, [[(256, 4), (3001, 46)]]),       # slices of _SLICE (64)
+                    (6001, [[(256, 4), (3840, 60)], [(6001 - 3840, 33)]]), (500, [])):
         y = ACGT[rng.integers(0, 8, n)]
-        packs.calls.clear()
+        loops.loops.clear()
         log.clear()
         got = gpu.encode_sides([x, y], DNA.code_table, chunk=4096, threads=8)
         assert_as_cpu(cp, got, [x, y])
-        assert packs.calls == calls, n
-        assert len(copied(log)) == max(1, len(calls) - 1)
+        assert loops.loops == want, n
+        assert len(copied(log)) == max(1, len(want))
+    # three sides in one chunk: a pair, then one alone; an N in the first stops its own
+    z = ACGT[rng.integers(0, 8, 700)]
+    x2 = x.copy()
+    x2[5] = ord("N")
+    loops.loops.clear()
+    got = gpu.encode_sides([x2, z, y], DNA.code_table, chunk=8192, threads=8)
+    assert_as_cpu(cp, got, [x2, z, y])
+    assert loops.loops == [[(256, 4), (700, 10)], [(500, 7)]]
 
 
 def test_one_sides_other_character_stops_only_its_own_slices(device, unpacked, monkeypatch):

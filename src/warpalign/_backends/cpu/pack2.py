@@ -132,6 +132,33 @@ def pack_parallel(src, out, cuts, stop) -> int:
     return tops.max() if tops.size else 0
 
 
+@nb.njit(nogil=True, cache=True, parallel=True)
+def pack_parallel2(src_a, out_a, cuts_a, stop_a, src_b, out_b, cuts_b, stop_b):
+    """:func:`pack_parallel` of two pieces (a chunk's end of x and start of y, say) in one
+    parallel loop over the slices of both: one start and join of the threads, not two.
+    Returns each piece's answer (its largest code, or -1), each with its own stop flag.
+
+    Example:
+        >>> a, b = np.frombuffer(b"ACGA", np.uint8), np.frombuffer(b"ACNA", np.uint8)
+        >>> out = np.zeros(2, np.uint8)
+        >>> pack_parallel2(a, out[:1], np.array([0, 4]), np.zeros(1, np.uint8),
+        ...                b, out[1:], np.array([0, 4]), np.zeros(1, np.uint8))
+        (2, -1)
+    """
+    na, nb_ = cuts_a.size - 1, cuts_b.size - 1
+    tops = np.empty(na + nb_, np.int64)
+    for k in nb.prange(na + nb_):
+        if k < na:
+            a, b = cuts_a[k], cuts_a[k + 1]
+            tops[k] = pack_codes(src_a[a:b], out_a[a >> 2:(b + 3) >> 2], stop_a)
+        else:
+            a, b = cuts_b[k - na], cuts_b[k - na + 1]
+            tops[k] = pack_codes(src_b[a:b], out_b[a >> 2:(b + 3) >> 2], stop_b)
+    top_a = -1 if stop_a[0] else (tops[:na].max() if na else 0)
+    top_b = -1 if stop_b[0] else (tops[na:].max() if nb_ else 0)
+    return top_a, top_b
+
+
 @nb.njit(nogil=True, cache=True)
 def _pack_words(w, o):
     """``o[i]`` = the two packed bytes of the eight characters of word ``w[i]``. Returns

@@ -168,21 +168,27 @@ def _pack_pieces(pieces: list, threads: int) -> list[int]:
     """The 2-bit codes of each (characters ``src``, ``out``) of ``pieces`` into its ``out``
     (``(src.size + 3) // 4`` bytes): a piece's slices (cut at multiples of 4 characters: a
     packed byte is never shared) on up to ``threads`` of Numba's threads
-    (:func:`_numba_team`), one ``pack_parallel`` call a piece; below :data:`_SPLIT_FROM`
+    (:func:`_numba_team`), one parallel loop a pair of pieces; below :data:`_SPLIT_FROM`
     characters in all, the calling thread packs them alone. Per piece: where every
     character was one of ACGTacgt, the largest code packed (0 for none), else -1 (its
     ``out`` is then undefined); each piece has its own stop flag, so another character
     stops its own piece's slices only. Numba is imported (and the kernels' cached compiles
     loaded) on this path only."""
-    from ..cpu.pack2 import pack_codes, pack_parallel
+    from ..cpu import pack2
     stops = [np.zeros(1, np.uint8) for _ in pieces]
     total = sum(src.size for src, _ in pieces)
     if threads <= 1 or total < _SPLIT_FROM:
-        return [int(pack_codes(src, out, stop)) for (src, out), stop in zip(pieces, stops)]
-    cuts = [_cuts(src.size, 4) for src, _ in pieces]
+        return [int(pack2.pack_codes(src, out, stop))
+                for (src, out), stop in zip(pieces, stops)]
+    args = [(src, out, _cuts(src.size, 4), stop) for (src, out), stop in zip(pieces, stops)]
+    tops: list[int] = []
     with _numba_team(threads):
-        return [int(pack_parallel(src, out, at, stop))
-                for (src, out), at, stop in zip(pieces, cuts, stops)]
+        for k in range(0, len(args), 2):      # two pieces a parallel loop (x's end, y's start)
+            if k + 1 < len(args):
+                tops += map(int, pack2.pack_parallel2(*args[k], *args[k + 1]))
+            else:
+                tops.append(int(pack2.pack_parallel(*args[k])))
+    return tops
 
 
 def _alternate(stream, size: int, buffers: int, chunks, fill) -> None:
