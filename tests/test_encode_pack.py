@@ -585,19 +585,19 @@ def test_sides_that_pack_whole_need_no_read(device):
     assert_as_cpu(cp, got, [raws[0], withn])
 
 
-def test_pinned_buffers_are_held_until_their_copies_are_done(monkeypatch):
+def test_pinned_buffers_are_held_until_their_copies_are_done(device, monkeypatch):
     # _alternate returns once its last copies are queued; their pinned buffers stay held
-    # until the copies' events are done, then the next call lets them go
-    monkeypatch.setattr(gpu, "_held", [])
+    # (per device) until the copies' events are done, then the next call lets them go
+    monkeypatch.setattr(gpu, "_held", {})
     running = SimpleNamespace(done=False)
     buffers = [bytearray(8)]
     gpu._hold([running], buffers)
     gpu._hold([], [bytearray(8)])                    # nothing queued: nothing held
     gpu._release_done()
-    assert gpu._held == [([running], buffers)]
+    assert gpu._held == {0: [([running], buffers)]}
     running.done = True
     gpu._release_done()
-    assert gpu._held == []
+    assert gpu._held == {0: []}
 
 
 def test_a_score_pairs_batch_is_one_packed_chunk():

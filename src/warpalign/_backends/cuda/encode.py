@@ -222,24 +222,30 @@ def _alternate(stream, size: int, buffers: int, chunks, fill) -> None:
                 event.synchronize()
 
 
-#: Pinned buffers whose last copies may still run, with those copies' events; held by
-#: this list until the events are done (:func:`_release_done`), then back to the pool.
-_held: list = []
+#: Per device, pinned buffers whose last copies may still run, with those copies' events;
+#: held here until the events are done (:func:`_release_done`), then back to the pool.
+_held: dict[int, list] = {}
 _held_lock = threading.Lock()
 
 
 def _hold(events: list, memory: list) -> None:
-    """Keep ``memory`` (pinned buffers) until every one of ``events`` is done."""
+    """Keep ``memory`` (pinned buffers) until every one of ``events`` (on the current
+    device) is done."""
     if events:
+        device = _cupy().cuda.Device().id
         with _held_lock:
-            _held.append((events, memory))
+            _held.setdefault(device, []).append((events, memory))
 
 
 def _release_done() -> None:
-    """The held pinned buffers whose copies are done go back to their pool."""
+    """The current device's held pinned buffers whose copies are done go back to their
+    pool (events are asked on the device that recorded them)."""
+    device = _cupy().cuda.Device().id
     with _held_lock:
-        _held[:] = [(events, memory) for events, memory in _held
-                    if not all(event.done for event in events)]
+        held = _held.get(device)
+        if held:
+            held[:] = [(events, memory) for events, memory in held
+                       if not all(event.done for event in events)]
 
 
 def _upload(host: np.ndarray, stream, into, then=None, chunk: int | None = None,
