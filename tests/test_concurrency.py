@@ -170,3 +170,40 @@ def test_lcs_threads(backend):
     calls = [lambda a=a, b=b: (lcs(a, b, backend=backend), lcs_length(a, b, backend=backend))
              for a, b in pairs]
     _check_concurrent(calls, lambda r: r)
+
+
+WORKQUEUE_SCRIPT = """
+import threading
+import numpy as np
+import numba
+from warpalign import Scoring, score_pairs
+s = Scoring(match=2, mismatch=-1, gap_open=1, gap_extend=1)
+rng = np.random.default_rng(5)
+acgt = np.frombuffer(b"ACGT", np.uint8)
+xs, ys = acgt[rng.integers(0, 4, (600, 48))], acgt[rng.integers(0, 4, (600, 300))]
+want = {m: score_pairs(xs, ys, s, backend="cpu", method=m).scores for m in ("wordwise", "bitsliced")}
+assert numba.threading_layer() == "workqueue", numba.threading_layer()
+got, start = [], threading.Barrier(6)
+def work(m):
+    start.wait()
+    for _ in range(3):
+        got.append(np.array_equal(score_pairs(xs, ys, s, backend="cpu", method=m).scores, want[m]))
+threads = [threading.Thread(target=work, args=(m,)) for m in ("wordwise", "bitsliced") * 3]
+[t.start() for t in threads]
+[t.join() for t in threads]
+assert len(got) == 18 and all(got), got
+print("ok")
+"""
+
+
+def test_cpu_pairs_threads_under_the_workqueue_layer():
+    # Numba's workqueue layer (a machine without OpenMP or TBB) terminates the process when
+    # two threads run parallel code at once: numba_threads keeps it to one thread at a time
+    # (a fresh process: the layer is chosen once)
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
+    done = subprocess.run([sys.executable, "-c", WORKQUEUE_SCRIPT], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

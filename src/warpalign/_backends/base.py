@@ -163,6 +163,25 @@ def resolve_threads(threads: int | None = None) -> int:
     return int(threads)
 
 
+#: Numba's threading layer, once a parallel launch has chosen it (:func:`_safe_layer`).
+_layer: list[str] = []
+#: Held around Numba's parallel code where the layer is not thread-safe (or not yet known).
+_parallel = threading.RLock()
+
+
+def _safe_layer() -> bool:
+    """Whether Numba's threading layer takes parallel launches from several threads at
+    once: "omp" and "tbb" do; "workqueue" (the layer of a machine without OpenMP or TBB)
+    terminates the process. False until a parallel launch has chosen the layer."""
+    if not _layer:
+        import numba
+        try:
+            _layer.append(numba.threading_layer())
+        except ValueError:               # no parallel launch yet
+            return False
+    return _layer[0] != "workqueue"
+
+
 @contextlib.contextmanager
 def numba_threads(threads: int):
     """Run Numba's parallel kernels of this thread on at most ``threads`` threads.
@@ -171,19 +190,23 @@ def numba_threads(threads: int):
     calls with different counts do not disturb one another; the previous count comes back
     on exit. Numba never starts more than ``NUMBA_NUM_THREADS`` (read when it loads). A
     count already in place is left alone: nothing to set or restore (a GPU
-    ``score_pairs`` call enters this four times).
+    ``score_pairs`` call enters this four times). Every parallel kernel runs inside this:
+    where the threading layer is not thread-safe ("workqueue") or not yet known, one
+    thread at a time holds it (a reentrant lock), so calls from many threads wait for one
+    another instead of terminating the process.
     """
     import numba
-    previous = numba.get_num_threads()
-    wanted = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
-    if wanted == previous:
-        yield
-        return
-    numba.set_num_threads(wanted)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
+    with contextlib.nullcontext() if _safe_layer() else _parallel:
+        previous = numba.get_num_threads()
+        wanted = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
+        if wanted == previous:
+            yield
+            return
+        numba.set_num_threads(wanted)
+        try:
+            yield
+        finally:
+            numba.set_num_threads(previous)
 
 
 def cpu_name() -> str:

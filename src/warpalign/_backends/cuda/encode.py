@@ -144,11 +144,11 @@ def _cuts(size: int, unit: int = 1) -> np.ndarray:
 @contextlib.contextmanager
 def _numba_team(threads: int):
     """Parallel Numba code of this thread on up to ``threads`` threads (at most the usable
-    cores), slices taken as threads come free (:data:`_SLICE`); one call at a time (the
-    lock: Numba's workqueue threading layer aborts when two threads run parallel code at
-    once, and a call uses every core anyway)."""
+    cores; :func:`~warpalign._backends.base.numba_threads`, which also keeps a layer that
+    is not thread-safe to one thread), slices taken as threads come free
+    (:data:`_SLICE`); one call at a time (the lock: a call uses every core)."""
     import numba
-    with _numba_lock, numba_threads(max(1, min(threads, usable_cores()))), \
+    with numba_threads(max(1, min(threads, usable_cores()))), _numba_lock, \
             numba.parallel_chunksize(1):
         yield
 
