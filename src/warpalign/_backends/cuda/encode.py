@@ -124,14 +124,6 @@ def packs(table: np.ndarray) -> bool:
                     for k, (up, low) in enumerate(zip(b"ACGT", b"acgt"))))
 
 
-def _slices(size: int, threads: int, unit: int = 1) -> list[tuple[int, int]]:
-    """``threads`` consecutive slices (lo, hi) of ``size`` items, every cut but the end at
-    a multiple of ``unit``."""
-    cuts = [unit * c for c in np.linspace(0, size // unit, threads + 1).astype(np.int64).tolist()]
-    cuts[-1] = size
-    return list(zip(cuts[:-1], cuts[1:]))
-
-
 def _cuts(size: int, unit: int = 1) -> np.ndarray:
     """The bounds of the :data:`_SLICE`-character slices of ``size`` items (at least one),
     every cut but the end at a multiple of ``unit``: ascending int64, 0 first and
@@ -456,7 +448,7 @@ def encode_sides(raws, table: np.ndarray, check: bool = True, counts: bool = Fal
             hosts = {k: raw for k, raw in enumerate(raws) if not on_device[k]}
             unpacks = {k: _unpacker(kernels, out[k], flags[2 * k:2 * k + 2]) for k in hosts}
             tops = _stage_packed(hosts, stream, launches, unpacks, chunk, threads)
-    if tops is not None and len(tops) == len(raws):
+    if tops is not None and not any(on_device):
         # every side came from the host and packed whole: no bad character, and the
         # largest codes are the pack's; the caller's stream waits for the unpacks
         current.wait_event(stream.record())
