@@ -251,12 +251,19 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         starts = [int(side.offsets[lo]) for side in (x, y)]
         return starts, [side.raw[a:int(side.offsets[hi])] for side, a in zip((x, y), starts)]
 
+    def rebased(lo: int, hi: int, starts) -> list:
+        """Each side's offsets of pairs lo..hi-1 from 0: views where the batch starts at
+        0 (one batch: two new arrays of every pair cost ~0.1 ms before the GPU had work,
+        issue 20; nothing writes into offsets)."""
+        return [side.offsets[lo:hi + 1] - a if a else side.offsets[lo:hi + 1]
+                for side, a in zip((x, y), starts)]
+
     def checked(lo: int, hi: int, starts, encoded, offsets=None):
         """Each side's (codes, offsets, largest code) from the encode engine's answer, the
         first bad character raised (the xs side's first); ``offsets``: each side's pairs
         lo..hi-1 from 0, where the caller made them already."""
         if offsets is None:
-            offsets = [side.offsets[lo:hi + 1] - a for side, a in zip((x, y), starts)]
+            offsets = rebased(lo, hi, starts)
         out = []
         for side, a, off, (codes, bad, counted, top) in zip((x, y), starts, offsets, encoded):
             if bad >= 0:
@@ -289,7 +296,7 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         (:func:`_score_codes`): the same scores either way (cuda/pairs_ahead.py says
         why)."""
         starts, raws = sides(lo, hi)
-        offsets = [side.offsets[lo:hi + 1] - a for side, a in zip((x, y), starts)]
+        offsets = rebased(lo, hi, starts)
         encoded, scored, timings = ahead.encode_and_score(raws, table, *offsets, scoring,
                                                           algorithm, check=check,
                                                           lengths=(x.length, y.length))

@@ -85,7 +85,7 @@ def chained_table(ends: np.ndarray, traced: tuple) -> AlignmentTable:
     the device), its arrays taken without copies. A failed check runs
     :func:`traced_table`'s on the host, which names the path (a bug, never a result)."""
     di, dj, best, opoff, got, columns = traced
-    unreached(di, np.arange(len(ends)), ends[:, 1], ends[:, 2], ends[:, 0])
+    unreached(di, range(len(ends)), ends[:, 1], ends[:, 2], ends[:, 0])
     if columns["failed"]:
         traced_table(ends, traced[:5])               # raises, naming the path
         raise TracebackError(f"internal error: {columns['failed']} paths of the chained "
@@ -93,12 +93,12 @@ def chained_table(ends: np.ndarray, traced: tuple) -> AlignmentTable:
     return AlignmentTable._taking(
         scores=ends[:, 0], query_starts=columns["query_starts"], query_ends=ends[:, 1],
         target_starts=columns["target_starts"], target_ends=ends[:, 2],
-        identities=columns["identities"], lengths=np.diff(opoff),
+        identities=columns["identities"], lengths=columns["lengths"],
         cigar_text=decoded(got.cigar, "ascii"), cigar_offsets=got.cigoff,
         query_text=got.query, target_text=got.target, aligned_offsets=opoff)
 
 
-def unreached(di: np.ndarray, rows: np.ndarray, qe, te, score) -> None:
+def unreached(di: np.ndarray, rows, qe, te, score) -> None:
     """A reverse pass that found no start (``di`` < 0: -1 none reaches the score, -2 one
     beats it) is a bug, never a result: TracebackError naming the pair (``rows[k]``)."""
     bad = np.flatnonzero(di < 0)

@@ -73,8 +73,9 @@ def render_walk(cp, ops, opoff, qcat, qpos, tcat, tpos, matrix, gap_open: int,
 
 
 def render_cigar(cp, walked: Rendered, ops, opoff, size: int) -> Rendered:
-    """``walked`` (:func:`render_walk`'s) with its CIGAR text of ``size`` bytes (its
-    ``cigoff[-1]``), queued."""
+    """``walked`` (:func:`render_walk`'s) with its CIGAR text, queued, in a buffer of
+    ``size`` bytes: its ``cigoff[-1]``, or a bound where the caller does not know it yet
+    (twice the ops: the text is then ``cigar[:cigoff[-1]]``)."""
     n = int(walked.cigoff.shape[0]) - 1
     cigar = cp.empty(size, np.uint8)
     if size:

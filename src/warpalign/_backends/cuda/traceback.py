@@ -463,9 +463,11 @@ class GpuTraceback:
         the starts' reversed extents (-1 / -2 as :meth:`starts_flat`'s: then ``rendered``
         is None), the paths' scores, their offsets, the host
         :class:`~warpalign._backends.render.Rendered`, and the table's other columns made
-        on the device (``query_starts``, ``target_starts``, ``identities``) with
+        on the device (``query_starts``, ``target_starts``, ``lengths``, ``identities``) with
         ``failed``, the count of paths that :func:`warpalign.traced.check_paths` refuses
-        (issue 20: on the host they took ~1 ms of a 13 ms call).
+        (issue 20: on the host they took ~1 ms of a 13 ms call). The host arrays are views
+        of two pinned buffers (integers, texts), int64 but the texts: each buffer goes
+        back to CuPy's pinned pool when the last view of it goes.
         """
         from .render import pinned, render_cigar, render_walk, split
         cp = self._cp
@@ -483,26 +485,29 @@ class GpuTraceback:
             walked = render_walk(cp, job.ops, d_opoff, qbuf, job.rq, tbuf, job.rt, matrix, go,
                                  ge, printed)
             made = self._columns(job.res, d_ends, d_opoff, walked, n)
-            ints = [job.res.ravel(), d_ends.ravel(), *made, walked.cigoff, d_opoff]
+            # the CIGAR text into a buffer of its bound (a run of r ops prints at most
+            # 2 r bytes), so no read waits for its size
+            done = render_cigar(cp, walked, job.ops, d_opoff, 2 * int(job.ops.size))
+            # all int64 on the device, so the host's pieces are views of one pinned buffer
+            # (the table keeps them: copies of these 16 columns took ~0.43 ms of a 7.7 ms
+            # call after the GPU was done, issue 20)
+            ints = [job.res.ravel().astype(np.int64), d_ends.ravel(), *made, walked.cigoff,
+                    d_opoff]
             host = pinned(cp, sum(int(v.size) for v in ints), np.int64)
-            cp.concatenate([v.astype(np.int64, copy=False) for v in ints]).get(
-                stream=stream, out=host, blocking=False)
+            cp.concatenate(ints).get(stream=stream, out=host, blocking=False)
             stream.synchronize()
-            # the texts' sizes first (opoff[-1], cigoff[-1]): their kernel and copy queue
-            # while the host splits the integers
-            total, size = int(host[-1]), int(host[-(n + 2)])
-            done = render_cigar(cp, walked, job.ops, d_opoff, size)
-            texts = [done.query[:total], done.target[:total], done.cigar]
+            total, size = int(host[-1]), int(host[-(n + 2)])    # opoff[-1], cigoff[-1]
+            texts = [done.query[:total], done.target[:total], done.cigar[:size]]
             joined = pinned(cp, 2 * total + size, np.uint8)
             if joined.size:
                 cp.concatenate(texts).get(stream=stream, out=joined, blocking=False)
             res, ends, scores, used_q, used_t, matches, qs, ts, identity, failed, cigoff, \
-                opoff = split(host, ints, copy=True)
-            di, dj, best, _ = res.reshape(4, n)
+                opoff = split(host, ints, copy=False)
+            di, dj, best, lengths = res.reshape(4, n)
             stream.synchronize()
             query, target, cigar = split(joined, texts, copy=False)
         got = Rendered(scores, used_q, used_t, matches, query, target, cigar, cigoff)
-        columns = dict(query_starts=qs, target_starts=ts,
+        columns = dict(query_starts=qs, target_starts=ts, lengths=lengths,
                        identities=identity.view(np.float64), failed=int(failed[0]))
         return seen, (ends.reshape(n, 3), di, dj, best, opoff,
                       None if (di < 0).any() else got, columns)
@@ -527,7 +532,10 @@ class GpuTraceback:
              (d_ends, d_tpos, np.int32(n), np.int64(top), np.int64(go), np.int64(ge),
               np.int32(ge != 0), np.int64(self.most(scoring)), np.int64(max_full_cells),
               ints[0], d_toff, ints[1], ints[2], sizes, refused))
+        # what needs no total goes before the read (the GPU idles from it to tb_align)
         offsets = cp.cumsum(sizes, axis=1)
+        starts = offsets - sizes                      # where each job's pieces start
+        res = cp.empty((4, n), cp.int32)
         totals = cp.asnumpy(cp.concatenate([offsets[:, -1], refused.astype(cp.int64),
                                             *[cp.asarray(c, cp.int64).ravel() for c in checks]]),
                             stream=stream)
@@ -536,17 +544,15 @@ class GpuTraceback:
         seen = totals[4:]
         if refused or dir_total + 4 * row_total + slot_total > ONE_PASS_BYTES or seen.any():
             return None, seen
-        offsets -= sizes                              # where each job's pieces start
         rows = cp.empty(max(row_total, 1), cp.int32)
         dirs = cp.empty(max(dir_total, 1), cp.uint8)
         slots = cp.empty(max(slot_total, 1), cp.uint8)
-        res = cp.empty((4, n), cp.int32)
         align((-(-n // _WARPS),), (32 * _WARPS,),
-              (qbuf, d_qpos, ints[0], tbuf, d_toff, ints[1], ints[2], offsets[1], rows,
-               offsets[0], dirs, offsets[2], slots, matrix, np.int32(k), np.int32(go),
+              (qbuf, d_qpos, ints[0], tbuf, d_toff, ints[1], ints[2], starts[1], rows,
+               starts[0], dirs, starts[2], slots, matrix, np.int32(k), np.int32(go),
                np.int32(ge), np.int32(n), res))
         # the paths' starts (qe - di, te - dj) and a buffer for every op the slots can hold
-        return SimpleNamespace(res=res, slots=slots, slot_at=offsets[2],
+        return SimpleNamespace(res=res, slots=slots, slot_at=starts[2],
                                ops=cp.empty(max(slot_total, 1), cp.uint8),
                                rq=d_qpos + (ints[0] - res[0]), rt=d_toff + (ints[1] - res[1])
                                ), seen
