@@ -16,7 +16,7 @@ copies, kernels, result), with the kernel's own time beside it (``kernel_seconds
   pairs written to two FASTA files, wall seconds and its peak RSS (``rss_mb``).
 
 Each figure is the median of ``--repeat`` warm calls (``cold: false``) after one untimed
-call that compiles; GCUPS = pairs * m * n / seconds / 1e9. With ``--backend cuda``,
+call of each input form at full size (compiles, fills the memory pools); GCUPS = pairs * m * n / seconds / 1e9. With ``--backend cuda``,
 ``--staging packed pinned`` measures the host forms (list, numpy, buffer) once per way
 their characters cross to the device (the encode engine's default, ``STAGING``, set for
 the run; ``params.staging``): "packed" 2-bit codes, "pinned" characters (issue 22).
@@ -144,8 +144,10 @@ def main(argv=None) -> int:
                 else [None]
             for staging in by:
                 with staged(staging):
-                    if staging is not None:
-                        runs[name]()               # this staging's first call, untimed
+                    # each form's (and staging's) first call at full size, untimed: the
+                    # small warm-up above does not reach the parallel pack (Numba compiles
+                    # or loads it in the first large call: 3.4 s in session 38's call H)
+                    runs[name]()
                     got = []
                     for _ in range(max(1, args.repeat)):
                         t0 = time.perf_counter()
