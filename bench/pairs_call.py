@@ -16,10 +16,11 @@ copies, kernels, result), with the kernel's own time beside it (``kernel_seconds
   pairs written to two FASTA files, wall seconds and its peak RSS (``rss_mb``).
 
 Each figure is the median of ``--repeat`` warm calls (``cold: false``) after one untimed
-call of each input form at full size (compiles, fills the memory pools); GCUPS = pairs * m * n / seconds / 1e9. With ``--backend cuda``,
-``--staging packed pinned`` measures the host forms (list, numpy, buffer) once per way
-their characters cross to the device (the encode engine's default, ``STAGING``, set for
-the run; ``params.staging``): "packed" 2-bit codes, "pinned" characters (issue 22).
+call of each input form at full size (compiles, fills the memory pools); GCUPS = pairs *
+m * n / seconds / 1e9. With ``--backend cuda``, ``--staging packed pinned`` measures the
+host forms (list, numpy, buffer) once per way their characters cross to the device (the
+encode engine's default, ``STAGING``, set for the run; ``params.staging``): "packed" 2-bit
+codes, "pinned" characters (issue 22).
 """
 
 from __future__ import annotations

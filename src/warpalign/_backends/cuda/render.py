@@ -78,7 +78,7 @@ def render_cigar(cp, walked: Rendered, ops, opoff, size: int) -> Rendered:
     (twice the ops: the text is then ``cigar[:cigoff[-1]]``)."""
     n = int(walked.cigoff.shape[0]) - 1
     cigar = cp.empty(size, np.uint8)
-    if size:
+    if size and n:
         get_module(_FILE, _NAMES).get_function("render_cigar")(
             _grid(n), _BLOCK, (cp.ascontiguousarray(ops), cp.asarray(opoff, dtype=np.int64),
                                np.int32(n), walked.cigoff, cigar))
