@@ -45,9 +45,12 @@ class DevArray(np.ndarray):
     """An array of the emulated device: a NumPy array whose copies to the host (``get``)
     are counted, and that the job takes for a CuPy array (``buffers.is_device_array``)."""
 
-    def get(self, stream=None):
+    def get(self, stream=None, out=None, blocking=True):
         self.owner.reads += 1
-        return np.array(self)
+        if out is None:
+            return np.array(self)
+        out[...] = self
+        return out
 
     def set(self, host, stream=None):
         self[...] = host
@@ -93,7 +96,8 @@ class Device:
         event = SimpleNamespace(record=lambda stream=None: None, synchronize=lambda: None)
         self.cuda = SimpleNamespace(get_current_stream=lambda: stream, Event=lambda: event,
                                     get_elapsed_time=lambda a, b: 0.0,
-                                    Device=lambda: SimpleNamespace(id=0))
+                                    Device=lambda: SimpleNamespace(id=0),
+                                    alloc_pinned_memory=bytearray)
 
     def put(self, a):
         out = np.array(a).view(DevArray)

@@ -396,7 +396,8 @@ def _score_codes(xcodes, xoff, ycodes, yoff, scoring: Scoring, *, threshold, mod
     # and where the backend chains it, the alignments traced where the ends are
     chained = lookup("pairs_aligned", engine, chosen) if fused is not None else None
     found = traced = None
-    with numba_threads(threads):   # the CPU kernels' prange loops (this thread's count)
+    # the CPU kernels' prange loops on this thread's count (none runs for scores given)
+    with numba_threads(threads) if scored is None else contextlib.nullcontext():
         if scored is not None:
             scores, saturated, timings = scored[1:]
         elif fused is None:

@@ -36,6 +36,7 @@ from ..cpu.pairwise import LOCAL
 from .encode import queue_encode, side_flags
 from .loader import require_cupy
 from .pairs import Clock, pairs_module, planned_wordwise, queue_wordwise, ww_table
+from .render import pinned
 
 _FLAGS = 32                      # bytes of the flags: two uint64 words per side
 
@@ -113,7 +114,10 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
     queue_wordwise(cp, plan, mod, buf, d_y, device, res[:npairs], d_flag, res[npairs:], clock,
                    guard=flags)
     clock.mark("g2h")
-    host = buf[xsize:].get()               # the one read: flags, scores, count
+    # the one read (flags, scores, count), into pinned memory: no staging copy of the driver
+    host = pinned(cp, total - xsize, np.uint8)
+    buf[xsize:].get(out=host, blocking=False)
+    cp.cuda.get_current_stream().synchronize()
     words = host[at - xsize:scores_at - xsize].copy().view(np.uint64)
     sides = []
     for k, c in enumerate(codes):
