@@ -128,11 +128,9 @@ def _cuts(size: int, unit: int = 1) -> np.ndarray:
     """The bounds of the :data:`_SLICE`-character slices of ``size`` items (at least one),
     every cut but the end at a multiple of ``unit``: ascending int64, 0 first and
     ``size`` last."""
-    units, k = size // unit, max(1, size // _SLICE)
-    cuts = np.arange(k + 1, dtype=np.int64)        # integers: linspace took ~20 us a call
-    cuts *= units
-    cuts //= k
-    cuts *= unit
+    k = max(1, size // _SLICE)
+    # integers, not np.linspace (~20 us a call)
+    cuts = unit * (np.arange(k + 1, dtype=np.int64) * (size // unit) // k)
     cuts[-1] = size
     return cuts
 

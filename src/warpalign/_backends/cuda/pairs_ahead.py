@@ -36,7 +36,7 @@ from ..cpu.pairwise import LOCAL
 from .encode import queue_encode, side_flags
 from .loader import require_cupy
 from .pairs import Clock, pairs_module, planned_wordwise, queue_wordwise, ww_table
-from .render import pinned
+from .transfer import pinned
 
 _FLAGS = 32                      # bytes of the flags: two uint64 words per side
 

@@ -16,6 +16,7 @@ import numpy as np
 from ...offsets import running_sums
 from ..render import Rendered
 from .loader import get_module
+from .transfer import pinned
 
 _FILE = "render.cu"
 _NAMES = ("render_walk", "render_cigar")
@@ -108,13 +109,6 @@ def to_host(cp, got: Rendered, stream) -> Rendered:
     out_ints = split(host_ints, ints, copy=True)
     out_texts = split(host_texts, texts, copy=False)
     return Rendered(*out_ints[:4], *out_texts, out_ints[4])
-
-
-def pinned(cp, size: int, dtype) -> np.ndarray:
-    """A host array of ``size`` items in pinned memory (CuPy's pinned pool reuses it)."""
-    dtype = np.dtype(dtype)
-    memory = cp.cuda.alloc_pinned_memory(max(size, 1) * dtype.itemsize)
-    return np.frombuffer(memory, dtype, size)
 
 
 def split(joined: np.ndarray, parts, copy: bool) -> list[np.ndarray]:

@@ -38,7 +38,7 @@ from ...offsets import running_sums, runs_within
 from ..render import Rendered
 from .config import ONE_WARP_CELLS
 from .loader import get_module, require_cupy
-from .transfer import upload, upload_pinned
+from .transfer import pinned, upload, upload_pinned
 
 _FILE = "traceback.cu"
 _WARPS = 4                     # jobs (warps) per block
@@ -469,7 +469,7 @@ class GpuTraceback:
         of two pinned buffers (integers, texts), int64 but the texts: each buffer goes
         back to CuPy's pinned pool when the last view of it goes.
         """
-        from .render import pinned, render_cigar, render_walk, split
+        from .render import render_cigar, render_walk, split
         cp = self._cp
         n = int(d_ends.size) // 3
         matrix = self._matrix(scoring)

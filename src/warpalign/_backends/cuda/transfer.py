@@ -1,6 +1,7 @@
 """Host arrays to the device in one copy: the small per-launch arrays of a pass (offsets,
 job lists, plans) go up together, not one ``cupy.asarray`` each (~70 us apiece for 32,768
-jobs, docs/gpu-notes.md session 23)."""
+jobs, docs/gpu-notes.md session 23); and host arrays in pinned memory (:func:`pinned`) for
+reads that come back by one asynchronous copy."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ def _layout(arrays: list[np.ndarray]) -> tuple[list[int], int]:
 def _fill(host: np.ndarray, arrays: list[np.ndarray], starts: list[int]) -> None:
     for a, start in zip(arrays, starts):   # the pads between arrays are never read
         host[start:start + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+
+
+def pinned(cp, size: int, dtype) -> np.ndarray:
+    """A host array of ``size`` items in pinned memory (CuPy's pinned pool reuses it)."""
+    dtype = np.dtype(dtype)
+    memory = cp.cuda.alloc_pinned_memory(max(size, 1) * dtype.itemsize)
+    return np.frombuffer(memory, dtype, size)
 
 
 def upload(cp, arrays: list[np.ndarray]) -> list:
