@@ -91,7 +91,6 @@ def main(argv=None) -> int:
     p.add_argument("--sweep-k", default="2,3,4", help="words per lane (K) to sweep")
     p.add_argument("--sweep-warps", default="1,2,4", help="bands (warps) per block to sweep")
     p.add_argument("--sweep-sync", default="flag,tagged", help="ring hand-off variants")
-    p.add_argument("--sweep-acc", default="shf,imad", help="carry-gathering variants")
     p.add_argument("--sweep-staging", default="pinned", help="pinned and/or pageable uploads")
     p.add_argument("--sweep-max-bands", default="0",
                    help="bands per launch at most (0: as many as fit) to sweep")
@@ -357,17 +356,16 @@ def sweep_main(args, argv) -> int:
         return [x for x in v.split(",") if x]
 
     grid = list(itertools.product(ints(args.sweep_k), ints(args.sweep_warps),
-                                  words(args.sweep_sync), words(args.sweep_acc),
-                                  words(args.sweep_staging), ints(args.sweep_max_bands)))
+                                  words(args.sweep_sync), words(args.sweep_staging),
+                                  ints(args.sweep_max_bands)))
     for size in args.sizes:
         na, nb = parse_size(size)
         a = acgt[rng.integers(0, 4, na)]
         b = acgt[rng.integers(0, 4, nb)]
         pat, txt = (a, b) if na <= nb else (b, a)
         ref = gpu.final_vector(pat, 0, len(pat), txt, 0, len(txt), False)   # defaults
-        for k, warps, sync, acc, staging, mb in grid:
-            kw = dict(k=k, warps=warps, sync=sync, acc=acc, staging=staging,
-                      max_bands=mb or None)
+        for k, warps, sync, staging, mb in grid:
+            kw = dict(k=k, warps=warps, sync=sync, staging=staging, max_bands=mb or None)
             gpu.final_vector(pat, 0, min(len(pat), 1 << 16), txt, 0, 4096, False, **kw)  # compile
             best, kern, where = float("inf"), None, []
             for r in range(args.repeat):
