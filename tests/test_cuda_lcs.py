@@ -320,6 +320,26 @@ def test_band_placement_reported(gpu):
     assert len(where) == 10 and all(0 <= (x >> 8) < 1024 for x in where)
 
 
+def test_plan_keeps_bands_per_sm_low(gpu):
+    """K grows before an SM holds more than _BANDS_PER_SM[K] bands (132 SMs, 32 blocks an
+    SM): DNA patterns of 3 M -> 1, 4 M and 10 M -> 2, 11 M and 30 M -> 4 (several launches
+    only past 4 words a lane); an explicit k is kept."""
+    class Dev:
+        sms = 132
+
+        def blocks_per_sm(self, k, smem, warps=1, sync=None):
+            return 32
+
+    def k_of(m, k=None):
+        K, bands, _ = gpu._plan(Dev(), (m + 63) // 64, 5, k, None)
+        assert bands <= int(132 * gpu._SAFETY) * 32
+        return K
+
+    assert [k_of(m) for m in (3_000_000, 4_000_000, 10_000_000, 11_000_000, 30_000_000)] \
+        == [1, 2, 2, 4, 4]
+    assert k_of(10_000_000, k=1) == 1
+
+
 def test_bad_tuning_is_an_error(gpu):
     p = np.frombuffer(b"ACGT" * 100, np.uint8)
     for kw in ({"warps": 3}, {"sync": "fence"}, {"staging": "mapped"}):

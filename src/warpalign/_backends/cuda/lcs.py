@@ -20,9 +20,10 @@ pattern is cut into several launches in sequence, carries passed through a buffe
 capacity through a host-side budget. Should a launch still wait too long (``TIMEOUT_S``
 without progress), it aborts and the call raises ``BackendError`` naming the kernel.
 
-Measured on one H200 (bench/results/lcs_gpu.jsonl): 76.7 T cells/s for a 10 M × 10 M LLCS
-(K=2, 2442 bands; K=4 gave 64 T there, hence the smallest K that fits), 78 T for 20 M × 10 M;
-the full LCS of 20 M × 10 M in 10.6 s, 4.6 M × 4.6 M E. coli in 2.5 s.
+Measured on one H200 (bench/results/lcs_gpu.jsonl, session 39): ``lcs_length`` of 20 M × 10 M
+random DNA in 2.21 s, 90 T cells/s (K=2, 2442 bands; session 38's kernel, the carry and the
+next code in one shuffled word, 73.8 T), the full LCS of 20 M × 10 M in 5.5 s (6.4 s with
+that kernel in the same process).
 
 Memory per pass: the two strings as 16-bit codes (2·(m + n) bytes), the vector (m/8 bytes),
 the ring (256 bytes per band) and, for multi-launch passes, two carry buffers of n/8 bytes.
@@ -86,10 +87,10 @@ STAGING = "pinned"
 STAGINGS = ("pinned", "pageable")
 TIMEOUT_S = 10             # a band waits this long for the band below it, then the pass fails
 _TEXT_BYTES = 192          # a warp's text ring (LCS_TEXT_WORDS in lcs.cu)
-#: Bands an SM takes before a larger K is preferred (H200, session 39, 4 M text: a 12.9 M
-#: pattern in K=4 at 12 bands an SM 98 T cells/s, K=2 at 24 an SM 81 T; 10 M: K=2 at 18.5
-#: an SM 87 T, K=4 78 T).
-_BANDS_PER_SM = 20
+#: Bands of K words an SM takes before the next K is preferred (H200, session 39, 4 M text,
+#: T cells/s: 3 M in K=1 at 11 an SM 66, K=2 62; 4 M: K=1 at 15 an SM 67, K=2 81; 10 M:
+#: K=2 at 18.5 an SM 83, K=4 78; 11 M: K=2 at 20.3 an SM 66, K=4 85).
+_BANDS_PER_SM = {1: 12, 2: 20, 3: 20, 4: 20}
 _SAFETY = 0.9              # fraction of the GPU's block slots a launch budget may use
 _MAX_WARPS_PER_SM = 32     # 64 registers a thread: 32 warps fill an SM
 
@@ -255,9 +256,9 @@ def _smem(sigma1: int, k: int, warps: int = 1) -> int:
 def _plan(dev: _Device, words: int, sigma1: int, k: int | None, max_bands: int | None,
           warps: int = 1, sync: str | None = None):
     """(K, bands per launch, blocks per SM): the smallest K (of 1, 2, 4; or ``k``) whose
-    bands all fit at once at most :data:`_BANDS_PER_SM` an SM, else the smallest K whose
-    bands fit at all, else the K that fits the most words per launch (several launches).
-    A block is ``warps`` bands."""
+    bands all fit at once, at most :data:`_BANDS_PER_SM` of them an SM, else the smallest
+    K whose bands fit at all, else the K that fits the most words per launch (several
+    launches). A block is ``warps`` bands."""
     best = crowded = None
     for kk in ((k,) if k else (1, 2, 4)):
         smem = _smem(sigma1, kk, warps)
@@ -269,7 +270,7 @@ def _plan(dev: _Device, words: int, sigma1: int, k: int | None, max_bands: int |
             cap = min(cap, max_bands)
         need = -(-words // (32 * kk))
         if need <= cap:
-            if k or need <= dev.sms * _BANDS_PER_SM:
+            if k or need <= dev.sms * _BANDS_PER_SM[kk]:
                 return kk, need, bpsm
             crowded = crowded or (kk, need, bpsm)
         elif best is None or cap * kk > best[1] * best[0]:
