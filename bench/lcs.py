@@ -91,7 +91,6 @@ def main(argv=None) -> int:
     p.add_argument("--sweep-k", default="2,3,4", help="words per lane (K) to sweep")
     p.add_argument("--sweep-warps", default="1,2,4", help="bands (warps) per block to sweep")
     p.add_argument("--sweep-sync", default="flag,tagged", help="ring hand-off variants")
-    p.add_argument("--sweep-acc", default="shf,imad", help="carry-gathering variants")
     p.add_argument("--sweep-staging", default="pinned", help="pinned and/or pageable uploads")
     p.add_argument("--sweep-max-bands", default="0",
                    help="bands per launch at most (0: as many as fit) to sweep")
@@ -208,10 +207,10 @@ def gpu_main(args, argv) -> int:
     gname = gpu._device().name
     pool = cupy.get_default_memory_pool()
 
-    def emit(method, a, b, seconds, data, baseline=None, device=None, **extra):
+    def emit(method, a, b, seconds, data, baseline=None, device=None, scope="item", **extra):
         cells = len(a) * len(b)
-        rec = {"job": "lcs", "scope": "item", "backend": "cuda" if device is None else "cpu",
-               "method": method,
+        rec = {"job": "lcs", "scope": scope, "cold": False,
+               "backend": "cuda" if device is None else "cpu", "method": method,
                "device": device or f"{gname} (host: {cpu}, {ncores} cores)",
                "params": {"a_len": len(a), "b_len": len(b), "data": data, **extra},
                "seconds": round(seconds, 4), "gcups": round(cells / seconds / 1e9, 2),
@@ -243,7 +242,8 @@ def gpu_main(args, argv) -> int:
             if ref != got:
                 raise SystemExit(f"LLCS mismatch on {data}: GPU {got}, CPU {ref}")
             r = emit("llcs bit-parallel (our CPU kernel)", a, b, sec, data,
-                     device=f"{cpu}, {ncores} of {ncores} cores", llcs=ref, threads=ncores)
+                     device=f"{cpu}, {ncores} of {ncores} cores", scope="call", mode="length",
+                     llcs=ref, threads=ncores)
             base = {"method": r["method"], "gcups": r["gcups"], "threads": ncores,
                     "device": r["device"]}
             if not args.no_rapidfuzz:
@@ -252,11 +252,13 @@ def gpu_main(args, argv) -> int:
                 if ref != got:
                     raise SystemExit(f"LLCS mismatch on {data}: GPU {got}, rapidfuzz {ref}")
                 r = emit("rapidfuzz LCSseq.similarity", a, b, sec, data,
-                         device=f"{cpu}, 1 core", llcs=ref, threads=1)
+                         device=f"{cpu}, 1 core", scope="call", mode="length", llcs=ref,
+                         threads=1)
                 base = [base, {"method": r["method"], "gcups": r["gcups"], "threads": 1,
                                "device": r["device"]}]
         plan = gpu.plan(min(len(a), len(b)))
-        emit("llcs gpu (skewed warp bands)", a, b, best, data, base, llcs=got,
+        emit("llcs gpu (skewed warp bands)", a, b, best, data, base, scope="call",
+             mode="length", llcs=got,
              kernel_s=round(kern["kernel_s"], 4),
              kernel_gcups=round(cells / kern["kernel_s"] / 1e9, 2),
              transfer_s=round(kern["h2d_s"] + kern["d2h_s"], 4),
@@ -292,14 +294,15 @@ def gpu_main(args, argv) -> int:
             sec, s_cpu = timed(lambda: lcs(a, b, backend="cpu", threads=ncores), 1)
             same_as_cpu = s_cpu == s
             r = emit("lcs hirschberg (our CPU kernels)", a, b, sec, data,
-                     device=f"{cpu}, {ncores} of {ncores} cores", lcs_len=len(s_cpu),
+                     device=f"{cpu}, {ncores} of {ncores} cores", scope="call",
+                     mode="string", lcs_len=len(s_cpu),
                      threads=ncores)
             base = {"method": r["method"], "gcups": r["gcups"], "seconds": r["seconds"],
                     "threads": ncores, "device": r["device"]}
             if not same_as_cpu:
                 raise SystemExit(f"GPU LCS differs from the CPU's on {data}")
         emit("lcs hirschberg (GPU levels batched, passes >= BATCH_MIN_CELLS; CPU below)",
-             a, b, total, data, base,
+             a, b, total, data, base, scope="call", mode="string",
              lcs_len=len(s), total_s=round(total, 3), gpu_s=round(busy_k, 3),
              transfer_s=round(busy_c, 3), cpu_only_s=round(max(0.0, total - busy_any), 3),
              cpu_core_s=round(cpu_core, 2), gpu_kernel_sum_s=round(st["kernel_s"], 3),
@@ -357,17 +360,16 @@ def sweep_main(args, argv) -> int:
         return [x for x in v.split(",") if x]
 
     grid = list(itertools.product(ints(args.sweep_k), ints(args.sweep_warps),
-                                  words(args.sweep_sync), words(args.sweep_acc),
-                                  words(args.sweep_staging), ints(args.sweep_max_bands)))
+                                  words(args.sweep_sync), words(args.sweep_staging),
+                                  ints(args.sweep_max_bands)))
     for size in args.sizes:
         na, nb = parse_size(size)
         a = acgt[rng.integers(0, 4, na)]
         b = acgt[rng.integers(0, 4, nb)]
         pat, txt = (a, b) if na <= nb else (b, a)
         ref = gpu.final_vector(pat, 0, len(pat), txt, 0, len(txt), False)   # defaults
-        for k, warps, sync, acc, staging, mb in grid:
-            kw = dict(k=k, warps=warps, sync=sync, acc=acc, staging=staging,
-                      max_bands=mb or None)
+        for k, warps, sync, staging, mb in grid:
+            kw = dict(k=k, warps=warps, sync=sync, staging=staging, max_bands=mb or None)
             gpu.final_vector(pat, 0, min(len(pat), 1 << 16), txt, 0, 4096, False, **kw)  # compile
             best, kern, where = float("inf"), None, []
             for r in range(args.repeat):

@@ -269,21 +269,35 @@ def test_full_lcs_default_cutoffs_batched(gpu, na, nb):
 
 
 @pytest.mark.parametrize("sync", ["flag", "tagged"])
-@pytest.mark.parametrize("acc", ["shf", "imad"])
 @pytest.mark.parametrize("k,warps,max_bands", [(1, 1, None), (2, 2, None), (3, 1, None),
                                                (3, 4, 3), (4, 4, None), (2, 1, 2),
                                                (1, 4, 5)])
-def test_vectors_every_variant(gpu, sync, acc, k, warps, max_bands):
-    """Each kernel variant (ring hand-off, carry gathering), K = 3, several bands per block,
-    and launches cut in several (the tagged ring zeroed between launches), on a text longer
-    than the ring, forward and backward, bit for bit against the CPU."""
+def test_vectors_every_variant(gpu, sync, k, warps, max_bands):
+    """Each ring hand-off, K = 3, several bands per block, and launches cut in several (the
+    tagged ring zeroed between launches), on a text longer than the ring, forward and
+    backward, bit for bit against the CPU."""
     rng = np.random.default_rng(k * 100 + warps * 10 + (max_bands or 0))
     p, t = rand(rng, 40_000), rand(rng, 9_000)
     for backward in (False, True):
-        kw = dict(k=k, warps=warps, max_bands=max_bands, sync=sync, acc=acc)
+        kw = dict(k=k, warps=warps, max_bands=max_bands, sync=sync)
         llcs = same_vector(gpu, p, t, backward, **kw)
     ref = rapidfuzz_llcs(p, t)
     assert ref is None or llcs == ref
+
+
+@pytest.mark.parametrize("m,n", [(1, 1), (70, 1), (64 * 64, 31), (64 * 64 + 1, 32),
+                                 (5000, 33), (20_000, 64 * 32 + 1)])
+def test_vectors_short_texts(gpu, m, n):
+    """Texts of one chunk or a few columns over one and several bands (the text ring starts
+    with zero columns; lane 0's first carries come through lane 31), alphabets of 1 to 256
+    symbols, forward and backward."""
+    rng = np.random.default_rng(m + n)
+    for sigma in (1, 4, 20, 256):
+        p = rng.integers(0, sigma, m, dtype=np.uint8).tobytes()
+        t = rng.integers(0, sigma, n, dtype=np.uint8).tobytes()
+        for backward in (False, True):
+            same_vector(gpu, p, t, backward, k=1)
+            same_vector(gpu, p, t, backward, k=2, max_bands=2)
 
 
 @pytest.mark.parametrize("staging", ["pinned", "pageable"])
@@ -306,8 +320,28 @@ def test_band_placement_reported(gpu):
     assert len(where) == 10 and all(0 <= (x >> 8) < 1024 for x in where)
 
 
+def test_plan_keeps_bands_per_sm_low(gpu):
+    """K grows before an SM holds more than _BANDS_PER_SM[K] bands (132 SMs, 32 blocks an
+    SM): DNA patterns of 3 M -> 1, 4 M and 10 M -> 2, 11 M and 30 M -> 4 (several launches
+    only past 4 words a lane); an explicit k is kept."""
+    class Dev:
+        sms = 132
+
+        def blocks_per_sm(self, k, smem, warps=1, sync=None):
+            return 32
+
+    def k_of(m, k=None):
+        K, bands, _ = gpu._plan(Dev(), (m + 63) // 64, 5, k, None)
+        assert bands <= int(132 * gpu._SAFETY) * 32
+        return K
+
+    assert [k_of(m) for m in (3_000_000, 4_000_000, 10_000_000, 11_000_000, 30_000_000)] \
+        == [1, 2, 2, 4, 4]
+    assert k_of(10_000_000, k=1) == 1
+
+
 def test_bad_tuning_is_an_error(gpu):
     p = np.frombuffer(b"ACGT" * 100, np.uint8)
-    for kw in ({"warps": 3}, {"sync": "fence"}, {"acc": "lea"}, {"staging": "mapped"}):
+    for kw in ({"warps": 3}, {"sync": "fence"}, {"staging": "mapped"}):
         with pytest.raises(ValueError):
             gpu.final_vector(p, 0, len(p), p, 0, len(p), False, **kw)

@@ -6,14 +6,19 @@
 // text: lane l holds the K consecutive words l*K .. l*K+K-1 of the band in registers. Each
 // text symbol c advances V by  V = (V + (V & M[c])) | (V & ~M[c])  with the carry passed up
 // the words. Skew: lane l works on text column r - l at step r, so the carry out of lane l
-// at column j reaches lane l+1 exactly when lane l+1 works on column j: one __shfl_up per
-// step moves it, packed (bit 31) with the code of the next column (bits 0..30), which lane l
-// received one step earlier — so each step's mask load is known a full step ahead and the
-// step-to-step dependency is shfl -> add chain -> shfl only.
+// at column j reaches lane l+1 exactly when lane l+1 works on column j: one shuffle per step
+// moves it, and it is all that crosses lanes. A lane reads the code of its column from the
+// warp's text ring in shared memory (written a chunk ahead, so the code and mask loads are
+// off the carry's path); the step-to-step dependency is shuffle -> add chain -> shuffle.
+// A step is 3 ALU instructions a 32-bit limb (and, add with carry, or) plus one to take the
+// carry in; the carry out is turned into a register on the multiply-add pipe (madc), which
+// also gathers the top lane's carry word (earlier, the carry rode in bit 31 of the shuffled
+// code word: three more ALU instructions a step, 18-22% slower; gpu-notes "Session 39").
 //
-// Lane 0 takes its carries from the band below and its codes from the text ("feed"). The
-// top lane of a band collects its carry outs, 32 columns per word (bit 31-i = step 32q+i,
-// i.e. column 32q+i-31), and publishes word q to a ring buffer read by the band above:
+// Lane 0 takes its carries from the band below: lane 31's shuffled word carries them in its
+// bit 31 (lane 31's own carry is in bit 0 there and goes nowhere else). The top lane of a
+// band collects its carry outs, 32 columns per word (bit 31-i = step 32q+i, i.e. column
+// 32q+i-31), and publishes word q to a ring buffer read by the band above:
 // plain store, then st.release of the band's progress counter; the consumer polls with
 // ld.acquire and publishes how far it has read (back-pressure on the ring). Bands are taken
 // by ticket (atomicAdd), so a band only ever waits on bands that already have a warp; the
@@ -31,14 +36,12 @@
 // bands than fit on the GPU at once the host runs several launches in sequence, the top
 // band's carry words of one (cout) feeding band 0 of the next (cin), like the CPU stripes.
 //
-// Variants for measuring (compile-time, lcs.py's `sync` and `acc`; the answer is the same):
+// Variants for measuring (compile-time, lcs.py's `sync`; the answer is the same):
 // LCS_TAGGED=0: ring slots are plain words, published by st.release of the band's progress
 //   counter (a MEMBAR.GPU per chunk on the producer) and read after an ld.acquire of it.
 // LCS_TAGGED=1: a ring slot is one 64-bit word (carry word | (chunk + 1) << 32) written by a
 //   single relaxed store (no fence: data and flag are one single-copy-atomic access); the
 //   consumer loads slot q+1 one chunk ahead and only waits if its tag is not there yet.
-// LCS_ACC_IMAD=0: the top lane's carry word is gathered by a funnel shift (ALU pipe);
-//   1: by acc*2 + carry (IMAD, FMA pipe): one ALU instruction less per step.
 // Blocks may hold several warps (lcs.py's `warps`): each warp takes its own band by ticket
 // and its own slice of shared memory; warps never wait for each other inside a block.
 //
@@ -59,9 +62,7 @@ typedef unsigned short u16;
 #ifndef LCS_TAGGED
 #define LCS_TAGGED 0
 #endif
-#ifndef LCS_ACC_IMAD
-#define LCS_ACC_IMAD 0
-#endif
+#define LCS_TEXT_WORDS 24   // a warp's text ring (96 codes) in shared memory after its masks
 #ifndef LCS_TIMEOUT_NS
 #define LCS_TIMEOUT_NS 10000000000ull   // 10 s without progress: give up (the host raises)
 #endif
@@ -130,105 +131,122 @@ __device__ __noinline__ u64 wait_tag(const u64* slot, u32 tag, u32* err) {
     }
 }
 
-// One step of K words: CF <- bit 31 of `in`; for each word: u = v & m; v = (v + u + CF) |
-// (v & ~m), the carry chained; returns the carry out in bit 31 of the result, the code
-// (bits 0..30 of `in`) in the low bits.
+// One step of K words. CF <- (zin + kl overflows): kl = 0xffffffff takes a 0/1 carry
+// (lanes 1..31: zin is the lane below's z), kl = 0x80000000 the carry in bit 31 (lane 0:
+// zin is lane 31's z). Then for each 32-bit limb: V = (V + (V & M) + CF) | (V & ~M), the
+// carry chained. From the last carry, on the multiply-add pipe: z = r * mult + CF (lanes
+// 0..30: r = 0; lane 31: r * mult holds the band below's carry for lane 0's next column
+// in bit 31 and zeros below it) and acc = 2 * acc + CF (the top lane's carry word).
+template <int K>
+__device__ __forceinline__ void limbs(const u64 (&v)[K], const u64 (&m)[K], u32 (&w)[2 * K],
+                                      u32 (&x)[2 * K]) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const u64 u = v[k] & m[k];
+        w[2 * k] = (u32)v[k];
+        w[2 * k + 1] = (u32)(v[k] >> 32);
+        x[2 * k] = (u32)u;
+        x[2 * k + 1] = (u32)(u >> 32);
+    }
+}
+
+template <int K>
+__device__ __forceinline__ void join(u64 (&v)[K], const u64 (&m)[K], const u32 (&s)[2 * K]) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) v[k] = (((u64)s[2 * k + 1] << 32) | s[2 * k]) | (v[k] & ~m[k]);
+}
+
 template <int K>
 struct Step;
 
 template <>
 struct Step<1> {
-    static __device__ __forceinline__ u32 run(u64 (&v)[1], const u64 (&m)[1], u32 in) {
-        u64 u0 = v[0] & m[0];
-        u32 lo, hi, cf;
+    static __device__ __forceinline__ void run(u64 (&v)[1], const u64 (&m)[1], u32 zin, u32 kl,
+                                               u32 r, u32 mult, u32& z, u32& acc) {
+        u32 w[2], x[2], s[2];
+        limbs<1>(v, m, w, x);
         asm("{\n\t.reg .u32 t;\n\t"
-            "add.cc.u32 t, %3, 0x80000000;\n\t"
-            "addc.cc.u32 %0, %4, %6;\n\t"
-            "addc.cc.u32 %1, %5, %7;\n\t"
-            "addc.u32 %2, 0, 0;\n\t}"
-            : "=r"(lo), "=r"(hi), "=r"(cf)
-            : "r"(in), "r"((u32)v[0]), "r"((u32)(v[0] >> 32)), "r"((u32)u0), "r"((u32)(u0 >> 32)));
-        v[0] = (((u64)hi << 32) | lo) | (v[0] & ~m[0]);
-        return (in & 0x7fffffffu) | (cf << 31);
+            "add.cc.u32 t, %4, %5;\n\t"
+            "addc.cc.u32 %2, %8, %10;\n\t"
+            "addc.cc.u32 %3, %9, %11;\n\t"
+            "madc.lo.u32 %0, %6, %7, 0;\n\t"
+            "madc.lo.u32 %1, %1, 2, 0;\n\t}"
+            : "=r"(z), "+r"(acc), "=r"(s[0]), "=r"(s[1])
+            : "r"(zin), "r"(kl), "r"(r), "r"(mult), "r"(w[0]), "r"(w[1]), "r"(x[0]), "r"(x[1]));
+        join<1>(v, m, s);
     }
 };
 
 template <>
 struct Step<2> {
-    static __device__ __forceinline__ u32 run(u64 (&v)[2], const u64 (&m)[2], u32 in) {
-        u64 u0 = v[0] & m[0], u1 = v[1] & m[1];
-        u32 l0, h0, l1, h1, cf;
+    static __device__ __forceinline__ void run(u64 (&v)[2], const u64 (&m)[2], u32 zin, u32 kl,
+                                               u32 r, u32 mult, u32& z, u32& acc) {
+        u32 w[4], x[4], s[4];
+        limbs<2>(v, m, w, x);
         asm("{\n\t.reg .u32 t;\n\t"
-            "add.cc.u32 t, %5, 0x80000000;\n\t"
-            "addc.cc.u32 %0, %6, %10;\n\t"
-            "addc.cc.u32 %1, %7, %11;\n\t"
-            "addc.cc.u32 %2, %8, %12;\n\t"
-            "addc.cc.u32 %3, %9, %13;\n\t"
-            "addc.u32 %4, 0, 0;\n\t}"
-            : "=r"(l0), "=r"(h0), "=r"(l1), "=r"(h1), "=r"(cf)
-            : "r"(in), "r"((u32)v[0]), "r"((u32)(v[0] >> 32)), "r"((u32)v[1]), "r"((u32)(v[1] >> 32)),
-              "r"((u32)u0), "r"((u32)(u0 >> 32)), "r"((u32)u1), "r"((u32)(u1 >> 32)));
-        v[0] = (((u64)h0 << 32) | l0) | (v[0] & ~m[0]);
-        v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
-        return (in & 0x7fffffffu) | (cf << 31);
+            "add.cc.u32 t, %6, %7;\n\t"
+            "addc.cc.u32 %2, %10, %14;\n\t"
+            "addc.cc.u32 %3, %11, %15;\n\t"
+            "addc.cc.u32 %4, %12, %16;\n\t"
+            "addc.cc.u32 %5, %13, %17;\n\t"
+            "madc.lo.u32 %0, %8, %9, 0;\n\t"
+            "madc.lo.u32 %1, %1, 2, 0;\n\t}"
+            : "=r"(z), "+r"(acc), "=r"(s[0]), "=r"(s[1]), "=r"(s[2]), "=r"(s[3])
+            : "r"(zin), "r"(kl), "r"(r), "r"(mult), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]),
+              "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]));
+        join<2>(v, m, s);
     }
 };
 
 template <>
 struct Step<3> {
-    static __device__ __forceinline__ u32 run(u64 (&v)[3], const u64 (&m)[3], u32 in) {
-        u64 u0 = v[0] & m[0], u1 = v[1] & m[1], u2 = v[2] & m[2];
-        u32 l0, h0, l1, h1, l2, h2, cf;
+    static __device__ __forceinline__ void run(u64 (&v)[3], const u64 (&m)[3], u32 zin, u32 kl,
+                                               u32 r, u32 mult, u32& z, u32& acc) {
+        u32 w[6], x[6], s[6];
+        limbs<3>(v, m, w, x);
         asm("{\n\t.reg .u32 t;\n\t"
-            "add.cc.u32 t, %7, 0x80000000;\n\t"
-            "addc.cc.u32 %0, %8, %14;\n\t"
-            "addc.cc.u32 %1, %9, %15;\n\t"
-            "addc.cc.u32 %2, %10, %16;\n\t"
-            "addc.cc.u32 %3, %11, %17;\n\t"
-            "addc.cc.u32 %4, %12, %18;\n\t"
-            "addc.cc.u32 %5, %13, %19;\n\t"
-            "addc.u32 %6, 0, 0;\n\t}"
-            : "=r"(l0), "=r"(h0), "=r"(l1), "=r"(h1), "=r"(l2), "=r"(h2), "=r"(cf)
-            : "r"(in),
-              "r"((u32)v[0]), "r"((u32)(v[0] >> 32)), "r"((u32)v[1]), "r"((u32)(v[1] >> 32)),
-              "r"((u32)v[2]), "r"((u32)(v[2] >> 32)),
-              "r"((u32)u0), "r"((u32)(u0 >> 32)), "r"((u32)u1), "r"((u32)(u1 >> 32)),
-              "r"((u32)u2), "r"((u32)(u2 >> 32)));
-        v[0] = (((u64)h0 << 32) | l0) | (v[0] & ~m[0]);
-        v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
-        v[2] = (((u64)h2 << 32) | l2) | (v[2] & ~m[2]);
-        return (in & 0x7fffffffu) | (cf << 31);
+            "add.cc.u32 t, %8, %9;\n\t"
+            "addc.cc.u32 %2, %12, %18;\n\t"
+            "addc.cc.u32 %3, %13, %19;\n\t"
+            "addc.cc.u32 %4, %14, %20;\n\t"
+            "addc.cc.u32 %5, %15, %21;\n\t"
+            "addc.cc.u32 %6, %16, %22;\n\t"
+            "addc.cc.u32 %7, %17, %23;\n\t"
+            "madc.lo.u32 %0, %10, %11, 0;\n\t"
+            "madc.lo.u32 %1, %1, 2, 0;\n\t}"
+            : "=r"(z), "+r"(acc), "=r"(s[0]), "=r"(s[1]), "=r"(s[2]), "=r"(s[3]), "=r"(s[4]),
+              "=r"(s[5])
+            : "r"(zin), "r"(kl), "r"(r), "r"(mult), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]),
+              "r"(w[4]), "r"(w[5]), "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(x[4]),
+              "r"(x[5]));
+        join<3>(v, m, s);
     }
 };
 
 template <>
 struct Step<4> {
-    static __device__ __forceinline__ u32 run(u64 (&v)[4], const u64 (&m)[4], u32 in) {
-        u64 u0 = v[0] & m[0], u1 = v[1] & m[1], u2 = v[2] & m[2], u3 = v[3] & m[3];
-        u32 l0, h0, l1, h1, l2, h2, l3, h3, cf;
+    static __device__ __forceinline__ void run(u64 (&v)[4], const u64 (&m)[4], u32 zin, u32 kl,
+                                               u32 r, u32 mult, u32& z, u32& acc) {
+        u32 w[8], x[8], s[8];
+        limbs<4>(v, m, w, x);
         asm("{\n\t.reg .u32 t;\n\t"
-            "add.cc.u32 t, %9, 0x80000000;\n\t"
-            "addc.cc.u32 %0, %10, %18;\n\t"
-            "addc.cc.u32 %1, %11, %19;\n\t"
-            "addc.cc.u32 %2, %12, %20;\n\t"
-            "addc.cc.u32 %3, %13, %21;\n\t"
-            "addc.cc.u32 %4, %14, %22;\n\t"
-            "addc.cc.u32 %5, %15, %23;\n\t"
-            "addc.cc.u32 %6, %16, %24;\n\t"
-            "addc.cc.u32 %7, %17, %25;\n\t"
-            "addc.u32 %8, 0, 0;\n\t}"
-            : "=r"(l0), "=r"(h0), "=r"(l1), "=r"(h1), "=r"(l2), "=r"(h2), "=r"(l3), "=r"(h3),
-              "=r"(cf)
-            : "r"(in),
-              "r"((u32)v[0]), "r"((u32)(v[0] >> 32)), "r"((u32)v[1]), "r"((u32)(v[1] >> 32)),
-              "r"((u32)v[2]), "r"((u32)(v[2] >> 32)), "r"((u32)v[3]), "r"((u32)(v[3] >> 32)),
-              "r"((u32)u0), "r"((u32)(u0 >> 32)), "r"((u32)u1), "r"((u32)(u1 >> 32)),
-              "r"((u32)u2), "r"((u32)(u2 >> 32)), "r"((u32)u3), "r"((u32)(u3 >> 32)));
-        v[0] = (((u64)h0 << 32) | l0) | (v[0] & ~m[0]);
-        v[1] = (((u64)h1 << 32) | l1) | (v[1] & ~m[1]);
-        v[2] = (((u64)h2 << 32) | l2) | (v[2] & ~m[2]);
-        v[3] = (((u64)h3 << 32) | l3) | (v[3] & ~m[3]);
-        return (in & 0x7fffffffu) | (cf << 31);
+            "add.cc.u32 t, %10, %11;\n\t"
+            "addc.cc.u32 %2, %14, %22;\n\t"
+            "addc.cc.u32 %3, %15, %23;\n\t"
+            "addc.cc.u32 %4, %16, %24;\n\t"
+            "addc.cc.u32 %5, %17, %25;\n\t"
+            "addc.cc.u32 %6, %18, %26;\n\t"
+            "addc.cc.u32 %7, %19, %27;\n\t"
+            "addc.cc.u32 %8, %20, %28;\n\t"
+            "addc.cc.u32 %9, %21, %29;\n\t"
+            "madc.lo.u32 %0, %12, %13, 0;\n\t"
+            "madc.lo.u32 %1, %1, 2, 0;\n\t}"
+            : "=r"(z), "+r"(acc), "=r"(s[0]), "=r"(s[1]), "=r"(s[2]), "=r"(s[3]), "=r"(s[4]),
+              "=r"(s[5]), "=r"(s[6]), "=r"(s[7])
+            : "r"(zin), "r"(kl), "r"(r), "r"(mult), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]),
+              "r"(w[4]), "r"(w[5]), "r"(w[6]), "r"(w[7]), "r"(x[0]), "r"(x[1]), "r"(x[2]),
+              "r"(x[3]), "r"(x[4]), "r"(x[5]), "r"(x[6]), "r"(x[7]));
+        join<4>(v, m, s);
     }
 };
 
@@ -252,7 +270,8 @@ struct Strided {
 // ring: the pass's ring, 2*LCS_RING words per band, zeroed (band b writes its own slots,
 // reads band b-1's; LCS_TAGGED=0 uses the first LCS_RING words of each as u32 slots);
 // progress/consumed: the pass's per-band counters; err: the abort flag; cin/cout: carries
-// below band 0 / out of the top band (multi-launch passes) or null. sm: sigma*K*32 words.
+// below band 0 / out of the top band (multi-launch passes) or null. sm: sigma*K*32 words of
+// masks, then LCS_TEXT_WORDS of text ring.
 template <int K, class Pat, class Txt>
 __device__ __forceinline__ void run_band(
     const Pat& pat, long long m, const Txt& txt, long long nq, int sigma, long long word0,
@@ -332,23 +351,36 @@ __device__ __forceinline__ void run_band(
 #endif
     if (__any_sync(FULL_MASK, failed)) return;
 
-    // Initial state (step 0): lane 0 works on column 0 (code txt(0)); the others on
-    // negative columns (code 0, carry 0: no-ops). `out` of lane 0 "at step -1" hands
-    // code(0) to lane 1, which works on column 0 at step 1.
-    const u32 code0 = txt(0);
-    u32 addr = (lane == 0 ? code0 : 0u) * (K * 32) + lane;
-    u32 out = lane == 0 ? code0 : 0u;
+    // Initial state (step 0): lane 0 works on column 0; the others on negative columns
+    // (code 0, carry 0: no-ops). Text ring: the code of column j at (j mod 64), columns of
+    // an even chunk mirrored at 64 + (j mod 64), so a lane's 32 columns of a chunk
+    // (32q - lane .. 32q + 31 - lane) are consecutive; columns -32..-1 are zero. Lane 0's
+    // carry of column 32q+i reaches it in bit 31 of lane 31's z of the step before.
+    u16* tr = reinterpret_cast<u16*>(sm + sigma * K * 32);
+    {
+        const u16 c0 = (u16)txt(lane);
+        tr[lane] = c0;
+        tr[64 + lane] = c0;
+        tr[32 + lane] = 0;
+    }
+    const u64* mlane = sm + lane;
+    const u32 kl = lane == 0 ? 0x80000000u : 0xffffffffu;
+    const int src = (lane + 31) & 31;
+    u32 z = __shfl_sync(FULL_MASK, w_cur << 31, 0);     // carry of column 0 (W[0] bit 0)
+    z = lane == 31 ? z : 0u;
     u32 acc = 0;
-    u32 tnext = txt(lane + 1);              // codes of the feed, one chunk ahead
+    u32 tnext = txt(32 + lane);             // codes of the next chunk
+    __syncwarp();
 
     for (long long q = 0; q < nq; ++q) {
-        // ---- feed of lane 0 for steps 32q .. 32q+31: code(32q+i+1) | carry(32q+i) << 31 ----
+        // ---- lane 0's carries: fw bit i = carry of column 32q+i (i >= 1), bit 0 that of
+        // column 32q+32 (column 32q's came in the chunk before) ----
         u32 fw = 0;
 #if LCS_TAGGED
         if (lane == 0) {
             w_next = tagged_word(q + 1, pend);     // loaded a chunk ago: rarely waits
             const u32 r0 = __brev(w_cur), r1 = __brev(w_next);
-            fw = __funnelshift_l(r0, r1, 1);
+            fw = (__funnelshift_l(r0, r1, 1) & ~1u) | (w_next & 1u);
             // W[0..q+1] are in registers now: their ring slots may be reused.
             if (has_below) {
                 st_relaxed(consumed + (b - 1), (u32)(q + 2));
@@ -359,7 +391,7 @@ __device__ __forceinline__ void run_band(
 #else
         if (lane == 0) {
             const u32 r0 = __brev(w_cur), r1 = __brev(w_next);
-            fw = __funnelshift_l(r0, r1, 1);
+            fw = (__funnelshift_l(r0, r1, 1) & ~1u) | (w_next & 1u);
             // W[0..q+1] are in registers now: their ring slots may be reused.
             if (has_below) st_relaxed(consumed + (b - 1), (u32)(q + 2));
             w_cur = w_next;
@@ -368,25 +400,28 @@ __device__ __forceinline__ void run_band(
         }
 #endif
         fw = __shfl_sync(FULL_MASK, fw, 0);
-        const u32 feed = tnext | (((fw >> lane) & 1u) << 31);
-        tnext = txt((q + 1) * 32 + lane + 1);
-
+        // lane 31 at step i: z = r * mult + carry has the carry of column 32q+i+1 in bit 31
+        // and zeros below it down to bit 0 (its own carry's); other lanes: r = 0
+        const u32 r1 = lane == 31 ? fw : 0u, r2 = r1 & 0x80000000u, r3 = r1 << 31;
+        const u16* tw = tr + ((((int)q & 1) << 5) - lane & 63);
 #pragma unroll
         for (int i = 0; i < 32; ++i) {
-            u32 in = __shfl_up_sync(FULL_MASK, out, 1);
-            const u32 f = __shfl_sync(FULL_MASK, feed, i);
-            in = lane == 0 ? f : in;
+            const u32 zin = __shfl_sync(FULL_MASK, z, src);
+            const u64* mc = mlane + tw[i] * (K * 32);    // one multiply-add a step
             u64 mk[K];
 #pragma unroll
-            for (int k = 0; k < K; ++k) mk[k] = sm[addr + k * 32];
-            addr = (in & 0x7fffffffu) * (K * 32) + lane;
-            out = Step<K>::run(v, mk, in);
-#if LCS_ACC_IMAD
-            asm("mad.lo.u32 %0, %1, 2, %2;" : "=r"(acc) : "r"(acc), "r"(out >> 31));  // IMAD
-#else
-            acc = __funnelshift_l(out, acc, 1);       // (acc << 1) | carry (bit 31 of out)
-#endif
+            for (int k = 0; k < K; ++k) mk[k] = mc[k * 32];
+            Step<K>::run(v, mk, zin, kl, i < 30 ? r1 : i == 30 ? r2 : r3,
+                         i < 30 ? 1u << (30 - i) : 1u, z, acc);
         }
+        __syncwarp();
+        {   // codes of chunk q+1 over those of chunk q-1
+            const int pos = (((int)q + 1) & 1) * 32 + lane;
+            tr[pos] = (u16)tnext;
+            if (pos < 32) tr[pos + 64] = (u16)tnext;
+        }
+        __syncwarp();
+        tnext = txt((q + 2) * 32 + lane);
 
         // ---- publish the top lane's carry word of chunk q ----
         if (lane == 31) {
@@ -423,7 +458,7 @@ __device__ __forceinline__ void run_band(
 // cout:  the top band's carry words (nq + 2 words), or null.
 // where: null, or per band (smid << 8) | warp slot of the warp that ran it (a measuring aid:
 //        how the bands landed on SMs and their four schedulers).
-// Blocks of 32*w threads (w <= 4): each warp a band, sigma*K*32 words of sm each.
+// Blocks of 32*w threads (w <= 4): each warp a band, sigma*K*32 + LCS_TEXT_WORDS words of sm each.
 template <int K>
 __global__ void __launch_bounds__(128, 8)
 llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ tcode,
@@ -446,7 +481,7 @@ llcs_bands(const u16* __restrict__ pcode, long long m, const u16* __restrict__ t
     }
     run_band<K>(Padded{pcode}, m, Padded{tcode}, nq, sigma, word0, total_words, bands, b, V,
                 ring, flags, flags + bands, flags + 2 * bands + 1, cin, cout,
-                sm + (long long)warp * sigma * K * 32);
+                sm + (long long)warp * (sigma * K * 32 + LCS_TEXT_WORDS));
 }
 
 // Each pass's oriented text, zero-padded, into the level's text buffer (lcs_plan.py's

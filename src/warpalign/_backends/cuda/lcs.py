@@ -20,9 +20,10 @@ pattern is cut into several launches in sequence, carries passed through a buffe
 capacity through a host-side budget. Should a launch still wait too long (``TIMEOUT_S``
 without progress), it aborts and the call raises ``BackendError`` naming the kernel.
 
-Measured on one H200 (bench/results/lcs_gpu.jsonl): 76.7 T cells/s for a 10 M × 10 M LLCS
-(K=2, 2442 bands; K=4 gave 64 T there, hence the smallest K that fits), 78 T for 20 M × 10 M;
-the full LCS of 20 M × 10 M in 10.6 s, 4.6 M × 4.6 M E. coli in 2.5 s.
+Measured on one H200 (bench/results/lcs_gpu.jsonl, session 39): ``lcs_length`` of 20 M × 10 M
+random DNA in 2.21 s, 90 T cells/s (K=2, 2442 bands; session 38's kernel, the carry and the
+next code in one shuffled word, 73.8 T), the full LCS of 20 M × 10 M in 5.5 s (6.4 s with
+that kernel in the same process).
 
 Memory per pass: the two strings as 16-bit codes (2·(m + n) bytes), the vector (m/8 bytes),
 the ring (256 bytes per band) and, for multi-launch passes, two carry buffers of n/8 bytes.
@@ -70,16 +71,13 @@ BATCH_MIN_CELLS = 1 << 22
 _FILE = "lcs.cu"
 _KS = (1, 2, 3, 4)         # words per lane; _plan and Resident never pick 3 on their own
 _RING = 64                 # must match LCS_RING in lcs.cu (a band's ring: 2*_RING words)
-#: Kernel variants for measuring (the answer is the same; lcs.cu explains them):
-#: ``sync`` "flag" (release/acquire of a progress counter per chunk) or "tagged" (one 64-bit
-#: store of word and chunk number, no fence; the consumer loads a chunk ahead); ``acc``
-#: "shf" (funnel shift) or "imad" (multiply-add) to gather the top lane's carries. The
-#: defaults are the sweep's best (H100, 20 M x 10 M, K=2, one run: tagged + imad 73.6 T
-#: cells/s, flag + shf 69.4 T, flag + imad 71.8 T, tagged + shf 71.5 T; bench/results/lcs_gpu.jsonl).
+#: Kernel variant for measuring (the answer is the same; lcs.cu explains it): ``sync``
+#: "flag" (release/acquire of a progress counter per chunk) or "tagged" (one 64-bit store of
+#: word and chunk number, no fence; the consumer loads a chunk ahead). The default is the
+#: sweep's best (H100, 20 M x 10 M, K=2, session 19's step: tagged 73.6 T cells/s, flag
+#: 71.8 T; bench/results/lcs_gpu.jsonl).
 SYNCS = ("flag", "tagged")
-ACCS = ("shf", "imad")
 SYNC = "tagged"
-ACC = "imad"
 #: Warps (bands) per block of ``llcs_bands``: 1, 2 or 4 (how warps land on an SM's four
 #: schedulers).
 WARPS = 1
@@ -88,6 +86,11 @@ WARPS = 1
 STAGING = "pinned"
 STAGINGS = ("pinned", "pageable")
 TIMEOUT_S = 10             # a band waits this long for the band below it, then the pass fails
+_TEXT_BYTES = 192          # a warp's text ring (LCS_TEXT_WORDS in lcs.cu)
+#: Bands of K words an SM takes before the next K is preferred (H200, session 39, 4 M text,
+#: T cells/s: 3 M in K=1 at 11 an SM 66, K=2 62; 4 M: K=1 at 15 an SM 67, K=2 81; 10 M:
+#: K=2 at 18.5 an SM 83, K=4 78; 11 M: K=2 at 20.3 an SM 66, K=4 85).
+_BANDS_PER_SM = {1: 12, 2: 20, 3: 20, 4: 20}
 _SAFETY = 0.9              # fraction of the GPU's block slots a launch budget may use
 _MAX_WARPS_PER_SM = 32     # 64 registers a thread: 32 warps fill an SM
 
@@ -183,28 +186,24 @@ class _Device:
         self.kernels = {}
 
     def kernel(self, k: int, smem: int, timeout_s: float = TIMEOUT_S,
-               name: str = "llcs_bands", sync: str | None = None, acc: str | None = None):
+               name: str = "llcs_bands", sync: str | None = None):
         """``name<k>`` (llcs_bands: one pass; llcs_batch: a level's passes) with room for
         ``smem`` bytes of dynamic shared memory; or ``lcs_gather_texts`` / ``lcs_present``
-        (k ignored). ``sync`` / ``acc``: the variant (default :data:`SYNC` / :data:`ACC`)."""
+        (k ignored). ``sync``: the variant (default :data:`SYNC`)."""
         sync = SYNC if sync is None else sync
-        acc = ACC if acc is None else acc
         if sync not in SYNCS:
             raise ValueError(f"invalid sync: {sync!r}; expected one of {SYNCS}")
-        if acc not in ACCS:
-            raise ValueError(f"invalid acc: {acc!r}; expected one of {ACCS}")
         with self.lock:
             plain = name in ("lcs_gather_texts", "lcs_present")
             full = name if plain else f"{name}<{k}>"
-            key = (full, timeout_s, sync, acc)
+            key = (full, timeout_s, sync)
             fn = self.kernels.get(key)
             if fn is None:
                 names = (tuple(f"{n}<{kk}>" for n in ("llcs_bands", "llcs_batch") for kk in _KS)
                          + ("lcs_gather_texts", "lcs_present"))
                 mod = get_module(_FILE, names, (f"LCS_RING={_RING}",
                                                 f"LCS_TIMEOUT_NS={int(timeout_s * 1e9)}ull",
-                                                f"LCS_TAGGED={int(sync == 'tagged')}",
-                                                f"LCS_ACC_IMAD={int(acc == 'imad')}"))
+                                                f"LCS_TAGGED={int(sync == 'tagged')}"))
                 fn = mod.get_function(full)
                 with contextlib.suppress(Exception):   # a hint only
                     fn.preferred_shared_memory_carveout = 100
@@ -214,14 +213,14 @@ class _Device:
         return fn
 
     def blocks_per_sm(self, k: int, smem: int, name: str = "llcs_bands", warps: int = 1,
-                      sync: str | None = None, acc: str | None = None) -> int:
+                      sync: str | None = None) -> int:
         """Resident blocks (of ``warps`` warps) per SM of the K-word kernel with ``smem``
         bytes of shared memory a block (0: does not fit)."""
         if smem > self.smem_optin:
             return 0
         by_smem = self.smem_sm // (smem + self.reserved)
         bpsm = min(_MAX_WARPS_PER_SM // warps, by_smem)
-        fn = self.kernel(k, smem, name=name, sync=sync, acc=acc)
+        fn = self.kernel(k, smem, name=name, sync=sync)
         with contextlib.suppress(Exception):   # no occupancy API: keep the estimate
             occ = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
                 fn.ptr, 32 * warps, smem)
@@ -249,15 +248,21 @@ def _stream():
     return s
 
 
+def _smem(sigma1: int, k: int, warps: int = 1) -> int:
+    """Dynamic shared memory of a block: per warp its masks and its text ring."""
+    return (sigma1 * k * 32 * 8 + _TEXT_BYTES) * warps
+
+
 def _plan(dev: _Device, words: int, sigma1: int, k: int | None, max_bands: int | None,
-          warps: int = 1, sync: str | None = None, acc: str | None = None):
+          warps: int = 1, sync: str | None = None):
     """(K, bands per launch, blocks per SM): the smallest K (of 1, 2, 4; or ``k``) whose
-    bands all fit at once, else the K that fits the most words per launch (several
+    bands all fit at once, at most :data:`_BANDS_PER_SM` of them an SM, else the smallest
+    K whose bands fit at all, else the K that fits the most words per launch (several
     launches). A block is ``warps`` bands."""
-    best = None
+    best = crowded = None
     for kk in ((k,) if k else (1, 2, 4)):
-        smem = sigma1 * kk * 32 * 8 * warps
-        bpsm = dev.blocks_per_sm(kk, smem, warps=warps, sync=sync, acc=acc)
+        smem = _smem(sigma1, kk, warps)
+        bpsm = dev.blocks_per_sm(kk, smem, warps=warps, sync=sync)
         if bpsm == 0:
             continue
         cap = int(dev.sms * _SAFETY) * bpsm * warps
@@ -265,13 +270,15 @@ def _plan(dev: _Device, words: int, sigma1: int, k: int | None, max_bands: int |
             cap = min(cap, max_bands)
         need = -(-words // (32 * kk))
         if need <= cap:
-            return kk, need, bpsm
-        if best is None or cap * kk > best[1] * best[0]:
+            if k or need <= dev.sms * _BANDS_PER_SM[kk]:
+                return kk, need, bpsm
+            crowded = crowded or (kk, need, bpsm)
+        elif best is None or cap * kk > best[1] * best[0]:
             best = (kk, cap, bpsm)
-    if best is None:
-        raise BackendUnavailable(f"LCS kernel: an alphabet of {sigma1 - 1} symbols does not "
-                                 "fit in shared memory")
-    return best
+    if crowded or best:
+        return crowded or best
+    raise BackendUnavailable(f"LCS kernel: an alphabet of {sigma1 - 1} symbols does not "
+                             "fit in shared memory")
 
 
 _remap_kernel = None
@@ -297,12 +304,11 @@ def _upload(host: np.ndarray, staging: str, stream):
 
 
 def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_bands=None,
-                 timeout_s=TIMEOUT_S, warps=None, sync=None, acc=None, staging=None,
-                 where=None):
+                 timeout_s=TIMEOUT_S, warps=None, sync=None, staging=None, where=None):
     """The pattern's bit-vector after the whole text (see ``_backends/cpu/lcs.final_vector``).
     Tuning (tests, bench): ``k`` words per thread, ``max_bands`` bands per launch at most
     (default: chosen for the device); ``warps`` bands per block (default :data:`WARPS`);
-    ``sync`` / ``acc`` the kernel variant (:data:`SYNCS`, :data:`ACCS`); ``staging``
+    ``sync`` the kernel variant (:data:`SYNCS`); ``staging``
     :data:`STAGINGS`; ``where``: a list that receives, per band of the first launch,
     ``(smid << 8) | warp slot`` (measuring aid). ``timeout_s`` seconds a band waits for
     the band below before the pass fails with BackendError.
@@ -351,9 +357,9 @@ def final_vector(pat, p_lo, p_hi, txt, t_lo, t_hi, backward, *, k=None, max_band
         _remap()(T_d, cmap_d, tc[:n])
         del P_d, T_d
         sigma1 = sigma + 1
-        K, cap, bpsm = _plan(dev, W, sigma1, k, max_bands, warps, sync, acc)
-        smem = sigma1 * K * 32 * 8 * warps
-        fn = dev.kernel(K, smem, timeout_s, sync=sync, acc=acc)
+        K, cap, bpsm = _plan(dev, W, sigma1, k, max_bands, warps, sync)
+        smem = _smem(sigma1, K, warps)
+        fn = dev.kernel(K, smem, timeout_s, sync=sync)
         V_d = cupy.empty(W, cupy.uint64)
         words_per_launch = cap * 32 * K
         launches = -(-W // words_per_launch)
@@ -448,7 +454,7 @@ class Resident:
         _add_stats((("copy", ev0, ev1),), h2d_s=time.perf_counter() - t0)
         self.options = {}   # K -> (bands at once, blocks per SM, shared memory bytes)
         for kk in ((k,) if k else _KS):
-            smem = self.sigma1 * kk * 32 * 8
+            smem = _smem(self.sigma1, kk)
             bpsm = self.dev.blocks_per_sm(kk, smem, "llcs_batch")
             if bpsm > 0:
                 cap = int(self.dev.sms * _SAFETY) * bpsm
