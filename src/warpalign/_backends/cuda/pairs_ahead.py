@@ -125,7 +125,8 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
         sides.append((c, bad, None, top))
     scored = None
     if all(bad < 0 and top < 4 for _, bad, _, top in sides):
-        result = host[scores_at - xsize:].copy().view(np.int32)
+        # a view of the pinned read (it holds the memory; the job copies the scores once)
+        result = host[scores_at - xsize:].view(np.int32)
         nflag = int(result[npairs])
         flagged = (np.sort(d_flag[:nflag].get()).astype(np.int64) if nflag
                    else np.zeros(0, np.int64))
