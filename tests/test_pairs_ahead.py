@@ -7,6 +7,7 @@ of encode.cu and pairs.cu; the device tests (test_cuda_pairs.py) run the real on
 
 from __future__ import annotations
 
+import ctypes
 from collections import OrderedDict
 from types import SimpleNamespace
 
@@ -59,6 +60,11 @@ class DevArray(np.ndarray):
     def __cuda_array_interface__(self):
         return {}
 
+    @property
+    def data(self):
+        """The device pointer (here the host address: the runtime's memset below)."""
+        return SimpleNamespace(ptr=self.ctypes.data)
+
     def __array_finalize__(self, obj):
         self.owner = getattr(obj, "owner", None)
 
@@ -68,6 +74,8 @@ DevArray.__module__ = "cupy._emulated"
 
 class _Stream:
     """The emulated device's one stream (a context manager, as CuPy's)."""
+
+    ptr = 0
 
     def synchronize(self):
         pass
@@ -97,7 +105,12 @@ class Device:
         self.cuda = SimpleNamespace(get_current_stream=lambda: stream, Event=lambda: event,
                                     get_elapsed_time=lambda a, b: 0.0,
                                     Device=lambda: SimpleNamespace(id=0),
-                                    alloc_pinned_memory=bytearray)
+                                    alloc_pinned_memory=bytearray,
+                                    runtime=SimpleNamespace(memsetAsync=self._memset))
+
+    @staticmethod
+    def _memset(ptr, value, size, stream):
+        ctypes.memset(ptr, value, size)
 
     def put(self, a):
         out = np.array(a).view(DevArray)

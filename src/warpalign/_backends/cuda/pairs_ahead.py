@@ -96,7 +96,10 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
     clock = Clock(cp)
     clock.mark("encode")
     buf = cp.empty(total, dtype=cp.uint8)
-    buf[xsize:].fill(0)                    # the pad, the flags and the scores: one memset
+    # the pad, the flags and the scores: one memset (by the runtime: ``fill`` took ~17 us
+    # of the host's time before the GPU had work)
+    cp.cuda.runtime.memsetAsync(buf.data.ptr + xsize, 0, total - xsize,
+                                cp.cuda.get_current_stream().ptr)
     flags = buf[at:scores_at].view(cp.uint64)
     d_y = cp.empty(max(ysize, 1), dtype=cp.uint8)
     codes = [buf[:xsize], d_y[:ysize]]
