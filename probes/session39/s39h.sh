@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# session 39 call H (one H200): p39h (CuPy row A/B of the host trims), the cuda pairs
+# tests of the CuPy inputs, pairs_call's CuPy row.
+set -u
+R=$PWD
+OUT=${OUT:-$R/out}; mkdir -p $OUT
+export PYTHONUNBUFFERED=1 WARPALIGN_SHARED_DATA="$R/.carry/data"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl > /dev/null 2>&1
+export PYTHONPATH=$R/src:/tmp/site
+nvidia-smi --query-gpu=name --format=csv,noheader
+T0=$(date +%s)
+timeout 120 python3 .carry/p39/p39h.py 2>&1 | tail -6; echo "p39h t=$(( $(date +%s) - T0 ))"
+timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_cuda_pairs_ahead.py tests/test_pairs_inputs.py tests/test_pairs_ahead.py > $OUT/tests.log 2>&1; echo "tests rc=$? t=$(( $(date +%s) - T0 ))"
+tail -2 $OUT/tests.log
+timeout 80 python3 bench/pairs_call.py --backend cuda -m 128 -n 4096 --inputs cupy --repeat 41 --out $OUT/pc.jsonl > /dev/null 2>&1; echo "pairs_call rc=$? t=$(( $(date +%s) - T0 ))"
+python3 -c "
+import json
+for l in open('$OUT/pc.jsonl'):
+    r=json.loads(l); p=r['params']; print(p.get('input'), round(r['seconds']*1e3,3), round(r['gcups'],1))"
