@@ -90,7 +90,7 @@ _TEXT_BYTES = 192          # a warp's text ring (LCS_TEXT_WORDS in lcs.cu)
 #: Bands of K words an SM takes before the next K is preferred (H200, session 39, 4 M text,
 #: T cells/s: 3 M in K=1 at 11 an SM 66, K=2 62; 4 M: K=1 at 15 an SM 67, K=2 81; 10 M:
 #: K=2 at 18.5 an SM 83, K=4 78; 11 M: K=2 at 20.3 an SM 66, K=4 85).
-_BANDS_PER_SM = {1: 12, 2: 20, 3: 20, 4: 20}
+_BANDS_PER_SM = {1: 12, 2: 20, 4: 20}   # K=3 only when asked for (then not looked up)
 _SAFETY = 0.9              # fraction of the GPU's block slots a launch budget may use
 _MAX_WARPS_PER_SM = 32     # 64 registers a thread: 32 warps fill an SM
 
