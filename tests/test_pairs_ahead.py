@@ -39,6 +39,7 @@ MASK = (1 << 64) - 1
 def _fresh_caches(monkeypatch):
     """Kept plans and tables of this test only (the emulated device is device 0)."""
     monkeypatch.setattr(gpu_pairs, "_plans", OrderedDict())
+    monkeypatch.setattr(gpu_pairs, "_zeros", {})
     monkeypatch.setattr(gpu_encode, "_tables", {})
 
 
@@ -106,11 +107,19 @@ class Device:
                                     get_elapsed_time=lambda a, b: 0.0,
                                     Device=lambda: SimpleNamespace(id=0),
                                     alloc_pinned_memory=bytearray,
-                                    runtime=SimpleNamespace(memsetAsync=self._memset))
+                                    runtime=SimpleNamespace(memsetAsync=self._memset,
+                                                            memcpyAsync=self._memcpy,
+                                                            memcpyDeviceToHost=2))
 
     @staticmethod
     def _memset(ptr, value, size, stream):
         ctypes.memset(ptr, value, size)
+
+    def _memcpy(self, dst, src, size, kind, stream):
+        """The runtime's copy (pointers are host addresses here); a copy to the host
+        counts as a read, as ``get`` does."""
+        self.reads += kind == 2
+        ctypes.memmove(dst, src, size)
 
     def put(self, a):
         out = np.array(a).view(DevArray)

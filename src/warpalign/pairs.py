@@ -240,7 +240,6 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
                     f"cupy.asnumpy({side.source}) to score it on the CPU")
     if batch_residues is None:
         batch_residues = BATCH_RESIDUES[engine]
-    encode = engine_for("encode", engine, "auto")
     table = scoring.alphabet.code_table
     check = scoring.alphabet.name != "bytes"
     counting = needs_counts(scoring)
@@ -281,6 +280,9 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         (codes, offsets, largest code) each."""
         t0 = time.perf_counter()
         starts, raws = sides(lo, hi)
+        # looked up here, not before the pairs_ahead engine's batches (~12 us of their
+        # host time before the GPU's first work, session 40)
+        encode = engine_for("encode", engine, "auto")
         with numba_threads(threads):
             encoded = encode(raws, table, check=check, counts=counting)
         return checked(lo, hi, starts, encoded), time.perf_counter() - t0

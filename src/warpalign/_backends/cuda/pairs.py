@@ -437,6 +437,27 @@ def kept_plan(cp, key: tuple | None, make) -> tuple:
     return plan, device
 
 
+#: Four zero ``uint64`` words per device (:func:`zero_words`), made once and kept.
+_zeros: dict = {}
+_zeros_lock = threading.Lock()
+
+
+def zero_words(cp):
+    """Four zero ``uint64`` words on the current device, made once and kept (a fresh
+    ``cp.zeros`` took ~14 us of the host's time a call before ww_dna's launch, session
+    40): the open guard and the unused buffer arguments of :func:`queue_wordwise`'s
+    kernels, which no kernel writes (one band has no band buffer; the score-only kernels
+    no targets or ends), complete before it is kept (any stream may read it after)."""
+    dev = cp.cuda.Device().id
+    kept = _zeros.get(dev)
+    if kept is None:
+        made = cp.zeros(4, dtype=cp.uint64)
+        cp.cuda.get_current_stream().synchronize()
+        with _zeros_lock:
+            kept = _zeros.setdefault(dev, made)
+    return kept
+
+
 def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag, d_nflag,
                    clock: Clock, kernel_runs: int = 1, guard=None) -> None:
     """Queue ``plan``'s kernels on the current stream (``mod``: a module of its
@@ -447,7 +468,7 @@ def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag,
     ww_dna (pairs.cu: they write nothing when a code is above 3); None: always open."""
     tab = plan.tab
     d_xo, d_yo, d_table = device[:3]
-    dummy = cp.zeros(4, dtype=cp.uint64)        # unused buffers, and the open guard
+    dummy = zero_words(cp)                      # unused buffers, and the open guard
     guard = dummy if guard is None else guard
     for name, bits, g, bands, nitems, grid, at, pack, ncols in plan.launches:
         thr = ww_threshold(bits, tab.smax)
