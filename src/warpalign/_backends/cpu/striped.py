@@ -49,8 +49,11 @@ from .pairwise import GLOBAL, LOCAL, SEMIGLOBAL, score_end
 #: Lanes per vector: 64 bytes of int16 or int32.
 LANES16 = 32
 LANES32 = 16
-#: Segments between two snapshots of the column maxima (the end-cell search).
-BLOCK = 64
+#: Segments between two snapshots of the column maxima (the end-cell search). Each block
+#: ends the vectorized segment loop (its vectors stored, the loop's remainder run): at 64
+#: that cost a 100 kbp pair ~20% of its time on one core (Zen 4, session 40; 256-1024
+#: within the noise of each other), where the search reads at most a block of a lane.
+BLOCK = 512
 #: Smallest value the int32 kernel stores ("-inf"); real values stay above NEG32 + 2**28.
 NEG32 = -(1 << 29)
 #: Pairs of fewer cells (or a striped sequence shorter than this) run the scalar kernel.
