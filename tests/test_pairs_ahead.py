@@ -39,7 +39,6 @@ MASK = (1 << 64) - 1
 def _fresh_caches(monkeypatch):
     """Kept plans and tables of this test only (the emulated device is device 0)."""
     monkeypatch.setattr(gpu_pairs, "_plans", OrderedDict())
-    monkeypatch.setattr(gpu_pairs, "_zeros", {})
     monkeypatch.setattr(gpu_encode, "_tables", {})
 
 

@@ -294,9 +294,10 @@ _tables_lock = threading.Lock()
 
 
 def device_table(cp, table: np.ndarray):
-    """The alphabet's code table (256 bytes) on the current device, uploaded once and kept
-    (:data:`TABLES_KEPT`): immutable, only read by the kernels, and complete before it is
-    kept (any stream may read it after)."""
+    """The alphabet's code table (256 bytes; or another small constant: the pair kernels'
+    zero words) on the current device, uploaded once and kept (:data:`TABLES_KEPT`):
+    immutable, only read by the kernels, and complete before it is kept (any stream may
+    read it after)."""
     host = np.ascontiguousarray(table, dtype=np.uint8)
     key = (cp.cuda.Device().id, host.tobytes())
     with _tables_lock:

@@ -437,25 +437,18 @@ def kept_plan(cp, key: tuple | None, make) -> tuple:
     return plan, device
 
 
-#: Four zero ``uint64`` words per device (:func:`zero_words`), made once and kept.
-_zeros: dict = {}
-_zeros_lock = threading.Lock()
+_ZERO_WORDS = bytes(32)
 
 
 def zero_words(cp):
-    """Four zero ``uint64`` words on the current device, made once and kept (a fresh
-    ``cp.zeros`` took ~14 us of the host's time a call before ww_dna's launch, session
-    40): the open guard and the unused buffer arguments of :func:`queue_wordwise`'s
-    kernels, which no kernel writes (one band has no band buffer; the score-only kernels
-    no targets or ends), complete before it is kept (any stream may read it after)."""
-    dev = cp.cuda.Device().id
-    kept = _zeros.get(dev)
-    if kept is None:
-        made = cp.zeros(4, dtype=cp.uint64)
-        cp.cuda.get_current_stream().synchronize()
-        with _zeros_lock:
-            kept = _zeros.setdefault(dev, made)
-    return kept
+    """Four zero ``uint64`` words on the current device, kept with the code tables
+    (:func:`~.encode.device_table`: made once, complete before kept; a fresh ``cp.zeros``
+    took ~14 us of the host's time a call before ww_dna's launch, session 40): the open
+    guard and the unused buffer arguments of :func:`queue_wordwise`'s kernels, which no
+    kernel writes (one band has no band buffer; the score-only kernels no targets or
+    ends)."""
+    from .encode import device_table
+    return device_table(cp, np.frombuffer(_ZERO_WORDS, np.uint8)).view(cp.uint64)
 
 
 def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag, d_nflag,
