@@ -20,6 +20,7 @@ computed or read on the host).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -189,10 +190,8 @@ def gather(source: Any, alphabet: Alphabet, what: str) -> Gathered:
         rows, length = source.shape
         if not source.flags.c_contiguous:
             source = source.copy(order="C")
-        # one pass (an arange and an in-place multiply took 23 us on the device hosts)
-        offsets = (np.arange(0, (rows + 1) * length, length, dtype=np.int64) if length
-                   else np.zeros(rows + 1, np.int64))
-        return Gathered(source.reshape(-1), offsets, None, what, length=int(length))
+        return Gathered(source.reshape(-1), row_offsets(rows, length), None, what,
+                        length=int(length))
     if is_device_array(source) and source.ndim == 1:          # one sequence, as NumPy's
         if source.dtype != np.uint8:
             raise InputError(f"{what}: sequence arrays must have dtype uint8, got {source.dtype}")
@@ -205,6 +204,29 @@ def gather(source: Any, alphabet: Alphabet, what: str) -> Gathered:
     raw, lengths = join_raw(names, seqs, alphabet, label)
     offsets = running_sums(lengths)
     return Gathered(raw, offsets, names, label or what)
+
+
+#: Rows up to which :func:`row_offsets` keeps an answer (8 MB of offsets).
+ROWS_KEPT = 1 << 20
+
+
+def row_offsets(rows: int, length: int) -> np.ndarray:
+    """The offsets of ``rows`` rows of ``length`` characters each (int64, read-only): kept
+    per shape up to :data:`ROWS_KEPT` rows (an ``arange`` of 32,769 took ~14 us a side of
+    each call from 2-D arrays; nothing writes into a side's offsets)."""
+    if rows <= ROWS_KEPT:
+        return _kept_row_offsets(int(rows), int(length))
+    return _row_offsets(rows, length)
+
+
+def _row_offsets(rows: int, length: int) -> np.ndarray:
+    offsets = (np.arange(0, (rows + 1) * length, length, dtype=np.int64) if length
+               else np.zeros(rows + 1, np.int64))
+    offsets.setflags(write=False)
+    return offsets
+
+
+_kept_row_offsets = functools.lru_cache(maxsize=8)(_row_offsets)
 
 
 def _join_homogeneous(items: list | tuple, alphabet: Alphabet, what: str) -> Gathered | None:
