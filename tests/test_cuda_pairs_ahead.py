@@ -218,3 +218,90 @@ def test_one_read_paths_serve_every_thread(monkeypatch):
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(run, cases))
     assert 1 <= len(gpu._plans) <= 2
+
+
+def _packed_both_ways(cp, xoff, yoff, ychars, table):
+    """Each ww_dna launch's columns packed by ww_ypack from y's encoded codes and by
+    ww_ypack_raw from its characters, with the encode's and ww_ypack_raw's flags."""
+    from warpalign._backends.cuda import encode as gpu_encode
+    from warpalign._backends.cuda import pairs as gpu
+    plan, device = gpu.planned_wordwise(cp, None, xoff, None, yoff, PAPER, "local", rows=None,
+                                        prefetch=None, largest=3)
+    mod = gpu.pairs_module((*plan.names, "ww_ypack_raw"))
+    codes = cp.empty(max(ychars.size, 1), dtype=cp.uint8)[:ychars.size]
+    by_encode, by_raw = cp.zeros(2, dtype=cp.uint64), cp.zeros(2, dtype=cp.uint64)
+    gpu_encode.queue_encode(cp, [ychars], table, [codes], by_encode)
+    d_table, open_guard = gpu_encode.device_table(cp, table), cp.zeros(4, dtype=cp.uint64)
+    columns = []
+    for _, _, g, _, nitems, _, at, pack, _ in plan.launches:
+        nall = device[pack].size - 1
+        head = (device[1], device[at], np.int32(nitems), np.int32(2 * g), device[pack],
+                np.int32(nall))
+        size = int(plan.small[pack][-1]) // 4
+        one, two = cp.full(size, 7, cp.uint32), cp.full(size, 9, cp.uint32)
+        grid = (min(nall, 65535),)
+        mod.get_function("ww_ypack")(grid, (128,), (codes, *head, one, open_guard))
+        mod.get_function("ww_ypack_raw")(grid, (128,), (ychars, *head, two, d_table, by_raw))
+        columns.append((one.get(), two.get()))
+    return columns, by_encode.get(), by_raw.get()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_y_packed_from_characters_as_from_codes(seed):
+    # ww_ypack_raw (y encoded into ww_dna's columns in one pass) writes ww_ypack's bytes
+    # from the encode's codes and the largest code as encode_bytes does (255: a bad
+    # character; the first one's index is left to encode_bytes): pairs of any lengths
+    # (several launches, odd offsets), y read at an odd address, lowercase, N, IUPAC, bad
+    # characters in several pairs
+    cp = pytest.importorskip("cupy")
+    rng = np.random.default_rng(90 + seed)
+    n = 600
+    xl, yl = rng.integers(1, 140, n), rng.integers(0, 2000, n)
+    xl[:3], yl[3:6] = (900, 30, 1), 0
+    xoff = np.concatenate([[0], np.cumsum(xl)]).astype(np.int64)
+    yoff = np.concatenate([[0], np.cumsum(yl)]).astype(np.int64)
+    chars = _rows(rng, 1, int(yoff[-1]) + 1, b"ACGTacgt")[0]
+    table = PAPER.alphabet.code_table
+    cases = {"acgt": chars.copy()}
+    cases["n-iupac"] = chars.copy()
+    cases["n-iupac"][rng.integers(0, chars.size, 40)] = np.frombuffer(b"NnRY", np.uint8)[
+        rng.integers(0, 4, 40)]
+    cases["bad"] = cases["n-iupac"].copy()
+    cases["bad"][[int(yoff[500]) + 1, int(yoff[17]) + 9, int(yoff[450])]] = ord("#")
+    for label, raw in cases.items():
+        whole = cp.asarray(raw)
+        for ychars in (whole[:-1], whole[1:]):        # aligned, then one byte off
+            columns, by_encode, by_raw = _packed_both_ways(cp, xoff, yoff, ychars, table)
+            assert len(columns) >= 2, label
+            for one, two in columns:
+                assert np.array_equal(one, two), label
+            assert by_raw.tolist() == [0, by_encode[1]], label
+            assert by_raw[1] == int(table[ychars.get()].max()), label   # 255: bad
+
+
+def test_y_codes_or_not_the_same_batch():
+    # encode_and_score with y's codes or packed from its characters: the same scores,
+    # saturated pairs, flags and x codes; y's codes made only where the caller needs them
+    cp = pytest.importorskip("cupy")
+    from warpalign._backends.cuda import pairs_ahead
+    rng = np.random.default_rng(95)
+    X, Y = _rows(rng, 120, 3400), _rows(rng, 120, 3500)
+    Y[:3, 50:3450] = X[:3]                                   # 34,000: past 16-bit lanes
+    xoff, yoff = np.arange(121) * 3400, np.arange(121) * 3500
+    table = BIG.alphabet.code_table
+    raws = [cp.asarray(X.ravel()), cp.asarray(Y.ravel())]
+    got = [pairs_ahead.encode_and_score(raws, table, xoff, yoff, BIG, y_codes=y_codes)
+           for y_codes in (True, False)]
+    (sides_a, (scores_a, flagged_a), _), (sides_b, (scores_b, flagged_b), _) = got
+    assert scores_a.tolist() == scores_b.tolist() and flagged_a.tolist() == flagged_b.tolist()
+    assert flagged_a.tolist() == [0, 1, 2]                  # so y's codes are there again
+    for a, b in zip(sides_a, sides_b):
+        assert a[1:] == b[1:] and np.array_equal(a[0].get(), b[0].get())
+    unflagged = np.setdiff1d(np.arange(120), flagged_a)
+    want = _cpu(X[unflagged], Y[unflagged], BIG).scores
+    assert np.array_equal(scores_b[unflagged], want)
+    sides, (scores, flagged), _ = pairs_ahead.encode_and_score(
+        [raws[0][:3400 * 50], raws[1][:3500 * 50]], table, xoff[:51], yoff[:51], PAPER,
+        y_codes=False)
+    assert sides[1][0] is None and flagged.size == 0
+    assert scores.tolist() == _cpu(X[:50], Y[:50], PAPER).scores.tolist()

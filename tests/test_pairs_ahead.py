@@ -149,6 +149,8 @@ class Device:
             return self._encode
         if name == "ww_ypack":
             return self._ypack
+        if name == "ww_ypack_raw":
+            return self._ypack_raw
         assert name.startswith("ww_dna<"), name       # pairs_ahead launches no other
         return self._dna
 
@@ -170,6 +172,26 @@ class Device:
         self.launched.append(("ww_ypack", not self._closed(guard)))
         if self._closed(guard):
             return
+        self._columns(y, yo, items, nitems, front, ypoff, nall, ypk)
+
+    def _ypack_raw(self, grid, block, args):
+        """ww_ypack from characters: y's codes by the table, its largest code (of the
+        items' pairs) into the second flag word (not the first bad index), the columns
+        written whatever the codes (no guard)."""
+        raw, yo, items, nitems, front, ypoff, nall, ypk, table, flags = args
+        self.launched.append(("ww_ypack_raw", True))
+        codes = np.asarray(table)[np.asarray(raw)]
+        mine = np.zeros(codes.size, bool)               # the characters of its pairs
+        for p in np.asarray(items[:2 * int(nitems)]).tolist():
+            if p >= 0:
+                mine[int(yo[p]):int(yo[p + 1])] = True
+        flags[1] = max(int(flags[1]), int(codes[mine].max(initial=0)))
+        self._columns(codes, yo, items, nitems, front, ypoff, nall, ypk)
+
+    @staticmethod
+    def _columns(y, yo, items, nitems, front, ypoff, nall, ypk):
+        """ww_ypack's bytes: per item slot and column, 8 * (5 * a + b), codes clamped to 4
+        (4 also outside a pair)."""
         out = ypk.view(np.uint8)
         for i in range(int(nall)):
             pair = items[2 * i:2 * i + 2] if i < nitems else [-1, -1]
@@ -186,6 +208,9 @@ class Device:
         (x, xo, yo, ypk, ypoff, items, nitems, g, bands, table, ge, thr, one, bound,
          bstride, out, flagged, nflag, guard) = args
         self.launched.append(("ww_dna", not self._closed(guard)))
+        # the scoring's table of ww_dna (words of 4 byte scores, then the pad's)
+        want = gpu_pairs.ww_table(self.scoring, True, None, None, 3, None).table
+        assert np.array_equal(np.asarray(table), want)
         if self._closed(guard):
             return
         end = int(xo[-1])
@@ -211,14 +236,18 @@ class Device:
                     out[p] = score
 
 
-def _ahead(device, xs: np.ndarray, ys: np.ndarray, scoring=PAPER):
-    """pairs_ahead on the emulated device for 2-D arrays of characters (host arrays)."""
+def _ahead(device, xs: np.ndarray, ys: np.ndarray, scoring=PAPER, y_codes=True,
+           offsets=None):
+    """pairs_ahead on the emulated device for 2-D arrays of characters (host arrays), or
+    1-D ones with ``offsets`` (x's, y's)."""
     table = scoring.alphabet.code_table
-    xoff = np.arange(xs.shape[0] + 1) * xs.shape[1]
-    yoff = np.arange(ys.shape[0] + 1) * ys.shape[1]
+    if offsets is None:
+        offsets = (np.arange(xs.shape[0] + 1) * xs.shape[1],
+                   np.arange(ys.shape[0] + 1) * ys.shape[1])
     with emulated(device, device.module):
         raws = [device.put(xs.ravel()), device.put(ys.ravel())]
-        return pairs_ahead.encode_and_score(raws, table, xoff, yoff, scoring, "local")
+        return pairs_ahead.encode_and_score(raws, table, *offsets, scoring, "local",
+                                            y_codes=y_codes)
 
 
 def _rows(rng, rows, length, letters=b"ACGTacgt"):
@@ -333,21 +362,79 @@ def test_ahead_scores_with_one_read_back():
     assert again[1][0].tolist() == scores.tolist()
 
 
-def test_ahead_saturated_pairs_are_read_in_a_second_copy():
+def test_ahead_packs_y_from_its_characters_without_codes():
+    # y_codes=False: y is encoded by ww_ypack_raw into ww_dna's columns (no code array),
+    # the same scores with one read; its flags as the encode engine's
+    rng = np.random.default_rng(86)
+    xs, ys = _rows(rng, 29, 33), _rows(rng, 29, 131)
+    ys[:9, 20:53] = xs[:9]
+    device = Device(PAPER)
+    sides, (scores, flagged), timings = _ahead(device, xs, ys, y_codes=False)
+    # y first (the longest work before ww_dna), then x's encode
+    assert [name for name, _ in device.launched] == ["ww_ypack_raw", "encode_bytes", "ww_dna"]
+    assert device.reads == 1 and flagged.size == 0 and {"pack", "swa"} <= set(timings)
+    assert scores.tolist() == _exact(xs, ys, PAPER) and max(scores) >= 66
+    assert sides[1][0] is None and sides[1][1:] == (-1, None, 3)
+    assert np.array_equal(np.asarray(sides[0][0]), cpu_encode(xs.ravel(),
+                                                               PAPER.alphabet.code_table)[0])
+
+
+def test_ahead_packs_y_of_any_lengths_in_several_launches():
+    # pairs of many lengths (one 1-D buffer each side, offsets of their own): several
+    # ww_dna launches, each packing its own pairs' characters; y's codes or not, the same
+    rng = np.random.default_rng(87)
+    xl, yl = rng.integers(0, 70, 41), rng.integers(0, 300, 41)
+    xl[0], yl[1] = 200, 0                                   # several bands; an empty target
+    xoff, yoff = np.concatenate([[0], np.cumsum(xl)]), np.concatenate([[0], np.cumsum(yl)])
+    xs, ys = _rows(rng, 1, int(xoff[-1]))[0], _rows(rng, 1, int(yoff[-1]))[0]
+    want = [int(score_end(cpu_encode(xs[a:b], PAPER.alphabet.code_table)[0],
+                          cpu_encode(ys[c:d], PAPER.alphabet.code_table)[0], PAPER.matrix,
+                          PAPER.gap_open, PAPER.gap_extend, LOCAL)[0])
+            for a, b, c, d in zip(xoff, xoff[1:], yoff, yoff[1:])]
+    got = []
+    for y_codes in (True, False):
+        device = Device(PAPER)
+        _, (scores, _), _ = _ahead(device, xs, ys, y_codes=y_codes, offsets=(xoff, yoff))
+        packs = [n for n, _ in device.launched if n.startswith("ww_ypack")]
+        assert len(packs) >= 2 and set(packs) == {"ww_ypack" if y_codes else "ww_ypack_raw"}
+        got.append(scores.tolist())
+    assert got == [want, want]
+    ys[int(yoff[30]) + 3] = ord("#")                       # and the first bad one named
+    ys[int(yoff[7]) + 5] = ord("#")
+    sides, scored, _ = _ahead(Device(PAPER), xs, ys, y_codes=False, offsets=(xoff, yoff))
+    assert scored is None and sides[1][1] == int(yoff[7]) + 5
+
+
+@pytest.mark.parametrize("y_codes", [True, False])
+def test_ahead_saturated_pairs_are_read_in_a_second_copy(y_codes):
     rng = np.random.default_rng(71)
     xs = _rows(rng, 5, 3400, b"ACGT")            # 34,000: past the 16-bit threshold
     ys = xs.copy()
     ys[4, 100:] = _rows(rng, 1, 3300, b"ACGT")[0]
     device = Device(BIG)
-    _, (scores, flagged), _ = _ahead(device, xs, ys, BIG)
-    assert flagged.tolist() == [0, 1, 2, 3] and device.reads == 2
+    sides, (scores, flagged), _ = _ahead(device, xs, ys, BIG, y_codes=y_codes)
+    assert flagged.tolist() == [0, 1, 2, 3] and device.reads == 3 - y_codes
     assert (scores[:4] == -1).all() and scores[4] == _exact(xs[4:], ys[4:], BIG)[0]
+    # the caller rescores the flagged pairs from y's codes: there either way
+    assert np.array_equal(np.asarray(sides[1][0]),
+                          cpu_encode(ys.ravel(), BIG.alphabet.code_table)[0])
 
 
+def _closed_launches(y_codes: bool) -> list:
+    """The launches when a code above 3 closed the guard: ww_ypack and ww_dna return at
+    once; ww_ypack_raw (no guard: it makes y's flags) packs, first, then y is encoded for
+    the caller."""
+    if y_codes:
+        return [("encode_bytes", True)] * 2 + [("ww_ypack", False), ("ww_dna", False)]
+    return [("ww_ypack_raw", True), ("encode_bytes", True), ("ww_dna", False),
+            ("encode_bytes", True)]
+
+
+@pytest.mark.parametrize("y_codes", [True, False])
 @pytest.mark.parametrize("where", ["x-first", "x-last", "y-first", "y-last", "both"])
-def test_ahead_bad_character_scores_nothing(where):
-    # an invalid character closes the guard: ww_ypack and ww_dna return at once, the one
-    # read reports the first bad character of each side as the encode engine does
+def test_ahead_bad_character_scores_nothing(where, y_codes):
+    # an invalid character closes the guard: ww_dna returns at once, the read (y_codes:
+    # the one read) reports the first bad character of each side as the encode engine does
     rng = np.random.default_rng(72)
     xs, ys = _rows(rng, 20, 30), _rows(rng, 20, 90)
     spots = {"x-first": [("x", 0, 0)], "x-last": [("x", 19, 29)], "y-first": [("y", 0, 3)],
@@ -355,9 +442,9 @@ def test_ahead_bad_character_scores_nothing(where):
     for side, row, col in spots:
         (xs if side == "x" else ys)[row, col] = ord("#")
     device = Device(PAPER)
-    sides, scored, _ = _ahead(device, xs, ys)
-    assert scored is None and device.reads == 1
-    assert device.launched[2:] == [("ww_ypack", False), ("ww_dna", False)]
+    sides, scored, _ = _ahead(device, xs, ys, y_codes=y_codes)
+    assert scored is None and device.reads == 2 - y_codes
+    assert device.launched == _closed_launches(y_codes)
     for (_, bad, _, top), raw in zip(sides, (xs, ys)):
         want = cpu_encode(raw.ravel(), PAPER.alphabet.code_table)[1]
         assert bad == want and (top == 255) == (want >= 0)
@@ -365,18 +452,22 @@ def test_ahead_bad_character_scores_nothing(where):
                            min(r * 30 + c for s, r, c in spots if s == "x"))
 
 
-def test_ahead_codes_above_3_score_nothing():
-    # an N (code 4) or another IUPAC letter: no bad character, nothing written
+@pytest.mark.parametrize("y_codes", [True, False])
+def test_ahead_codes_above_3_score_nothing(y_codes):
+    # an N (code 4) or another IUPAC letter: no bad character, nothing written; y's
+    # codes there for the caller's second pass either way
     rng = np.random.default_rng(73)
     xs, ys = _rows(rng, 9, 30), _rows(rng, 9, 60)
     ys[8, 59] = ord("n")
     device = Device(PAPER)
-    sides, scored, _ = _ahead(device, xs, ys)
-    assert scored is None and device.reads == 1
+    sides, scored, _ = _ahead(device, xs, ys, y_codes=y_codes)
+    assert scored is None and device.reads == 2 - y_codes
     assert [(bad, top) for _, bad, _, top in sides] == [(-1, 3), (-1, 4)]
-    assert device.launched[2:] == [("ww_ypack", False), ("ww_dna", False)]
+    assert device.launched == _closed_launches(y_codes)
+    assert np.array_equal(np.asarray(sides[1][0]),
+                          cpu_encode(ys.ravel(), PAPER.alphabet.code_table)[0])
     xs[0, 0] = ord("R")
-    sides, scored, _ = _ahead(Device(PAPER), xs, ys)
+    sides, scored, _ = _ahead(Device(PAPER), xs, ys, y_codes=y_codes)
     assert scored is None and sides[0][3] == int(PAPER.alphabet.code_table[ord("R")]) > 4
 
 

@@ -302,9 +302,11 @@ def score_pairs(xs: Any, ys: Any, scoring: Scoring, *, threshold: int | None = N
         why)."""
         starts, raws = sides(lo, hi)
         offsets = rebased(lo, hi, starts)
+        # y's codes only where the batch's alignments read them (mode "full")
         encoded, scored, timings = ahead.encode_and_score(raws, table, *offsets, scoring,
                                                           algorithm, check=check,
-                                                          lengths=(x.length, y.length))
+                                                          lengths=(x.length, y.length),
+                                                          y_codes=mode == "full")
         batch = checked(lo, hi, starts, encoded, offsets)   # a bad character raises here
         if scored is not None:
             return score(lo, batch, scored=("wordwise", *scored, timings))

@@ -336,10 +336,7 @@ def queue_encode(cp, raws, table: np.ndarray, codes, flags) -> None:
     Raises:
         TypeError: an array that is not a 1-D ``uint8`` CuPy array.
     """
-    for raw in raws:
-        if not isinstance(raw, cp.ndarray) or raw.dtype != cp.uint8 or raw.ndim != 1:
-            raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
-                            f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
+    check_chars(cp, raws)
     d_table = device_table(cp, table)
     kernels = _kernels(False)                   # looked up once for both sides
     # the largest side first: the GPU starts on the long kernel one launch earlier (the
@@ -348,6 +345,14 @@ def queue_encode(cp, raws, table: np.ndarray, codes, flags) -> None:
         raw = raws[k]
         launch = _launcher(kernels, d_table, codes[k], flags[2 * k:2 * k + 2])
         launch(raw if raw.flags.c_contiguous else cp.ascontiguousarray(raw), 0, raw.size)
+
+
+def check_chars(cp, raws) -> None:
+    """TypeError unless every one of ``raws`` is a 1-D ``uint8`` CuPy array."""
+    for raw in raws:
+        if not isinstance(raw, cp.ndarray) or raw.dtype != cp.uint8 or raw.ndim != 1:
+            raise TypeError(f"expected a 1-D uint8 CuPy array of characters, got "
+                            f"{type(raw).__name__} {getattr(raw, 'dtype', '')}")
 
 
 def _launcher(kernels: dict, d_table, codes, flags):

@@ -721,6 +721,98 @@ __global__ void ww_ypack(const unsigned char* __restrict__ ycodes, const long lo
     }
 }
 
+// ww_ypack_raw's reads: the characters of columns j0..j0+3 of one pair (at raw + o, n of
+// them) as one word, byte b column j0 + b (0 where the column is outside 0..n-1); one
+// word load where all four are inside and 4-aligned.
+__device__ __forceinline__ unsigned ypack_chars4(const unsigned char* __restrict__ raw,
+                                                 long long o, int j0, int n)
+{
+    const unsigned char* p = raw + o + j0;
+    if (j0 >= 0 && j0 + 4 <= n && (reinterpret_cast<unsigned long long>(p) & 3ull) == 0)
+        return __ldg(reinterpret_cast<const unsigned*>(p));
+    unsigned v = 0u;
+#pragma unroll
+    for (int b = 0; b < 4; ++b)
+        if (j0 + b >= 0 && j0 + b < n) v |= (unsigned)p[b] << (8 * b);
+    return v;
+}
+
+// ...and their codes by the table t (shared), one byte each, clamped to 4 (4 also outside
+// the pair); top keeps the largest code of each byte lane (__vmaxu4) of the columns inside.
+__device__ __forceinline__ unsigned ypack_codes4(const unsigned char* t, unsigned v, int j0,
+                                                 int n, unsigned& top)
+{
+    unsigned c = (unsigned)t[v & 255u] | (unsigned)t[(v >> 8) & 255u] << 8
+                 | (unsigned)t[(v >> 16) & 255u] << 16 | (unsigned)t[v >> 24] << 24;
+    if (j0 < 0 || j0 + 4 > n) {            // a pair's first or last columns: only those inside
+        unsigned inside = 0u;
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+            if (j0 + b >= 0 && j0 + b < n) inside |= 0xffu << (8 * b);
+        c = (c & inside) | (0x04040404u & ~inside);
+        top = __vmaxu4(top, c & inside);
+        return __vminu4(c, 0x04040404u);
+    }
+    top = __vmaxu4(top, c);
+    return __vminu4(c, 0x04040404u);
+}
+
+// ww_ypack from the characters: the y side's encode (encode.cu's table) and ww_ypack's
+// columns in one pass, no code array between them (issue 22: encode_bytes' write and
+// ww_ypack's read of 134 MB of codes). Every character of y belongs to one pair and every
+// pair to one item of the plan's launches, so each is read once; the largest code goes to
+// flags[1] (atomicMax, as encode_bytes sets its second word: 255 for a character without
+// a code). Not the first bad character's index: the caller encodes y again by
+// encode_bytes for that (an error, or a code above 3: the batch is scored from codes).
+// No guard: the flags are this kernel's to make (ww_dna, queued after it, reads them);
+// the columns are written whatever the codes (clamped to 4: every byte stays an address
+// of ww_dna's pair table). A thread loads YP_WORDS words of each pair before it writes
+// any (loads in flight for HBM's latency).
+#define YP_WORDS 4
+__global__ void ww_ypack_raw(const unsigned char* __restrict__ raw, const long long* __restrict__ yoff,
+                             const int* __restrict__ items, int nitems, int front,
+                             const long long* __restrict__ ypoff, int nall,
+                             unsigned* __restrict__ ypk, const unsigned char* __restrict__ table,
+                             unsigned long long* __restrict__ flags)
+{
+    __shared__ unsigned char t[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) t[i] = table[i];
+    __syncthreads();
+    unsigned top = 0u;                        // per byte lane
+    for (int i = blockIdx.x; i < nall; i += gridDim.x) {
+        const int pa = i < nitems ? items[2 * i] : -1;
+        const int pb = i < nitems ? items[2 * i + 1] : -1;
+        long long oa = 0, ob = 0;
+        int na = 0, nb = 0;
+        if (pa >= 0) { oa = yoff[pa]; na = (int)(yoff[pa + 1] - oa); }
+        if (pb >= 0) { ob = yoff[pb]; nb = (int)(yoff[pb + 1] - ob); }
+        const long long base = ypoff[i];
+        const int words = (int)((ypoff[i + 1] - base) >> 2);
+        for (int w0 = threadIdx.x; w0 < words; w0 += YP_WORDS * blockDim.x) {
+            unsigned va[YP_WORDS], vb[YP_WORDS];
+#pragma unroll
+            for (int u = 0; u < YP_WORDS; ++u) {
+                const int j0 = 4 * (w0 + u * (int)blockDim.x) - front;  // past words: pad
+                va[u] = ypack_chars4(raw, oa, j0, na);
+                vb[u] = ypack_chars4(raw, ob, j0, nb);
+            }
+#pragma unroll
+            for (int u = 0; u < YP_WORDS; ++u) {
+                const int w = w0 + u * (int)blockDim.x;
+                if (w >= words) break;
+                const unsigned ya = ypack_codes4(t, va[u], 4 * w - front, na, top);
+                const unsigned yb = ypack_codes4(t, vb[u], 4 * w - front, nb, top);
+                // per byte 8 * (5 * ya + yb): no carry between bytes (at most 8 * 24)
+                ypk[(base >> 2) + w] = 40u * ya + 8u * yb;
+            }
+        }
+    }
+    top = __vmaxu4(top, top >> 16);
+    top = __vmaxu4(top, top >> 8) & 255u;
+    top = __reduce_max_sync(FULL_MASK, top);
+    if ((threadIdx.x & 31) == 0 && top) atomicMax(&flags[1], (unsigned long long)top);
+}
+
 template <int R>
 __device__ __forceinline__ void ww_dna_step(const unsigned (&sel)[R], const unsigned (&Hi)[R],
                                             unsigned (&Ho)[R], unsigned diag, unsigned up,

@@ -451,38 +451,66 @@ def zero_words(cp):
     return device_table(cp, np.frombuffer(_ZERO_WORDS, np.uint8)).view(cp.uint64)
 
 
+def queue_packs(cp, plan: WwPlan, mod, device: list, clock: Clock, *, d_y=None, guard=None,
+                ychars=None) -> list:
+    """Each ``ww_dna`` launch's packed columns of ``plan`` (None for other launches),
+    queued on the current stream (``mod``, ``device``: as :func:`queue_wordwise`'s): by
+    ``ww_ypack`` from y's codes ``d_y`` (``guard``: the encode's flags, None: open), or by
+    ``ww_ypack_raw`` from ``ychars``: (y's characters, the code table on the device, y's
+    two flag words; ``mod`` holds it too), which encodes y on the way and leaves its
+    largest code in the flags (no code array). Step ``pack`` on ``clock``."""
+    d_yo = device[1]
+    out = []
+    for _, _, g, _, nitems, _, at, pack, _ in plan.launches:
+        if pack is None:
+            out.append(None)
+            continue
+        d_ypoff = device[pack]
+        nall = d_ypoff.size - 1
+        ypk = cp.empty(int(plan.small[pack][-1]) // 4, dtype=cp.uint32)
+        clock.mark("pack")
+        head = (d_yo, device[at], np.int32(nitems), np.int32(2 * g), d_ypoff, np.int32(nall),
+                ypk)
+        if ychars is None:
+            mod.get_function("ww_ypack")((min(nall, 65535),), (128,),
+                                         (d_y, *head, zero_words(cp) if guard is None else guard))
+        else:
+            chars, code_table, yflags = ychars
+            mod.get_function("ww_ypack_raw")((min(nall, 65535),), (128,),
+                                             (chars, *head, code_table, yflags))
+        out.append(ypk)
+    return out
+
+
 def queue_wordwise(cp, plan: WwPlan, mod, d_x, d_y, device: list, d_out, d_flag, d_nflag,
-                   clock: Clock, kernel_runs: int = 1, guard=None) -> None:
+                   clock: Clock, kernel_runs: int = 1, guard=None, packed=None) -> None:
     """Queue ``plan``'s kernels on the current stream (``mod``: a module of its
     ``names``; ``device``: ``plan.small`` uploaded): each pair's score into ``d_out``
     (int32, real units before :func:`score_wordwise`'s global/semiglobal readout), the
     flagged pairs into ``d_flag`` and their count into ``d_nflag``; steps ``pack`` and
     ``swa`` on ``clock``. ``guard``: the encode's device flags, read by ww_ypack and
-    ww_dna (pairs.cu: they write nothing when a code is above 3); None: always open."""
+    ww_dna (pairs.cu: they write nothing when a code is above 3); None: always open.
+    ``packed``: :func:`queue_packs`' columns, queued by the caller already (None: packed
+    here from ``d_y``, first)."""
     tab = plan.tab
     d_xo, d_yo, d_table = device[:3]
     dummy = zero_words(cp)                      # unused buffers, and the open guard
     guard = dummy if guard is None else guard
-    for name, bits, g, bands, nitems, grid, at, pack, ncols in plan.launches:
+    if packed is None:
+        packed = queue_packs(cp, plan, mod, device, clock, d_y=d_y, guard=guard)
+    for (name, bits, g, bands, nitems, grid, at, pack, ncols), ypk in zip(plan.launches,
+                                                                            packed):
         thr = ww_threshold(bits, tab.smax)
         bstride, bound = band_buffer(cp, bands, nitems, ncols, tab.affine, dummy)
         kern = mod.get_function(name)
         d_items = device[at]
         if pack is not None:
-            d_ypoff = device[pack]
-            nall = d_ypoff.size - 1
-            ypk = cp.empty(int(plan.small[pack][-1]) // 4, dtype=cp.uint32)
-            clock.mark("pack")
-            mod.get_function("ww_ypack")(
-                (min(nall, 65535),), (128,),
-                (d_y, d_yo, d_items, np.int32(nitems), np.int32(2 * g), d_ypoff, np.int32(nall),
-                 ypk, guard))
             for run in range(kernel_runs):
                 rerun(clock, d_nflag, run)
                 kern((grid,), (BLOCK,),
-                     (d_x, d_xo, d_yo, ypk, d_ypoff, d_items, np.int32(nitems), np.int32(g),
-                      np.int32(bands), d_table, np.int32(tab.ge), np.int32(thr), np.uint32(1),
-                      bound, np.int64(bstride), d_out, d_flag, d_nflag, guard))
+                     (d_x, d_xo, d_yo, ypk, device[pack], d_items, np.int32(nitems),
+                      np.int32(g), np.int32(bands), d_table, np.int32(tab.ge), np.int32(thr),
+                      np.uint32(1), bound, np.int64(bstride), d_out, d_flag, d_nflag, guard))
             continue
         for run in range(kernel_runs):
             rerun(clock, d_nflag, run)

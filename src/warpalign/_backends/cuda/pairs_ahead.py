@@ -24,6 +24,12 @@ One buffer holds the x codes, the 4 zero bytes ``ww_dna`` may read past them, th
 saturation count; everything after the x codes is cleared by one memset and read back by
 one copy. The y codes have a buffer of their own, the score table stays on the device
 (:func:`~.encode.device_table`).
+
+Where the caller does not want y's codes (``y_codes=False``: mode "score"), y is not
+encoded on its own: ``ww_ypack_raw`` reads its characters, writes ww_dna's columns and
+y's largest code (255 for a character without a code) in one pass, and y's codes (with
+the first bad character's index) are made by the encode kernel only when the batch needs
+them (nothing scored, or a flagged pair to rescore from codes).
 """
 
 from __future__ import annotations
@@ -33,9 +39,10 @@ import functools
 import numpy as np
 
 from ..cpu.pairwise import LOCAL
-from .encode import queue_encode, side_flags
+from .encode import check_chars, device_table, queue_encode, side_flags
 from .loader import require_cupy
-from .pairs import Clock, pairs_module, planned_wordwise, queue_wordwise, ww_table
+from .pairs import (Clock, pairs_module, planned_wordwise, queue_packs, queue_wordwise,
+                    ww_table)
 from .transfer import pinned
 
 _FLAGS = 32                      # bytes of the flags: two uint64 words per side
@@ -62,7 +69,8 @@ def layout(xsize: int, npairs: int) -> tuple[int, int, int]:
 
 def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray, scoring,
                      algorithm: str = "local", *, check: bool = True,
-                     lengths: tuple = (None, None)) -> tuple[list[tuple], tuple | None, dict]:
+                     lengths: tuple = (None, None),
+                     y_codes: bool = True) -> tuple[list[tuple], tuple | None, dict]:
     """Encode the two sides ``raws`` (1-D ``uint8`` CuPy arrays of characters, read in
     place on the current stream) by ``table`` and score the pairs (x_i, y_i) of these
     offsets (pairs + 1 each, from 0) by the word-wise plan of codes below 4, with one
@@ -75,7 +83,11 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
     path planned for them); seconds per step ("encode", "pack", "swa", "g2h", and "h2g"
     where the plan was not kept)). ``lengths``: each side's one sequence length where the
     caller knows it (a 2-D array's rows), so the kept plan is found without reading the
-    offsets (:func:`~.pairs.planned_wordwise`).
+    offsets (:func:`~.pairs.planned_wordwise`). ``y_codes``: whether the caller wants y's
+    codes with the scores (mode "full" aligns them); False: y's characters go straight
+    into ww_dna's columns (``ww_ypack_raw``: no code array between the two passes) and
+    its codes are made only where the batch needs them (a code above 3, a flagged pair:
+    the caller scores those from codes); otherwise y's entry holds None for its codes.
 
     Raises:
         ValueError: a scoring or algorithm :func:`applies` refuses, other than two sides,
@@ -95,27 +107,41 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
     at, scores_at, total = layout(xsize, npairs)
     stream = cp.cuda.get_current_stream()
     clock = Clock(cp)
+    clock.mark("h2g")                      # the plan's copy up, when it is not kept
+    # planned before any launch: a plan of codes below 4 reads neither side's codes
+    plan, device = planned_wordwise(cp, None, np.asarray(xoff, np.int64), None,
+                                    np.asarray(yoff, np.int64), scoring, algorithm,
+                                    rows=None, prefetch=None, largest=3, lengths=lengths)
+    if plan.code != LOCAL or any(pack is None for *_, pack, _ in plan.launches):
+        raise RuntimeError("internal error: pairs_ahead's plan has launches without the "
+                           "guard (applies() and plan_wordwise disagree)")
+    mod = pairs_module(plan.names if y_codes else (*plan.names, "ww_ypack_raw"))
     clock.mark("encode")
     buf = cp.empty(total, dtype=cp.uint8)
     # the pad, the flags and the scores: one memset (by the runtime: ``fill`` took ~17 us
     # of the host's time before the GPU had work)
     cp.cuda.runtime.memsetAsync(buf.data.ptr + xsize, 0, total - xsize, stream.ptr)
     flags = buf[at:scores_at].view(cp.uint64)
-    d_y = cp.empty(max(ysize, 1), dtype=cp.uint8)
-    codes = [buf[:xsize], d_y if ysize else d_y[:0]]
-    queue_encode(cp, raws, table, codes, flags)
-    clock.mark("h2g")                      # the plan's copy up, when it is not kept
-    plan, device = planned_wordwise(cp, codes[0], np.asarray(xoff, np.int64), codes[1],
-                                    np.asarray(yoff, np.int64), scoring, algorithm,
-                                    rows=None, prefetch=None, largest=3, lengths=lengths)
-    if plan.code != LOCAL or any(pack is None for *_, pack, _ in plan.launches):
-        raise RuntimeError("internal error: pairs_ahead's plan has launches without the "
-                           "guard (applies() and plan_wordwise disagree)")
-    mod = pairs_module(plan.names)
+    if y_codes:
+        d_y = cp.empty(max(ysize, 1), dtype=cp.uint8)
+        codes = [buf[:xsize], d_y if ysize else d_y[:0]]
+        queue_encode(cp, raws, table, codes, flags)
+        packed = None                      # by queue_wordwise, from the codes
+    else:
+        # y first, straight into ww_dna's columns (the GPU's longest work before ww_dna
+        # starts while the host queues the rest), then x's encode
+        d_y = None
+        codes = [buf[:xsize], None]
+        check_chars(cp, raws[1:])
+        chars = raws[1] if raws[1].flags.c_contiguous else cp.ascontiguousarray(raws[1])
+        packed = queue_packs(cp, plan, mod, device, clock,
+                             ychars=(chars, device_table(cp, table), flags[2:]))
+        clock.mark("encode")
+        queue_encode(cp, raws[:1], table, codes[:1], flags[:2])
     res = buf[scores_at:].view(cp.int32)
     d_flag = cp.empty(npairs, dtype=cp.int32)
     queue_wordwise(cp, plan, mod, buf, d_y, device, res[:npairs], d_flag, res[npairs:], clock,
-                   guard=flags)
+                   guard=flags, packed=packed)
     clock.mark("g2h")
     # the one read (flags, scores, count), into pinned memory by the runtime: no staging
     # copy of the driver, none of ``get``'s checks (~40 us of the host's time between the
@@ -131,6 +157,7 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
         bad, top = side_flags(words, k, check)
         sides.append((c, bad, None, top))
     scored = None
+    nflag = 0
     if all(bad < 0 and top < 4 for _, bad, _, top in sides):
         # a view of the pinned read (it holds the memory; the job copies the scores once)
         result = host[scores_at - xsize:].view(np.int32)
@@ -138,4 +165,12 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
         flagged = (np.sort(d_flag[:nflag].get()).astype(np.int64) if nflag
                    else np.zeros(0, np.int64))
         scored = (result[:npairs], flagged)
+    if not y_codes and (scored is None or nflag):
+        # the caller scores from codes now (or names the first bad character): y's by the
+        # encode engine's kernel, its largest code as ww_ypack_raw's
+        d_y = cp.empty(max(ysize, 1), dtype=cp.uint8)
+        own = cp.zeros(2, dtype=cp.uint64)
+        queue_encode(cp, raws[1:], table, [d_y if ysize else d_y[:0]], own)
+        bad, top = side_flags(own.get(), 0, check)
+        sides[1] = (d_y if ysize else d_y[:0], bad, None, top)
     return sides, scored, clock.finish()
