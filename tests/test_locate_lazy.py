@@ -136,3 +136,70 @@ def test_a_cut_left_unscored_scores_itself_or_takes_the_cells_given():
         want = eager.pop()
         assert alone.pop() == want and alone.unscored() is None     # scored itself
         assert given.pop() == want
+
+
+def _cut_as_before(p, best, r, seg_lo, seg_hi, ts, te, fresh_best):
+    """Search._cut's table before session 41 (boolean rows, masked writes): the oracle of
+    the sliced one. Returns (pieces, best, unscored rows)."""
+    p = p.copy()
+    same = (p[:, 0] == r) & (p[:, 3] == seg_lo)
+    left = same & (p[:, 2] <= ts)
+    right = same & (p[:, 1] >= te)
+    p[left, 4] = ts
+    p[right, 3] = te
+    hit = same & ~left & ~right
+    new = []
+    for _, lo, hi, _, _ in p[hit].tolist():
+        if lo < ts:
+            new.append((r, lo, ts, seg_lo, ts))
+        if hi > te:
+            new.append((r, te, hi, te, seg_hi))
+    fresh = np.array(new, np.int64).reshape(-1, 5)
+    return (np.concatenate([p[~hit], fresh]),
+            np.concatenate([best[~hit], fresh_best(fresh)]), len(fresh))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cut_keeps_the_pieces_table_of_before(seed):
+    # cuts at random places of random free segments (three records, windows overlapping,
+    # several cuts in a row, some clipping two windows): the same pieces, in the same
+    # order, the same cells and the same unscored rows as the table the cut made before
+    rng = np.random.default_rng(seed)
+
+    def scored(p):
+        return np.stack([(p[:, 1] * 7 + p[:, 2]) % 97, p[:, 1] % 5, p[:, 2] - 1], axis=1)
+
+    class Table(Search):
+        def __init__(self, p):          # only the table: no query, no scorer
+            self.p, self.best, self._unscored = p, scored(p), None
+
+        def _score(self, p):
+            return scored(p)
+
+    parts = []
+    for r, n in enumerate((50_000, 7_000, 30_000)):
+        lo = np.arange(0, n - 300, 900)
+        part = np.stack([np.full(lo.size, r), lo, np.minimum(lo + 1_000, n),
+                         np.zeros(lo.size, np.int64), np.full(lo.size, n)], axis=1)
+        parts.append(part)
+    table = np.concatenate(parts).astype(np.int64)
+    table.setflags(write=False)               # as the shared piece tables are
+    for score in (True, False):
+        search = Table(table)
+        p, best = table, scored(table)
+        for _ in range(25):
+            k = int(rng.integers(len(p)))
+            r, lo, hi, seg_lo, seg_hi = (int(v) for v in p[k])
+            ts = int(rng.integers(max(lo, seg_lo), min(hi, seg_hi)))
+            te = int(rng.integers(ts + 1, min(seg_hi, ts + 2_500) + 1))
+            p, best, fresh = _cut_as_before(p, best, r, seg_lo, seg_hi, ts, te,
+                                            scored if score else
+                                            lambda f: np.zeros((len(f), 3), np.int64))
+            search._cut(r, seg_lo, seg_hi, ts, te, score)
+            assert np.array_equal(search.p, p) and np.array_equal(search.best, best)
+            if not score and fresh:
+                assert search._unscored.tolist() == list(range(len(p) - fresh, len(p)))
+                search._score_unscored()       # as the next head() would
+                best = best.copy()
+                best[len(p) - fresh:] = scored(p[len(p) - fresh:])
+        assert table.flags.writeable is False and len(p) > len(table) - 30

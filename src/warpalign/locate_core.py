@@ -579,28 +579,37 @@ class Search:
 
     def _cut(self, r: int, seg_lo: int, seg_hi: int, ts: int, te: int,
              score: bool = True) -> None:
-        """Remove [ts, te) of record r from the free reference; rescore clipped pieces."""
+        """Remove [ts, te) of record r from the free reference; rescore clipped pieces.
+
+        The segment's pieces left of the cut end their segment at ts, those right of it
+        start theirs at te, the few that overlap it are replaced by their clipped parts
+        (appended). Columns by ``np.where`` and the kept rows by slices around the
+        overlapping ones: the boolean row selection and masked writes of a table of ~4,000
+        pieces took ~0.35 ms a cut (SAM's next score cuts every read's hit, session 41)."""
         self._score_unscored()
-        p, best = self.p.copy(), self.best   # self.p may be a shared read-only table
+        p, best = self.p, self.best          # self.p may be a shared read-only table
         same = (p[:, 0] == r) & (p[:, 3] == seg_lo)
         left = same & (p[:, 2] <= ts)
         right = same & (p[:, 1] >= te)
-        p[left, 4] = ts
-        p[right, 3] = te
-        hit = same & ~left & ~right
+        hit = np.flatnonzero(same & ~left & ~right)
+        q = p.copy()
+        q[:, 3] = np.where(right, te, p[:, 3])
+        q[:, 4] = np.where(left, ts, p[:, 4])
         new = []
-        for _, lo, hi, _, _ in p[hit].tolist():
+        for _, lo, hi, _, _ in q[hit].tolist():
             if lo < ts:
                 new.append((r, lo, ts, seg_lo, ts))
             if hi > te:
                 new.append((r, te, hi, te, seg_hi))
-        keep = ~hit
         fresh = np.array(new, np.int64).reshape(-1, 5)
-        self.p = np.concatenate([p[keep], fresh])
+        edges = [-1, *hit.tolist(), len(p)]   # the rows kept: between the overlapping ones
+        spans = [(a + 1, b) for a, b in zip(edges, edges[1:]) if b > a + 1]
+        self.p = np.concatenate([q[a:b] for a, b in spans] + [fresh])
+        kept = [best[a:b] for a, b in spans]
         if score or not len(fresh):
-            self.best = np.concatenate([best[keep], self._score(fresh)])
+            self.best = np.concatenate(kept + [self._score(fresh)])
             return
-        self.best = np.concatenate([best[keep], np.zeros((len(fresh), 3), np.int64)])
+        self.best = np.concatenate(kept + [np.zeros((len(fresh), 3), np.int64)])
         self._unscored = np.arange(len(self.p) - len(fresh), len(self.p))
 
 
