@@ -27,9 +27,11 @@ for it too.
 
 The pair kernels take the codes where they are (device arrays from the ``encode``
 engine, :mod:`.encode`: no copy to the host). For CuPy inputs :mod:`.pairs_ahead` queues
-the kept plan's ww_ypack/ww_dna right after the encode, guarded by its flags.
+the kept plan's packing (``ww_ypack_raw`` from y's characters: :func:`queue_packs`), x's
+encode and ww_dna at once, ww_dna guarded by the encode's flags.
 
-Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack), ``w2b``, ``swa``,
+Timings (seconds): ``h2g`` (inputs to the GPU), ``pack`` (ww_ypack, or ww_ypack_raw with
+y's encode), ``w2b``, ``swa``,
 ``b2w``, ``g2h`` (scores back), by CUDA events around each step.
 
 Measured (bench/results/pairs_gpu.jsonl; paper 000's setting: 32,768 random DNA pairs,

@@ -5,10 +5,10 @@ Elsewhere a batch goes: encode, read the encode's flags (a sync: is there a bad
 character, which is the largest code), plan, launch, read the scores (a second sync).
 Here, for CuPy inputs and a scoring whose word-wise launches are all ``ww_dna`` when the
 codes are A C G T (:func:`applies`), :func:`encode_and_score` queues the encode on the
-caller's stream, takes the plan made for codes below 4 (:func:`~.pairs.planned_wordwise`
-with ``largest=3``: kept for inputs of one query and one target length), queues
-``ww_ypack`` and ``ww_dna`` after the encode with the encode's flags as their guard, and
-reads the flags, the scores and the saturation count back in ONE copy.
+caller's stream with the plan made for codes below 4 (:func:`~.pairs.planned_wordwise`
+with ``largest=3``: kept for inputs of one query and one target length, looked up before
+any launch), queues ``ww_ypack`` and ``ww_dna`` after it with the encode's flags as their
+guard, and reads the flags, the scores and the saturation count back in ONE copy.
 
 Why this is exact: the plan depends on the codes only through "the largest is below 4"
 (:func:`~.pairs.ww_table`'s DNA choice), and the job's choice of method only through the
@@ -16,8 +16,9 @@ same (a code >= 4 rules bitsliced out). When the flags read back say every code 
 4, the plan taken is the plan :func:`~.pairs.score_wordwise` makes after reading them,
 run on the same codes: the scores are its scores. Otherwise (a character without a code:
 255; an N or another IUPAC code: 4 and up) ``ww_ypack`` and ``ww_dna`` found the guard
-closed on the device and returned without writing, no scores are returned, and the caller
-names the bad character or scores the codes again on the path planned for them.
+closed on the device and returned without writing (``ww_ypack_raw``, below, writes its
+columns; ww_dna reads none), no scores are returned, and the caller names the bad
+character or scores the codes again on the path planned for them.
 
 One buffer holds the x codes, the 4 zero bytes ``ww_dna`` may read past them, the flags
 (four words: x's first bad character and largest code, then y's) and the scores with the
