@@ -40,7 +40,7 @@ import functools
 import numpy as np
 
 from ..cpu.pairwise import LOCAL
-from .encode import check_chars, device_table, queue_encode, side_flags
+from .encode import check_chars, device_table, new_flags, queue_encode, side_flags
 from .loader import require_cupy
 from .pairs import (Clock, pairs_module, planned_wordwise, queue_packs, queue_wordwise,
                     ww_table)
@@ -124,8 +124,8 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
     cp.cuda.runtime.memsetAsync(buf.data.ptr + xsize, 0, total - xsize, stream.ptr)
     flags = buf[at:scores_at].view(cp.uint64)
     if y_codes:
-        d_y = cp.empty(max(ysize, 1), dtype=cp.uint8)
-        codes = [buf[:xsize], d_y if ysize else d_y[:0]]
+        d_y = _codes_for(cp, ysize)
+        codes = [buf[:xsize], d_y]
         queue_encode(cp, raws, table, codes, flags)
         packed = None                      # by queue_wordwise, from the codes
     else:
@@ -169,9 +169,15 @@ def encode_and_score(raws, table: np.ndarray, xoff: np.ndarray, yoff: np.ndarray
     if not y_codes and (scored is None or nflag):
         # the caller scores from codes now (or names the first bad character): y's by the
         # encode engine's kernel, its largest code as ww_ypack_raw's
-        d_y = cp.empty(max(ysize, 1), dtype=cp.uint8)
-        own = cp.zeros(2, dtype=cp.uint64)
-        queue_encode(cp, raws[1:], table, [d_y if ysize else d_y[:0]], own)
+        d_y, own = _codes_for(cp, ysize), new_flags(cp, 1)
+        queue_encode(cp, raws[1:], table, [d_y], own)
         bad, top = side_flags(own.get(), 0, check)
-        sides[1] = (d_y if ysize else d_y[:0], bad, None, top)
+        sides[1] = (d_y, bad, None, top)
     return sides, scored, clock.finish()
+
+
+def _codes_for(cp, size: int):
+    """A device array for ``size`` codes (the allocation at least one byte; sliced only
+    when empty: a slice of a CuPy array costs ~5 us of host time)."""
+    codes = cp.empty(max(size, 1), dtype=cp.uint8)
+    return codes if size else codes[:0]
