@@ -689,6 +689,22 @@ __device__ __forceinline__ bool ww_guard_closed(const unsigned long long* __rest
     return guard[1] > 3ull || guard[3] > 3ull;
 }
 
+// One item of ww_ypack's plan (ww_ypack_raw's too): its two pairs' y offsets and lengths
+// (0 and 0 for a missing pair: items past nitems, or -1), its first packed byte and words.
+struct YItem { long long oa, ob, base; int na, nb, words; };
+__device__ __forceinline__ YItem ypack_item(const int* __restrict__ items, int nitems,
+                                            const long long* __restrict__ yoff,
+                                            const long long* __restrict__ ypoff, int i)
+{
+    YItem it{0, 0, ypoff[i], 0, 0, 0};
+    const int pa = i < nitems ? items[2 * i] : -1;
+    const int pb = i < nitems ? items[2 * i + 1] : -1;
+    if (pa >= 0) { it.oa = yoff[pa]; it.na = (int)(yoff[pa + 1] - it.oa); }
+    if (pb >= 0) { it.ob = yoff[pb]; it.nb = (int)(yoff[pb + 1] - it.ob); }
+    it.words = (int)((ypoff[i + 1] - it.base) >> 2);
+    return it;
+}
+
 // items' packed columns: item i's bytes start at ypoff[i]; byte k holds column k - front.
 // Codes are clamped to 4 (the pad): whatever the codes, every byte addresses one of the
 // 25 entries of ww_dna's pair table, so no byte can lead a read out of it.
@@ -699,14 +715,9 @@ __global__ void ww_ypack(const unsigned char* __restrict__ ycodes, const long lo
 {
     if (ww_guard_closed(guard)) return;
     for (int i = blockIdx.x; i < nall; i += gridDim.x) {
-        const int pa = i < nitems ? items[2 * i] : -1;
-        const int pb = i < nitems ? items[2 * i + 1] : -1;
-        long long oa = 0, ob = 0;
-        int na = 0, nb = 0;
-        if (pa >= 0) { oa = yoff[pa]; na = (int)(yoff[pa + 1] - oa); }
-        if (pb >= 0) { ob = yoff[pb]; nb = (int)(yoff[pb + 1] - ob); }
-        const long long base = ypoff[i];
-        const int words = (int)((ypoff[i + 1] - base) >> 2);
+        const YItem it = ypack_item(items, nitems, yoff, ypoff, i);
+        const long long oa = it.oa, ob = it.ob, base = it.base;
+        const int na = it.na, nb = it.nb, words = it.words;
         for (int w = threadIdx.x; w < words; w += blockDim.x) {
             unsigned v = 0u;
 #pragma unroll
@@ -780,14 +791,9 @@ __global__ void ww_ypack_raw(const unsigned char* __restrict__ raw, const long l
     __syncthreads();
     unsigned top = 0u;                        // per byte lane
     for (int i = blockIdx.x; i < nall; i += gridDim.x) {
-        const int pa = i < nitems ? items[2 * i] : -1;
-        const int pb = i < nitems ? items[2 * i + 1] : -1;
-        long long oa = 0, ob = 0;
-        int na = 0, nb = 0;
-        if (pa >= 0) { oa = yoff[pa]; na = (int)(yoff[pa + 1] - oa); }
-        if (pb >= 0) { ob = yoff[pb]; nb = (int)(yoff[pb + 1] - ob); }
-        const long long base = ypoff[i];
-        const int words = (int)((ypoff[i + 1] - base) >> 2);
+        const YItem it = ypack_item(items, nitems, yoff, ypoff, i);
+        const long long oa = it.oa, ob = it.ob, base = it.base;
+        const int na = it.na, nb = it.nb, words = it.words;
         for (int w0 = threadIdx.x; w0 < words; w0 += YP_WORDS * blockDim.x) {
             unsigned va[YP_WORDS], vb[YP_WORDS];
 #pragma unroll
