@@ -136,10 +136,10 @@ class MultiSearch:
     def _multi_ends(self, qs, handle, scoring, keep: list[Candidates]):
         """End cells of a multi-device search's merged top-k (``keep``: each query's
         candidates at or above its k-th best over all devices, ties kept, as the hits are
-        cut), each ended on the device that holds its target (``_batch_ends``; a streamed
-        part's targets read from the host, ``_ends_from_host``), the devices side by
-        side. (Each device ending its own top-k ended up to devices x k pairs a query, the
-        largest of them on every device.)"""
+        cut), each ended on the device that holds its target (``_batch_ends_flat``; a
+        streamed part's targets read from the host, ``_ends_from_host_flat``), the devices
+        side by side, each given its pairs as arrays. (Each device ending its own top-k
+        ended up to devices x k pairs a query, the largest of them on every device.)"""
         owner, local = handle.owner, handle.local
         counts = np.fromiter((len(c.ids) for c in keep), np.int64, len(keep))
         bounds = running_sums(counts).tolist()
@@ -152,21 +152,16 @@ class MultiSearch:
         qe = np.zeros(flat.size, np.int32)
         te = np.zeros(flat.size, np.int32)
 
-        def run(k):     # device k's candidates, a Candidates per query holding some
+        def run(k):     # device k's candidates, as arrays (query ascending)
             at = np.flatnonzero(device == k)
             if not at.size:
                 return
-            pieces = np.split(at, np.flatnonzero(np.diff(query[at])) + 1)
-            sub = [qs[int(query[p[0]])] for p in pieces]
-            cands = [Candidates(scores[p], None, None, 0, local[flat[p]]) for p in pieces]
             part = handle.parts[k]
+            ends = (part.backend._batch_ends_flat if isinstance(part.handle, DeviceTargets)
+                    else part.backend._ends_from_host_flat)
             with self._cp.cuda.Device(part.device):
-                if isinstance(part.handle, DeviceTargets):
-                    got = part.backend._batch_ends(sub, part.handle, scoring, cands)
-                else:
-                    got = part.backend._ends_from_host(sub, part.handle, scoring, cands)
-            for p, e in zip(pieces, got):
-                qe[p], te[p] = e.query_ends, e.target_ends
+                qe[at], te[at] = ends(qs, part.handle, scoring, query[at], local[flat[at]],
+                                      scores[at])
 
         parallel([lambda k=k: run(k) for k in range(len(handle.parts))])
         return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)

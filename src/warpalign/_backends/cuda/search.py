@@ -443,7 +443,6 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         The batch's pairs are sorted out together, not a query at a time (~30 us of host
         work a query, which four device threads took in turns under the GIL: ~40 ms of a
         4-GPU search's end cells, session 28)."""
-        lengths = np.asarray(handle.lengths)
         ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids, np.int64)
                for c in cands]
         counts = np.fromiter((len(i) for i in ids), np.int64, len(ids))
@@ -452,6 +451,21 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         scores = (np.concatenate([np.asarray(c.scores, np.int64) for c in cands]) if cands
                   else np.zeros(0, np.int64))
         query = np.repeat(np.arange(len(cands)), counts)
+        qe, te = self._batch_ends_flat(qs, handle, scoring, query, flat, scores)
+        return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
+                for c, lo, hi in zip(cands, bounds, bounds[1:])]
+
+    def _batch_ends_flat(self, qs, handle, scoring, query, flat, scores):
+        """:meth:`_batch_ends` of pairs given as arrays: pair k is ``qs[query[k]]`` against
+        target ``flat[k]`` of ``handle``, its packed score ``scores[k]`` (``query``
+        ascending: each query's pairs together). Returns (query ends, target ends), int32
+        arrays in the pairs' order. (A multi-device or streamed search hands its merged
+        top-k over as such arrays, not as a Candidates per query: ~500 of them a device,
+        made and taken apart by four device threads under the GIL; session 42.)"""
+        lengths = np.asarray(handle.lengths)
+        query = np.asarray(query, np.int64)
+        flat = np.asarray(flat, np.int64)
+        scores = np.asarray(scores, np.int64)
         qlen = np.fromiter((len(q) for q in qs), np.int64, len(qs))[query]
         tlen = lengths[flat].astype(np.int64)
         tb = self._traceback()
@@ -489,8 +503,7 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         ends = self._candidate_ends_finish(*queued)
         for p, e in zip(big, ends):
             qe[p], te[p] = e.query_ends, e.target_ends
-        return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
-                for c, lo, hi in zip(cands, bounds, bounds[1:])]
+        return qe, te
 
     def _candidate_ends_start(self, handle, scoring, jobs) -> tuple[list, list]:
         """End cells of several queries' candidates, jobs (query, Candidates), queued, not

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..base import TargetSet
-from ...offsets import runs_within
+from ...offsets import running_sums, runs_within
 from ..stream import LANES, Chunk, ChunkReader, lane, merge_candidates, schedule
-from .handles import Candidates, _Leases
+from .handles import Candidates, _Leases, gather_targets
 from .kernels import table_key
 
 #: Chunks read ahead of the one being uploaded (each a pinned buffer of the largest chunk).
@@ -130,35 +130,43 @@ class StreamedSearch:
     def _ends_from_host(self, qs, handle, scoring, keep: list) -> list:
         """End cells of a streamed search's merged top-k (``keep``: each query's
         Candidates at or above its k-th best, ties kept; ids in ``handle``'s TargetSet
-        order): their targets read from the host (a memory-mapped database: from disk),
-        made resident on the current device together, at most a chunk's residues at a
-        time (:func:`~warpalign.offsets.runs_within`), and ended there by
-        ``_batch_ends``. (Each chunk ending its own top-k ended chunks x k pairs a query,
-        every chunk's in the stream's path.)"""
-        out = [Candidates(c.scores, np.zeros(len(c.ids), np.int32),
-                          np.zeros(len(c.ids), np.int32), c.saturated, c.ids) for c in keep]
-        ids = np.unique(np.concatenate([np.asarray(c.ids, np.int64) for c in keep]
-                                       or [np.zeros(0, np.int64)]))
+        order), by :meth:`_ends_from_host_flat`. (Each chunk ending its own top-k ended
+        chunks x k pairs a query, every chunk's in the stream's path.)"""
+        counts = np.fromiter((len(c.ids) for c in keep), np.int64, len(keep))
+        bounds = running_sums(counts).tolist()
+        flat = (np.concatenate([np.asarray(c.ids, np.int64) for c in keep]) if keep
+                else np.zeros(0, np.int64))
+        scores = (np.concatenate([np.asarray(c.scores, np.int64) for c in keep]) if keep
+                  else np.zeros(0, np.int64))
+        query = np.repeat(np.arange(len(keep)), counts)
+        qe, te = self._ends_from_host_flat(qs, handle, scoring, query, flat, scores)
+        return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
+                for c, lo, hi in zip(keep, bounds, bounds[1:])]
+
+    def _ends_from_host_flat(self, qs, handle, scoring, query, flat, scores):
+        """End cells of pairs given as arrays (``_batch_ends_flat``'s: ``query`` ascending,
+        ``flat`` ids in ``handle``'s TargetSet order) of a streamed handle: their targets
+        read from the host (a memory-mapped database: from disk), made resident on the
+        current device together, at most a chunk's residues at a time
+        (:func:`~warpalign.offsets.runs_within`), and ended there. Returns (query ends,
+        target ends). (A query at a time, the four device threads of a 4-GPU search
+        making and taking apart ~500 Candidates each under the GIL, this ran 86-98 ms a
+        device; as arrays the 4-GPU streamed search of 500 queries, mode full, ran ~15 ms
+        shorter, the same hits: docs/gpu-notes.md, session 42.)"""
+        flat = np.asarray(flat, np.int64)
+        qe = np.zeros(flat.size, np.int32)
+        te = np.zeros(flat.size, np.int32)
+        ids = np.unique(flat)
         offsets = np.asarray(handle.targets.offsets, dtype=np.int64)
-        codes = handle.targets.codes
         lengths = offsets[ids + 1] - offsets[ids]
         for lo, hi in runs_within(lengths, int(handle.biggest)):
-            part = ids[lo:hi]
-            sub = TargetSet(np.concatenate([np.asarray(codes[offsets[i]:offsets[i + 1]])
-                                            for i in part.tolist()]),
-                            np.concatenate([[0], np.cumsum(lengths[lo:hi])]))
-            dev = self._prepare_resident(sub)
-            mine = []
-            for qi, c in enumerate(keep):
-                at = np.flatnonzero((c.ids >= part[0]) & (c.ids <= part[-1]))
-                if at.size:
-                    mine.append((qi, at, Candidates(c.scores[at], None, None, 0,
-                                                    np.searchsorted(part, c.ids[at]))))
-            got = self._batch_ends([qs[qi] for qi, _, _ in mine], dev, scoring,
-                                   [c for _, _, c in mine])
-            for (qi, at, _), e in zip(mine, got):
-                out[qi].query_ends[at], out[qi].target_ends[at] = e.query_ends, e.target_ends
-        return out
+            part = ids[lo:hi]      # ascending, consecutive among the ids: a range of them
+            dev = self._prepare_resident(gather_targets(handle.targets, part))
+            at = np.flatnonzero((flat >= part[0]) & (flat <= part[-1]))
+            qe[at], te[at] = self._batch_ends_flat(qs, dev, scoring, np.asarray(query)[at],
+                                                   np.searchsorted(part, flat[at]),
+                                                   np.asarray(scores)[at])
+        return qe, te
 
     def _upload_chunk(self, chunk, handle, tables, buffer, after, stream, boundary):
         """Queue ``chunk``'s upload on ``stream`` (once the event ``after``, the last work
