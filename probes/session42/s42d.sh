@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# session 42 call D (4 x H200): tl42.py (the GPU side of the 4-GPU mode-full tail)
+set -u
+R=$PWD
+OUT=${OUT:-$R/out}; mkdir -p $OUT
+export PYTHONUNBUFFERED=1 WARPALIGN_SHARED_DATA="$R/.carry/data"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl > /dev/null 2>&1
+export PYTHONPATH=$R/src:/tmp/site
+T0=$(date +%s)
+timeout 300 python3 .carry/p42/tl42.py $OUT/tl42.json > $OUT/tl42.txt 2>&1; echo "rc=$? t=$(( $(date +%s) - T0 ))"
+grep -v "^ *$" $OUT/tl42.txt | cut -c1-120 | head -150
