@@ -298,6 +298,31 @@ def test_split_ids_is_the_greedy_balance_and_gather_copies_every_part(count):
         np.testing.assert_array_equal(ts.codes, want)
 
 
+def test_candidates_laid_flat_for_the_end_cells_and_back():
+    """laid_flat lays each query's Candidates end to end (ids int64, all n targets where a
+    Candidates has none, scores int64, query indices ascending, empty queries too);
+    with_ends hands each query back its slice of the end cells, scores and ids as given."""
+    from warpalign._backends.base import Candidates
+    from warpalign._backends.cuda.handles import laid_flat, with_ends
+
+    cands = [Candidates(np.array([5, 3], np.int32), None, None, 1, np.array([7, 2])),
+             Candidates(np.zeros(0, np.int32), None, None, 0, np.zeros(0, np.int64)),
+             Candidates(np.array([4, 4, 9], np.int32), None, None, 2, None)]
+    bounds, ids, scores, query = laid_flat(cands, 3)
+    assert bounds == [0, 2, 2, 5]
+    assert ids.dtype == scores.dtype == np.int64
+    assert ids.tolist() == [7, 2, 0, 1, 2] and scores.tolist() == [5, 3, 4, 4, 9]
+    assert query.tolist() == [0, 0, 2, 2, 2]
+    qe, te = np.arange(5, dtype=np.int32), np.arange(10, 15, dtype=np.int32)
+    got = with_ends(cands, bounds, qe, te)
+    assert [g.query_ends.tolist() for g in got] == [[0, 1], [], [2, 3, 4]]
+    assert [g.target_ends.tolist() for g in got] == [[10, 11], [], [12, 13, 14]]
+    assert [g.saturated for g in got] == [1, 0, 2] and got[2].ids is None
+    assert got[0].scores is cands[0].scores
+    empty = laid_flat([])
+    assert empty[0] == [0] and empty[1].size == empty[2].size == empty[3].size == 0
+
+
 def test_parallel_starts_each_call_as_it_is_taken_and_raises_after_all_end():
     """multi.parallel: a device's thread starts as soon as its call is taken (the caller
     makes the next one meanwhile, as _prepare_multi gathers each part's codes); the first

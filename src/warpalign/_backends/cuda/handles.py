@@ -246,3 +246,23 @@ def ends_after_scores(algorithm: str, top_k, method: str) -> bool:
 def top_candidates(found: list[Candidates], top_k: int) -> list[Candidates]:
     """Each query's candidates at or above its k-th best score (ties kept)."""
     return [c.take(candidates(c.scores, top_k)) for c in found]
+
+
+def laid_flat(cands: list[Candidates], n: int | None = None):
+    """Each query's Candidates laid end to end, as the end-cell passes take them: (bounds,
+    ids, scores, query), query q's pairs at ``bounds[q]:bounds[q + 1]``, ``ids`` int64
+    (all ``n`` targets where a Candidates has none), ``scores`` int64, ``query`` each
+    pair's query index (ascending)."""
+    ids = [np.arange(n) if c.ids is None else np.asarray(c.ids, np.int64) for c in cands]
+    counts = np.fromiter((len(i) for i in ids), np.int64, len(ids))
+    flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    scores = (np.concatenate([np.asarray(c.scores, np.int64) for c in cands]) if cands
+              else np.zeros(0, np.int64))
+    return running_sums(counts).tolist(), flat, scores, np.repeat(np.arange(len(cands)), counts)
+
+
+def with_ends(cands: list[Candidates], bounds, qe: np.ndarray, te: np.ndarray
+              ) -> list[Candidates]:
+    """``cands`` with the end cells ``qe``, ``te`` of :func:`laid_flat`'s pairs."""
+    return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
+            for c, lo, hi in zip(cands, bounds, bounds[1:])]

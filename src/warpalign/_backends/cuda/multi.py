@@ -20,10 +20,9 @@ import threading
 
 import numpy as np
 
-from ...offsets import running_sums
 from ..base import TargetSet
 from .handles import (Candidates, DeviceTargets, MultiTargets, _Part, ends_after_scores,
-                      gather_targets, split_ids, top_candidates)
+                      gather_targets, laid_flat, split_ids, top_candidates, with_ends)
 from .topk import merged_cut
 
 
@@ -141,13 +140,7 @@ class MultiSearch:
         side by side, each given its pairs as arrays. (Each device ending its own top-k
         ended up to devices x k pairs a query, the largest of them on every device.)"""
         owner, local = handle.owner, handle.local
-        counts = np.fromiter((len(c.ids) for c in keep), np.int64, len(keep))
-        bounds = running_sums(counts).tolist()
-        flat = (np.concatenate([np.asarray(c.ids, np.int64) for c in keep]) if keep
-                else np.zeros(0, np.int64))
-        scores = (np.concatenate([np.asarray(c.scores, np.int32) for c in keep]) if keep
-                  else np.zeros(0, np.int32))
-        query = np.repeat(np.arange(len(keep)), counts)
+        bounds, flat, scores, query = laid_flat(keep)
         device = owner[flat]
         qe = np.zeros(flat.size, np.int32)
         te = np.zeros(flat.size, np.int32)
@@ -164,8 +157,7 @@ class MultiSearch:
                                       scores[at])
 
         parallel([lambda k=k: run(k) for k in range(len(handle.parts))])
-        return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
-                for c, lo, hi in zip(keep, bounds, bounds[1:])]
+        return with_ends(keep, bounds, qe, te)
 
     def _search_threads(self, qs, handle, scoring, algorithm, ends, top_k, method):
         results = [None] * len(handle.parts)

@@ -30,14 +30,13 @@ import warpalign._backends.cuda.config as config  # noqa: PLR0402
 import warpalign._backends.cuda.topk as topk  # noqa: PLR0402
 
 from ...errors import BackendError
-from ...offsets import running_sums
 from ...pipeline import ahead
 from ..base import ALGORITHMS, ScoreBatch, TargetSet, check_choice
 from ..stream import StreamPlan, memory_bytes, parse_memory, plan_stream
 from .config import KernelConfig
 from .loader import require_compiler, require_cupy
 from .handles import (Candidates, ChunkedTargets, DeviceTargets, MultiTargets, _Bucket,
-                      _empty, ends_after_scores, top_candidates)
+                      _empty, ends_after_scores, laid_flat, top_candidates, with_ends)
 from .kernels import _SMEM_LIMIT, KernelRuns, _rows
 from .layout import Layout, make_layout, resident_layout
 from .multi import MultiSearch
@@ -443,17 +442,9 @@ class CudaBackend(PackedSearch, StreamedSearch, MultiSearch, KernelRuns):
         The batch's pairs are sorted out together, not a query at a time (~30 us of host
         work a query, which four device threads took in turns under the GIL: ~40 ms of a
         4-GPU search's end cells, session 28)."""
-        ids = [np.arange(handle.n) if c.ids is None else np.asarray(c.ids, np.int64)
-               for c in cands]
-        counts = np.fromiter((len(i) for i in ids), np.int64, len(ids))
-        bounds = running_sums(counts).tolist()
-        flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-        scores = (np.concatenate([np.asarray(c.scores, np.int64) for c in cands]) if cands
-                  else np.zeros(0, np.int64))
-        query = np.repeat(np.arange(len(cands)), counts)
-        qe, te = self._batch_ends_flat(qs, handle, scoring, query, flat, scores)
-        return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
-                for c, lo, hi in zip(cands, bounds, bounds[1:])]
+        bounds, flat, scores, query = laid_flat(cands, handle.n)
+        return with_ends(cands, bounds,
+                         *self._batch_ends_flat(qs, handle, scoring, query, flat, scores))
 
     def _batch_ends_flat(self, qs, handle, scoring, query, flat, scores):
         """:meth:`_batch_ends` of pairs given as arrays: pair k is ``qs[query[k]]`` against

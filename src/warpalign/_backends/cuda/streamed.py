@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..base import TargetSet
-from ...offsets import running_sums, runs_within
+from ...offsets import runs_within
 from ..stream import LANES, Chunk, ChunkReader, lane, merge_candidates, schedule
-from .handles import Candidates, _Leases, gather_targets
+from .handles import _Leases, gather_targets, laid_flat, with_ends
 from .kernels import table_key
 
 #: Chunks read ahead of the one being uploaded (each a pinned buffer of the largest chunk).
@@ -132,16 +132,9 @@ class StreamedSearch:
         Candidates at or above its k-th best, ties kept; ids in ``handle``'s TargetSet
         order), by :meth:`_ends_from_host_flat`. (Each chunk ending its own top-k ended
         chunks x k pairs a query, every chunk's in the stream's path.)"""
-        counts = np.fromiter((len(c.ids) for c in keep), np.int64, len(keep))
-        bounds = running_sums(counts).tolist()
-        flat = (np.concatenate([np.asarray(c.ids, np.int64) for c in keep]) if keep
-                else np.zeros(0, np.int64))
-        scores = (np.concatenate([np.asarray(c.scores, np.int64) for c in keep]) if keep
-                  else np.zeros(0, np.int64))
-        query = np.repeat(np.arange(len(keep)), counts)
-        qe, te = self._ends_from_host_flat(qs, handle, scoring, query, flat, scores)
-        return [Candidates(c.scores, qe[lo:hi], te[lo:hi], c.saturated, c.ids)
-                for c, lo, hi in zip(keep, bounds, bounds[1:])]
+        bounds, flat, scores, query = laid_flat(keep)
+        return with_ends(keep, bounds,
+                         *self._ends_from_host_flat(qs, handle, scoring, query, flat, scores))
 
     def _ends_from_host_flat(self, qs, handle, scoring, query, flat, scores):
         """End cells of pairs given as arrays (``_batch_ends_flat``'s: ``query`` ascending,
