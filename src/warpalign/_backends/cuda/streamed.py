@@ -146,7 +146,7 @@ class StreamedSearch:
         making and taking apart ~500 Candidates each under the GIL, this ran 86-98 ms a
         device; as arrays the 4-GPU streamed search of 500 queries, mode full, ran ~15 ms
         shorter, the same hits: docs/gpu-notes.md, session 42.)"""
-        flat = np.asarray(flat, np.int64)
+        query, flat, scores = (np.asarray(a, np.int64) for a in (query, flat, scores))
         qe = np.zeros(flat.size, np.int32)
         te = np.zeros(flat.size, np.int32)
         ids = np.unique(flat)
@@ -156,9 +156,8 @@ class StreamedSearch:
             part = ids[lo:hi]      # ascending, consecutive among the ids: a range of them
             dev = self._prepare_resident(gather_targets(handle.targets, part))
             at = np.flatnonzero((flat >= part[0]) & (flat <= part[-1]))
-            qe[at], te[at] = self._batch_ends_flat(qs, dev, scoring, np.asarray(query)[at],
-                                                   np.searchsorted(part, flat[at]),
-                                                   np.asarray(scores)[at])
+            qe[at], te[at] = self._batch_ends_flat(qs, dev, scoring, query[at],
+                                                   np.searchsorted(part, flat[at]), scores[at])
         return qe, te
 
     def _upload_chunk(self, chunk, handle, tables, buffer, after, stream, boundary):
